@@ -1,0 +1,114 @@
+"""One YAML file describes a run; a typed model validates it.
+
+Each stage owns its parameters (a pydantic model beside the stage); this
+module only composes them.  Unknown keys are errors, so a typo never silently
+falls back to a default.  A bad value is reported as one line naming the field
+and what is allowed.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from stages.dedup.config import DedupConfig
+from stages.extract import ExtractConfig
+from stages.filters import FiltersConfig
+from stages.langid import LangIdConfig
+from stages.charset import CharsetConfig
+from stages.warc import WarcConfig
+
+
+class ConfigError(ValueError):
+    """A config problem, worded for the user (one line per problem)."""
+
+
+class StorageConfig(BaseModel):
+    """Object-storage settings for ``s3://`` inputs and outputs."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    endpoint_url: str | None = Field(None, description="S3-compatible endpoint, e.g. http://127.0.0.1:9000; default AWS_ENDPOINT_URL or AWS")
+    region: str | None = Field(None, description="default AWS_DEFAULT_REGION or us-east-1")
+    anonymous: bool = Field(False, description="unsigned requests (public buckets such as commoncrawl)")
+
+
+class RayConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    address: str | None = Field(None, description="cluster address; null = embedded local Ray (RAY_ADDRESS also works)")
+    num_cpus: int | None = Field(None, ge=1, description="CPUs for the embedded local Ray; null = all")
+    workers: int | None = Field(None, ge=1, description="phase-1 actors; null = one per CPU of the cluster")
+
+
+class OutputConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    root: str = Field(..., description="local folder or s3://bucket/prefix")
+    rejected_text: bool = Field(False, description="also store the text of rejected documents")
+
+
+class RunConfig(BaseModel):
+    """A whole run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = "run"
+    inputs: list[str] = Field(..., min_length=1, description="WARC paths, globs, s3:// URIs, or warc.paths listing files")
+    inputs_base: str = Field(
+        "s3://commoncrawl/", description="prefix for the relative paths inside a Common Crawl warc.paths listing"
+    )
+    output: OutputConfig
+    storage: StorageConfig = Field(default_factory=StorageConfig)
+    ray: RayConfig = Field(default_factory=RayConfig)
+    warc: WarcConfig = Field(default_factory=WarcConfig)
+    charset: CharsetConfig = Field(default_factory=CharsetConfig)
+    extract: ExtractConfig = Field(default_factory=ExtractConfig)
+    langid: LangIdConfig = Field(default_factory=LangIdConfig)
+    filters: FiltersConfig = Field(default_factory=FiltersConfig)
+    dedup: DedupConfig = Field(default_factory=DedupConfig)
+
+    @field_validator("output", mode="before")
+    @classmethod
+    def _output_shorthand(cls, v: Any) -> Any:
+        return {"root": v} if isinstance(v, str) else v
+
+
+def _describe(err: dict) -> str:
+    where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+    if err["type"] == "extra_forbidden":
+        return f"config error: {where}: unknown field (check the spelling; see the README's config reference)"
+    if err["type"] == "missing":
+        return f"config error: {where}: required field is missing"
+    got = err.get("input")
+    got_txt = f" (got {got!r})" if got is not None and not isinstance(got, (dict, list)) else ""
+    return f"config error: {where}: {err['msg']}{got_txt}"
+
+
+def parse_config(data: dict) -> RunConfig:
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as e:
+        raise ConfigError("\n".join(_describe(err) for err in e.errors())) from None
+
+
+def load_config(path: str | os.PathLike, inputs: list[str] | None = None, output: str | None = None) -> RunConfig:
+    """Read a YAML config; ``inputs``/``output`` override the file's values."""
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(f"config error: file not found: {path}")
+    try:
+        data = yaml.safe_load(p.read_text()) or {}
+    except yaml.YAMLError as e:
+        raise ConfigError(f"config error: {path} is not valid YAML: {e}".replace("\n", " ")) from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"config error: {path}: the top level must be a mapping of fields")
+    if inputs:
+        data["inputs"] = list(inputs)
+    if output:
+        data["output"] = {**(data.get("output") if isinstance(data.get("output"), dict) else {}), "root": output}
+    return parse_config(data)

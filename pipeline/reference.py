@@ -1,0 +1,30 @@
+"""The config reference, generated from the typed models (README and CLI)."""
+
+from __future__ import annotations
+
+import json
+
+from pydantic import BaseModel
+
+from pipeline.config import RunConfig
+
+
+def _rows(model: type[BaseModel], prefix: str = ""):
+    for name, field in model.model_fields.items():
+        ann = field.annotation
+        sub = ann if isinstance(ann, type) and issubclass(ann, BaseModel) else None
+        if sub is not None:
+            yield from _rows(sub, f"{prefix}{name}.")
+            continue
+        if field.is_required():
+            default = "required"
+        else:
+            value = field.get_default(call_default_factory=True)
+            default = json.dumps(value.model_dump() if isinstance(value, BaseModel) else value, default=str)
+        yield f"{prefix}{name}", default, (field.description or "").replace("|", "\\|")
+
+
+def config_reference() -> str:
+    lines = ["| field | default | meaning |", "|---|---|---|"]
+    lines += [f"| `{k}` | `{d}` | {m} |" for k, d, m in _rows(RunConfig)]
+    return "\n".join(lines)

@@ -1,0 +1,212 @@
+"""Local folders and S3 behind one small interface (pyarrow.fs).
+
+pyarrow's S3 client needs no boto stack; credentials come from the usual AWS
+variables (``AWS_ACCESS_KEY_ID`` ...) and the endpoint from the config or
+``AWS_ENDPOINT_URL``.  Writes are atomic: every file is written under a
+temporary name and moved to its final name once complete.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import json
+import os
+import posixpath
+import uuid
+from dataclasses import dataclass
+from typing import BinaryIO, Iterator
+from urllib.parse import urlparse
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+
+@dataclass(frozen=True)
+class S3Options:
+    endpoint_url: str | None = None
+    region: str | None = None
+    anonymous: bool = False
+
+
+def _s3(options: S3Options) -> pafs.S3FileSystem:
+    endpoint = options.endpoint_url or os.environ.get("AWS_ENDPOINT_URL")
+    kwargs: dict = {"region": options.region or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"}
+    if endpoint:
+        parsed = urlparse(endpoint)
+        kwargs["endpoint_override"] = parsed.netloc or parsed.path
+        kwargs["scheme"] = parsed.scheme or "https"
+        # Path-style addressing: S3-compatible servers rarely do virtual hosts.
+        kwargs["force_virtual_addressing"] = False
+    if options.anonymous:
+        kwargs["anonymous"] = True
+    return pafs.S3FileSystem(**kwargs)
+
+
+def is_s3(uri: str) -> bool:
+    return uri.startswith("s3://")
+
+
+def resolve(uri: str, s3: S3Options | None = None) -> tuple[pafs.FileSystem, str]:
+    """A filesystem and the path inside it for a local path or ``s3://`` URI."""
+    if is_s3(uri):
+        return _s3(s3 or S3Options()), uri[len("s3://") :].rstrip("/")
+    return pafs.LocalFileSystem(), os.path.abspath(os.path.expanduser(uri))
+
+
+def open_input(uri: str, s3: S3Options | None = None) -> BinaryIO:
+    """A seekable binary stream, never decompressed here (the reader sees gzip members)."""
+    fs, path = resolve(uri, s3)
+    return fs.open_input_file(path)
+
+
+def size(uri: str, s3: S3Options | None = None) -> int | None:
+    fs, path = resolve(uri, s3)
+    info = fs.get_file_info(path)
+    return info.size if info.type == pafs.FileType.File else None
+
+
+def glob(pattern: str, s3: S3Options | None = None) -> list[str]:
+    """Expand a glob (``*``, ``?``, ``[]``, ``**``) locally or on S3, sorted."""
+    fs, path = resolve(pattern, s3)
+    if not any(c in path for c in "*?["):
+        info = fs.get_file_info(path)
+        if info.type == pafs.FileType.File:
+            return [_uri(pattern, path)]
+        if info.type == pafs.FileType.Directory:
+            return [_uri(pattern, p) for p in _list_files(fs, path)]
+        return []
+    parts = path.split("/")
+    fixed = []
+    for part in parts:
+        if any(c in part for c in "*?["):
+            break
+        fixed.append(part)
+    root = "/".join(fixed) or "/"
+    if fs.get_file_info(root).type != pafs.FileType.Directory:
+        return []
+    out = [p for p in _list_files(fs, root) if _match(p, path)]
+    return [_uri(pattern, p) for p in sorted(out)]
+
+
+def _match(path: str, pattern: str) -> bool:
+    # fnmatch's '*' crosses '/', which is what users mean by '**' only; make '*' stay in one level.
+    if "**" in pattern:
+        return fnmatch.fnmatchcase(path, pattern.replace("**/", "*").replace("**", "*"))
+    return len(path.split("/")) == len(pattern.split("/")) and fnmatch.fnmatchcase(path, pattern)
+
+
+def _list_files(fs: pafs.FileSystem, root: str) -> list[str]:
+    infos = fs.get_file_info(pafs.FileSelector(root, recursive=True))
+    return sorted(i.path for i in infos if i.type == pafs.FileType.File)
+
+
+def _uri(template: str, path: str) -> str:
+    if is_s3(template):
+        return "s3://" + path.lstrip("/")
+    # Keep relative inputs relative: the run's record of its sources then does
+    # not depend on where the checkout lives.
+    return path if os.path.isabs(os.path.expanduser(template)) else os.path.relpath(path)
+
+
+class Storage:
+    """The run's output root: parts, markers, JSON, all written atomically."""
+
+    def __init__(self, root: str, s3: S3Options | None = None):
+        self.root_uri = root.rstrip("/")
+        self.s3 = s3
+        self.fs, self.root = resolve(root, s3)
+        self.local = isinstance(self.fs, pafs.LocalFileSystem)
+
+    def uri(self, *parts: str) -> str:
+        return posixpath.join(self.root_uri, *parts)
+
+    def path(self, *parts: str) -> str:
+        return posixpath.join(self.root, *parts)
+
+    def exists(self, *parts: str) -> bool:
+        return self.fs.get_file_info(self.path(*parts)).type != pafs.FileType.NotFound
+
+    def list(self, *parts: str, suffix: str = "") -> list[str]:
+        """Relative names of the files under a folder (empty if it is absent)."""
+        base = self.path(*parts)
+        if self.fs.get_file_info(base).type != pafs.FileType.Directory:
+            return []
+        names = [posixpath.relpath(p, base) for p in _list_files(self.fs, base)]
+        return [n for n in names if n.endswith(suffix) and not posixpath.basename(n).startswith(".")]
+
+    def delete_dir(self, *parts: str) -> None:
+        if self.exists(*parts):
+            self.fs.delete_dir(self.path(*parts))
+
+    @contextlib.contextmanager
+    def atomic_output(self, *parts: str) -> Iterator[pa.NativeFile]:
+        """An output stream that appears under its name only when closed cleanly."""
+        # Temporary name + move on both backends: closing an S3 stream completes
+        # its upload even after an error, so a failed write must not land on the
+        # final key.  (On S3 the move is a server-side copy.)
+        final = self.path(*parts)
+        self.fs.create_dir(posixpath.dirname(final), recursive=True)
+        tmp = posixpath.join(posixpath.dirname(final), f".{posixpath.basename(final)}.{uuid.uuid4().hex}.tmp")
+        try:
+            with self.fs.open_output_stream(tmp) as out:
+                yield out
+            self.fs.move(tmp, final)
+        finally:
+            if self.fs.get_file_info(tmp).type != pafs.FileType.NotFound:
+                self.fs.delete_file(tmp)
+
+    def write_json(self, obj, *parts: str) -> None:
+        with self.atomic_output(*parts) as out:
+            out.write(json.dumps(obj, indent=2, sort_keys=True, default=str).encode())
+
+    def read_json(self, *parts: str):
+        with self.fs.open_input_stream(self.path(*parts)) as f:
+            return json.loads(f.read())
+
+    def write_parquet(self, table: pa.Table, *parts: str) -> None:
+        with self.atomic_output(*parts) as out:
+            pq.write_table(table, out, compression="zstd")
+
+    def read_parquet(self, *parts: str, columns: list[str] | None = None) -> pa.Table:
+        return pq.read_table(self.path(*parts), filesystem=self.fs, columns=columns)
+
+
+class PartWriter:
+    """Stream Arrow batches into one Parquet part, published atomically on close.
+
+    The schema is taken from the first batch; later batches are cast to it.
+    Nothing is published when no batch was written.
+    """
+
+    def __init__(self, storage: Storage, *parts: str, schema: pa.Schema | None = None):
+        self._storage, self._parts = storage, parts
+        self._schema = schema
+        self._ctx = None
+        self._writer: pq.ParquetWriter | None = None
+        self.rows = 0
+
+    def write(self, table: pa.Table) -> None:
+        if self._writer is None:
+            self._schema = self._schema or table.schema
+            self._ctx = self._storage.atomic_output(*self._parts)
+            out = self._ctx.__enter__()
+            self._writer = pq.ParquetWriter(out, self._schema, compression="zstd")
+        if len(table):
+            self._writer.write_table(table.select(self._schema.names).cast(self._schema))
+            self.rows += len(table)
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._ctx.__exit__(None, None, None)
+            self._writer = None
+
+    def abort(self) -> None:
+        if self._writer is not None:
+            try:
+                self._writer.close()
+            finally:
+                self._ctx.__exit__(RuntimeError, RuntimeError("aborted"), None)
+                self._writer = None

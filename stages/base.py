@@ -1,0 +1,159 @@
+"""The stage contract.
+
+A stage is a small class configured by plain parameters, with
+``__call__(batch: pyarrow.Table) -> pyarrow.Table`` working on a whole batch
+(a document is a row).  Stages add columns and never rename or drop columns
+they do not own.
+
+A *filter* does not drop rows itself: it fills the ``reason`` column (null =
+keep) and, optionally, ``details``.  The chain that runs the stages
+(:func:`run_chain`) moves every row with a reason into the rejected set, so
+"records in = kept + rejected" holds by construction and there is exactly one
+place where rows leave the kept set.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Iterable, Protocol, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+REASON = "reason"
+DETAILS = "details"
+
+#: Columns every rejected row carries (the rejected-set schema).
+REJECTED_SCHEMA = pa.schema(
+    [
+        ("id", pa.string()),
+        ("url", pa.string()),
+        ("source", pa.string()),
+        ("warc_date", pa.timestamp("s", tz="UTC")),
+        ("stage", pa.string()),
+        (REASON, pa.string()),
+        (DETAILS, pa.string()),
+        ("text", pa.large_string()),
+    ]
+)
+
+
+class Stage(Protocol):
+    """Anything with a name that maps an Arrow batch to an Arrow batch."""
+
+    name: str
+
+    def __call__(self, batch: pa.Table) -> pa.Table: ...
+
+
+def set_column(batch: pa.Table, name: str, values) -> pa.Table:
+    """Add or replace a column (stages own the columns they set)."""
+    arr = values if isinstance(values, (pa.Array, pa.ChunkedArray)) else pa.array(values)
+    idx = batch.schema.get_field_index(name)
+    if idx >= 0:
+        return batch.set_column(idx, name, arr)
+    return batch.append_column(name, arr)
+
+
+def add_rejections(batch: pa.Table, reasons: Sequence[str | None], details: Sequence[str | None] | None = None) -> pa.Table:
+    """Mark rows for rejection, keeping any reason an earlier step already set."""
+    new_reason = pa.array(reasons, type=pa.string())
+    new_details = pa.array(details if details is not None else [None] * len(reasons), type=pa.string())
+    if REASON in batch.column_names:
+        old = batch.column(REASON)
+        keep_old = pc.is_valid(old)
+        new_reason = pc.if_else(keep_old, old, new_reason)
+        old_details = batch.column(DETAILS) if DETAILS in batch.column_names else pa.nulls(len(batch), pa.string())
+        new_details = pc.if_else(keep_old, old_details, new_details)
+    batch = set_column(batch, REASON, new_reason)
+    return set_column(batch, DETAILS, new_details)
+
+
+def reject_where(batch: pa.Table, mask: np.ndarray | pa.Array, reason: str, details: Sequence[str | None] | None = None) -> pa.Table:
+    """Reject the rows where ``mask`` is true with one ``reason``."""
+    mask = np.asarray(mask, dtype=bool)
+    if not mask.any() and REASON in batch.column_names:
+        return batch
+    reasons = np.where(mask, reason, None).tolist()
+    dets = None if details is None else [d if m else None for d, m in zip(details, mask)]
+    return add_rejections(batch, reasons, dets)
+
+
+@dataclass
+class ChainStats:
+    """What a chain of stages did: time per stage and rejections per reason."""
+
+    seconds: Counter = field(default_factory=Counter)
+    docs_in: Counter = field(default_factory=Counter)
+    rejected: Counter = field(default_factory=Counter)
+
+    def merge(self, other: "ChainStats") -> None:
+        self.seconds.update(other.seconds)
+        self.docs_in.update(other.docs_in)
+        self.rejected.update(other.rejected)
+
+    def to_dict(self) -> dict:
+        return {
+            "stage_seconds": {k: round(v, 4) for k, v in self.seconds.items()},
+            "stage_docs_in": dict(self.docs_in),
+            "rejected_by_reason": dict(sorted(self.rejected.items())),
+        }
+
+
+def split_rejected(batch: pa.Table, stage: str, keep_text: bool = False) -> tuple[pa.Table, pa.Table | None]:
+    """Split rows with a non-null ``reason`` off into a REJECTED_SCHEMA table."""
+    if REASON not in batch.column_names:
+        return batch, None
+    reason = batch.column(REASON)
+    rejected_mask = pc.is_valid(reason)
+    n_rej = pc.sum(rejected_mask).as_py() or 0
+    drop = [c for c in (REASON, DETAILS) if c in batch.column_names]
+    if n_rej == 0:
+        return batch.drop_columns(drop), None
+    rej = batch.filter(rejected_mask)
+    kept = batch.filter(pc.invert(rejected_mask)).drop_columns(drop)
+    return kept, to_rejected(rej, stage, keep_text)
+
+
+def to_rejected(rows: pa.Table, stage: str, keep_text: bool = False) -> pa.Table:
+    """Project rows onto the rejected-set schema."""
+    n = len(rows)
+    cols = {}
+    for f in REJECTED_SCHEMA:
+        if f.name == "stage":
+            cols[f.name] = pa.array([stage] * n, pa.string())
+        elif f.name == "text" and not keep_text:
+            cols[f.name] = pa.nulls(n, f.type)
+        elif f.name in rows.column_names:
+            cols[f.name] = rows.column(f.name).cast(f.type)
+        else:
+            cols[f.name] = pa.nulls(n, f.type)
+    return pa.table(cols, schema=REJECTED_SCHEMA)
+
+
+def run_chain(
+    stages: Iterable[Stage], batch: pa.Table, stats: ChainStats, keep_rejected_text: bool = False
+) -> tuple[pa.Table, list[pa.Table]]:
+    """Run stages in order; after each, move rejected rows out of the batch.
+
+    Returns the kept rows and the rejected tables (REJECTED_SCHEMA).  Stages
+    also run on empty batches so the kept table always has the full schema.
+    """
+    rejected: list[pa.Table] = []
+    batch, rej = split_rejected(batch, "read", keep_rejected_text)
+    if rej is not None:
+        rejected.append(rej)
+        stats.rejected.update(rej.column(REASON).to_pylist())
+    for stage in stages:
+        stats.docs_in[stage.name] += len(batch)
+        t0 = time.perf_counter()
+        batch = stage(batch)
+        stats.seconds[stage.name] += time.perf_counter() - t0
+        batch, rej = split_rejected(batch, stage.name, keep_rejected_text)
+        if rej is not None:
+            rejected.append(rej)
+            stats.rejected.update(rej.column(REASON).to_pylist())
+    return batch, rejected

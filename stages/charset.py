@@ -1,0 +1,115 @@
+"""Decode HTTP payloads to text: HTTP header, then ``<meta>``, then detection.
+
+A declared charset is trusted only if the bytes decode under it strictly; a
+wrong declaration falls through to the next source, so a mislabelled page is
+still read correctly.  Labels are mapped the way browsers do (WHATWG: e.g.
+``iso-8859-1`` means windows-1252).  Nothing here raises on bad bytes: binary
+payloads and text that only decodes into replacement characters are rejected
+with their own reasons.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+
+import pyarrow as pa
+from pydantic import BaseModel, ConfigDict, Field
+from resiliparse.parse.encoding import detect_encoding, map_encoding_to_html5
+
+from stages.base import reject_where, set_column
+
+_META_RE = re.compile(rb"""<meta[^>]+?charset\s*=\s*["']?\s*([a-zA-Z0-9_:.\-]+)""", re.IGNORECASE)
+
+
+class CharsetConfig(BaseModel):
+    """Parameters of payload decoding."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    meta_scan_bytes: int = Field(4096, ge=256, description="how far into the page to look for <meta charset>")
+    max_control_fraction: float = Field(
+        0.05, ge=0, le=1, description="pages whose first 4 KB have more C0 control bytes (not tab/CR/LF) are binary"
+    )
+    max_replacement_fraction: float = Field(
+        0.02, ge=0, le=1, description="pages that only decode with more U+FFFD than this are undecodable"
+    )
+
+
+def _label(name: str | bytes | None) -> str | None:
+    """WHATWG-normalised Python codec name, or None for an unknown label."""
+    if not name:
+        return None
+    if isinstance(name, bytes):
+        name = name.decode("ascii", "ignore")
+    name = name.strip().strip("\"'").lower()
+    try:
+        codecs.lookup(name)
+    except LookupError:
+        return None
+    return map_encoding_to_html5(name)
+
+
+def _control_fraction(head: bytes) -> float:
+    if not head:
+        return 0.0
+    controls = sum(head.count(bytes([c])) for c in range(32) if c not in (9, 10, 12, 13))
+    return controls / len(head)
+
+
+class Decoder:
+    """Decode one payload; returns (text | None, charset, source)."""
+
+    def __init__(self, config: CharsetConfig | None = None):
+        self.config = config or CharsetConfig()
+
+    def candidates(self, payload: bytes, http_charset: str | None):
+        yield _label(http_charset), "http"
+        m = _META_RE.search(payload[: self.config.meta_scan_bytes])
+        yield (_label(m.group(1)) if m else None), "meta"
+        yield _label(detect_encoding(payload)), "detected"
+
+    def decode(self, payload: bytes, http_charset: str | None) -> tuple[str | None, str | None, str]:
+        if _control_fraction(payload[:4096]) > self.config.max_control_fraction:
+            return None, None, "binary"
+        if payload.startswith(codecs.BOM_UTF8):
+            return payload[3:].decode("utf-8", "replace"), "utf-8", "bom"
+        tried = set()
+        for charset, source in self.candidates(payload, http_charset):
+            if charset is None or charset in tried:
+                continue
+            tried.add(charset)
+            try:
+                return payload.decode(charset), charset, source
+            except (UnicodeDecodeError, LookupError):
+                continue
+        # Nothing decodes cleanly: UTF-8 with replacement, judged below.
+        text = payload.decode("utf-8", "replace")
+        if text.count("\ufffd") > self.config.max_replacement_fraction * max(len(text), 1):
+            return None, None, "undecodable"
+        return text, "utf-8", "fallback"
+
+
+class DecodeStage:
+    """``payload`` (bytes) -> ``html`` (str), ``charset``, ``charset_source``."""
+
+    name = "decode"
+
+    def __init__(self, config: CharsetConfig | None = None):
+        self.decoder = Decoder(config)
+
+    def __call__(self, batch: pa.Table) -> pa.Table:
+        payloads = batch.column("payload").to_pylist()
+        declared = batch.column("http_charset").to_pylist()
+        html, charsets, sources = [], [], []
+        for payload, http_charset in zip(payloads, declared):
+            text, charset, source = self.decoder.decode(payload or b"", http_charset)
+            html.append(text)
+            charsets.append(charset)
+            sources.append(source)
+        batch = set_column(batch, "html", pa.array(html, pa.large_string()))
+        batch = set_column(batch, "charset", pa.array(charsets, pa.string()))
+        batch = set_column(batch, "charset_source", pa.array(sources, pa.string()))
+        batch = batch.drop_columns(["payload"])
+        batch = reject_where(batch, [s == "binary" for s in sources], "binary_payload")
+        return reject_where(batch, [s == "undecodable" for s in sources], "undecodable")

@@ -1,0 +1,1 @@
+"""Phase 2: exact and MinHash-LSH fuzzy deduplication on Ray."""

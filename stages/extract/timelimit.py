@@ -1,0 +1,81 @@
+"""A per-document time limit, so one pathological page cannot stall a worker.
+
+Ray Data runs a UDF outside the main thread, where ``SIGALRM`` is not
+available, so a single watchdog thread per process raises
+:class:`TimeLimitExceeded` in the worker thread when its deadline passes
+(``PyThreadState_SetAsyncExc``).  Like a signal handler, this interrupts
+Python code between bytecodes: a long call inside a C extension is interrupted
+when it returns.  Arming and disarming cost a lock and a condition notify, not
+a thread per document.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import threading
+import time
+
+
+class TimeLimitExceeded(Exception):
+    pass
+
+
+class _Watchdog:
+    def __init__(self):
+        self._cv = threading.Condition()
+        self._armed: dict[int, float] = {}  # thread id -> deadline
+        self._fired: set[int] = set()
+        self._thread: threading.Thread | None = None
+
+    def _start(self) -> None:
+        if self._thread is None or not self._thread.is_alive():
+            self._thread = threading.Thread(target=self._loop, name="extract-time-limit", daemon=True)
+            self._thread.start()
+
+    def _loop(self) -> None:
+        with self._cv:
+            while True:
+                if not self._armed:
+                    self._cv.wait()
+                    continue
+                now = time.monotonic()
+                tid, deadline = min(self._armed.items(), key=lambda kv: kv[1])
+                if deadline > now:
+                    self._cv.wait(deadline - now)
+                    continue
+                del self._armed[tid]
+                self._fired.add(tid)
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(tid), ctypes.py_object(TimeLimitExceeded))
+
+    def arm(self, seconds: float) -> int:
+        tid = threading.get_ident()
+        with self._cv:
+            self._start()
+            self._armed[tid] = time.monotonic() + seconds
+            self._cv.notify()
+        return tid
+
+    def disarm(self, tid: int) -> None:
+        with self._cv:
+            self._armed.pop(tid, None)
+            if tid in self._fired:
+                self._fired.discard(tid)
+                # Fired but maybe not yet delivered: cancel a pending exception.
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(tid), None)
+
+
+_watchdog = _Watchdog()
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float | None):
+    """Raise TimeLimitExceeded in this thread if the block runs longer than ``seconds``."""
+    if not seconds:
+        yield
+        return
+    tid = _watchdog.arm(seconds)
+    try:
+        yield
+    finally:
+        _watchdog.disarm(tid)
