@@ -1,0 +1,11 @@
+"""Helpers for samples/make_samples.py (sample Common-Crawl-like WARC files).
+
+Modules:
+  debian    fetch/extract Debian documentation packages, page catalogue, article sections
+  charsets  re-encode real pages into legacy charsets and rewrite charset declarations
+  sites     fake web sites: boilerplate templates (header/nav/sidebar/footer/cookie banner/comments)
+  synth     generated pages: spam, navigation, PII, error pages, redirects, non-HTML bodies
+  pii       PII values (Luhn, IBAN) and PII look-alikes (ISBN, versions, UUIDs ...)
+  warcout   CC-style WARC writing with warcio (request/response/metadata, warcinfo)
+  broken    deliberately malformed files for samples/broken/
+"""
