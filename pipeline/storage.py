@@ -147,7 +147,8 @@ class Storage:
         # its upload even after an error, so a failed write must not land on the
         # final key.  (On S3 the move is a server-side copy.)
         final = self.path(*parts)
-        self.fs.create_dir(posixpath.dirname(final), recursive=True)
+        if self.local:  # S3 has no folders to create
+            self.fs.create_dir(posixpath.dirname(final), recursive=True)
         tmp = posixpath.join(posixpath.dirname(final), f".{posixpath.basename(final)}.{uuid.uuid4().hex}.tmp")
         try:
             with self.fs.open_output_stream(tmp) as out:

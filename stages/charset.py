@@ -1,5 +1,7 @@
 """Decode HTTP payloads to text: HTTP header, then ``<meta>``, then detection.
 
+Detection is uchardet (via resiliparse), then charset-normalizer when
+uchardet's answer does not decode.
 A declared charset is trusted only if the bytes decode under it strictly; a
 wrong declaration falls through to the next source, so a mislabelled page is
 still read correctly.  Labels are mapped the way browsers do (WHATWG: e.g.
@@ -13,6 +15,7 @@ from __future__ import annotations
 import codecs
 import re
 
+import charset_normalizer
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 from resiliparse.parse.encoding import detect_encoding, map_encoding_to_html5
@@ -44,10 +47,11 @@ def _label(name: str | bytes | None) -> str | None:
         name = name.decode("ascii", "ignore")
     name = name.strip().strip("\"'").lower()
     try:
-        codecs.lookup(name)
+        python_name = codecs.lookup(name).name
     except LookupError:
         return None
-    return map_encoding_to_html5(name)
+    # WHATWG name when the label is a web label, else Python's (e.g. cp949).
+    return map_encoding_to_html5(name, fallback_utf8=False) or python_name
 
 
 def _control_fraction(head: bytes) -> float:
@@ -68,6 +72,10 @@ class Decoder:
         m = _META_RE.search(payload[: self.config.meta_scan_bytes])
         yield (_label(m.group(1)) if m else None), "meta"
         yield _label(detect_encoding(payload)), "detected"
+        # uchardet misses some legacy CJK pages (EUC-KR reads as "utf-8");
+        # charset-normalizer is slower but only runs when all else failed.
+        best = charset_normalizer.from_bytes(payload[:65536]).best()
+        yield (_label(best.encoding) if best else None), "detected"
 
     def decode(self, payload: bytes, http_charset: str | None) -> tuple[str | None, str | None, str]:
         if _control_fraction(payload[:4096]) > self.config.max_control_fraction:

@@ -1,0 +1,46 @@
+"""Expanding the config's inputs: paths, globs, folders, warc.paths listings."""
+
+from __future__ import annotations
+
+import gzip
+import os
+
+import pytest
+
+from pipeline.inputs import InputError, expand_inputs, unit_name
+
+
+@pytest.fixture
+def tree(tmp_path, monkeypatch):
+    for name in ("a/1.warc.gz", "a/2.warc.gz", "a/sub/3.warc.gz", "b/x.warc", "b/notes.txt"):
+        p = tmp_path / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(b"")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_globs_stay_in_one_level_and_keep_relative_paths(tree):
+    assert expand_inputs(["a/*.warc.gz"]) == ["a/1.warc.gz", "a/2.warc.gz"]
+    assert expand_inputs(["a/**/*.warc.gz"]) == ["a/1.warc.gz", "a/2.warc.gz", "a/sub/3.warc.gz"]
+
+
+def test_folder_file_and_dedup(tree):
+    got = expand_inputs(["b", "b/x.warc", str(tree / "a" / "1.warc.gz")])
+    assert got == sorted([str(tree / "a" / "1.warc.gz"), "b/notes.txt", "b/x.warc"])
+
+
+def test_common_crawl_listing_is_joined_to_the_base(tree):
+    (tree / "warc.paths.gz").write_bytes(gzip.compress(b"crawl-data/CC-MAIN-2024-10/segments/1/warc/f1.warc.gz\ncrawl-data/x/f2.warc.gz\n"))
+    got = expand_inputs(["warc.paths.gz"], base="s3://commoncrawl/")
+    assert got == ["s3://commoncrawl/crawl-data/CC-MAIN-2024-10/segments/1/warc/f1.warc.gz", "s3://commoncrawl/crawl-data/x/f2.warc.gz"]
+
+
+def test_nothing_matching_is_an_error_naming_the_entry(tree):
+    with pytest.raises(InputError, match=r"input not found: a/\*\.arc"):
+        expand_inputs(["a/*.warc.gz", "a/*.arc"])
+
+
+def test_unit_names_are_stable_and_distinct():
+    a, b = unit_name("s3://x/CC-MAIN-1-00000.warc.gz"), unit_name("s3://y/CC-MAIN-1-00000.warc.gz")
+    assert a.startswith("CC-MAIN-1-00000-") and a != b and a == unit_name("s3://x/CC-MAIN-1-00000.warc.gz")
