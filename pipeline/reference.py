@@ -28,3 +28,20 @@ def config_reference() -> str:
     lines = ["| field | default | meaning |", "|---|---|---|"]
     lines += [f"| `{k}` | `{d}` | {m} |" for k, d, m in _rows(RunConfig)]
     return "\n".join(lines)
+
+
+START, END = "<!-- config-reference:start -->", "<!-- config-reference:end -->"
+
+
+def readme_with_reference(readme: str) -> str:
+    """The README text with its config-reference section regenerated."""
+    head, rest = readme.split(START, 1)
+    _, tail = rest.split(END, 1)
+    return f"{head}{START}\n{config_reference()}\n{END}{tail}"
+
+
+if __name__ == "__main__":  # python -m pipeline.reference: refresh README.md
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "README.md"
+    path.write_text(readme_with_reference(path.read_text()))
