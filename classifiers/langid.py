@@ -33,7 +33,7 @@ def load_model(path: str | None = None):
 class LanguageIdentifier:
     """Top label and its probability for a list of texts."""
 
-    def __init__(self, model_path: str | None = None, max_chars: int = 10_000):
+    def __init__(self, model_path: str | None = None, max_chars: int = 4000):
         self.model = load_model(model_path)
         self.max_chars = max_chars
 
