@@ -211,11 +211,17 @@ def _record_id(rec, source: str, offset: int) -> str:
     return "sha1:" + hashlib.sha1(f"{source}@{offset}".encode()).hexdigest()
 
 
+_COMPRESSED = {"application/gzip", "application/x-gzip", "application/zstd", "application/x-brotli", "application/brotli"}
+
+
 def _content_type(rec) -> str:
-    # Common Crawl's sniffed type is more reliable than what the server said.
-    identified = rec.headers.get("WARC-Identified-Payload-Type")
-    ctype = identified or rec.http_content_type or ""
-    return ctype.split(";")[0].strip().lower()
+    # Common Crawl's sniffed type is more reliable than what the server said,
+    # except when it sniffed the transfer compression we have just undone.
+    identified = (rec.headers.get("WARC-Identified-Payload-Type") or "").split(";")[0].strip().lower()
+    declared = (rec.http_content_type or "").split(";")[0].strip().lower()
+    if identified in _COMPRESSED and rec.http_headers.get("Content-Encoding"):
+        return declared
+    return identified or declared
 
 
 class WarcReader:
@@ -258,7 +264,7 @@ class WarcReader:
             resync_from = last = None
             try:
                 for rec in ArchiveIterator(stream, parse_http=False, fsspec_args=False):
-                    last = start + rec.stream_pos
+                    last = rec.stream_pos  # absolute: fastwarc starts counting at our tell()
                     stats.records_by_type[str(rec.record_type)] += 1
                     if rec.record_type != WarcRecordType.response:
                         continue  # the iterator skips the unread block
@@ -294,7 +300,7 @@ class WarcReader:
             rec.parse_http(auto_decode="all")
             status = rec.http_headers.status_code if rec.http_headers is not None else None
             charset = rec.http_charset
-            ctype = _content_type(rec)
+            ctype = _content_type(rec) if rec.http_headers is not None else ""
             declared = rec.content_length
             limit = self.config.max_payload_bytes
             if declared > limit:

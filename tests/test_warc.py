@@ -172,3 +172,31 @@ def test_batches_respect_batch_size(warc_factory):
     with open(path, "rb") as f:
         sizes = [len(t) for t in WarcReader(WarcConfig(batch_size=3)).iter_batches(f, "b", stats)]
     assert sizes == [3, 3, 1]
+
+
+def test_sniffed_compression_type_defers_to_the_declared_type(warc_factory):
+    body = html("Zipped", "compressed body").encode()
+    page = Page("http://x.org/z", gzip.compress(body), headers=[("Content-Encoding", "gzip")], identified_type="application/gzip")
+    rows, _ = read(warc_factory("ce2.warc.gz", [page]))
+    assert rows[0][REASON] is None and rows[0]["content_type"] == "text/html" and rows[0]["payload"] == body
+
+
+# The hand-made broken files in samples/broken (see expected.json there): every
+# intact record is read, where warcio and fastwarc alone lose some.
+SAMPLES_BROKEN = __import__("tests.conftest", fromlist=["SAMPLES"]).SAMPLES / "broken"
+
+
+@pytest.mark.parametrize(
+    "name, urls, reasons, malformed",
+    [
+        ("truncated.warc.gz", ["page1", "page2", "page3"], [None, None, "truncated_record"], 1),
+        ("bad-content-length.warc.gz", ["page1", "page2", "page3", "page4", "page5"], [None] * 5, 2),
+        ("not-a-warc.warc.gz", [], [], 1),
+        ("empty.warc.gz", [], [], 0),
+    ],
+)
+def test_sample_broken_files(name, urls, reasons, malformed):
+    rows, stats = read(SAMPLES_BROKEN / name)
+    assert [r["url"].rsplit("/", 1)[1].removesuffix(".html") for r in rows] == urls
+    assert [r[REASON] for r in rows] == reasons
+    assert stats.malformed_records == malformed

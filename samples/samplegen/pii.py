@@ -260,11 +260,19 @@ def uuid_value(rng: random.Random) -> str:
     return str(uuid.UUID(int=rng.getrandbits(128), version=4))
 
 
-def price(rng: random.Random, lang: str) -> str:
-    v = rng.randint(3, 2500) + rng.choice([0, 0.5, 0.99, 0.9, 0.49])
+def price_value(rng: random.Random, lo: int = 3, hi: int = 2500) -> float:
+    return rng.randint(lo, hi) + rng.choice([0, 0.5, 0.99, 0.9, 0.49])
+
+
+def fmt_price(v: float, lang: str, style: int) -> str:
     if lang == "en":
-        return rng.choice([f"${v:,.2f}", f"US$ {v:.2f}", f"£{v:.2f}"])
+        return [f"${v:,.2f}", f"US$ {v:.2f}", f"${v:.2f}", f"£{v:.2f}"][style % 4]
     if lang == "ja":
         return f"¥{int(v * 150):,}"
     s = f"{v:,.2f}".replace(",", " ").replace(".", ",")
-    return rng.choice([f"{s} €", f"€ {s}", f"EUR {s}"])
+    return [f"{s} €", f"€ {s}", f"EUR {s}"][style % 3]
+
+
+def price(rng: random.Random, lang: str, lo: int = 3, hi: int = 2500) -> str:
+    v = price_value(rng, lo, hi)
+    return fmt_price(v, lang, rng.randrange(12))
