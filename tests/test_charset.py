@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import codecs
+
 import pyarrow as pa
 import pytest
 
@@ -67,3 +69,21 @@ def test_stage_sets_columns_and_reasons():
     assert out.column("charset").to_pylist() == ["cp1252", None]
     assert out.column(REASON).to_pylist() == [None, "binary_payload"]
     assert DE in out.column("html")[0].as_py()
+
+
+def test_stage_mixes_fast_utf8_rows_and_slow_rows_in_order():
+    ja_sjis = page(JA).encode("shift_jis")
+    rows = [
+        (page(DE).encode(), "utf-8"),                      # declared UTF-8: Arrow fast path
+        (page(RU, "koi8-r").encode("koi8-r"), None),        # meta koi8-r: Python path
+        (page(DE).encode(), None),                          # undeclared, valid UTF-8
+        (bytes(range(256)) * 20, "utf-8"),                  # binary
+        (ja_sjis, "utf-8"),                                 # claims UTF-8, is not: falls back
+        (codecs.BOM_UTF8 + page(KO).encode(), None),        # BOM
+    ]
+    batch = pa.table({"payload": pa.array([r[0] for r in rows], pa.large_binary()), "http_charset": [r[1] for r in rows]})
+    out = DecodeStage()(batch)
+    html = out.column("html").to_pylist()
+    assert DE in html[0] and RU in html[1] and DE in html[2] and html[3] is None and JA in html[4] and KO in html[5]
+    assert out.column("charset_source").to_pylist() == ["http", "meta", "valid_utf8", "binary", "detected", "bom"]
+    assert out.column("charset").to_pylist() == ["utf-8", "koi8-r", "utf-8", None, "shift_jis", "utf-8"]
