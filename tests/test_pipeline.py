@@ -42,8 +42,14 @@ def corpus(warc_factory, tmp_path) -> Path:
     return tmp_path
 
 
+# The text filters have their own tests; these documents are deliberately repetitive.
+NO_TEXT_FILTERS = {name: {"enabled": False} for name in ("gopher_quality", "gopher_repetition", "c4", "fineweb")}
+
+
 def config(inputs, output, **extra):
-    return parse_config({"inputs": inputs, "output": output, "langid": {"min_score": 0.3}, "dedup": {"enabled": False}, **extra})
+    return parse_config(
+        {"inputs": inputs, "output": output, "langid": {"min_score": 0.3}, "filters": NO_TEXT_FILTERS, "dedup": {"enabled": False}, **extra}
+    )
 
 
 def read_parts(root: Path, kind: str):
