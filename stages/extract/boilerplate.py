@@ -1,0 +1,181 @@
+"""The default extractor: main text by markup hints and block rules, on lexbor.
+
+1. Parse (lexbor, C) and drop invisible elements (:mod:`stages.extract.dom`).
+2. Mark the elements whose tag, ARIA role or class/id name says boilerplate
+   (navigation, footers, sharing, comments, related links, cookie banners...)
+   or main content (``<article>``, ``<main>``, ``itemprop=articleBody``,
+   ``entry-content``...) (:mod:`stages.extract.hints`).
+3. Walk the body once, cutting it into blocks, each knowing the marked
+   elements around it (:mod:`stages.extract.blocks`).
+4. Forget the boilerplate marks of wrappers with unlucky names
+   (``page has-sidebar``, ``entry share``): elements holding much of the text.
+5. Choose the content root: the tightest content container holding most of
+   the page's good text (long, few links), with the good paragraphs just
+   before it (a lead); without one, the whole body.
+6. Keep the root's blocks outside boilerplate-marked elements, and judge them
+   by link density, length and context (:mod:`stages.extract.classify`).
+
+Steps 4 to 6 work on the block list alone: the DOM is walked once.
+The output has one block per line.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from stages.extract import dom, hints
+from stages.extract.blocks import Block, Marks, extract_blocks
+from stages.extract.classify import ClassifyConfig, classify
+
+
+class BoilerplateConfig(BaseModel):
+    """Parameters of the ``boilerplate`` extractor (defaults chosen on the dev set, see docs/extraction.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    root_share: float = Field(
+        0.7, gt=0, le=1, description="the root is the tightest content container holding this share of the page's good text"
+    )
+    include_lead: bool = Field(True, description="also keep the good paragraphs right before the root (a lead above the body)")
+    min_root_chars: int = Field(100, ge=0, description="a content container needs this much good text (non-space chars) to be the root")
+    max_prune_share: float = Field(
+        0.3, gt=0, le=1,
+        description="an element named boilerplate is a wrapper (kept) if it holds more than this share of the text "
+        "and a content container",
+    )
+    max_prune_good_share: float = Field(
+        0.5, gt=0, le=1, description="... or more than this share of the good text (long, link-poor paragraphs)"
+    )
+    max_depth: int = Field(2000, ge=50, description="pages nested deeper are refused (lexbor parsing time grows with depth x blocks)")
+    blocks: ClassifyConfig = Field(default_factory=ClassifyConfig)
+
+
+class Result:
+    """The text and what the extractor saw on the way (for the cascade and for debugging)."""
+
+    __slots__ = ("text", "blocks", "kept", "root_found")
+
+    def __init__(self, text: str, blocks: list[Block], kept: list[Block], root_found: bool):
+        self.text = text
+        self.blocks = blocks          # every block of the body
+        self.kept = kept              # those in the text
+        self.root_found = root_found  # a content container was chosen
+
+
+def _totals(blocks: list[Block], marks: Marks, weights: list[int]) -> list[int]:
+    """Per marked element, the sum of ``weights`` of the blocks inside it.
+
+    Each block adds to its innermost marks; then every mark hands its sum to
+    its parent, children before parents (reverse walk order).  Linear in
+    blocks + marks, however deep the marks nest.
+    """
+    sums = [0] * len(marks.boilerplate)
+    for b, w in zip(blocks, weights):
+        if w:
+            if b.box >= 0:
+                sums[b.box] += w
+            if b.skip >= 0:
+                sums[b.skip] += w
+    parent = marks.parent
+    for m in reversed(marks.entered):
+        if parent[m] >= 0:
+            sums[parent[m]] += sums[m]
+    return sums
+
+
+def _good_chars(blocks: list[Block], cfg: ClassifyConfig) -> list[int]:
+    """Chars of each block that is good on its own (long, few links), else 0."""
+    return [
+        b.chars if b.chars >= cfg.length_high and b.link_chars <= cfg.max_good_link_density * b.chars else 0
+        for b in blocks
+    ]
+
+
+def _within(root: int, marks: Marks) -> list[bool]:
+    """Per marked element, whether it is ``root`` or inside it (walk order: parents first)."""
+    inside = [False] * len(marks.boilerplate)
+    parent = marks.parent
+    for m in marks.entered:
+        inside[m] = m == root or (parent[m] >= 0 and inside[parent[m]])
+    return inside
+
+
+def unmark_wrappers(blocks: list[Block], marks: Marks, cfg: BoilerplateConfig) -> None:
+    """Forget the boilerplate mark of an element that looks like a wrapper with an
+    unlucky name (``page has-sidebar``, ``entry share``): one that holds more
+    than ``max_prune_good_share`` of the good text, or more than
+    ``max_prune_share`` of all text with a content container inside.
+
+    Only the innermost mark of a block is looked at: the outer ones hold even
+    more text, so they are too big as well.
+    """
+    chars = [b.chars for b in blocks]
+    good = _good_chars(blocks, cfg.blocks)
+    in_chars, in_good = _totals(blocks, marks, chars), _totals(blocks, marks, good)
+    limit, good_limit = cfg.max_prune_share * sum(chars), cfg.max_prune_good_share * sum(good)
+    wraps = marks.wraps_content
+    for b in blocks:
+        m = b.skip
+        if m >= 0 and (in_good[m] > good_limit or (in_chars[m] > limit and wraps[m])):
+            b.skip = -1
+
+
+def choose_root(blocks: list[Block], marks: Marks, cfg: BoilerplateConfig) -> int:
+    """The content container to extract from, or -1 for the whole body.
+
+    The tightest one holding ``root_share`` of the page's good text (outside
+    boilerplate marks); on a page without long paragraphs (results tables,
+    recipes, product pages) the text outside links counts instead.
+    """
+    weights = [g if b.skip < 0 else 0 for b, g in zip(blocks, _good_chars(blocks, cfg.blocks))]
+    if sum(weights) < cfg.min_root_chars:
+        weights = [b.chars - b.link_chars if b.skip < 0 else 0 for b in blocks]
+    inside = _totals(blocks, marks, weights)
+    need = max(cfg.root_share * sum(weights), cfg.min_root_chars)
+    chars = _totals(blocks, marks, [b.chars for b in blocks])
+    best, best_chars = -1, None
+    for m, is_bp in enumerate(marks.boilerplate):
+        if not is_bp and inside[m] >= need and (best_chars is None or chars[m] < best_chars):
+            best, best_chars = m, chars[m]
+    return best
+
+
+def select(blocks: list[Block], marks: Marks, cfg: BoilerplateConfig) -> tuple[list[Block], bool]:
+    """The blocks of the content root, less those in boilerplate elements."""
+    unmark_wrappers(blocks, marks, cfg)
+    root = choose_root(blocks, marks, cfg)
+    if root >= 0:
+        in_root = _within(root, marks)
+        inside = [b.box >= 0 and in_root[b.box] for b in blocks]
+        if cfg.include_lead and True in inside:
+            # The good paragraphs right before the root: a lead or intro set
+            # above the article body's container.
+            good = _good_chars(blocks, cfg.blocks)
+            i = inside.index(True) - 1
+            while i >= 0 and good[i] and blocks[i].skip < 0:
+                inside[i] = True
+                i -= 1
+        blocks = [b for b, x in zip(blocks, inside) if x]
+        unmark_wrappers(blocks, marks, cfg)
+    return [b for b in blocks if b.skip < 0], root >= 0
+
+
+class BoilerplateExtractor:
+    """``html -> text`` (call) or ``html -> Result`` (:meth:`run`)."""
+
+    def __init__(self, config: BoilerplateConfig | None = None):
+        self.config = config or BoilerplateConfig()
+
+    def run(self, html: str) -> Result:
+        tree = dom.parse(html, self.config.max_depth)
+        body = tree.body or tree.root
+        if body is None:
+            return Result("", [], [], False)
+        marks = hints.scan(body)
+        blocks = extract_blocks(body, marks)
+        chosen, root_found = select(blocks, marks, self.config)
+        kept = classify(chosen, self.config.blocks)
+        return Result("\n".join(b.text for b in kept), blocks, kept, root_found)
+
+    def __call__(self, html: str) -> str:
+        return self.run(html).text

@@ -1,0 +1,130 @@
+"""Keep or drop each block: a small rule set after jusText (Pomikálek 2011,
+"Removing Boilerplate and Duplicate Content from Web Corpora", ch. 3).
+
+1. Each group of lines (a paragraph, with its ``<br>`` lines) gets a class
+   from its own features: *bad* if mostly link text (or a caption), *good*
+   if long with few links, *short* if very short, *near* in between;
+   headings are set aside.
+2. Context decides the rest, from the nearest good or bad group on each side
+   (the ends of the content count as ``edge``): a short group is kept between
+   two good ones, a near group next to one; a heading is kept when the text
+   right after it is.
+3. A line repeated on the page is kept once.
+
+Lengths are non-whitespace characters (see :mod:`stages.extract.blocks`), so
+the rules carry over to scripts written without spaces.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from stages.extract.blocks import Block
+
+GOOD, BAD, SHORT, NEAR, HEADING = "good", "bad", "short", "near", "heading"
+
+
+class ClassifyConfig(BaseModel):
+    """Thresholds of the block rules (lengths in non-space characters)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_link_density: float = Field(0.5, ge=0, le=1, description="a paragraph with more link text than this is boilerplate")
+    length_low: int = Field(30, ge=0, description="paragraphs shorter than this (non-space chars) are short: kept only between good ones")
+    length_high: int = Field(50, ge=1, description="paragraphs at least this long are good on their own")
+    max_good_link_density: float = Field(0.25, ge=0, le=1, description="a long paragraph is good only below this link density")
+    heading_distance: int = Field(3, ge=1, description="a heading is kept if the kept text after it follows within this many headings")
+    keep_captions: bool = Field(
+        False, description="keep figure and table captions (on the dev set they are photo credits more often than text)"
+    )
+    near_needs_both: bool = Field(False, description="a near paragraph needs good neighbours on both sides (else one)")
+    edge: Literal["good", "bad"] = Field(BAD, description="how the ends of the content count as neighbours")
+
+
+def _group_classes(blocks: list[Block], cfg: ClassifyConfig) -> tuple[list[int], list[str]]:
+    """Group number per block, and the initial class per group."""
+    group_of: list[int] = []
+    classes: list[str] = []
+    chars = links = 0
+    kind = ""
+
+    def close() -> None:
+        density = links / chars if chars else 0.0
+        if density > cfg.max_link_density or (kind == "caption" and not cfg.keep_captions):
+            classes.append(BAD)
+        elif kind == "h":
+            classes.append(HEADING)
+        elif chars < cfg.length_low:
+            classes.append(SHORT)
+        elif chars >= cfg.length_high and density <= cfg.max_good_link_density:
+            classes.append(GOOD)
+        else:
+            classes.append(NEAR)
+
+    last = None
+    for b in blocks:
+        if b.group != last:
+            if last is not None:
+                close()
+            chars = links = 0
+            kind = b.kind
+            last = b.group
+        chars += b.chars
+        links += b.link_chars
+        group_of.append(len(classes))
+    if blocks:
+        close()
+    return group_of, classes
+
+
+def _nearest(classes: list[str], edge: str, step: int) -> list[str]:
+    """Per group, the class of the nearest good or bad group before it (``step`` 1)
+    or after it (``step`` -1); one pass, so a page of 100k short lines stays linear."""
+    out = [edge] * len(classes)
+    seen = edge
+    order = range(len(classes)) if step == 1 else range(len(classes) - 1, -1, -1)
+    for i in order:
+        out[i] = seen
+        if classes[i] in (GOOD, BAD):
+            seen = classes[i]
+    return out
+
+
+def _resolve(classes: list[str], cfg: ClassifyConfig) -> list[bool]:
+    n = len(classes)
+    before, after = _nearest(classes, cfg.edge, 1), _nearest(classes, cfg.edge, -1)
+    keep = [c == GOOD for c in classes]
+    for i, c in enumerate(classes):
+        if c == SHORT:
+            keep[i] = before[i] == GOOD and after[i] == GOOD
+        elif c == NEAR:
+            keep[i] = (before[i] == GOOD and after[i] == GOOD) if cfg.near_needs_both else GOOD in (before[i], after[i])
+    for i, c in enumerate(classes):
+        if c == HEADING:
+            # Kept when the text right after it (past other headings) is kept.
+            j = i + 1
+            while j < n and classes[j] == HEADING and j - i < cfg.heading_distance:
+                j += 1
+            keep[i] = j < n and classes[j] != HEADING and keep[j]
+    return keep
+
+
+def classify(blocks: list[Block], cfg: ClassifyConfig) -> list[Block]:
+    """The blocks to keep, in order, each line once."""
+    if not blocks:
+        return []
+    group_of, classes = _group_classes(blocks, cfg)
+    if GOOD not in classes:
+        # No long paragraph anywhere (tables, lists, short notes): the
+        # longest kind of text there is stands in for good text.
+        classes = [GOOD if c == NEAR else c for c in classes]
+    keep = _resolve(classes, cfg)
+    seen: set[str] = set()
+    out = []
+    for b, g in zip(blocks, group_of):
+        if keep[g] and b.text not in seen:
+            seen.add(b.text)
+            out.append(b)
+    return out

@@ -1,0 +1,227 @@
+"""The boilerplate extractor: what it keeps on small pages, its parts, and
+pages built to break it."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from stages.extract import ExtractConfig, ExtractStage, make_extractor
+from stages.extract.blocks import extract_blocks
+from stages.extract.boilerplate import BoilerplateConfig, BoilerplateExtractor
+from stages.extract.cascade import CascadeExtractor
+from stages.extract.classify import ClassifyConfig
+from stages.extract.dom import ExtractionError, nesting_depth, parse
+from stages.extract.hints import BOILERPLATE, CONTENT, name_hint
+
+FIXTURES = Path(__file__).parent / "fixtures" / "extract"
+CASES = sorted(p.stem for p in FIXTURES.glob("*.html"))
+
+
+@pytest.fixture(scope="module")
+def extract():
+    return BoilerplateExtractor()
+
+
+# ---------------------------------------------------------------- whole pages
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_fixture_keeps_exactly_the_main_text(extract, case):
+    html = (FIXTURES / f"{case}.html").read_text(encoding="utf-8")
+    expected = (FIXTURES / f"{case}.txt").read_text(encoding="utf-8").rstrip("\n")
+    assert extract(html) == expected
+
+
+def test_fixtures_cover_the_cases_the_issue_lists():
+    assert set(CASES) >= {"navigation_footer", "cookie_share_comments", "table_list_br", "nested_articles",
+                          "no_main_content", "cjk_no_spaces"}
+
+
+def test_is_the_default_extractor():
+    assert ExtractConfig().extractor == "boilerplate"
+    assert isinstance(make_extractor(ExtractConfig()), BoilerplateExtractor)
+
+
+def test_a_line_repeated_on_the_page_is_kept_once(extract):
+    p = "<p>Every line of this paragraph is long enough to count as good text on its own merits, twice over.</p>"
+    assert extract(f"<html><body><article>{p}{p}</article></body></html>").splitlines() == [
+        "Every line of this paragraph is long enough to count as good text on its own merits, twice over."
+    ]
+
+
+def test_link_lists_between_paragraphs_are_dropped(extract):
+    p1 = "<p>The first paragraph of the story is long enough to be good text, with no links at all in it.</p>"
+    links = "<p><a href='/1'>Read more about this</a> <a href='/2'>and about that</a></p>"
+    p2 = "<p>The second paragraph of the story is just as long, so the link line sits between good text.</p>"
+    assert extract(f"<html><body>{p1}{links}{p2}</body></html>").splitlines() == [
+        "The first paragraph of the story is long enough to be good text, with no links at all in it.",
+        "The second paragraph of the story is just as long, so the link line sits between good text.",
+    ]
+
+
+def test_figure_captions_are_dropped_unless_asked_for():
+    p1 = "<p>The first paragraph of the story is long enough to be good text, with no links at all in it.</p>"
+    fig = "<figure><img src='x.jpg'><figcaption>Photo: Jane Doe / Agency</figcaption></figure>"
+    p2 = "<p>The second paragraph of the story is just as long, and the photo sits between the two of them.</p>"
+    html = f"<html><body><article>{p1}{fig}{p2}</article></body></html>"
+    assert "Photo: Jane Doe / Agency" not in BoilerplateExtractor()(html).splitlines()
+    keep = BoilerplateExtractor(BoilerplateConfig(blocks=ClassifyConfig(keep_captions=True)))
+    assert keep(html).splitlines()[1] == "Photo: Jane Doe / Agency"
+
+
+# ---------------------------------------------------------------- parts
+
+
+def blocks_of(html: str):
+    return extract_blocks(parse(html).body)
+
+
+def test_blocks_one_line_per_block_with_link_chars():
+    got = [(b.text, b.chars, b.link_chars, b.kind) for b in blocks_of(
+        "<body><h2>Title</h2><p>Some <a href='x'>linked words</a> here</p><ul><li>one</li><li>two <b>bold</b></li></ul></body>"
+    )]
+    assert got == [
+        ("Title", 5, 0, "h"),
+        ("Some linked words here", 19, 11, "p"),
+        ("one", 3, 0, "li"),
+        ("two bold", 7, 0, "li"),
+    ]
+
+
+def test_br_lines_share_their_paragraphs_group_and_table_rows_are_lines():
+    blocks = blocks_of("<body><p>a b<br>c<br><br>d</p><table><tr><td>1</td><td>2</td></tr><tr><td>3</td></tr></table></body>")
+    assert [b.text for b in blocks] == ["a b", "c", "d", "1 2", "3"]
+    assert len({b.group for b in blocks[:3]}) == 1
+    assert len({b.group for b in blocks[3:]}) == 2
+
+
+def test_pre_keeps_its_lines():
+    assert [b.text for b in blocks_of("<body><pre>x = 1\n  y = 2\n</pre></body>")] == ["x = 1", "y = 2"]
+
+
+def test_char_counts_do_not_assume_spaces_and_weigh_wide_scripts():
+    (b,) = blocks_of("<body><p>春天的雨 总是来得很轻</p></body>")
+    assert (b.chars, b.text) == (20, "春天的雨 总是来得很轻")  # 10 Han characters, 2 each
+    (b,) = blocks_of("<body><p>Ein Satz, <a href='/x'>verlinkt</a>.</p></body>")
+    assert (b.chars, b.link_chars) == (17, 8)  # spaces do not count
+
+
+@pytest.mark.parametrize(
+    "name, hint",
+    [
+        ("site-footer ", BOILERPLATE),
+        ("comments-area comments", BOILERPLATE),
+        ("jp-relatedposts ", BOILERPLATE),
+        ("cookie-notice ", BOILERPLATE),
+        (" mainnav", 0),  # "nav" must start a word
+        ("hidden ", BOILERPLATE),
+        ("hidden-xs ", 0),
+        ("field--label-hidden ", 0),
+        ("canvas ", 0),
+        ("commentary ", 0),
+        ("text-center ", 0),
+        ("entry-content ", CONTENT),
+        ("article-content sticky-sidebar", CONTENT),
+        ("content ", CONTENT),
+        (" main", CONTENT),
+    ],
+)
+def test_name_hints(name, hint):
+    assert name_hint(name) == hint
+
+
+def test_nesting_depth_ignores_void_and_auto_closed_elements():
+    assert nesting_depth("<div><p>a<p>b<br><img src=x><div><span>c</span></div></div>") == 3
+
+
+# ---------------------------------------------------------------- pages built to break it
+
+
+def test_a_20_mb_page(extract):
+    para = "<p>Paragraph {} of a very long page, long enough to be good text when it stands on its own.</p>"
+    html = "<html><body><article>" + "".join(para.format(i) for i in range(210_000)) + "</article></body></html>"
+    assert len(html) > 20_000_000
+    lines = extract(html).splitlines()
+    assert len(lines) == 210_000
+    assert lines[123_456] == "Paragraph 123456 of a very long page, long enough to be good text when it stands on its own."
+
+
+def test_100k_nested_tags_are_refused_not_parsed(extract):
+    html = "<html><body>" + "<div>" * 100_000 + "deep" + "</div>" * 100_000 + "</body></html>"
+    with pytest.raises(ExtractionError, match="nested deeper than 2000"):
+        extract(html)
+
+
+def test_the_resiliparse_option_refuses_deep_nesting_too():
+    # resiliparse parses 100k nested elements fast, but its main_content pass then hangs.
+    resiliparse = make_extractor(ExtractConfig(extractor="resiliparse"))
+    with pytest.raises(ExtractionError):
+        resiliparse("<html><body>" + "<div>" * 100_000 + "deep" + "</div>" * 100_000 + "</body></html>")
+    assert resiliparse("<html><body><p>Some text.</p></body></html>") == "Some text."
+
+
+def test_nesting_below_the_limit_is_walked_without_recursion(extract):
+    text = "Deep inside many elements there is a paragraph long enough to count as good text on its own."
+    html = "<html><body>" + "<div>" * 1500 + f"<p>{text}</p>" + "</div>" * 1500 + "</body></html>"
+    assert extract(html) == text
+
+
+def test_many_short_lines_stay_linear(extract):
+    # Context rules look for the nearest good paragraph: once per page, not once per line.
+    html = "<html><body>" + "<p>ab</p>" * 50_000 + "</body></html>"
+    assert extract(html) == ""
+
+
+def test_many_paragraphs_inside_deeply_nested_marks(extract):
+    para = "<p>Paragraph {} inside a deep stack of content containers, long enough to be good text.</p>"
+    html = ("<html><body>" + "<div class='content'>" * 1500 + "".join(map(para.format, range(20_000)))
+            + "</div>" * 1500 + "</body></html>")
+    lines = extract(html).splitlines()
+    assert (len(lines), lines[-1]) == (20_000, para.format(19_999)[3:-4])
+
+
+def test_binary_garbage_labelled_html_gives_a_string(extract):
+    rng = random.Random(7)
+    garbage = bytes(rng.randrange(256) for _ in range(210_000)).decode("latin-1")
+    assert isinstance(extract(garbage), str)
+
+
+@pytest.mark.parametrize("html", ["", "<html></html>", "<html><body></body></html>", "   ", "<!-- only a comment -->"])
+def test_empty_pages_give_empty_text(extract, html):
+    assert extract(html) == ""
+
+
+def test_stage_counts_refused_and_empty_pages():
+    stage = ExtractStage(ExtractConfig())
+    good = "<html><body><p>" + "A sentence that is long enough to be kept on its own as main text. " * 2 + "</p></body></html>"
+    deep = "<html><body>" + "<div>" * 30_000 + "x" + "</div>" * 30_000 + "</body></html>"
+    batch = pa.table({"id": ["a", "b", "c", "d"], "html": [good, deep, "<html><body></body></html>", None]})
+    out = stage(batch)
+    assert out.column("reason").to_pylist() == [None, "extract_error", "no_text", "no_text"]
+    assert out.column("text").to_pylist()[0].startswith("A sentence that is long enough")
+    assert "nested deeper than 2000" in out.column("details").to_pylist()[1]
+
+
+# ---------------------------------------------------------------- cascade
+
+
+def test_cascade_sends_only_unsure_pages_to_the_slow_path():
+    cascade = CascadeExtractor()
+    cascade.slow = lambda html: "from the slow path"
+    para = "<p>Paragraph {} of an article that is long enough for the fast path to be sure of it on its own.</p>"
+    article = "<html><body><nav><a href='/'>Home</a></nav><article>" + "".join(map(para.format, range(5))) + "</article></body></html>"
+    assert cascade(article).startswith("Paragraph 0 of an article")
+    assert cascade("<html><body><p>Only a short line.</p></body></html>") == "from the slow path"
+    assert dict(cascade.stats) == {"fast": 1, "slow": 1}
+    assert cascade.slow_fraction == 0.5
+
+
+def test_cascade_keeps_the_fast_answer_when_the_slow_path_finds_nothing():
+    cascade = CascadeExtractor()
+    cascade.slow = lambda html: ""
+    assert cascade("<html><body><p>Only a short line.</p></body></html>") == ""
+    assert cascade.stats["slow_empty"] == 1
