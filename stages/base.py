@@ -89,16 +89,20 @@ class ChainStats:
     seconds: Counter = field(default_factory=Counter)
     docs_in: Counter = field(default_factory=Counter)
     rejected: Counter = field(default_factory=Counter)
+    #: a stage's own counts ("stage.key"), from its optional ``drain_counters()``
+    counters: Counter = field(default_factory=Counter)
 
     def merge(self, other: "ChainStats") -> None:
         self.seconds.update(other.seconds)
         self.docs_in.update(other.docs_in)
         self.rejected.update(other.rejected)
+        self.counters.update(other.counters)
 
     def to_dict(self) -> dict:
         return {
             "stage_seconds": {k: round(v, 4) for k, v in self.seconds.items()},
             "stage_docs_in": dict(self.docs_in),
+            "stage_counters": dict(sorted(self.counters.items())),
             "rejected_by_reason": dict(sorted(self.rejected.items())),
         }
 
@@ -152,6 +156,9 @@ def run_chain(
         t0 = time.perf_counter()
         batch = stage(batch)
         stats.seconds[stage.name] += time.perf_counter() - t0
+        drain = getattr(stage, "drain_counters", None)
+        if drain is not None:
+            stats.counters.update({f"{stage.name}.{k}": v for k, v in drain().items()})
         batch, rej = split_rejected(batch, stage.name, keep_rejected_text)
         if rej is not None:
             rejected.append(rej)

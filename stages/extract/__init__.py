@@ -20,6 +20,7 @@ See docs/extraction.md for how they compare on the dev set.
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Callable
 from typing import Literal
 
@@ -127,6 +128,15 @@ class ExtractStage:
         if len(text) < max(self.config.min_text_chars, 1):
             return None, "no_text", None
         return text, None, None
+
+    def drain_counters(self) -> Counter:
+        """Pages per extraction path since the last call (the cascade's slow-path share)."""
+        stats = getattr(self.extract, "stats", None)
+        if not stats:
+            return Counter()
+        out = Counter(stats)
+        stats.clear()
+        return out
 
     def __call__(self, batch: pa.Table) -> pa.Table:
         results = [self.one(h) for h in batch.column("html").to_pylist()]
