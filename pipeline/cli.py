@@ -70,13 +70,26 @@ def main(argv: list[str] | None = None) -> int:
         record = run(config, address=args.address, progress=not args.no_progress)
     except (ConfigError, InputError) as e:
         return _fail(str(e))
+    return _report(record, config.output.root)
+
+
+def _report(record: dict, output: str) -> int:
+    """Print each phase's counts; exit 1 if any unit failed (a rerun retries it)."""
     phase1 = record["phases"]["extracted"]
-    print(json.dumps({k: phase1[k] for k in ("files", "responses", "kept", "rejected", "malformed_records") if k in phase1}))
-    print(f"output: {config.output.root}")
-    if phase1["files_failed"]:
-        for src, err in phase1["files_failed"].items():
-            print(f"failed: {src}: {err}", file=sys.stderr)
-        return _fail(f"{len(phase1['files_failed'])} input files failed; rerun the same command to retry them", 1)
+    print("phase 1 (extracted):", json.dumps({k: phase1[k] for k in ("files", "responses", "kept", "rejected", "malformed_records") if k in phase1}))
+    phase2 = record["phases"].get("deduped")
+    if phase2:
+        print("phase 2 (deduped):", json.dumps({k: phase2[k] for k in ("in", "kept", "rejected") if k in phase2}))
+    print(f"output: {output}")
+    failed = 0
+    for src, err in phase1["files_failed"].items():
+        print(f"failed: {src}: {err}", file=sys.stderr)
+        failed += 1
+    for part, err in (phase2 or {}).get("failed_parts", {}).items():
+        print(f"failed: phase 2: {part}: {err}", file=sys.stderr)
+        failed += 1
+    if failed:
+        return _fail(f"{failed} units failed; rerun the same command to retry them", 1)
     return 0
 
 

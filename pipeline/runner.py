@@ -25,6 +25,7 @@ from tqdm import tqdm
 from pipeline.config import RunConfig
 from pipeline.inputs import expand_inputs, unit_name
 from pipeline.phase1 import PHASE, Phase1, s3_options
+from pipeline.phase2 import run_phase2
 from pipeline.storage import Storage, is_s3
 
 log = logging.getLogger(__name__)
@@ -110,6 +111,7 @@ def summarize_phase1(results: dict) -> dict:
     by_type: Counter = Counter()
     reasons: Counter = Counter()
     seconds: Counter = Counter()
+    counters: Counter = Counter()
     failed = {}
     for unit, s in sorted(results.items()):
         if "failed" in s:
@@ -119,6 +121,7 @@ def summarize_phase1(results: dict) -> dict:
         by_type.update(s["records_by_type"])
         reasons.update(s["rejected_by_reason"])
         seconds.update(s["stage_seconds"])
+        counters.update(s.get("stage_counters", {}))
     return {
         "files": len(results),
         "files_failed": failed,
@@ -126,6 +129,7 @@ def summarize_phase1(results: dict) -> dict:
         "records_by_type": dict(sorted(by_type.items())),
         "rejected_by_reason": dict(sorted(reasons.items(), key=lambda kv: -kv[1])),
         "stage_seconds": {k: round(v, 2) for k, v in seconds.items()},
+        "stage_counters": dict(sorted(counters.items())),
     }
 
 
@@ -151,6 +155,9 @@ def run(config: RunConfig, address: str | None = None, progress: bool = True) ->
     workers = config.ray.workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
     log.info("%d input files, %d workers, output %s", len(files), workers, storage.root_uri)
     phase1 = summarize_phase1(run_phase1(config, files, storage, workers, progress))
+    phases = {PHASE: phase1}
+    if config.dedup.enabled:
+        phases["deduped"] = run_phase2(config, storage, workers, progress)
     record = {
         "name": config.name,
         "config": config.model_dump(mode="json"),
@@ -158,7 +165,7 @@ def run(config: RunConfig, address: str | None = None, progress: bool = True) ->
         "inputs": files,
         "started": started.isoformat(),
         "finished": dt.datetime.now(dt.timezone.utc).isoformat(),
-        "phases": {PHASE: phase1},
+        "phases": phases,
     }
     storage.write_json(record, "run.json")
     return record

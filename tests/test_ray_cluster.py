@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, Page, html
+from tests.conftest import REPO, SAMPLES
 
 pytestmark = pytest.mark.ray
 
@@ -52,8 +52,12 @@ def cluster(tmp_path):
 
     def start(*args):
         # --block keeps each node's processes under one process group that we
-        # stop ourselves: `ray stop` would kill every Ray on the machine.
-        return subprocess.Popen([ray, "start", "--block", *args], env=env, start_new_session=True,
+        # stop ourselves: `ray stop` would kill every Ray on the machine.  Every
+        # agent port is chosen here: the defaults (52365...) may be held by
+        # another Ray on this machine (the tests' embedded one, for instance).
+        ports = [f"--dashboard-agent-listen-port={_free_port()}", f"--dashboard-agent-grpc-port={_free_port()}",
+                 f"--metrics-export-port={_free_port()}", f"--runtime-env-agent-port={_free_port()}"]
+        return subprocess.Popen([ray, "start", "--block", *args, *ports], env=env, start_new_session=True,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     assert sh("get-auth-token", "--generate").returncode == 0
@@ -84,22 +88,23 @@ def _wait_for_nodes(sh, gcs: int, n: int, timeout: float = 90) -> None:
     raise TimeoutError(f"Ray cluster did not reach {n} nodes: {status.stdout[-500:]} {status.stderr[-500:]}")
 
 
-def test_job_submit_runs_the_pipeline_on_a_cluster(cluster, warc_factory, tmp_path):
+def test_job_submit_runs_the_pipeline_on_a_cluster(cluster, tmp_path):
     env, dashboard, ray = cluster
-    for n in range(2):
-        warc_factory(f"crawl-{n}.warc.gz", [
-            Page(f"http://site{n}.example/{i}", html(f"Article {i}", "A long enough English paragraph about trains and stations. " * 6).encode())
-            for i in range(3)
-        ])
+    inputs = sorted(SAMPLES.glob("*.warc.gz"))[:2]
     out = tmp_path / "job-out"
-    job = subprocess.run(
-        [ray, "job", "submit", "--address", dashboard, "--working-dir", str(REPO), "--",
-         "python", "-m", "jobs.run", "jobs/sample.yaml", "-i", str(tmp_path / "crawl-*.warc.gz"), "-o", str(out), "--no-progress"],
-        env=env, capture_output=True, text=True, timeout=600,
-    )
+    args = [a for p in inputs for a in ("-i", str(p))]
+    submit = [ray, "job", "submit", "--address", dashboard, "--working-dir", str(REPO), "--",
+              "python", "-m", "jobs.run", "jobs/sample.yaml", *args, "-o", str(out), "--no-progress"]
+    for _ in range(30):  # the head's job agent comes up a little after the node
+        job = subprocess.run(submit, env=env, capture_output=True, text=True, timeout=900)
+        if "No available agent" not in job.stderr:
+            break
+        time.sleep(2)
     assert job.returncode == 0, job.stdout[-3000:] + job.stderr[-3000:]
     assert "succeeded" in job.stdout + job.stderr
     record = json.loads((out / "run.json").read_text())
-    assert record["phases"]["extracted"]["files"] == 2
-    assert record["phases"]["extracted"]["kept"] == 6
-    assert len(list((out / "documents" / "extracted").glob("part-*.parquet"))) == 2
+    phase1, phase2 = record["phases"]["extracted"], record["phases"]["deduped"]
+    assert phase1["files"] == 2 and not phase1["files_failed"]
+    assert phase1["responses"] == phase1["kept"] + phase1["rejected"] and phase1["kept"] > 100
+    assert phase2["in"] == phase1["kept"] and phase2["kept"] + phase2["rejected"] == phase2["in"]
+    assert len(list((out / "documents" / "deduped").glob("part-*.parquet"))) == 2

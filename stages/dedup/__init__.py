@@ -1,1 +1,14 @@
-"""Phase 2: exact and MinHash-LSH fuzzy deduplication on Ray."""
+"""Phase 2: exact and MinHash-LSH fuzzy deduplication on Ray (driver: pipeline/phase2.py).
+
+Modules, one idea each:
+
+* ``config``     -- the ``dedup:`` section of a run config
+* ``normalize``  -- text normalization over Arrow batches
+* ``minhash``    -- shingles, shingle hashes, datasketch-compatible signatures
+* ``lsh``        -- bands x rows for a threshold, band bucket keys
+* ``exact``      -- exact text / URL keys
+* ``edges``      -- buckets -> star edges (optional exact Jaccard verification)
+* ``components`` -- connected components: scipy locally, large-star/small-star on Ray Data
+* ``keep``       -- which document of a cluster stays, and why the others go
+* ``hashing``    -- MurmurHash3 finalizers over numpy arrays
+"""

@@ -1,11 +1,121 @@
-"""Parameters of deduplication."""
+"""Parameters of deduplication (the ``dedup:`` section of a run config).
+
+Defaults and the reasons for them are in docs/dedup.md (measured on the
+samples and on the synthetic corpora of benchmarks/dedup_scale.py).
+"""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class NormalizeConfig(BaseModel):
+    """Text normalization before hashing (whitespace is always collapsed)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    lowercase: bool = Field(True, description="lowercase the text")
+    punctuation: bool = Field(True, description="turn Unicode punctuation and symbols into spaces (DataTrove's simplify_text)")
+    digits: bool = Field(True, description="replace every number (digits with . or , separators) by 0, so dates and counters do not count")
+    strip_accents: bool = Field(False, description="NFKD-decompose and drop combining marks (é -> e); costs about a third more normalization time")
+
+
+class ExactNormalizeConfig(NormalizeConfig):
+    """Normalization before the exact hash: by default only whitespace is collapsed."""
+
+    lowercase: bool = Field(False, description="lowercase the text")
+    punctuation: bool = Field(False, description="turn Unicode punctuation and symbols into spaces")
+    digits: bool = Field(False, description="replace every number by 0")
+
+
+class ExactConfig(BaseModel):
+    """Exact duplicates: same text after a light normalization (and optionally same URL)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = Field(True, description="remove exact duplicates (128-bit BLAKE2b of the normalized text)")
+    normalize: ExactNormalizeConfig = Field(
+        default_factory=ExactNormalizeConfig, description="normalization before the exact hash (whitespace is always collapsed)"
+    )
+    urls: bool = Field(False, description="also treat documents with the same URL (scheme, fragment and trailing slash ignored) as duplicates")
+
+
+class MinHashConfig(BaseModel):
+    """Near duplicates: MinHash signatures and LSH banding."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = Field(True, description="remove near duplicates (MinHash-LSH)")
+    normalize: NormalizeConfig = Field(default_factory=NormalizeConfig, description="normalization before shingling")
+    shingle: Literal["word", "char"] = Field("word", description="shingles of words or of characters (char suits text without spaces: zh, ja, th)")
+    ngram: int = Field(5, ge=1, le=64, description="shingle length in words or characters")
+    num_perm: int = Field(128, ge=2, le=1024, description="number of hash permutations (signature length)")
+    seed: int = Field(1, ge=0, description="seed of the permutations (datasketch's MinHash seed)")
+    scheme: Literal["affine32", "affine64", "legacy"] = Field(
+        "affine32", description="datasketch permutation scheme: affine32 (32-bit, its default), affine64 (64-bit), legacy (datasketch < 2.0)"
+    )
+    hash: Literal["poly", "sha1"] = Field(
+        "poly",
+        description="shingle hash: poly (vectorized; datasketch gives the same signature with hashfunc=stages.dedup.minhash.poly_hash32/64) "
+        "or sha1 (datasketch's default hashfunc, bit-identical, about 5x slower)",
+    )
+    threshold: float = Field(0.5, gt=0.0, lt=1.0, description="target Jaccard similarity; bands x rows are chosen for it by datasketch's optimal-parameter routine")
+    false_positive_weight: float = Field(0.5, ge=0.0, le=1.0, description="weight of false positives when choosing bands x rows")
+    false_negative_weight: float = Field(0.5, ge=0.0, le=1.0, description="weight of false negatives when choosing bands x rows")
+    bands: int | None = Field(None, ge=1, description="override: number of LSH bands (with rows)")
+    rows: int | None = Field(None, ge=1, description="override: signature values per band (with bands)")
+    verify: Literal["off", "signature", "exact"] = Field(
+        "signature",
+        description="check every candidate pair (member vs bucket minimum) and drop it below verify_threshold: signature = "
+        "agreement of the two full signatures (a join of the edges with dedup/signatures/), exact = Jaccard of the shingle "
+        "sets (bucket rows then carry the shingle hashes: ~100x shuffle volume for 300-word documents)",
+    )
+    verify_threshold: float = Field(
+        0.3, ge=0.0, le=1.0, description="similarity a verified candidate pair must reach (chance bucket matches are far below it)"
+    )
+
+    @model_validator(mode="after")
+    def _bands_rows(self) -> "MinHashConfig":
+        if (self.bands is None) != (self.rows is None):
+            raise ValueError("set both bands and rows, or neither")
+        if self.bands is not None and self.bands * self.rows > self.num_perm:
+            raise ValueError(f"bands x rows = {self.bands * self.rows} exceeds num_perm = {self.num_perm}")
+        return self
+
+
+class ComponentsConfig(BaseModel):
+    """Connected components of the duplicate graph."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    local_max_edges: int = Field(
+        20_000_000, ge=0, description="at most this many edges: one process (scipy); more: distributed large-star/small-star on Ray Data"
+    )
+    max_rounds: int = Field(64, ge=1, description="large-star/small-star rounds before giving up with an error")
+
+
+class KeepConfig(BaseModel):
+    """Which document of a duplicate cluster stays."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    score_column: str = Field(
+        "quality_score", description="when the documents have this column, keep the highest score (ties: smallest id); else the smallest id"
+    )
 
 
 class DedupConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     enabled: bool = Field(True, description="run phase 2 (deduplication)")
+    exact: ExactConfig = Field(default_factory=ExactConfig, description="exact duplicates")
+    minhash: MinHashConfig = Field(default_factory=MinHashConfig, description="near duplicates")
+    components: ComponentsConfig = Field(default_factory=ComponentsConfig, description="connected components")
+    keep: KeepConfig = Field(default_factory=KeepConfig, description="keep policy")
+    partition_rows: int = Field(
+        2_000_000, ge=100, description="target rows per shuffle partition (bucket rows, edges): bounds the memory of one task"
+    )
+    batch_docs: int = Field(2000, ge=1, description="documents per signature batch")
+    keep_intermediate: bool = Field(True, description="keep dedup/ (signatures, buckets, edges, components) after the run")

@@ -1,0 +1,53 @@
+"""Assemble benchmarks/README.md from the latest results/*.md.
+
+Each benchmark script writes its own table to results/<name>.md; this puts
+them together in a fixed order so README.md never drifts from the results.
+
+    python benchmarks/report.py
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+SECTIONS = [
+    ("phase1", "python benchmarks/phase1.py", "Phase 1 end to end (WARC → text → filters → Parquet) against DataTrove"),
+    ("extraction", "python benchmarks/extraction.py", "Main-text extraction: accuracy and speed on the shared dev set"),
+    ("filters", "python benchmarks/filters.py", "Heuristic filters against DataTrove's"),
+    ("dedup_signatures", "python benchmarks/dedup_signatures.py", "MinHash signatures against datasketch"),
+    ("dedup_samples", "python benchmarks/dedup_samples.py", "Deduplication quality on samples/"),
+    ("dedup_scale", "python benchmarks/dedup_scale.py", "Deduplication at scale against DataTrove"),
+]
+
+INTRO = """# Benchmarks
+
+Every figure here is measured against a baseline in the same run on the same
+input (DataTrove 0.10, trafilatura, resiliparse, datasketch; see
+`../shared/BASELINES.md` for how they run offline). Throughput is docs/s per
+core (one process pinned to one CPU unless a table says otherwise), memory is
+peak RSS. The machine is the project's CI kind: 2 cores, 24 GiB. Baselines are
+installed with the `bench` extra: `pip install -e '.[bench]'` (never a runtime
+dependency).
+
+This file is assembled from `results/*.md` by `python benchmarks/report.py`;
+each section names the command that reproduces it.
+"""
+
+
+def main() -> None:
+    parts = [INTRO]
+    for name, command, title in SECTIONS:
+        path = HERE / "results" / f"{name}.md"
+        if not path.exists():
+            continue
+        body = path.read_text().strip()
+        # Demote the result file's own headings under this section.
+        body = "\n".join("#" + line if line.startswith("#") else line for line in body.splitlines())
+        parts.append(f"## {title}\n\nReproduce: `{command}`\n\n{body}\n")
+    (HERE / "README.md").write_text("\n".join(parts))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,262 @@
+"""MinHash signatures of a whole batch at once, compatible with datasketch.
+
+Pipeline per batch: normalized bytes (normalize.py) -> shingle spans (byte
+ranges of word or character n-grams) -> one hash per shingle -> datasketch's
+permutation scheme -> the minimum per document and permutation.
+
+Compatibility: for a document whose normalized text is ``t``, with
+``shingles = [" ".join(w[i:i+n]) for i ...]`` (``w = t.split(" ")``; a
+document shorter than ``n`` words is one shingle, an empty one has none)::
+
+    m = datasketch.MinHash(num_perm, seed=seed, scheme=scheme, hashfunc=HASHFUNCS[(hash, scheme)])
+    m.update_batch([s.encode() for s in shingles])
+    m.hashvalues == signatures(...)[i]
+
+``hash="sha1"`` is datasketch's default hash function itself (so its default
+``MinHash(num_perm, seed, scheme)`` matches); ``hash="poly"`` is a polynomial
+hash over the shingle bytes finished with MurmurHash3's fmix64, computed for
+all shingles of a batch with two prefix sums instead of one call per shingle.
+The permutations are taken from datasketch itself.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+
+import numpy as np
+import pyarrow as pa
+from datasketch import MinHash
+
+from stages.dedup.config import MinHashConfig
+from stages.dedup.hashing import fmix32 as _fmix32
+from stages.dedup.hashing import fmix64 as _fmix64
+from stages.dedup.normalize import normalize_batch
+
+U64 = np.uint64
+_MERSENNE = U64((1 << 61) - 1)
+_MAX32 = U64((1 << 32) - 1)
+
+# Polynomial hash h(s) = sum_j (s_j + 1) * Q**j mod 2**64, then fmix64.
+# Q is odd, hence invertible mod 2**64 (P = Q**-1), which lets the hash of any
+# byte range come from prefix sums: h(s[l:r]) = P**l * (T[r] - T[l]) with
+# T[k] = sum_{i<k} (s_i + 1) * Q**i.
+_Q = 0x9E3779B97F4A7C15
+_P = pow(_Q, -1, 1 << 64)
+
+
+def poly_hash64(data: bytes) -> int:
+    """The ``poly`` shingle hash of one byte string (the scalar reference)."""
+    h, q = 0, 1
+    for c in data:
+        h = (h + (c + 1) * q) & 0xFFFFFFFFFFFFFFFF
+        q = (q * _Q) & 0xFFFFFFFFFFFFFFFF
+    return int(_fmix64(np.array([h], dtype=U64))[0])
+
+
+def poly_hash32(data: bytes) -> int:
+    """32-bit ``poly`` hash: the low half of :func:`poly_hash64`."""
+    return poly_hash64(data) & 0xFFFFFFFF
+
+
+def sha1_hash32(data: bytes) -> int:
+    from datasketch.hashfunc import sha1_hash32 as f
+
+    return f(data)
+
+
+def sha1_hash64(data: bytes) -> int:
+    from datasketch.hashfunc import sha1_hash64 as f
+
+    return f(data)
+
+
+def datasketch_hashfunc(config: MinHashConfig):
+    """The ``hashfunc`` that makes ``datasketch.MinHash`` reproduce our signatures."""
+    wide = config.scheme == "affine64"
+    if config.hash == "sha1":
+        return sha1_hash64 if wide else sha1_hash32
+    return poly_hash64 if wide else poly_hash32
+
+
+class _Powers:
+    """Q**i and P**i mod 2**64 for i < n, grown on demand and reused."""
+
+    def __init__(self):
+        self.q = np.ones(1, U64)
+        self.p = np.ones(1, U64)
+
+    def get(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        if len(self.q) < n:
+            size = max(n, 2 * len(self.q))
+            self.q, self.p = (self._table(base, size) for base in (_Q, _P))
+        return self.q[:n], self.p[:n]
+
+    @staticmethod
+    def _table(base: int, size: int) -> np.ndarray:
+        t = np.full(size, base, dtype=U64)
+        t[0] = 1
+        return np.cumprod(t, dtype=U64)  # uint64 products wrap modulo 2**64, as wanted
+
+
+_POWERS = _Powers()
+
+
+def poly_hash_spans(data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """``poly_hash64`` of every byte range ``data[starts[i]:ends[i]]`` at once."""
+    q, p = _POWERS.get(len(data) + 1)
+    prefix = np.zeros(len(data) + 1, U64)
+    np.cumsum((data.astype(U64) + U64(1)) * q[: len(data)], dtype=U64, out=prefix[1:])
+    return _fmix64((prefix[ends] - prefix[starts]) * p[starts])
+
+
+def sha1_hash_spans(data: np.ndarray, starts: np.ndarray, ends: np.ndarray, width: int) -> np.ndarray:
+    """datasketch's sha1_hash32/64 of every byte range (one hashlib call each)."""
+    raw = data.tobytes()
+    n = width // 8
+    digests = b"".join([hashlib.sha1(raw[s:e]).digest()[:n] for s, e in zip(starts.tolist(), ends.tolist())])
+    return np.frombuffer(digests, dtype="<u4" if width == 32 else "<u8").astype(U64)
+
+
+def _count_shingles(units: np.ndarray, n: int) -> np.ndarray:
+    """Shingles per document: units - n + 1, one for a short non-empty text, none for empty."""
+    return np.where(units >= n, units - n + 1, np.minimum(units, 1))
+
+
+def _shingle_units(units: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For every shingle: its document, first unit index and last unit index (global)."""
+    counts = _count_shingles(units, n)
+    first_unit = np.concatenate(([0], np.cumsum(units)))[:-1]
+    doc = np.repeat(np.arange(len(units)), counts)
+    first_shingle = np.concatenate(([0], np.cumsum(counts)))[:-1]
+    j = np.arange(int(counts.sum())) - first_shingle[doc]
+    lo = first_unit[doc] + j
+    hi = first_unit[doc] + np.minimum(j + n - 1, units[doc] - 1)
+    return counts, lo, hi
+
+
+def _positions(size: int, *marks: np.ndarray) -> np.ndarray:
+    """The sorted union of position arrays (a mask pass, cheaper than sorting)."""
+    mask = np.zeros(size, dtype=bool)
+    for m in marks:
+        mask[m] = True
+    return np.flatnonzero(mask)
+
+
+def word_shingle_spans(data: np.ndarray, offsets: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Byte spans of word n-grams; returns (shingles per doc, starts, ends)."""
+    lengths = np.diff(offsets)
+    nonempty = lengths > 0
+    spaces = np.flatnonzero(data == 32)
+    # Normalized text has single inner spaces only: words start after a space or at a doc start.
+    word_starts = _positions(len(data), spaces + 1, offsets[:-1][nonempty])
+    word_ends = _positions(len(data) + 1, spaces, offsets[1:][nonempty])
+    spaces_per_doc = np.diff(np.searchsorted(spaces, offsets))
+    words = np.where(nonempty, spaces_per_doc + 1, 0)
+    counts, lo, hi = _shingle_units(words, n)
+    return counts, word_starts[lo], word_ends[hi]
+
+
+def char_shingle_spans(data: np.ndarray, offsets: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Byte spans of character n-grams (characters, not bytes, of UTF-8 text)."""
+    char_starts = np.flatnonzero((data & 0xC0) != 0x80)
+    chars = np.diff(np.searchsorted(char_starts, offsets))
+    counts, lo, hi = _shingle_units(chars, n)
+    bounds = np.concatenate((char_starts, [len(data)]))
+    # A character ends where the next one starts (the buffer's documents are contiguous).
+    return counts, bounds[lo], bounds[hi + 1]
+
+
+@functools.lru_cache(maxsize=16)
+def permutations(num_perm: int, seed: int, scheme: str) -> tuple[np.ndarray, np.ndarray]:
+    """datasketch's permutation parameters (a, b) for these settings."""
+    a, b = MinHash(num_perm=num_perm, seed=seed, scheme=scheme).permutations
+    return np.asarray(a), np.asarray(b)
+
+
+def signature_dtype(scheme: str):
+    return np.uint32 if scheme == "affine32" else np.uint64
+
+
+def empty_value(scheme: str) -> int:
+    """The value of every permutation for a document without shingles (datasketch's initial state)."""
+    return (1 << 64) - 1 if scheme == "affine64" else (1 << 32) - 1
+
+
+def minhash_from_hashes(hashes: np.ndarray, counts: np.ndarray, config: MinHashConfig) -> np.ndarray:
+    """Signatures (docs x num_perm) from shingle hashes grouped by document."""
+    a, b = permutations(config.num_perm, config.seed, config.scheme)
+    dtype = signature_dtype(config.scheme)
+    out = np.full((config.num_perm, len(counts)), empty_value(config.scheme), dtype=dtype)
+    has = counts > 0
+    if not has.any():
+        return out.T
+    seg = np.concatenate(([0], np.cumsum(counts[has])))[:-1]
+    if config.scheme == "affine32":
+        hv = _fmix32((hashes & _MAX32).astype(np.uint32))
+    elif config.scheme == "affine64":
+        hv = _fmix64(hashes)
+    else:
+        hv = hashes & _MAX32
+    buf = np.empty(len(hv), dtype=hv.dtype)
+    # One permutation at a time over every shingle of the batch: long vectors,
+    # no (shingles x num_perm) matrix, and reduceat does the per-document min.
+    for k in range(config.num_perm):
+        np.multiply(hv, a[k].astype(hv.dtype), out=buf)
+        buf += b[k].astype(hv.dtype)
+        if config.scheme == "legacy":
+            np.remainder(buf, _MERSENNE, out=buf)
+            buf &= _MAX32
+        out[k, has] = np.minimum.reduceat(buf, seg)
+    return out.T
+
+
+def shingle_hashes(data: np.ndarray, offsets: np.ndarray, config: MinHashConfig) -> tuple[np.ndarray, np.ndarray]:
+    """(shingles per document, one 64-bit hash per shingle) of normalized texts."""
+    spans = word_shingle_spans if config.shingle == "word" else char_shingle_spans
+    counts, starts, ends = spans(data, offsets, config.ngram)
+    if config.hash == "poly":
+        return counts, poly_hash_spans(data, starts, ends)
+    return counts, sha1_hash_spans(data, starts, ends, 64 if config.scheme == "affine64" else 32)
+
+
+def signatures(
+    texts: pa.Array | pa.ChunkedArray, config: MinHashConfig, max_bytes: int = 1 << 19, return_shingles: bool = False
+) -> tuple[np.ndarray, np.ndarray, pa.LargeListArray | None]:
+    """MinHash signatures of a batch of texts.
+
+    Returns (docs x num_perm signatures, shingles per doc, and with
+    ``return_shingles`` each document's sorted unique shingle hashes).  Works
+    in slices of at most ``max_bytes`` of normalized text so that the per-byte
+    temporaries stay in cache whatever the batch size.
+    """
+    data, offsets = normalize_batch(texts, config.normalize)
+    n = len(offsets) - 1
+    sig = np.empty((n, config.num_perm), dtype=signature_dtype(config.scheme))
+    counts = np.zeros(n, dtype=np.int64)
+    sets = []
+    i = 0
+    while i < n:
+        j = int(np.searchsorted(offsets, offsets[i] + max_bytes, side="right")) - 1
+        j = min(max(j, i + 1), n)
+        lo = int(offsets[i])
+        c, h = shingle_hashes(data[lo : offsets[j]], offsets[i : j + 1] - lo, config)
+        sig[i:j] = minhash_from_hashes(h, c, config)
+        counts[i:j] = c
+        if return_shingles:
+            sets.append(shingle_sets(h, c))
+        i = j
+    if not return_shingles:
+        return sig, counts, None
+    return sig, counts, pa.concat_arrays(sets) if sets else pa.array([], pa.large_list(pa.uint64()))
+
+
+def shingle_sets(hashes: np.ndarray, counts: np.ndarray) -> pa.LargeListArray:
+    """Each document's shingle hashes, sorted and de-duplicated, as a list array."""
+    doc = np.repeat(np.arange(len(counts)), counts)
+    order = np.lexsort((hashes, doc))
+    doc, hashes = doc[order], hashes[order]
+    first = np.concatenate(([True], (doc[1:] != doc[:-1]) | (hashes[1:] != hashes[:-1])))
+    doc, hashes = doc[first], hashes[first]
+    offsets = np.concatenate(([0], np.cumsum(np.bincount(doc, minlength=len(counts)))))
+    return pa.LargeListArray.from_arrays(pa.array(offsets, pa.int64()), pa.array(hashes, pa.uint64()))
