@@ -225,3 +225,19 @@ def test_cascade_keeps_the_fast_answer_when_the_slow_path_finds_nothing():
     cascade.slow = lambda html: ""
     assert cascade("<html><body><p>Only a short line.</p></body></html>") == ""
     assert cascade.stats["slow_empty"] == 1
+
+
+def test_footer_is_not_taken_for_content_on_a_table_of_contents_page():
+    # A documentation index page: the content is all links, and the footer's
+    # licence sentences are the only long, link-poor text on the page.
+    toc = "".join(f'<li><a href="m{i}.html">module{i} - does thing number {i}</a></li>' for i in range(12))
+    html = (
+        '<html><body><div class="document"><div class="body" role="main"><h1>The package</h1>'
+        f"<ul>{toc}</ul></div></div>"
+        '<div class="footer">&copy; Copyright 2001-2026, Python Software Foundation.<br/>'
+        "This page is licensed under the Python Software Foundation License Version 2.<br/>"
+        "Examples, recipes, and other code in the documentation are additionally licensed under the Zero Clause BSD License.<br/>"
+        "</div></body></html>"
+    )
+    text = BoilerplateExtractor()(html)
+    assert "Copyright" not in text and "licensed" not in text

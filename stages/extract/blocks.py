@@ -84,9 +84,11 @@ class Marks:
     ``entered``: the marks in walk order.
     """
 
-    def __init__(self, index: dict[int, int], boilerplate: list[bool]):
+    def __init__(self, index: dict[int, int], boilerplate: list[bool], footer: list[bool] | None = None):
         self.index = index
         self.boilerplate = boilerplate
+        #: the page says outright this is its footer (<footer>, role=contentinfo, class "footer")
+        self.footer = footer or [False] * len(boilerplate)
         self.parent = [-1] * len(boilerplate)
         self.wraps_content = [False] * len(boilerplate)
         self.entered: list[int] = []  # marks in the order the walk entered them: parents first

@@ -107,7 +107,10 @@ def unmark_wrappers(blocks: list[Block], marks: Marks, cfg: BoilerplateConfig) -
     ``max_prune_share`` of all text with a content container inside.
 
     Only the innermost mark of a block is looked at: the outer ones hold even
-    more text, so they are too big as well.
+    more text, so they are too big as well.  An element the page calls its
+    footer outright keeps its mark: on a page whose content is all links (a
+    table of contents) the footer's licence text is the most "good" text
+    there is, and would otherwise become the page.
     """
     chars = [b.chars for b in blocks]
     good = _good_chars(blocks, cfg.blocks)
@@ -116,7 +119,7 @@ def unmark_wrappers(blocks: list[Block], marks: Marks, cfg: BoilerplateConfig) -
     wraps = marks.wraps_content
     for b in blocks:
         m = b.skip
-        if m >= 0 and (in_good[m] > good_limit or (in_chars[m] > limit and wraps[m])):
+        if m >= 0 and not marks.footer[m] and (in_good[m] > good_limit or (in_chars[m] > limit and wraps[m])):
             b.skip = -1
 
 

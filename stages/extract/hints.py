@@ -113,10 +113,23 @@ def hint(node: LexborNode) -> int:
     return 0
 
 
+_FOOTER_NAMES = frozenset(("footer", "site-footer", "page-footer", "global-footer"))
+
+
+def is_footer(node: LexborNode) -> bool:
+    """The page's own word that this is its footer: never a content wrapper."""
+    attrs = node.attributes
+    if node.tag == "footer" or attrs.get("role") == "contentinfo":
+        return True
+    names = f"{attrs.get('class') or ''} {attrs.get('id') or ''}".lower().split()
+    return not _FOOTER_NAMES.isdisjoint(names)
+
+
 def scan(root: LexborNode) -> Marks:
     """Mark the elements under ``root`` that carry a boilerplate or content hint."""
     index: dict[int, int] = {}
     boilerplate: list[bool] = []
+    footer: list[bool] = []
     for node in root.css(_CANDIDATES):
         key = node.mem_id
         if key in index:
@@ -125,4 +138,5 @@ def scan(root: LexborNode) -> Marks:
         if h:
             index[key] = len(boilerplate)
             boilerplate.append(h == BOILERPLATE)
-    return Marks(index, boilerplate)
+            footer.append(h == BOILERPLATE and is_footer(node))
+    return Marks(index, boilerplate, footer)
