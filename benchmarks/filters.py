@@ -23,6 +23,10 @@ process pinned to one CPU, so docs/s is per core and memory is its own:
 Agreement is measured on English documents (DataTrove's filters are its
 English configuration, as FineWeb runs them after its English language
 filter), between DataTrove and ours with the same C4 setting.
+
+See also ``filters_stages.py`` (each filter's time, this tree against an
+earlier revision) and ``filters_verdicts.py`` (the same verdicts, document by
+document, as that revision).
 """
 
 from __future__ import annotations
@@ -242,14 +246,17 @@ def removals_by_rule(docs: list[dict], verdicts: dict, corpus: str, min_share: f
     sel = [d for d in docs if d["corpus"] == corpus]
     langs = [lang for lang, n in collections.Counter(d["language"] for d in sel).most_common(2)]
     by_rule = collections.Counter(verdicts[d["id"]] for d in sel if verdicts[d["id"]])
+    removed = sum(by_rule.values())
     rows = []
     for rule, n in by_rule.most_common():
-        row = [rule, n, pct(n, len(sel))]
+        row = [rule, n, pct(n, removed), pct(n, len(sel))]
         for lang in langs:
             group = [d for d in sel if d["language"] == lang]
             row.append(pct(sum(verdicts[d["id"]] == rule for d in group), len(group)))
         rows.append(row)
-    return markdown_table(["rule (ours)", "docs", "share of all", *(f"share of {lang}" for lang in langs)], rows)
+    rows.append(["**all rules**", removed, pct(removed, removed), pct(removed, len(sel)), *("" for _ in langs)])
+    headers = ["rule (ours)", "docs", "share of removals", "share of all", *(f"share of {lang}" for lang in langs)]
+    return markdown_table(headers, rows)
 
 
 def samples_table(docs: list[dict], results: dict[str, dict], truth: dict[str, dict]) -> str:

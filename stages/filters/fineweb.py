@@ -20,11 +20,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import BaseModel, ConfigDict, Field
 
-from stages.filters.gopher_repetition import duplicates
+from stages.filters import lines as ln
+from stages.filters.charclasses import re2_chars
 from stages.filters.rules import TERMINAL_PUNCTUATION, above, below, empty_rule, ratio, reject, texts_of
 from stages.filters.words import count_words
 
 FINEWEB = "FineWeb (Penedo et al. 2024, Sec. 3.5)"
+_STOP_CHARS = re2_chars(TERMINAL_PUNCTUATION)
 
 
 class FineWebQualityConfig(BaseModel):
@@ -52,21 +54,29 @@ class FineWebQualityFilter:
 
     def __init__(self, config: FineWebQualityConfig | None = None):
         self.config = config or FineWebQualityConfig()
-        self.stop_chars = tuple(TERMINAL_PUNCTUATION)
 
-    def line_stats(self, text: str) -> tuple[int, int, int, int]:
-        """(lines, lines ending in punctuation, short lines, characters in repeated lines) over non-blank lines."""
-        lines = [line for line in text.split("\n") if line.strip()]
-        punct = sum(1 for line in lines if line.rstrip().endswith(self.stop_chars))
-        short = sum(1 for line in lines if len(line) <= self.config.short_line_length)
-        return len(lines), punct, short, duplicates(lines)[1]
+    def line_stats(self, texts: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Per document: lines, lines ending in punctuation, short lines, characters in repeated lines.
+
+        Lines are the non-blank pieces of ``text.split("\\n")``; a line ends in
+        punctuation when ``line.rstrip()`` does; short lines and repeats are
+        judged on the line as it is.
+        """
+        parts = ln.newline_parts(texts)
+        nonblank = ln.lengths(ln.strip(parts.values)) > 0
+        values = parts.values.filter(pa.array(nonblank))
+        doc = parts.doc[nonblank]
+        punct = pc.match_substring_regex(ln.rstrip(values), f"[{_STOP_CHARS}]$").to_numpy(zero_copy_only=False)
+        short = ln.lengths(values) <= self.config.short_line_length
+        _, dup_chars = ln.duplicates(values, doc, parts.n_docs)
+        n = parts.n_docs
+        return (np.bincount(doc, minlength=n), np.bincount(doc, weights=punct, minlength=n),
+                np.bincount(doc, weights=short, minlength=n), dup_chars)  # fmt: skip
 
     def __call__(self, batch: pa.Table) -> pa.Table:
         c = self.config
         texts = texts_of(batch)
-        docs = texts.to_pylist()
-        stats = np.array([self.line_stats(t) for t in docs], dtype=np.float64).reshape(len(docs), 4)
-        lines, punct, short, dup_chars = stats.T
+        lines, punct, short, dup_chars = self.line_stats(texts)
         newlines = pc.count_substring(texts, "\n").to_numpy(zero_copy_only=False)
 
         chars = pc.utf8_length(texts).to_numpy(zero_copy_only=False) - newlines

@@ -20,9 +20,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import BaseModel, ConfigDict, Field
 
+from stages.filters import lines as ln
 from stages.filters import stopwords
 from stages.filters.rules import above, below, empty_rule, ratio, record_skips, reject, texts_of
-from stages.filters.words import NO_SPACE_LANGUAGES, BatchWords
+from stages.filters.words import NO_SPACE_LANGUAGES, BatchWords, batch_words
 
 GOPHER = "Gopher (Rae et al. 2021, App. A1.1.1)"
 #: Languages whose stop words (particles, endings) are written attached to other words.
@@ -75,16 +76,14 @@ class GopherQualityFilter:
         self.config = c = config or GopherQualityConfig()
         lists = {**stopwords.bundled(), **{k: stopwords.normalise(v) for k, v in c.stop_words.items()}}
         self.stop_words = {lang: words for lang, words in lists.items() if words}
-        # One Arrow set of "language\0word" keys: a single is_in over the batch.
-        keys = sorted(f"{lang}\0{w}" for lang, ws in self.stop_words.items() for w in ws)
-        self._stop_keys = pa.array(keys, pa.large_string())
+        self._stop_sets = {lang: pa.array(sorted(ws), pa.large_string()) for lang, ws in self.stop_words.items()}
         self.bullets = tuple(c.bullets)
 
     def __call__(self, batch: pa.Table) -> pa.Table:
         c, n, name = self.config, len(batch), self.name
         texts = texts_of(batch)
         langs = _languages(batch)
-        words = BatchWords(texts.to_pylist())
+        words = batch_words(texts)
         n_words = words.counts
         skips: list[list[str]] = [[] for _ in range(n)]
 
@@ -105,8 +104,7 @@ class GopherQualityFilter:
         rules += above(f"{name}:hash_ratio", hashes, c.max_symbol_word_ratio)
         rules += above(f"{name}:ellipsis_ratio", ellipses, c.max_symbol_word_ratio)
 
-        counts = np.array([self.line_counts(t) for t in texts.to_pylist()], dtype=np.float64).reshape(n, 3)
-        lines, bullet_lines, ellipsis_lines = counts.T
+        lines, bullet_lines, ellipsis_lines = self.line_counts(texts)
         rules += above(f"{name}:bullet_lines", ratio(bullet_lines, lines), c.max_bullet_lines_ratio)
         rules += above(f"{name}:ellipsis_lines", ratio(ellipsis_lines, lines), c.max_ellipsis_lines_ratio)
 
@@ -124,42 +122,60 @@ class GopherQualityFilter:
 
         return record_skips(reject(batch, rules), skips)
 
-    def line_counts(self, text: str) -> tuple[int, int, int]:
-        """(non-blank lines, lines starting with a bullet, lines ending with an ellipsis)."""
-        lines = [line for line in map(str.strip, text.split("\n")) if line]
-        bullets = sum(1 for line in lines if line.startswith(self.bullets))
-        ellipses = sum(1 for line in lines if line.endswith(("...", "…")))
-        return len(lines), bullets, ellipses
+    def line_counts(self, texts: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per document: non-blank lines, lines starting with a bullet, lines ending with an ellipsis.
+
+        A line is a piece of ``text.split("\\n")``, stripped (``str.strip()``).
+        """
+        parts = ln.newline_parts(texts)
+        lines = ln.strip(parts.values)
+        nonblank = ln.lengths(lines) > 0
+        bullet = np.zeros(len(lines), dtype=bool)
+        for b in set(self.bullets):
+            bullet |= pc.starts_with(lines, b).to_numpy(zero_copy_only=False)
+        ellipsis = pc.or_(pc.ends_with(lines, "..."), pc.ends_with(lines, "…")).to_numpy(zero_copy_only=False)
+        return parts.per_doc(nonblank), parts.per_doc(bullet & nonblank), parts.per_doc(ellipsis & nonblank)
 
     def _distinct_stop_words(self, words: BatchWords, langs: list[str | None]) -> np.ndarray:
         """Distinct stop words of its language per document."""
-        if len(words.words) == 0:
-            return np.zeros(words.n_docs, dtype=np.int64)
-        # "l'homme" counts as "l", "that's" as "that": the elided article or
-        # pronoun is the stop word (spaCy and FineWeb-2's lists split them off).
-        lowered = pc.replace_substring_regex(pc.utf8_lower(words.words), r"['’].*", "")
-        word_lang = pa.array([lang or "" for lang in langs], pa.large_string()).take(pa.array(words.doc))
-        candidates, docs = [lowered], [words.doc]
-        affixed = np.array([lang in AFFIX_LANGUAGES for lang in langs], dtype=bool)[words.doc]
-        if affixed.any():
-            # Korean particles and endings are written attached to the word
-            # ("문서의" = 문서 + 의); FineWeb-2 split them with a morphological
-            # tokenizer.  Here a stop word may also be a word's first or last 1-2 syllables.
-            sel = pa.array(affixed)
-            attached = lowered.filter(sel)
-            for start, stop in ((0, 1), (0, 2), (-1, None), (-2, None)):
-                candidates.append(pc.utf8_slice_codeunits(attached, start, stop))
-                docs.append(words.doc[affixed])
-            word_lang = pa.concat_arrays([word_lang] + [word_lang.filter(sel)] * 4)
-        keys = pc.binary_join_element_wise(word_lang, pa.concat_arrays(candidates), pa.scalar("\0", pa.large_string()))
-        doc = np.concatenate(docs)
-        hit = pc.is_in(keys, value_set=self._stop_keys).to_numpy(zero_copy_only=False)
-        if not hit.any():
-            return np.zeros(words.n_docs, dtype=np.int64)
-        codes = pc.dictionary_encode(keys.filter(pa.array(hit))).indices.to_numpy(zero_copy_only=False)
+        found = np.zeros(words.n_docs, dtype=np.int64)
+        doc_langs = np.array([lang or "" for lang in langs], dtype=object)
+        listed = sorted(set(doc_langs) & set(self._stop_sets))
+        if len(words.words) == 0 or not listed:
+            return found
+        lowered = _without_elision(pc.utf8_lower(words.words))
+        hit_words, hit_docs = [], []
+        for lang in listed:  # one set lookup per language of the batch
+            sel = (doc_langs == lang)[words.doc]
+            candidates = lowered if sel.all() else lowered.filter(pa.array(sel))
+            docs = words.doc[sel]
+            if lang in AFFIX_LANGUAGES:
+                # Korean particles and endings are written attached to the word
+                # ("문서의" = 문서 + 의); FineWeb-2 split them with a morphological
+                # tokenizer.  Here a stop word may also be a word's first or last 1-2 syllables.
+                ends = [pc.utf8_slice_codeunits(candidates, a, b) for a, b in ((0, 1), (0, 2), (-1, None), (-2, None))]
+                candidates = pa.concat_arrays([candidates, *ends])
+                docs = np.tile(docs, 5)
+            hit = pc.is_in(candidates, value_set=self._stop_sets[lang]).to_numpy(zero_copy_only=False)
+            hit_words.append(candidates.filter(pa.array(hit)))
+            hit_docs.append(docs[hit])
+        doc = np.concatenate(hit_docs)
+        if len(doc) == 0:
+            return found
+        codes = pc.dictionary_encode(pa.concat_arrays(hit_words)).indices.to_numpy(zero_copy_only=False)
         width = int(codes.max()) + 1
-        pairs = np.unique(doc[hit].astype(np.int64) * width + codes)
+        pairs = np.unique(doc.astype(np.int64) * width + codes)
         return np.bincount(pairs // width, minlength=words.n_docs)
+
+
+def _without_elision(lowered: pa.Array) -> pa.Array:
+    """ "l'homme" counts as "l", "that's" as "that": the elided article or
+    pronoun is the stop word (spaCy and FineWeb-2's lists split them off)."""
+    apostrophe = pc.or_(pc.match_substring(lowered, "'"), pc.match_substring(lowered, "’"))
+    if not pc.any(apostrophe).as_py():
+        return lowered
+    cut = pc.replace_substring_regex(lowered.filter(apostrophe), r"['’].*", "")
+    return pc.replace_with_mask(lowered, apostrophe, cut)
 
 
 def _count(texts, needle: str) -> np.ndarray:

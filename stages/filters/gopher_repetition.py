@@ -20,18 +20,15 @@ for the whole batch at once from hashed word ids (see :func:`ngram_chars`).
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
+from stages.filters import lines as ln
 from stages.filters.rules import above, empty_rule, ratio, reject, texts_of
-from stages.filters.words import BatchWords
+from stages.filters.words import BatchWords, batch_words
 
 TABLE_A1 = "Gopher (Rae et al. 2021, Table A1)"
-_PARAGRAPH = re.compile(r"\n{2,}")
-_LINE = re.compile(r"\n+")
 
 
 class GopherRepetitionConfig(BaseModel):
@@ -57,7 +54,10 @@ class GopherRepetitionConfig(BaseModel):
 
 
 def duplicates(parts: list[str]) -> tuple[int, int]:
-    """(count, characters) of the parts that repeat an earlier part."""
+    """(count, characters) of the parts that repeat an earlier part: one document's, as the rule reads.
+
+    The filter computes the same for a whole batch with :func:`stages.filters.lines.duplicates`.
+    """
     seen: set[str] = set()
     count = chars = 0
     for p in parts:
@@ -86,50 +86,61 @@ def ngram_chars(words: BatchWords, ns: set[int]) -> tuple[dict[int, np.ndarray],
     about one in 10^9 batches of a million words).  Arrow's hash-based
     dictionary encoding numbers the distinct n-grams in order of first
     occurrence, which gives counts, first occurrences and repeats in O(N).
+
+    An n-gram can occur twice only where the (n-1)-gram it starts with does, so
+    level n hashes and counts only the positions whose (n-1)-gram repeats in
+    its document (in real text a few percent of the words by n = 5); every
+    other n-gram occurs once.  A document whose n-grams all occur once has its
+    first n-gram as its top one, once (Counter.most_common's tie rule).
     """
-    ids = words.ids() if len(words.words) else np.zeros(0, np.uint64)
-    total = len(ids)
-    cum_len = np.concatenate([[0], np.cumsum(words.lengths)])
-    doc = words.doc
-    doc_key = _mix(doc.astype(np.uint64) + _M1)
     top: dict[int, np.ndarray] = {}
     dup: dict[int, np.ndarray] = {}
-    h = np.zeros(total, dtype=np.uint64)
+    ids = words.ids() if len(words.words) else np.zeros(0, np.uint64)
+    total, doc = len(ids), words.doc
+    cum_len = np.concatenate([[0], np.cumsum(words.lengths)])
+    doc_key = _mix(doc.astype(np.uint64) + _M1)
+    doc_start = np.cumsum(words.counts) - words.counts
+    pos = np.arange(total)  # where the n-grams that may repeat start
+    h = np.zeros(total, dtype=np.uint64)  # their hashes
     with np.errstate(over="ignore"):
         for n in range(1, max(ns, default=0) + 1):
-            m = total - n + 1  # n-grams starting at 0..m-1
-            if m <= 0:
-                for k in ns:
-                    if k >= n:
-                        top[k] = dup[k] = np.zeros(words.n_docs)
-                break
-            h = _mix(h[:m] * _M1 + ids[n - 1 :] + np.uint64(1))
-            if n not in ns:
-                continue
-            start = np.flatnonzero(doc[:m] == doc[n - 1 :])  # n-grams inside one document
-            key = h[start] ^ doc_key[start]
-            codes = pa.array(key).dictionary_encode().indices.to_numpy(zero_copy_only=False)
-            first_seen = np.maximum.accumulate(codes) if len(codes) else codes
-            is_first = np.ones(len(codes), dtype=bool)
-            is_first[1:] = codes[1:] > first_seen[:-1]
-            gram_chars = cum_len[start + n] - cum_len[start]
-            top[n] = _top_chars(codes, is_first, doc[start], gram_chars + (n - 1), words.n_docs)
-            dup[n] = _covered_chars(start[~is_first], n, words)
+            last = pos + n - 1
+            inside = last < total
+            inside[inside] = doc[last[inside]] == doc[pos[inside]]  # n-grams inside one document
+            pos, h = pos[inside], h[inside]
+            h = _mix(h * _M1 + ids[pos + n - 1] + np.uint64(1))
+            if n == 1 and 1 not in ns:
+                continue  # bigrams are all counted: no need to count words first
+            is_first, codes = ln.firsts(h ^ doc_key[pos])
+            counts = np.bincount(codes)[codes]
+            if n in ns:
+                chars = cum_len[pos + n] - cum_len[pos] + (n - 1)  # words and the spaces between them
+                once = np.zeros(words.n_docs)  # where every n-gram occurs once: the first one
+                full = np.flatnonzero(words.counts >= n)
+                once[full] = cum_len[doc_start[full] + n] - cum_len[doc_start[full]] + (n - 1)
+                top[n] = _top_chars(counts, is_first, doc[pos], chars, once)
+                dup[n] = _covered_chars(pos[~is_first], n, words)
+            repeats = counts >= 2
+            pos, h = pos[repeats], h[repeats]
     return top, dup
 
 
-def _top_chars(codes, is_first, gram_doc, gram_chars, n_docs) -> np.ndarray:
-    """Characters of the most frequent n-gram times its count; ties go to the earliest (as Counter.most_common)."""
-    out = np.zeros(n_docs)
-    if len(codes) == 0:
+def _top_chars(counts, is_first, gram_doc, gram_chars, once) -> np.ndarray:
+    """Characters of the most frequent n-gram times its count; ties go to the earliest (as Counter.most_common).
+
+    ``once``: per document, the answer when no n-gram occurs twice (its first n-gram's characters).
+    """
+    out = once.copy()
+    repeated = np.flatnonzero(counts >= 2)
+    if len(repeated) == 0:
         return out
-    counts = np.bincount(codes)[codes]
+    r_doc, r_counts = gram_doc[repeated], counts[repeated]
     # n-grams come document after document: the maximum of each run of equal gram_doc.
-    starts = np.flatnonzero(np.r_[True, gram_doc[1:] != gram_doc[:-1]])
-    best = np.zeros(n_docs, dtype=np.int64)
-    best[gram_doc[starts]] = np.maximum.reduceat(counts, starts)
+    starts = np.flatnonzero(np.r_[True, r_doc[1:] != r_doc[:-1]])
+    best = np.zeros(len(out), dtype=np.int64)
+    best[r_doc[starts]] = np.maximum.reduceat(r_counts, starts)
     # Positions in order, so the first first-occurrence reaching the maximum is the earliest n-gram.
-    cand = np.flatnonzero(is_first & (counts == best[gram_doc]))
+    cand = repeated[is_first[repeated] & (r_counts == best[r_doc])]
     docs, first = np.unique(gram_doc[cand], return_index=True)
     pick = cand[first]
     out[docs] = gram_chars[pick] * counts[pick]
@@ -146,6 +157,20 @@ def _covered_chars(dup_starts: np.ndarray, n: int, words: BatchWords) -> np.ndar
     return np.bincount(words.doc[covered], weights=words.lengths[covered], minlength=words.n_docs)
 
 
+def _lines(texts: pa.Array) -> ln.Parts:
+    """``re.split(r"\\n+", text)``: the pieces of ``text.split("\\n")`` without the empty ones inside."""
+    parts = ln.newline_parts(texts)
+    pos = parts.position()
+    keep = (ln.lengths(parts.values) > 0) | (pos == 0) | (pos == parts.counts[parts.doc] - 1)
+    return ln.Parts(ln.group(parts.values.filter(keep), parts.doc[keep], parts.n_docs))
+
+
+def _repeats(parts: ln.Parts) -> np.ndarray:
+    """Per document: (parts, parts repeating an earlier one, their characters), as columns."""
+    count, chars = ln.duplicates(parts.values, parts.doc, parts.n_docs)
+    return np.column_stack([parts.counts, count, chars]).astype(np.float64)
+
+
 class GopherRepetitionFilter:
     name = "gopher_repetition"
 
@@ -153,18 +178,11 @@ class GopherRepetitionFilter:
         self.config = config or GopherRepetitionConfig()
 
     def __call__(self, batch: pa.Table) -> pa.Table:
-        c, n = self.config, len(batch)
+        c = self.config
         texts = texts_of(batch)
-        docs = texts.to_pylist()
-        chars = np.array([len(t) for t in docs], dtype=np.float64)
-
-        para = np.zeros((n, 3))  # parts, duplicate parts, duplicate characters
-        line = np.zeros((n, 3))
-        for i, t in enumerate(docs):
-            paragraphs = _PARAGRAPH.split(t.strip())
-            para[i] = (len(paragraphs), *duplicates(paragraphs))
-            lines = _LINE.split(t)
-            line[i] = (len(lines), *duplicates(lines))
+        chars = ln.lengths(texts).astype(np.float64)
+        para = _repeats(ln.split(ln.strip(texts), r"\n{2,}", regex=True))  # re.split(r"\n{2,}", text.strip())
+        line = _repeats(_lines(texts))  # re.split(r"\n+", text)
 
         name = self.name
         rules = [empty_rule(name, texts)]
@@ -175,7 +193,7 @@ class GopherRepetitionFilter:
 
         ns = set(c.top_n_grams) | set(c.dup_n_grams)
         if ns:
-            top, dup = ngram_chars(BatchWords(docs), ns)
+            top, dup = ngram_chars(batch_words(texts), ns)
             for k, limit in sorted(c.top_n_grams.items()):
                 rules += above(f"{name}:top_{k}_gram", ratio(top[k], chars), limit)
             for k, limit in sorted(c.dup_n_grams.items()):

@@ -77,9 +77,18 @@ def record_skips(batch: pa.Table, skips: list[list[str]] | None) -> pa.Table:
     return set_column(batch, SKIPPED, pa.array([s or None for s in skips], pa.list_(pa.string())))
 
 
-def texts_of(batch: pa.Table) -> pa.ChunkedArray:
-    """The ``text`` column with nulls as empty strings."""
-    return pc.fill_null(batch.column("text"), "")
+def texts_of(batch: pa.Table) -> pa.Array:
+    """The ``text`` column as one large_string array, with nulls as empty strings."""
+    return text_array(batch.column("text"))
+
+
+def text_array(texts) -> pa.Array:
+    """Texts (a list, an Arrow array or chunked array) as one large_string array, with nulls as empty strings."""
+    if isinstance(texts, pa.ChunkedArray):
+        texts = texts.chunk(0) if texts.num_chunks == 1 else texts.combine_chunks()
+    elif not isinstance(texts, pa.Array):
+        texts = pa.array(texts, pa.large_string())
+    return pc.fill_null(texts.cast(pa.large_string()), "")
 
 
 def as_np(arr) -> np.ndarray:
@@ -95,7 +104,7 @@ def ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return out
 
 
-def empty_rule(stage: str, texts: pa.ChunkedArray) -> Rule:
+def empty_rule(stage: str, texts: pa.Array) -> Rule:
     """Documents that are empty or only whitespace are rejected first (nothing to judge)."""
     chars = as_np(pc.utf8_length(pc.utf8_trim_whitespace(texts)))
     return Rule(f"{stage}:empty_text", chars == 0, chars, "==", 0)

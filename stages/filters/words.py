@@ -16,7 +16,7 @@ is split too.
 from __future__ import annotations
 
 import re
-import unicodedata
+from collections.abc import Sequence
 from functools import lru_cache
 
 import icu
@@ -24,23 +24,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-
-def _char_class(pred) -> str:
-    """A regex character class body covering every code point where ``pred`` holds."""
-    ranges, start = [], None
-    for cp in range(0x110000):
-        if pred(chr(cp)):
-            if start is None:
-                start = cp
-        elif start is not None:
-            ranges.append((start, cp - 1))
-            start = None
-    return "".join(re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in ranges)
-
+from stages.filters.batch_cache import shared
+from stages.filters.charclasses import MARK_RANGES, py_class, re2_class
+from stages.filters.codepoints import NO_SPACE, CodePoints, class_table
+from stages.filters.rules import text_array
 
 # Combining marks are not \w in Python, yet end many words in Indic scripts
 # ("में" ends in two marks); a word may end in any run of them.
-_MARKS = _char_class(lambda ch: unicodedata.category(ch)[0] == "M")
+_MARKS = py_class(MARK_RANGES)
 WORD_RE = re.compile(rf"[^\W_](?:\S*[^\W_])?[{_MARKS}]*")
 
 # Scripts written without spaces between words, as code point ranges.
@@ -53,7 +44,7 @@ _NO_SPACE_RANGES = [
     (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0x20000, 0x3134F),  # Han
 ]  # fmt: skip
 NO_SPACE_RE = re.compile("[" + "".join(f"{chr(a)}-{chr(b)}" for a, b in _NO_SPACE_RANGES) + "]")
-_NO_SPACE_RE2 = "[" + "".join(f"\\x{{{a:x}}}-\\x{{{b:x}}}" for a, b in _NO_SPACE_RANGES) + "]"
+NO_SPACE_RE2 = f"[{re2_class(_NO_SPACE_RANGES)}]"
 
 #: Languages (lid.176 codes) whose words are not separated by spaces: rules
 #: calibrated on space-separated words (mean word length) do not apply.
@@ -66,14 +57,16 @@ def _word_breaker() -> icu.BreakIterator:
     return icu.BreakIterator.createWordInstance(icu.Locale.getRoot())
 
 
-def _segment(token: str) -> list[str]:
+@lru_cache(maxsize=4096)
+def _segment(token: str) -> tuple[str, ...]:
+    # Memoised: the Gopher filters, C4 and FineWeb segment the same tokens of a batch.
     breaker = _word_breaker()
     breaker.setText(token)
     words, start = [], breaker.first()
     for end in breaker:
         words.extend(WORD_RE.findall(token[start:end]))
         start = end
-    return words
+    return tuple(words)
 
 
 def split_words(text: str) -> list[str]:
@@ -104,6 +97,32 @@ def longest_token(line: str) -> int:
     return max(map(len, tokens), default=0)
 
 
+WORD_LISTS = pa.list_(pa.large_string())
+_CLASSES = class_table(_NO_SPACE_RANGES)
+
+
+def word_lists(texts: pa.Array | pa.ChunkedArray) -> pa.ListArray:
+    """The words of each text (``split_words``), as one Arrow list per document.
+
+    The words of the whole batch are found at once from its code points
+    (:mod:`stages.filters.codepoints`); only documents with characters of
+    scripts without spaces go through Python, for ICU.
+    """
+    texts = text_array(texts)
+    chars = CodePoints(texts, _CLASSES)
+    start, end = chars.word_spans()
+    counts = np.bincount(chars.doc_of(start), minlength=len(texts))
+    offsets = pa.array(np.concatenate([[0], np.cumsum(counts)]).astype(np.int32))
+    lists = pa.ListArray.from_arrays(offsets, chars.strings(start, end))
+    segmented = np.flatnonzero(chars.per_doc((chars.cls & NO_SPACE) != 0))
+    if len(segmented) == 0:
+        return lists
+    plain = np.setdiff1d(np.arange(len(texts)), segmented)
+    python = pa.array([split_words(t) for t in texts.take(pa.array(segmented)).to_pylist()], WORD_LISTS)
+    combined = pa.concat_arrays([lists.take(pa.array(plain)), python])
+    return combined.take(pa.array(np.argsort(np.concatenate([plain, segmented]), kind="stable")))
+
+
 class BatchWords:
     """The words of every document of a batch, flattened into Arrow/numpy arrays.
 
@@ -113,31 +132,48 @@ class BatchWords:
     with a few array operations instead of a Python loop per word.
     """
 
-    def __init__(self, texts: list[str | None]):
-        per_doc = [split_words(t) if t else [] for t in texts]
-        self.n_docs = len(per_doc)
-        self.counts = np.fromiter((len(w) for w in per_doc), dtype=np.int64, count=self.n_docs)
-        self.words = pa.array([w for ws in per_doc for w in ws], pa.large_string())
+    def __init__(self, texts: Sequence[str | None] | pa.Array | pa.ChunkedArray):
+        self._set(word_lists(texts))
+
+    @classmethod
+    def from_lists(cls, lists: pa.ListArray) -> BatchWords:
+        self = cls.__new__(cls)
+        self._set(lists)
+        return self
+
+    def _set(self, lists: pa.ListArray) -> None:
+        self.lists = lists
+        self.n_docs = len(lists)
+        self.counts = lists.value_lengths().fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        self.words = lists.flatten()
         self.doc = np.repeat(np.arange(self.n_docs), self.counts)
         self.lengths = pc.utf8_length(self.words).to_numpy(zero_copy_only=False).astype(np.int64)
+        self._ids: np.ndarray | None = None
+
+    def take(self, rows: np.ndarray) -> BatchWords:
+        """The words of the documents ``rows`` (for a batch that lost some documents)."""
+        return BatchWords.from_lists(self.lists.take(pa.array(rows)))
 
     def per_doc_sum(self, values: np.ndarray) -> np.ndarray:
         return np.bincount(self.doc, weights=values, minlength=self.n_docs)
 
     def ids(self) -> np.ndarray:
         """A small integer per distinct word (equal words, equal ids)."""
-        return pc.dictionary_encode(self.words).indices.to_numpy(zero_copy_only=False).astype(np.uint64)
+        if self._ids is None:
+            self._ids = pc.dictionary_encode(self.words).indices.to_numpy(zero_copy_only=False).astype(np.uint64)
+        return self._ids
 
 
-# WORD_RE in RE2 syntax, for counting words of a whole batch in Arrow.
-_RE2_SPACE = r"\s\pZ\x{85}\x{1c}-\x{1f}"
-WORD_RE2 = rf"[\pL\pN](?:[^{_RE2_SPACE}]*[\pL\pN])?\pM*"
+def batch_words(texts: pa.Array) -> BatchWords:
+    """The words of a batch's texts, split once for all the filters of the batch."""
+    return shared(texts, "words", BatchWords)
 
 
 def count_words(texts: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    """Words per document, as ``len(split_words(text))``, counted in Arrow where no segmentation is needed."""
-    counts = pc.count_substring_regex(texts, WORD_RE2).to_numpy(zero_copy_only=False).astype(np.int64)
-    needs_icu = pc.match_substring_regex(texts, _NO_SPACE_RE2).to_numpy(zero_copy_only=False)
-    for i in np.flatnonzero(needs_icu):
+    """Words per document, as ``len(split_words(text))``: counted from code points where no segmentation is needed."""
+    texts = text_array(texts)
+    chars = CodePoints(texts, _CLASSES)
+    counts = chars.word_counts().astype(np.int64)
+    for i in np.flatnonzero(chars.per_doc((chars.cls & NO_SPACE) != 0)):
         counts[i] = len(split_words(texts[int(i)].as_py()))
     return counts
