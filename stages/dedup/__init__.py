@@ -1,4 +1,4 @@
-"""Phase 2: exact and MinHash-LSH fuzzy deduplication on Ray (driver: pipeline/phase2.py).
+"""Phase 2: exact and MinHash-LSH fuzzy deduplication on Ray (driver: pipeline/phase2/).
 
 Modules, one idea each:
 

@@ -1,0 +1,70 @@
+"""Step 2: bucket rows -> star edges (``dedup/edges/``).
+
+Rows of one bucket ``(band, key)`` must meet in one task: a Ray Data shuffle
+groups them by a hash of the bucket into partitions of about
+``partition_rows`` rows, and each partition turns its buckets into star edges
+(stages.dedup.edges).  With a single partition there is nothing to shuffle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from pipeline.phase2.context import Phase2Context
+from pipeline.phase2.shuffle import group_apply
+from stages.dedup.edges import edges_table, star_edges
+from stages.dedup.hashing import fmix64
+
+#: Bytes of a bucket row without shingles, to weigh rows that carry them.
+_BUCKET_ROW_BYTES = 18
+
+
+@dataclass(frozen=True)
+class EdgeSet:
+    """The edge files a step wrote, and their row count."""
+
+    files: list[str]
+    rows: int
+
+
+def find_edges(ctx: Phase2Context, signature_stats: list[dict]) -> tuple[EdgeSet, dict]:
+    """Step 2; returns the edges and its part of the summary."""
+    threshold = ctx.dedup.minhash.verify_threshold
+    bucket_rows = sum(s.get("bucket_rows", 0) for s in signature_stats)
+    p = ctx.partitions(int(bucket_rows * _row_weight(ctx, signature_stats)))
+    buckets = ctx.files("dedup", "buckets")
+    if bucket_rows and p == 1:  # one partition: no shuffle needed
+        ctx.storage.write_parquet(_edges_task(ctx.read_local(buckets), threshold), "dedup", "edges", "part-0.parquet")
+    elif bucket_rows:
+        (group_apply(ctx.read(buckets), p, _edges_task, {"threshold": threshold}, partition=_bucket_partition)
+         .write_parquet(ctx.storage.path("dedup", "edges"), filesystem=ctx.storage.fs))
+    files = ctx.files("dedup", "edges")
+    edges = EdgeSet(files, ctx.rows(files))
+    return edges, {"bucket_partitions": p, "edges": edges.rows}
+
+
+def _row_weight(ctx: Phase2Context, signature_stats: list[dict]) -> float:
+    """Size of an average bucket row relative to one without shingles."""
+    weight = 1.0
+    if ctx.dedup.minhash.verify == "exact":  # rows then carry their document's shingle hashes: 8 bytes each
+        docs = sum(s.get("docs", 0) for s in signature_stats)
+        weight += 8 * sum(s.get("shingles", 0) for s in signature_stats) / max(1, docs) / _BUCKET_ROW_BYTES
+    return weight
+
+
+def _bucket_partition(batch: pa.Table, partitions: int) -> pa.Table:
+    """Add column ``p``: a hash of the bucket ``(band, key)`` modulo ``partitions``."""
+    mixed = batch.column("key").to_numpy() ^ batch.column("band").to_numpy().astype(np.uint64)
+    p = (fmix64(mixed) % np.uint64(partitions)).astype(np.int32)
+    return batch.append_column("p", pa.array(p))
+
+
+def _edges_task(group: pa.Table, threshold: float) -> pa.Table:
+    """Star edges of every bucket in ``group`` (which holds whole buckets)."""
+    shingles = group.column("shingles").combine_chunks() if "shingles" in group.column_names else None
+    return edges_table(*star_edges(
+        group.column("band").to_numpy(), group.column("key").to_numpy(), group.column("doc").to_numpy(), shingles, threshold
+    ))

@@ -1,0 +1,196 @@
+"""Step 1: per phase-1 part, the LSH bucket rows and the documents' metadata.
+
+One Ray task per part reads the texts (the only step that does) and writes,
+under ``dedup/``, one file per part:
+
+* ``buckets/`` -- one row ``(band, key, doc)`` per LSH band of each document,
+  plus the exact-text (and URL) keys as extra "bands";
+* ``meta/`` -- each document's id, text and URL hashes and score, row i = the
+  part's row i;
+* ``signatures/`` -- the MinHash signatures, row i = the part's row i.
+
+A part's stats file (``dedup/stats/``) is its completion marker: a rerun
+with the same inputs skips the part.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import traceback
+from collections import Counter
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from tqdm import tqdm
+
+from pipeline.config import RunConfig
+from pipeline.phase2.context import ROW_BITS, SOURCE_PHASE, Phase2Context, part_file, run_storage
+from pipeline.storage import PartWriter
+from stages.dedup import exact, lsh, minhash
+from stages.dedup.config import DedupConfig, MinHashConfig
+
+log = logging.getLogger(__name__)
+
+BUCKET_SCHEMA = pa.schema([("band", pa.int16()), ("key", pa.uint64()), ("doc", pa.int64())])
+#: With ``verify: exact`` bucket rows carry their document's shingle hashes.
+SHINGLES_FIELD = pa.field("shingles", pa.large_list(pa.uint64()))
+META_SCHEMA = pa.schema(
+    [("doc", pa.int64()), ("id", pa.string()), ("text_hash", pa.binary(16)), ("url_hash", pa.binary(16)), ("score", pa.float64())]
+)
+
+
+def signature_width(config: MinHashConfig) -> int:
+    """Bytes of one stored signature."""
+    return config.num_perm * np.dtype(minhash.signature_dtype(config.scheme)).itemsize
+
+
+def compute_signatures(ctx: Phase2Context) -> list[dict]:
+    """Step 1 for every part, one Ray task each; returns each part's stats (``failed`` set if it could not be read)."""
+    items = [{"unit": u, "part_no": i} for i, u in enumerate(ctx.units)]
+    bar = tqdm(total=len(items), desc="phase 2: signatures", unit="part", disable=not ctx.progress, file=sys.stderr)
+    stats = []
+    for s in ctx.per_part(_signature_task, items):
+        stats.append(s)
+        bar.update(1)
+    bar.close()
+    return stats
+
+
+def summarize(stats: list[dict]) -> dict:
+    """Step 1's part of the phase summary."""
+    return {"no_shingles": sum(s.get("no_shingles", 0) for s in stats), "bucket_rows": sum(s.get("bucket_rows", 0) for s in stats)}
+
+
+def _signature_task(batch: pa.Table, config: dict) -> pa.Table:
+    """Ray Data UDF: a batch of (unit, part_no) rows -> a batch of stats rows."""
+    worker = SignaturePart(RunConfig.model_validate(config))
+    out = []
+    for unit, part_no in zip(batch.column("unit").to_pylist(), batch.column("part_no").to_pylist()):
+        try:
+            out.append(worker.process(unit, part_no))
+        except Exception as e:  # reported by the driver, which stops phase 2 cleanly
+            log.error("phase 2: part %s: %s", unit, traceback.format_exc(limit=3))
+            out.append({"unit": unit, "failed": f"{type(e).__name__}: {e}"})
+    return pa.table({"stats": [json.dumps(o) for o in out]})
+
+
+class SignaturePart:
+    """Everything step 1 does to one phase-1 part."""
+
+    def __init__(self, config: RunConfig):
+        self.dedup: DedupConfig = config.dedup
+        self.storage = run_storage(config)
+        self.bands, self.rows = lsh.bands_rows(self.dedup.minhash)
+
+    def process(self, unit: str, part_no: int) -> dict:
+        """Write the part's buckets, meta and signatures; returns its stats (also its completion marker)."""
+        stats_path = ("dedup", "stats", f"part-{unit}.json")
+        if self.storage.exists(*stats_path):  # done by an interrupted earlier run
+            return {**self.storage.read_json(*stats_path), "resumed": True}
+        source = pq.ParquetFile(self.storage.path("documents", SOURCE_PHASE, part_file(unit)), filesystem=self.storage.fs)
+        score_col = self.dedup.keep.score_column
+        if score_col not in source.schema_arrow.names:
+            score_col = None
+        columns = ["id", "text", "url"] + ([score_col] if score_col is not None else [])
+        writers = self._writers(unit)
+        stats = Counter({"no_shingles": 0, "bucket_rows": 0, "shingles": 0})
+        row = 0
+        try:
+            for w, schema in writers:  # an empty write first, so that a part without rows still gets its (empty) files
+                w.write(schema.empty_table())
+            for batch in source.iter_batches(batch_size=self.dedup.batch_docs, columns=columns):
+                table = pa.Table.from_batches([batch])
+                doc = (np.int64(part_no) << ROW_BITS) + np.arange(row, row + len(table), dtype=np.int64)
+                row += len(table)
+                stats.update(self._write_batch(table, doc, score_col, *(w for w, _ in writers)))
+            for w, _ in writers:
+                w.close()
+        except Exception:
+            for w, _ in writers:
+                w.abort()
+            raise
+        result = {"unit": unit, "docs": row, "has_score": score_col is not None, **stats}
+        self.storage.write_json(result, *stats_path)
+        return {**result, "resumed": False}
+
+    def _writers(self, unit: str) -> list[tuple[PartWriter, pa.Schema]]:
+        """(writer, schema) for the part's buckets, meta and signatures."""
+        bucket_schema = BUCKET_SCHEMA.append(SHINGLES_FIELD) if self.dedup.minhash.verify == "exact" else BUCKET_SCHEMA
+        sig_schema = pa.schema([("sig", pa.binary(signature_width(self.dedup.minhash)))])
+        return [(PartWriter(self.storage, "dedup", folder, part_file(unit), schema=schema), schema)
+                for folder, schema in (("buckets", bucket_schema), ("meta", META_SCHEMA), ("signatures", sig_schema))]
+
+    def _write_batch(self, table: pa.Table, doc: np.ndarray, score_col: str | None,
+                     bucket_out: PartWriter, meta_out: PartWriter, sig_out: PartWriter) -> dict:
+        """Write one batch of documents; returns its counts."""
+        buckets, meta, sig, counts = self._batch(table, doc, score_col)
+        bucket_out.write(buckets)
+        meta_out.write(meta)
+        if sig is not None:
+            width = sig.shape[1] * sig.itemsize
+            sig_out.write(pa.table({"sig": pa.FixedSizeBinaryArray.from_buffers(
+                pa.binary(width), len(sig), [None, pa.py_buffer(np.ascontiguousarray(sig))])}))
+        return {"no_shingles": int((counts == 0).sum()), "bucket_rows": len(buckets), "shingles": int(counts.sum())}
+
+    def _batch(self, table: pa.Table, doc: np.ndarray, score_col: str | None) -> tuple[pa.Table, pa.Table, np.ndarray | None, np.ndarray]:
+        """Bucket rows (band, key, doc), meta rows, signatures and shingle counts of one batch of documents."""
+        cfg = self.dedup
+        n = len(table)
+        rows: list[tuple[int | np.ndarray, np.ndarray, np.ndarray]] = []  # (band, key, doc)
+        text_hash = exact.text_hashes(table.column("text"), cfg.exact.normalize)  # also decides the reason
+        if cfg.exact.enabled:
+            rows.append((exact.TEXT_BAND, exact.bucket_key(text_hash), doc))
+        url_hash = None
+        if cfg.exact.urls:
+            url_hash = exact.url_hashes(table.column("url"))
+            has_url = pc.greater(pc.utf8_length(pc.fill_null(table.column("url"), "")), 0).to_numpy(zero_copy_only=False)
+            rows.append((exact.URL_BAND, exact.bucket_key(url_hash)[has_url], doc[has_url]))  # an empty URL matches nothing
+        counts, shingles, sig = np.zeros(n, np.int64), None, None
+        if cfg.minhash.enabled:
+            sig, counts, shingles = minhash.signatures(table.column("text"), cfg.minhash, return_shingles=cfg.minhash.verify == "exact")
+            has = counts > 0  # a document without shingles has no LSH bucket (exact keys still apply)
+            band = np.tile(np.arange(self.bands, dtype=np.int16), int(has.sum()))
+            rows.append((band, lsh.band_keys(sig[has], self.bands, self.rows).ravel(), np.repeat(doc[has], self.bands)))
+        buckets = _bucket_table(rows)
+        if shingles is not None:
+            buckets = _with_shingles(buckets, doc, shingles)
+        meta = pa.table(
+            {
+                "doc": pa.array(doc, pa.int64()),
+                "id": table.column("id").cast(pa.string()),
+                "text_hash": _fixed16(text_hash),
+                "url_hash": _fixed16(url_hash) if url_hash is not None else pa.nulls(n, pa.binary(16)),
+                "score": table.column(score_col).cast(pa.float64()) if score_col else pa.nulls(n, pa.float64()),
+            },
+            schema=META_SCHEMA,
+        )
+        return buckets, meta, sig, counts
+
+
+def _bucket_table(rows: list[tuple[int | np.ndarray, np.ndarray, np.ndarray]]) -> pa.Table:
+    """One table of bucket rows from (band, keys, docs) groups; a scalar band applies to its whole group."""
+    return pa.table(
+        {
+            "band": pa.array(np.concatenate([np.broadcast_to(np.int16(b), len(d)) for b, _, d in rows] or [np.zeros(0, np.int16)])),
+            "key": pa.array(np.concatenate([k for _, k, _ in rows] or [np.zeros(0, np.uint64)]), pa.uint64()),
+            "doc": pa.array(np.concatenate([d for _, _, d in rows] or [np.zeros(0, np.int64)]), pa.int64()),
+        },
+        schema=BUCKET_SCHEMA,
+    )
+
+
+def _with_shingles(buckets: pa.Table, doc: np.ndarray, shingles: pa.Array) -> pa.Table:
+    # Exact-key rows need no verification: they carry an empty list.
+    row_of = np.searchsorted(doc, buckets.column("doc").to_numpy())
+    lsh_rows = buckets.column("band").to_numpy() >= 0
+    lists = shingles.take(pa.array(row_of))
+    empty = pa.array([[]], pa.large_list(pa.uint64())).take(pa.array(np.zeros(len(buckets), np.int64)))
+    return buckets.append_column("shingles", pc.if_else(pa.array(lsh_rows), lists, empty))
+
+
+def _fixed16(digests: np.ndarray) -> pa.Array:
+    return pa.FixedSizeBinaryArray.from_buffers(pa.binary(16), len(digests), [None, pa.py_buffer(digests.tobytes())])

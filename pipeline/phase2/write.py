@@ -1,0 +1,120 @@
+"""Step 5: the outputs, one Ray task per part.
+
+``documents/deduped/part-<unit>.parquet`` gets the phase-1 rows minus the
+removed ones, in their original order, with a ``dup_cluster_size`` column;
+``rejected/deduped/part-<unit>.parquet`` gets the removed ones.  The part's
+completion marker ``_done/deduped/<unit>.json`` carries its counts
+(kept + rejected = input, checked).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from pipeline.config import RunConfig
+from pipeline.phase2.context import PHASE, SOURCE_PHASE, STAGE, Phase2Context, part_file, row_of, run_storage
+from pipeline.phase2.decisions import read_decisions
+from pipeline.storage import PartWriter, Storage
+from stages.base import DETAILS, REASON, REJECTED_SCHEMA, set_column, to_rejected
+
+
+def write_outputs(ctx: Phase2Context) -> list[dict]:
+    """Step 5 for every part; returns each part's stats."""
+    return list(ctx.per_part(_write_task, [{"unit": u} for u in ctx.units]))
+
+
+def summarize(part_stats: list[dict]) -> dict:
+    """Step 5's part of the phase summary: the counts over all parts."""
+    totals = Counter()
+    reasons = Counter()
+    for s in part_stats:
+        totals.update({k: s[k] for k in ("in", "kept", "rejected")})
+        reasons.update(s["rejected_by_reason"])
+    return {**dict(totals), "rejected_by_reason": dict(sorted(reasons.items()))}
+
+
+def _write_task(batch: pa.Table, config: dict) -> pa.Table:
+    """Ray Data UDF: a batch of unit rows -> a batch of stats rows."""
+    cfg = RunConfig.model_validate(config)
+    storage = run_storage(cfg)
+    out = []
+    for unit in batch.column("unit").to_pylist():
+        out.append(json.dumps(write_part(storage, unit, read_decisions(storage, unit), cfg.output.rejected_text)))
+    return pa.table({"stats": out})
+
+
+def write_part(storage: Storage, unit: str, decided: pa.Table, rejected_text: bool) -> dict:
+    """Copy a phase-1 part to documents/deduped minus its removed rows, which go to rejected/deduped."""
+    t0 = time.perf_counter()
+    decisions = _PartDecisions(decided)
+    source = pq.ParquetFile(storage.path("documents", SOURCE_PHASE, part_file(unit)), filesystem=storage.fs)
+    kept = PartWriter(storage, "documents", PHASE, part_file(unit))
+    rejected = PartWriter(storage, "rejected", PHASE, part_file(unit), schema=REJECTED_SCHEMA)
+    reasons = Counter()
+    n_in = 0
+    try:
+        for batch in source.iter_batches(batch_size=4096):
+            table, removed = decisions.apply(pa.Table.from_batches([batch]), start=n_in)
+            if removed is not None:
+                rejected.write(to_rejected(removed, STAGE, rejected_text))
+                reasons.update(removed.column(REASON).to_pylist())
+            kept.write(table)
+            n_in += len(batch)
+        if n_in == 0:  # an empty part still gets its (empty) output
+            kept.write(set_column(source.schema_arrow.empty_table(), "dup_cluster_size", pa.array([], pa.int32())))
+        kept.close()
+        rejected.close()
+    except Exception:
+        kept.abort()
+        rejected.abort()
+        raise
+    stats = {"unit": unit, "in": n_in, "kept": kept.rows, "rejected": rejected.rows,
+             "rejected_by_reason": dict(sorted(reasons.items())), "seconds": round(time.perf_counter() - t0, 3)}
+    if n_in != kept.rows + rejected.rows:
+        raise RuntimeError(f"{unit}: {n_in} in != {kept.rows} kept + {rejected.rows} rejected")
+    storage.write_json(stats, "_done", PHASE, f"{unit}.json")
+    return stats
+
+
+class _PartDecisions:
+    """One part's decisions, sorted by row, applied to its rows batch by batch."""
+
+    def __init__(self, decided: pa.Table):
+        rows = row_of(decided.column("doc").to_numpy())
+        order = np.argsort(rows)
+        self.rows = rows[order]
+        self.reason = decided.column("reason").take(pa.array(order))
+        self.details = decided.column("details").take(pa.array(order))
+        self.size = decided.column("cluster_size").take(pa.array(order))
+
+    def apply(self, table: pa.Table, start: int) -> tuple[pa.Table, pa.Table | None]:
+        """(kept rows + ``dup_cluster_size``, removed rows + ``reason``/``details`` or None) of rows ``start...``."""
+        n = len(table)
+        lo, hi = np.searchsorted(self.rows, [start, start + n])
+        local = pa.array(self.rows[lo:hi] - start)
+        reason = _scatter(n, local, self.reason.slice(lo, hi - lo), pa.string())
+        table = set_column(table, "dup_cluster_size", pc.fill_null(_scatter(n, local, self.size.slice(lo, hi - lo), pa.int32()), 1))
+        removed = pc.is_valid(reason)
+        kept = table.filter(pc.invert(removed))
+        if not pc.any(removed).as_py():
+            return kept, None
+        rej = set_column(table.filter(removed), REASON, reason.filter(removed))
+        rej = set_column(rej, DETAILS, _scatter(n, local, self.details.slice(lo, hi - lo), pa.string()).filter(removed))
+        return kept, rej
+
+
+def _scatter(n: int, rows: pa.Array, values: pa.Array | pa.ChunkedArray, type: pa.DataType) -> pa.Array:
+    """An array of n nulls with ``values`` placed at ``rows``."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    out = np.full(n, -1, dtype=np.int64)
+    out[rows.to_numpy()] = np.arange(len(rows))
+    idx = pa.array(out, mask=out < 0)
+    return values.cast(type).take(idx)
