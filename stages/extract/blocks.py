@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from selectolax.lexbor import LexborNode
+from selectolax.lexbor import LexborHTMLParser, LexborNode, create_tag
 
 #: Elements that start and end a line.
 BLOCK_TAGS = frozenset(
@@ -70,7 +70,13 @@ def _weight(text: str) -> int:
 
 
 def _nonspace(text: str) -> int:
-    return _weight(" ".join(text.split()))
+    """``_weight`` of ``text`` with its whitespace runs made single spaces (the
+    same number, without building the spaced string)."""
+    text = "".join(text.split())
+    n = len(text)
+    if not text.isascii():
+        n += (WIDE_WEIGHT - 1) * len(_WIDE_RE.findall(text))
+    return n
 
 
 class Marks:
@@ -94,11 +100,41 @@ class Marks:
         self.entered: list[int] = []  # marks in the order the walk entered them: parents first
 
 
+# What the walk does at each node, by lexbor tag id (an int, which is cheaper
+# to read than the tag name and to look up).  Tag ids of standard HTML
+# elements are fixed; every other node (custom tags, comments, processing
+# instructions) is _PLAIN: walked into, with no effect of its own.
+_PLAIN, _TEXT, _BLOCK, _BLOCK_LI, _PRE, _BR, _CELL, _A = range(8)
+
+
+def _actions() -> tuple[dict[int, int], dict[int, str]]:
+    """(action per tag id, kind per block tag id)."""
+    action, kind = {}, {}
+    for tag in BLOCK_TAGS:
+        tag_id = create_tag(tag).tag_id
+        # div and section inside a list item continue it; pre keeps its newlines.
+        action[tag_id] = _PRE if tag == "pre" else _BLOCK_LI if tag in ("div", "section") else _BLOCK
+        kind[tag_id] = _KIND.get(tag, "div")
+    action[create_tag("br").tag_id] = _BR
+    for tag in _CELLS:
+        action[create_tag(tag).tag_id] = _CELL
+    action[create_tag("a").tag_id] = _A
+    action[LexborHTMLParser("<p>x</p>").css_first("p").child.tag_id] = _TEXT
+    return action, kind
+
+
+_ACTION, _BLOCK_KIND = _actions()
+# What leaving an open element undoes (kept on the walk's stack with it).
+_LEAVE_PLAIN, _LEAVE_LINK, _LEAVE_MARK, _LEAVE_BLOCK, _LEAVE_PRE = range(5)
+
+
 def extract_blocks(root: LexborNode, marks: Marks | None = None) -> list[Block]:
     """The blocks of ``root``'s subtree, in document order.
 
     One loop over the nodes with the line being built in local variables:
-    this is the extractor's hot path (~1,600 nodes a page).
+    this is the extractor's hot path (~1,600 nodes a page).  Each node is
+    read as little as possible (tag id, then text or mark), as every
+    attribute access on a lexbor node costs a Python call.
     """
     blocks: list[Block] = []
     parts: list[str] = []  # text of the line being built
@@ -112,48 +148,52 @@ def extract_blocks(root: LexborNode, marks: Marks | None = None) -> list[Block]:
     wraps = marks.wraps_content if marks is not None else []
     entered = marks.entered if marks is not None else []
     kinds = ["div"]        # kind of the innermost open block element
-    pre = links = 0        # depth inside <pre>, <a>
+    pre = links = 0        # depth inside <pre>, <a href>
+    actions, block_kind = _ACTION, _BLOCK_KIND
 
     def flush() -> None:
         nonlocal parts, link_chars, group, new_group
-        text = " ".join("".join(parts).split())
+        text = " ".join((parts[0] if len(parts) == 1 else "".join(parts)).split())
         if text:
             if new_group:
                 group += 1
                 new_group = False
-            chars = _weight(text)
+            chars = len(text) - text.count(" ")  # _weight, inlined: it runs once a line
+            if not text.isascii():
+                chars += (WIDE_WEIGHT - 1) * len(_WIDE_RE.findall(text))
             blocks.append(Block(text, chars, min(link_chars, chars), kinds[-1], group, skip, box))
         parts = []
         link_chars = 0
 
-    # Open elements: (node, tag, mark number or -1).
-    stack: list[tuple[LexborNode, str, int]] = []
+    # Open elements: (node, what leaving it undoes, mark number or -1).
+    stack: list[tuple[LexborNode, int, int]] = []
     node = root.child
     while True:
         if node is None:
             if not stack:
                 break
-            node, tag, mark = stack.pop()
-            # Leaving an element: undo what entering it did.
-            if tag in BLOCK_TAGS or mark >= 0:
+            node, leave, mark = stack.pop()
+            if leave == _LEAVE_LINK:
+                links -= 1
+            elif leave:
+                # Leaving a block or a marked element: undo what entering it did.
                 if parts:
                     flush()
                 new_group = True
-                if tag in BLOCK_TAGS:
+                if leave != _LEAVE_MARK:
                     kinds.pop()
-                    if tag == "pre":
+                    if leave == _LEAVE_PRE:
                         pre -= 1
                 if mark >= 0:
                     if is_bp[mark]:
                         skip = parent[mark]
                     else:
                         box = parent[mark]
-            elif tag == "a[href]":
-                links -= 1
             node = node.next
             continue
-        tag = node.tag or ""
-        if tag == "-text":
+        tag_id = node.tag_id
+        action = actions.get(tag_id, _PLAIN)
+        if action == _TEXT:
             text = node.text_content
             # Whitespace between blocks (indentation) would only make empty lines.
             if text and (parts or pre or not text.isspace()):
@@ -168,14 +208,13 @@ def extract_blocks(root: LexborNode, marks: Marks | None = None) -> list[Block]:
                     link_chars += _nonspace(text)
             node = node.next
             continue
-        if not tag or tag[0] in "_!":  # comments, doctype
-            node = node.next
-            continue
         mark = index.get(node.mem_id, -1) if index else -1
-        if tag in BLOCK_TAGS or mark >= 0:
+        leave = _LEAVE_PLAIN
+        if _BLOCK <= action <= _PRE or mark >= 0:
             if parts:
                 flush()
             new_group = True
+            leave = _LEAVE_MARK
             if mark >= 0:
                 entered.append(mark)
                 if is_bp[mark]:
@@ -188,22 +227,31 @@ def extract_blocks(root: LexborNode, marks: Marks | None = None) -> list[Block]:
                     while m >= 0 and not wraps[m]:
                         wraps[m] = True
                         m = parent[m]
-            if tag in BLOCK_TAGS:
-                kinds.append(_KIND.get(tag, "li" if kinds[-1] == "li" and tag in ("div", "section") else "div"))
-                if tag == "pre":
+            if _BLOCK <= action <= _PRE:
+                leave = _LEAVE_BLOCK
+                if action == _BLOCK_LI and kinds[-1] == "li":
+                    kinds.append("li")
+                else:
+                    kinds.append(block_kind[tag_id])
+                if action == _PRE:
                     pre += 1
-        elif tag == "br":
+                    leave = _LEAVE_PRE
+        elif action == _BR:
             if parts:
                 flush()
-        elif tag in _CELLS:
+        elif action == _CELL:
             parts.append(" ")
-        elif tag == "a" and "href" in node.attrs:
+        elif action == _A and "href" in node.attrs:
             # Only an <a> with a target is a link: XHTML anchors (<a id="x"/>)
             # parse as open <a> elements around the text that follows.
             links += 1
-            tag = "a[href]"
-        stack.append((node, tag, mark))
-        node = node.child  # None for an empty element: it is left at once
+            leave = _LEAVE_LINK
+        child = node.child
+        if child is None and leave == _LEAVE_PLAIN:
+            node = node.next  # an empty inline element (<img>, <br>, a comment): nothing to undo
+            continue
+        stack.append((node, leave, mark))
+        node = child  # None for an empty element: it is left at once
     if parts:
         flush()
     return blocks
