@@ -87,14 +87,22 @@ class Marks:
     ``parent``: the enclosing marked element of the same sort, or -1, and
     ``wraps_content``: whether a boilerplate element has a content container
     inside (then it is more likely a wrapper with an unlucky name), and
-    ``entered``: the marks in walk order.
+    ``entered``: the marks in walk order.  ``tag_ids``, if given, are the tag
+    ids of the marked elements: the walk looks up only elements with those.
     """
 
-    def __init__(self, index: dict[int, int], boilerplate: list[bool], footer: list[bool] | None = None):
+    def __init__(
+        self,
+        index: dict[int, int],
+        boilerplate: list[bool],
+        footer: list[bool] | None = None,
+        tag_ids: frozenset[int] | None = None,
+    ):
         self.index = index
         self.boilerplate = boilerplate
         #: the page says outright this is its footer (<footer>, role=contentinfo, class "footer")
         self.footer = footer or [False] * len(boilerplate)
+        self.tag_ids = tag_ids
         self.parent = [-1] * len(boilerplate)
         self.wraps_content = [False] * len(boilerplate)
         self.entered: list[int] = []  # marks in the order the walk entered them: parents first
@@ -104,7 +112,7 @@ class Marks:
 # to read than the tag name and to look up).  Tag ids of standard HTML
 # elements are fixed; every other node (custom tags, comments, processing
 # instructions) is _PLAIN: walked into, with no effect of its own.
-_PLAIN, _TEXT, _BLOCK, _BLOCK_LI, _PRE, _BR, _CELL, _A = range(8)
+_PLAIN, _A, _CELL, _BR, _BLOCK, _BLOCK_LI, _PRE = range(7)  # block elements last
 
 
 def _actions() -> tuple[dict[int, int], dict[int, str]]:
@@ -119,11 +127,20 @@ def _actions() -> tuple[dict[int, int], dict[int, str]]:
     for tag in _CELLS:
         action[create_tag(tag).tag_id] = _CELL
     action[create_tag("a").tag_id] = _A
-    action[LexborHTMLParser("<p>x</p>").css_first("p").child.tag_id] = _TEXT
     return action, kind
 
 
 _ACTION, _BLOCK_KIND = _actions()
+_TEXT_ID = LexborHTMLParser("<p>x</p>").css_first("p").child.tag_id  # text nodes, the most common
+
+
+class _AnyTag:
+    """Holds every tag id: for marks whose tag ids are not known."""
+
+    def __contains__(self, tag_id: object) -> bool:
+        return True
+
+
 # What leaving an open element undoes (kept on the walk's stack with it).
 _LEAVE_PLAIN, _LEAVE_LINK, _LEAVE_MARK, _LEAVE_BLOCK, _LEAVE_PRE = range(5)
 
@@ -138,32 +155,38 @@ def extract_blocks(root: LexborNode, marks: Marks | None = None) -> list[Block]:
     """
     blocks: list[Block] = []
     parts: list[str] = []  # text of the line being built
-    link_chars = 0         # of which inside <a href>
+    link_parts: list[str] = []  # of which inside <a href>
     group = 0
     new_group = True       # a block boundary was passed since the last line
     skip = box = -1        # innermost boilerplate / content mark around
     index = marks.index if marks is not None else {}
+    # Elements of other tags are not looked up (most elements are not marked).
+    marked_tags = frozenset() if marks is None else _AnyTag() if marks.tag_ids is None else marks.tag_ids
     is_bp = marks.boilerplate if marks is not None else []
     parent = marks.parent if marks is not None else []
     wraps = marks.wraps_content if marks is not None else []
     entered = marks.entered if marks is not None else []
     kinds = ["div"]        # kind of the innermost open block element
     pre = links = 0        # depth inside <pre>, <a href>
-    actions, block_kind = _ACTION, _BLOCK_KIND
+    actions, block_kind, text_id = _ACTION, _BLOCK_KIND, _TEXT_ID
 
     def flush() -> None:
-        nonlocal parts, link_chars, group, new_group
+        nonlocal parts, link_parts, group, new_group
         text = " ".join((parts[0] if len(parts) == 1 else "".join(parts)).split())
         if text:
             if new_group:
                 group += 1
                 new_group = False
-            chars = len(text) - text.count(" ")  # _weight, inlined: it runs once a line
-            if not text.isascii():
-                chars += (WIDE_WEIGHT - 1) * len(_WIDE_RE.findall(text))
-            blocks.append(Block(text, chars, min(link_chars, chars), kinds[-1], group, skip, box))
+            chars = _weight(text)
+            if not link_parts:
+                link_chars = 0
+            elif link_parts == parts:
+                link_chars = chars  # the whole line is a link (menus)
+            else:  # counted once a line, not once a link: the count adds up over pieces
+                link_chars = min(_nonspace("".join(link_parts)), chars)
+            blocks.append(Block(text, chars, link_chars, kinds[-1], group, skip, box))
         parts = []
-        link_chars = 0
+        link_parts = []
 
     # Open elements: (node, what leaving it undoes, mark number or -1).
     stack: list[tuple[LexborNode, int, int]] = []
@@ -192,25 +215,27 @@ def extract_blocks(root: LexborNode, marks: Marks | None = None) -> list[Block]:
             node = node.next
             continue
         tag_id = node.tag_id
-        action = actions.get(tag_id, _PLAIN)
-        if action == _TEXT:
-            text = node.text_content
-            # Whitespace between blocks (indentation) would only make empty lines.
-            if text and (parts or pre or not text.isspace()):
-                if pre and "\n" in text:
-                    lines = text.split("\n")
-                    for line in lines[:-1]:
-                        parts.append(line)
-                        flush()
-                    text = lines[-1]
-                parts.append(text)
-                if links:
-                    link_chars += _nonspace(text)
+        if tag_id == text_id:
+            # Whitespace between blocks (indentation) would only make empty
+            # lines; most of it is ASCII, which lexbor tells without a str.
+            if parts or pre or not node.is_empty_text_node:
+                text = node.text_content
+                if text and (parts or pre or not text.isspace()):
+                    if pre and "\n" in text:
+                        lines = text.split("\n")
+                        for line in lines[:-1]:
+                            parts.append(line)
+                            flush()
+                        text = lines[-1]
+                    parts.append(text)
+                    if links:
+                        link_parts.append(text)
             node = node.next
             continue
-        mark = index.get(node.mem_id, -1) if index else -1
+        action = actions.get(tag_id, _PLAIN)
+        mark = index.get(node.mem_id, -1) if tag_id in marked_tags else -1
         leave = _LEAVE_PLAIN
-        if _BLOCK <= action <= _PRE or mark >= 0:
+        if action >= _BLOCK or mark >= 0:
             if parts:
                 flush()
             new_group = True
@@ -227,7 +252,7 @@ def extract_blocks(root: LexborNode, marks: Marks | None = None) -> list[Block]:
                     while m >= 0 and not wraps[m]:
                         wraps[m] = True
                         m = parent[m]
-            if _BLOCK <= action <= _PRE:
+            if action >= _BLOCK:
                 leave = _LEAVE_BLOCK
                 if action == _BLOCK_LI and kinds[-1] == "li":
                     kinds.append("li")
@@ -236,16 +261,18 @@ def extract_blocks(root: LexborNode, marks: Marks | None = None) -> list[Block]:
                 if action == _PRE:
                     pre += 1
                     leave = _LEAVE_PRE
-        elif action == _BR:
-            if parts:
-                flush()
-        elif action == _CELL:
-            parts.append(" ")
-        elif action == _A and "href" in node.attrs:
+        elif action == _PLAIN:
+            pass  # most inline elements: tested first
+        elif action == _A:
             # Only an <a> with a target is a link: XHTML anchors (<a id="x"/>)
             # parse as open <a> elements around the text that follows.
-            links += 1
-            leave = _LEAVE_LINK
+            if "href" in node.attrs:
+                links += 1
+                leave = _LEAVE_LINK
+        elif action == _CELL:
+            parts.append(" ")
+        elif parts:  # <br>
+            flush()
         child = node.child
         if child is None and leave == _LEAVE_PLAIN:
             node = node.next  # an empty inline element (<img>, <br>, a comment): nothing to undo

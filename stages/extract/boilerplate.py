@@ -62,33 +62,36 @@ class Result:
         self.root_found = root_found  # a content container was chosen
 
 
-def _totals(blocks: list[Block], marks: Marks, weights: list[int]) -> list[int]:
-    """Per marked element, the sum of ``weights`` of the blocks inside it.
+def _totals(inner: list[int], marks: Marks, weights: list[int], weights2: list[int]) -> tuple[list[int], list[int]]:
+    """Per marked element, the sums of ``weights`` and of ``weights2`` over the
+    blocks inside it (two at once: the callers need a pair), for the marks of
+    one sort: ``inner`` is each block's innermost mark of that sort (its
+    ``skip`` or its ``box``), and a mark's parent is of its own sort
+    (:class:`Marks`), so the other sort's blocks and marks never add to these.
 
-    Each block adds to its innermost marks; then every mark hands its sum to
+    Each block adds to its innermost mark; then every mark hands its sums to
     its parent, children before parents (reverse walk order).  Linear in
     blocks + marks, however deep the marks nest.
     """
     sums = [0] * len(marks.boilerplate)
-    for b, w in zip(blocks, weights):
-        if w:
-            if b.box >= 0:
-                sums[b.box] += w
-            if b.skip >= 0:
-                sums[b.skip] += w
+    sums2 = sums.copy()
+    for m, w, w2 in zip(inner, weights, weights2):
+        if m >= 0:
+            sums[m] += w
+            sums2[m] += w2
     parent = marks.parent
     for m in reversed(marks.entered):
-        if parent[m] >= 0:
-            sums[parent[m]] += sums[m]
-    return sums
+        p = parent[m]
+        if p >= 0:
+            sums[p] += sums[m]
+            sums2[p] += sums2[m]
+    return sums, sums2
 
 
 def _good_chars(blocks: list[Block], cfg: ClassifyConfig) -> list[int]:
     """Chars of each block that is good on its own (long, few links), else 0."""
-    return [
-        b.chars if b.chars >= cfg.length_high and b.link_chars <= cfg.max_good_link_density * b.chars else 0
-        for b in blocks
-    ]
+    high, density = cfg.length_high, cfg.max_good_link_density
+    return [b.chars if b.chars >= high and b.link_chars <= density * b.chars else 0 for b in blocks]
 
 
 def _within(root: int, marks: Marks) -> list[bool]:
@@ -100,7 +103,7 @@ def _within(root: int, marks: Marks) -> list[bool]:
     return inside
 
 
-def unmark_wrappers(blocks: list[Block], marks: Marks, cfg: BoilerplateConfig) -> None:
+def unmark_wrappers(blocks: list[Block], marks: Marks, cfg: BoilerplateConfig, good: list[int] | None = None) -> None:
     """Forget the boilerplate mark of an element that looks like a wrapper with an
     unlucky name (``page has-sidebar``, ``entry share``): one that holds more
     than ``max_prune_good_share`` of the good text, or more than
@@ -110,11 +113,13 @@ def unmark_wrappers(blocks: list[Block], marks: Marks, cfg: BoilerplateConfig) -
     more text, so they are too big as well.  An element the page calls its
     footer outright keeps its mark: on a page whose content is all links (a
     table of contents) the footer's licence text is the most "good" text
-    there is, and would otherwise become the page.
+    there is, and would otherwise become the page.  ``good`` is
+    :func:`_good_chars` of the blocks, if the caller has it.
     """
     chars = [b.chars for b in blocks]
-    good = _good_chars(blocks, cfg.blocks)
-    in_chars, in_good = _totals(blocks, marks, chars), _totals(blocks, marks, good)
+    if good is None:
+        good = _good_chars(blocks, cfg.blocks)
+    in_chars, in_good = _totals([b.skip for b in blocks], marks, chars, good)
     limit, good_limit = cfg.max_prune_share * sum(chars), cfg.max_prune_good_share * sum(good)
     wraps = marks.wraps_content
     for b in blocks:
@@ -123,19 +128,21 @@ def unmark_wrappers(blocks: list[Block], marks: Marks, cfg: BoilerplateConfig) -
             b.skip = -1
 
 
-def choose_root(blocks: list[Block], marks: Marks, cfg: BoilerplateConfig) -> int:
+def choose_root(blocks: list[Block], marks: Marks, cfg: BoilerplateConfig, good: list[int] | None = None) -> int:
     """The content container to extract from, or -1 for the whole body.
 
     The tightest one holding ``root_share`` of the page's good text (outside
     boilerplate marks); on a page without long paragraphs (results tables,
     recipes, product pages) the text outside links counts instead.
+    ``good`` is :func:`_good_chars` of the blocks, if the caller has it.
     """
-    weights = [g if b.skip < 0 else 0 for b, g in zip(blocks, _good_chars(blocks, cfg.blocks))]
+    if good is None:
+        good = _good_chars(blocks, cfg.blocks)
+    weights = [g if b.skip < 0 else 0 for b, g in zip(blocks, good)]
     if sum(weights) < cfg.min_root_chars:
         weights = [b.chars - b.link_chars if b.skip < 0 else 0 for b in blocks]
-    inside = _totals(blocks, marks, weights)
+    inside, chars = _totals([b.box for b in blocks], marks, weights, [b.chars for b in blocks])
     need = max(cfg.root_share * sum(weights), cfg.min_root_chars)
-    chars = _totals(blocks, marks, [b.chars for b in blocks])
     best, best_chars = -1, None
     for m, is_bp in enumerate(marks.boilerplate):
         if not is_bp and inside[m] >= need and (best_chars is None or chars[m] < best_chars):
@@ -145,21 +152,22 @@ def choose_root(blocks: list[Block], marks: Marks, cfg: BoilerplateConfig) -> in
 
 def select(blocks: list[Block], marks: Marks, cfg: BoilerplateConfig) -> tuple[list[Block], bool]:
     """The blocks of the content root, less those in boilerplate elements."""
-    unmark_wrappers(blocks, marks, cfg)
-    root = choose_root(blocks, marks, cfg)
+    good = _good_chars(blocks, cfg.blocks)  # fixed per block: computed once
+    unmark_wrappers(blocks, marks, cfg, good)
+    root = choose_root(blocks, marks, cfg, good)
     if root >= 0:
         in_root = _within(root, marks)
         inside = [b.box >= 0 and in_root[b.box] for b in blocks]
         if cfg.include_lead and True in inside:
             # The good paragraphs right before the root: a lead or intro set
             # above the article body's container.
-            good = _good_chars(blocks, cfg.blocks)
             i = inside.index(True) - 1
             while i >= 0 and good[i] and blocks[i].skip < 0:
                 inside[i] = True
                 i -= 1
+        good = [g for g, x in zip(good, inside) if x]
         blocks = [b for b, x in zip(blocks, inside) if x]
-        unmark_wrappers(blocks, marks, cfg)
+        unmark_wrappers(blocks, marks, cfg, good)
     return [b for b in blocks if b.skip < 0], root >= 0
 
 

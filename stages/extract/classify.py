@@ -46,36 +46,35 @@ class ClassifyConfig(BaseModel):
 def _group_classes(blocks: list[Block], cfg: ClassifyConfig) -> tuple[list[int], list[str]]:
     """Group number per block, and the initial class per group."""
     group_of: list[int] = []
-    classes: list[str] = []
-    chars = links = 0
-    kind = ""
-
-    def close() -> None:
-        density = links / chars if chars else 0.0
-        if density > cfg.max_link_density or (kind == "caption" and not cfg.keep_captions):
-            classes.append(BAD)
-        elif kind == "h":
-            classes.append(HEADING)
-        elif chars < cfg.length_low:
-            classes.append(SHORT)
-        elif chars >= cfg.length_high and density <= cfg.max_good_link_density:
-            classes.append(GOOD)
-        else:
-            classes.append(NEAR)
-
+    chars: list[int] = []  # per group
+    links: list[int] = []
+    kinds: list[str] = []  # of the group's first block
     last = None
     for b in blocks:
         if b.group != last:
-            if last is not None:
-                close()
-            chars = links = 0
-            kind = b.kind
             last = b.group
-        chars += b.chars
-        links += b.link_chars
-        group_of.append(len(classes))
-    if blocks:
-        close()
+            chars.append(b.chars)
+            links.append(b.link_chars)
+            kinds.append(b.kind)
+        else:
+            chars[-1] += b.chars
+            links[-1] += b.link_chars
+        group_of.append(len(chars) - 1)
+    max_density, max_good_density = cfg.max_link_density, cfg.max_good_link_density
+    low, high, bad_caption = cfg.length_low, cfg.length_high, not cfg.keep_captions
+    classes: list[str] = []
+    for n, link, kind in zip(chars, links, kinds):
+        density = link / n if n else 0.0
+        if density > max_density or (kind == "caption" and bad_caption):
+            classes.append(BAD)
+        elif kind == "h":
+            classes.append(HEADING)
+        elif n < low:
+            classes.append(SHORT)
+        elif n >= high and density <= max_good_density:
+            classes.append(GOOD)
+        else:
+            classes.append(NEAR)
     return group_of, classes
 
 
@@ -96,16 +95,17 @@ def _resolve(classes: list[str], cfg: ClassifyConfig) -> list[bool]:
     n = len(classes)
     before, after = _nearest(classes, cfg.edge, 1), _nearest(classes, cfg.edge, -1)
     keep = [c == GOOD for c in classes]
+    near_needs_both, distance = cfg.near_needs_both, cfg.heading_distance
     for i, c in enumerate(classes):
         if c == SHORT:
             keep[i] = before[i] == GOOD and after[i] == GOOD
         elif c == NEAR:
-            keep[i] = (before[i] == GOOD and after[i] == GOOD) if cfg.near_needs_both else GOOD in (before[i], after[i])
+            keep[i] = (before[i] == GOOD and after[i] == GOOD) if near_needs_both else GOOD in (before[i], after[i])
     for i, c in enumerate(classes):
         if c == HEADING:
             # Kept when the text right after it (past other headings) is kept.
             j = i + 1
-            while j < n and classes[j] == HEADING and j - i < cfg.heading_distance:
+            while j < n and classes[j] == HEADING and j - i < distance:
                 j += 1
             keep[i] = j < n and classes[j] != HEADING and keep[j]
     return keep

@@ -22,6 +22,8 @@ INVISIBLE_TAGS = [
     "script", "style", "noscript", "template", "svg", "math", "iframe", "object", "embed",
     "canvas", "select", "option", "button", "input", "textarea", "head", "title", "meta", "link",
 ]
+# One CSS pass finds them all; strip_tags walks the tree once per tag.
+_INVISIBLE_SELECTOR = ",".join(INVISIBLE_TAGS)
 
 _TAG_RE = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9]*)")
 # Elements that never hold children, and those the parser closes implicitly
@@ -64,5 +66,8 @@ def parse(html: str, max_depth: int = 2000, depth_check_tags: int = 20_000) -> L
     """
     refuse_deep_nesting(html, max_depth, depth_check_tags)
     tree = LexborHTMLParser(html)
-    tree.strip_tags(INVISIBLE_TAGS)
+    # As tree.strip_tags(INVISIBLE_TAGS), in one walk: each element is
+    # unlinked with its subtree (one inside another is unlinked with it).
+    for node in tree.css(_INVISIBLE_SELECTOR):
+        node.decompose(recursive=False)
     return tree
