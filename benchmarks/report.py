@@ -13,12 +13,16 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 SECTIONS = [
-    ("phase1", "python benchmarks/phase1.py", "Phase 1 end to end (WARC → text → filters → Parquet) against DataTrove"),
+    ("phase1", "python benchmarks/phase1.py --repeat 2", "Phase 1 end to end (WARC → text → filters → Parquet) against DataTrove"),
     ("extraction", "python benchmarks/extraction.py", "Main-text extraction: accuracy and speed on the shared dev set"),
     ("filters", "python benchmarks/filters.py", "Heuristic filters against DataTrove's"),
     ("dedup_signatures", "python benchmarks/dedup_signatures.py", "MinHash signatures against datasketch"),
-    ("dedup_samples", "python benchmarks/dedup_samples.py", "Deduplication quality on samples/"),
-    ("dedup_scale", "python benchmarks/dedup_scale.py", "Deduplication at scale against DataTrove"),
+    ("dedup_samples", "python benchmarks/dedup_samples.py --sweep", "Deduplication quality on samples/"),
+    ("filters_stages", "python benchmarks/filters_stages.py", "Heuristic filters: CPU time per filter, before and after the speed-up"),
+    ("filters_verdicts", "python benchmarks/filters_verdicts.py", "Heuristic filters: same verdicts before and after the speed-up"),
+    ("dedup_scale", "python benchmarks/dedup_scale.py --docs 100000 1000000", "Deduplication at scale against DataTrove"),
+    ("dedup_scale_distributed", "python benchmarks/dedup_scale.py --docs 100000 --distributed --no-datatrove --results benchmarks/results/dedup_scale_distributed.md",
+     "Deduplication at scale: the distributed connected-components path"),
 ]
 
 INTRO = """# Benchmarks
@@ -32,7 +36,8 @@ installed with the `bench` extra: `pip install -e '.[bench]'` (never a runtime
 dependency).
 
 This file is assembled from `results/*.md` by `python benchmarks/report.py`;
-each section names the command that reproduces it.
+each section names the command that reproduces it. The main README's
+"Performance" section sums it up in one table.
 """
 
 
@@ -42,9 +47,11 @@ def main() -> None:
         path = HERE / "results" / f"{name}.md"
         if not path.exists():
             continue
-        body = path.read_text().strip()
-        # Demote the result file's own headings under this section.
-        body = "\n".join("#" + line if line.startswith("#") else line for line in body.splitlines())
+        lines = path.read_text().strip().splitlines()
+        if lines and lines[0].startswith("# "):
+            lines = lines[1:]  # the section title replaces the file's own
+        # Demote the result file's other headings under this section.
+        body = "\n".join("#" + line if line.startswith("#") else line for line in lines).strip()
         parts.append(f"## {title}\n\nReproduce: `{command}`\n\n{body}\n")
     (HERE / "README.md").write_text("\n".join(parts))
 
