@@ -13,7 +13,6 @@ for every response read.  Other record types are only counted.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import io
 import logging
@@ -28,6 +27,7 @@ from fastwarc.warc import ArchiveIterator, WarcRecordType
 from pydantic import BaseModel, ConfigDict, Field
 
 from stages.base import DETAILS, REASON
+from stages.gunzip import Gunzip
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +105,7 @@ class _Stream(io.RawIOBase):
 
     def _open(self, head: bytes) -> None:
         source = _Prefixed(self._raw, head)
-        self._inner = gzip.GzipFile(fileobj=source) if self.gzipped else source
+        self._inner = Gunzip(source) if self.gzipped else source
         self._pushback = b""
         self.pos = 0
 
@@ -129,7 +129,7 @@ class _Stream(io.RawIOBase):
             # read1: a truncated gzip raises only once no data is left, so no
             # decompressed bytes are lost with the error.
             return out + (self._inner.read1(n) if self.gzipped else self._inner.read(n))
-        except Exception as e:  # EOFError (truncated gzip), zlib.error, BadGzipFile
+        except Exception as e:  # EOFError (truncated gzip), IsalError (corrupt data)
             self.error = f"{type(e).__name__}: {e}"
             return out
 
