@@ -17,6 +17,7 @@ import re
 
 import charset_normalizer
 import pyarrow as pa
+import pyarrow.compute as pc
 from pydantic import BaseModel, ConfigDict, Field
 from resiliparse.parse.encoding import detect_encoding, map_encoding_to_html5
 
@@ -126,17 +127,19 @@ class DecodeStage:
 
     def __call__(self, batch: pa.Table) -> pa.Table:
         column = batch.column("payload")
-        payloads = column.to_pylist()
+        # Only the heads go to Python (BOM, control bytes, <meta>): the whole
+        # payloads would be a copy of every page for nothing on the fast path.
+        heads = pc.binary_slice(column, 0, max(4096, self.config.meta_scan_bytes)).to_pylist()
         declared = batch.column("http_charset").to_pylist()
-        n = len(payloads)
+        n = len(heads)
         charsets: list[str | None] = [None] * n
         sources: list[str] = ["binary"] * n
         utf8_rows, slow_rows = [], []
-        for i, (payload, http_charset) in enumerate(zip(payloads, declared)):
-            payload = payload or b""
-            if _control_fraction(payload[:4096]) > self.config.max_control_fraction:
+        for i, (head, http_charset) in enumerate(zip(heads, declared)):
+            head = head or b""
+            if _control_fraction(head[:4096]) > self.config.max_control_fraction:
                 continue
-            charset, source = (None, "bom") if payload.startswith(codecs.BOM_UTF8) else self.decoder.declared(payload, http_charset)
+            charset, source = (None, "bom") if head.startswith(codecs.BOM_UTF8) else self.decoder.declared(head, http_charset)
             if source != "bom" and charset in (None, "utf-8"):
                 utf8_rows.append(i)
                 charsets[i], sources[i] = "utf-8", source if charset else "valid_utf8"
@@ -146,7 +149,7 @@ class DecodeStage:
         slow_rows = sorted(slow_rows + invalid)
         slow_html = []
         for i in slow_rows:
-            text, charsets[i], sources[i] = self.decoder.decode(payloads[i] or b"", declared[i])
+            text, charsets[i], sources[i] = self.decoder.decode(column[i].as_py() or b"", declared[i])
             slow_html.append(text)
         html = _assemble(n, [(utf8_rows, utf8_html), (slow_rows, pa.array(slow_html, pa.large_string()))])
         batch = set_column(batch, "html", html)
@@ -160,6 +163,8 @@ class DecodeStage:
 def _cast_utf8(column: pa.ChunkedArray, rows: list[int]) -> tuple[list[int], pa.ChunkedArray, list[int]]:
     """Arrow-validated UTF-8 of ``rows``: (valid rows, their strings, invalid rows)."""
     try:
+        if len(rows) == len(column):  # the usual batch: every row (no copy by take)
+            return rows, column.cast(pa.large_string()), []
         return rows, column.take(pa.array(rows, pa.int64())).cast(pa.large_string()), []
     except pa.ArrowInvalid:  # rare: find the rows that are not UTF-8 after all
         pass
@@ -175,6 +180,9 @@ def _cast_utf8(column: pa.ChunkedArray, rows: list[int]) -> tuple[list[int], pa.
 
 def _assemble(n: int, parts: list[tuple[list[int], pa.Array | pa.ChunkedArray]]) -> pa.ChunkedArray:
     """Put (rows, values) parts back into row order; rows in no part are null."""
+    for rows, values in parts:
+        if len(rows) == n:  # one part holds every row, in order
+            return values if isinstance(values, pa.ChunkedArray) else pa.chunked_array([values], type=pa.large_string())
     chunks, position, offset = [], [n] * n, 0
     for rows, values in parts:
         for k, i in enumerate(rows):
