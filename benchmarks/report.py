@@ -13,7 +13,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 SECTIONS = [
-    ("phase1", "python benchmarks/phase1.py --repeat 2", "Phase 1 end to end (WARC → text → filters → Parquet) against DataTrove"),
+    ("phase1", "python benchmarks/phase1.py --repeat 3", "Phase 1 end to end (WARC → text → filters → Parquet) against DataTrove"),
     ("extraction", "python benchmarks/extraction.py", "Main-text extraction: accuracy and speed on the shared dev set"),
     ("filters", "python benchmarks/filters.py", "Heuristic filters against DataTrove's"),
     ("dedup_signatures", "python benchmarks/dedup_signatures.py", "MinHash signatures against datasketch"),
