@@ -1,0 +1,197 @@
+"""Tokenization stage: ``text`` -> ``tokens`` (list<uint16|uint32>) and ``num_tokens``.
+
+Any Hugging Face ``tokenizer.json`` works (a Llama 3 or GPT-2 tokenizer in
+production, the demonstration BPE in ``samples/tokenizer/`` for the sample
+run).  Texts are encoded without the tokenizer's own special tokens; BOS and
+EOS are added here, as configured, so what a sample starts and ends with does
+not depend on the post-processor a tokenizer file happens to carry.
+
+The Rust tokenizer encodes the whole batch; Python touches each document once
+(to take its id list) and the flat token buffer, the BOS/EOS insertion and the
+Arrow list column are built with numpy from the lengths.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import os
+from collections import Counter
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from pydantic import BaseModel, ConfigDict, Field
+
+from stages.base import reject_where, set_column
+
+#: Where the demonstration tokenizer lives (trained by samples/tokenizer/train.py).
+SAMPLE_TOKENIZER = "samples/tokenizer/tokenizer.json"
+
+
+class TokenizeConfig(BaseModel):
+    """Parameters of tokenization (the ``shards.tokenize:`` section)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tokenizer: str = Field(
+        SAMPLE_TOKENIZER,
+        description="path (local or s3://) to a Hugging Face tokenizer.json: a Llama 3 or GPT-2 one in production; the default is the small demonstration BPE trained on samples/",
+    )
+    bos: str | None = Field(None, description="token string put before every document (e.g. <|begin_of_text|>); must be in the vocabulary; null = none")
+    eos: str | None = Field(
+        "<|endoftext|>", description="token string put after every document (GPT-2: <|endoftext|>, Llama 3: <|end_of_text|>); must be in the vocabulary; null = none"
+    )
+    max_chars: int = Field(
+        1_000_000, ge=1, description="longer texts are cut to this many characters before encoding (counted as truncated): bounds one document's time and memory"
+    )
+    threads: int = Field(
+        1, ge=1, description="threads the tokenizers library may use in each process (RAYON_NUM_THREADS); 1 for one-CPU Ray actors, where more threads only compete for the core"
+    )
+
+
+def set_thread_budget(threads: int) -> None:
+    """Limit the tokenizers library's Rust thread pool for this process.
+
+    With one thread its batch encoding runs in the calling thread (no rayon
+    pool at all).  Rayon sizes its global pool once, on first use, from
+    RAYON_NUM_THREADS: call this before the first ``encode_batch``.
+    """
+    if threads <= 1:
+        os.environ["TOKENIZERS_PARALLELISM"] = "false"
+    else:
+        os.environ["TOKENIZERS_PARALLELISM"] = "true"
+        os.environ["RAYON_NUM_THREADS"] = str(threads)
+
+
+def read_tokenizer_json(path: str) -> str:
+    """The text of a tokenizer.json, from a local path or ``s3://`` URI."""
+    if path.startswith("s3://"):
+        from pipeline.storage import open_input
+
+        with open_input(path) as f:
+            return f.read().decode("utf-8")
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def token_dtype(max_id: int) -> np.dtype:
+    """uint16 when every id fits in 16 bits (half the bytes), else uint32."""
+    return np.dtype(np.uint16) if max_id <= 0xFFFF else np.dtype(np.uint32)
+
+
+def special_id(tokenizer, field: str, token: str | None) -> int | None:
+    """The id of a configured special token, or a one-line error naming the field."""
+    if token is None:
+        return None
+    tid = tokenizer.token_to_id(token)
+    if tid is None:
+        raise ValueError(f"config error: shards.tokenize.{field}: token {token!r} is not in the tokenizer's vocabulary")
+    return tid
+
+
+def add_specials(flat: np.ndarray, lengths: np.ndarray, bos: int | None, eos: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """Put BOS/EOS around every document of a flat token buffer; returns (flat, lengths)."""
+    extra = (bos is not None) + (eos is not None)
+    if extra == 0:
+        return flat, lengths
+    out_lengths = lengths + extra
+    ends = np.cumsum(out_lengths)
+    starts = ends - out_lengths
+    out = np.empty(int(ends[-1]) if len(ends) else 0, flat.dtype)
+    content = np.ones(len(out), bool)
+    if bos is not None:
+        out[starts] = bos
+        content[starts] = False
+    if eos is not None:
+        out[ends - 1] = eos
+        content[ends - 1] = False
+    out[content] = flat
+    return out, out_lengths
+
+
+def list_array(flat: np.ndarray, lengths: np.ndarray) -> pa.ListArray:
+    """An Arrow list column from a flat buffer and per-row lengths (no copy of the values)."""
+    offsets = np.zeros(len(lengths) + 1, np.int32)
+    np.cumsum(lengths, out=offsets[1:])
+    return pa.ListArray.from_arrays(pa.array(offsets), pa.array(flat))
+
+
+class TokenizeStage:
+    """Adds ``tokens`` and ``num_tokens``; rejects documents with no tokens (``no_tokens``).
+
+    ``tokenizer_json`` lets a caller load the file once (on the driver) and
+    hand its text to every worker.
+    """
+
+    name = "tokenize"
+
+    def __init__(self, config: TokenizeConfig | None = None, tokenizer_json: str | None = None):
+        from tokenizers import Tokenizer
+
+        self.config = config or TokenizeConfig()
+        set_thread_budget(self.config.threads)
+        text = tokenizer_json if tokenizer_json is not None else read_tokenizer_json(self.config.tokenizer)
+        self.tokenizer_sha256 = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        self.tokenizer = Tokenizer.from_str(text)
+        vocab = self.tokenizer.get_vocab(with_added_tokens=True)
+        self.vocab_size = len(vocab)
+        self.dtype = token_dtype(max(vocab.values()))
+        self.bos_id = special_id(self.tokenizer, "bos", self.config.bos)
+        self.eos_id = special_id(self.tokenizer, "eos", self.config.eos)
+        # Rust-side fast path (no offsets) when the installed tokenizers has it.
+        self._encode = getattr(self.tokenizer, "encode_batch_fast", self.tokenizer.encode_batch)
+        self._counters: Counter = Counter()
+
+    def encode(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Token ids of texts as (flat buffer, lengths), without BOS/EOS."""
+        ids = [e.ids for e in self._encode(texts, add_special_tokens=False)]
+        lengths = np.fromiter(map(len, ids), np.int64, count=len(ids))
+        flat = np.fromiter(itertools.chain.from_iterable(ids), self.dtype, count=int(lengths.sum()))
+        return flat, lengths
+
+    def __call__(self, batch: pa.Table) -> pa.Table:
+        if "text" not in batch.column_names:
+            raise KeyError(f"tokenize: the batch has no 'text' column (columns: {batch.column_names})")
+        text = pc.fill_null(batch.column("text"), "")
+        too_long = pc.greater(pc.utf8_length(text), self.config.max_chars)
+        n_long = pc.sum(too_long).as_py() or 0
+        if n_long:
+            text = pc.if_else(too_long, pc.utf8_slice_codeunits(text, 0, self.config.max_chars), text)
+            self._counters["truncated"] += n_long
+        flat, lengths = self.encode(text.to_pylist())
+        empty = lengths == 0
+        flat, lengths = add_specials(flat, lengths, self.bos_id, self.eos_id)
+        batch = set_column(batch, "tokens", list_array(flat, lengths))
+        batch = set_column(batch, "num_tokens", pa.array(lengths.astype(np.int32)))
+        self._counters["tokens"] += int(lengths.sum())
+        if empty.any():
+            self._counters["no_tokens"] += int(empty.sum())
+        return reject_where(batch, empty, "no_tokens")
+
+    def drain_counters(self) -> dict:
+        out, self._counters = dict(self._counters), Counter()
+        return out
+
+
+def train_bpe(texts, vocab_size: int, special_tokens: list[str], min_frequency: int = 2):
+    """A byte-level BPE (GPT-2's pre-tokenizer and byte alphabet) trained on ``texts``.
+
+    Byte level: every string encodes, with no unknown token, and decoding
+    gives the text back.  Deterministic for the same texts in the same order.
+    """
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.post_processor = processors.ByteLevel(trim_offsets=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        min_frequency=min_frequency,
+        special_tokens=special_tokens,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tok.train_from_iterator(texts, trainer=trainer, length=len(texts) if hasattr(texts, "__len__") else None)
+    return tok
