@@ -30,8 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import BaseModel, ConfigDict, Field
 
-from stages.tokenize import list_array
-from stages.writers.common import list_lengths
+from stages.tokenize import list_array, list_lengths
 
 
 class LayoutConfig(BaseModel):

@@ -117,6 +117,11 @@ def list_array(flat: np.ndarray, lengths: np.ndarray) -> pa.ListArray:
     return pa.ListArray.from_arrays(pa.array(offsets), pa.array(flat))
 
 
+def list_lengths(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """Per-row lengths of a list column (no copy of the values)."""
+    return np.asarray(pc.list_value_length(column).to_numpy(zero_copy_only=False), np.int64)
+
+
 class TokenizeStage:
     """Adds ``tokens`` and ``num_tokens``; rejects documents with no tokens (``no_tokens``).
 

@@ -1,0 +1,31 @@
+"""Training-shard writers: MosaicML MDS and WebDataset, and sinks that publish
+each closed shard file (a local folder, or any ``Storage`` root, s3:// included).
+
+A writer encodes Arrow tables of samples into shard files in a local staging
+folder and hands every closed file to its sink; the index is written last, so
+a reader never sees an index that names a shard not yet published.
+"""
+
+from stages.writers.common import ShardFile
+from stages.writers.config import ShardsConfig
+from stages.writers.group import GroupResult, write_group
+from stages.writers.mds import MDSConfig, MDSWriter, merge_mds_indexes, mds_columns
+from stages.writers.sink import LocalSink, Sink, StorageSink
+from stages.writers.webdataset import WebDatasetConfig, WebDatasetWriter, merge_wds_indexes
+
+__all__ = [
+    "LocalSink",
+    "MDSConfig",
+    "MDSWriter",
+    "ShardFile",
+    "ShardsConfig",
+    "Sink",
+    "StorageSink",
+    "WebDatasetConfig",
+    "WebDatasetWriter",
+    "GroupResult",
+    "write_group",
+    "mds_columns",
+    "merge_mds_indexes",
+    "merge_wds_indexes",
+]

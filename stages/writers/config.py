@@ -1,0 +1,31 @@
+"""The ``shards:`` section of a run config: tokenization, layout, shuffle, formats."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from stages.pack import LayoutConfig
+from stages.shuffle_plan import ShuffleConfig
+from stages.tokenize import TokenizeConfig
+from stages.writers.mds import MDSConfig
+from stages.writers.webdataset import WebDatasetConfig
+
+
+class ShardsConfig(BaseModel):
+    """Training shards from documents/final (docs/shards.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tokenize: TokenizeConfig = Field(default_factory=TokenizeConfig, description="the tokenizer and the tokens around each document")
+    layout: LayoutConfig = Field(default_factory=LayoutConfig, description="one sample per document, or packed sequences")
+    shuffle: ShuffleConfig = Field(default_factory=ShuffleConfig, description="the seeded global shuffle")
+    mds: MDSConfig = Field(default_factory=MDSConfig, description="MosaicML MDS output")
+    webdataset: WebDatasetConfig = Field(default_factory=WebDatasetConfig, description="WebDataset output")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "ShardsConfig":
+        if self.layout.kind == "packed" and self.tokenize.eos is None:
+            raise ValueError("layout.kind packed joins documents with EOS: set tokenize.eos")
+        if not (self.mds.enabled or self.webdataset.enabled):
+            raise ValueError("enable at least one of mds and webdataset")
+        return self
