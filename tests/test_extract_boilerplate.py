@@ -73,6 +73,39 @@ def test_figure_captions_are_dropped_unless_asked_for():
     assert keep(html).splitlines()[1] == "Photo: Jane Doe / Agency"
 
 
+def test_a_caption_is_a_caption_also_when_its_text_is_in_a_paragraph(extract):
+    p1 = "<p>The first paragraph of the story is long enough to be good text, with no links at all in it.</p>"
+    fig = ("<figure><img src='x.jpg'><figcaption><p>The new terminal seen from the harbour wall at dawn. "
+           "Photo: Jane Doe / Agency</p></figcaption></figure>")
+    p2 = "<p>The second paragraph of the story is just as long, and the photo sits between the two of them.</p>"
+    text = extract(f"<html><body><article>{p1}{fig}{p2}</article></body></html>")
+    assert "Photo" not in text and len(text.splitlines()) == 2
+
+
+def test_an_author_box_in_the_article_is_dropped(extract):
+    paras = "".join(f"<p>Paragraph {i} of the article body, long enough to count as good text on its own.</p>" for i in range(4))
+    bio = ('<div class="article_author"><p>Jane Doe has covered shipping and ports for the paper since 2009 '
+           "and writes a weekly column on logistics.</p></div>")
+    text = extract(f"<html><body><article><div class='entry-content'>{paras}{bio}</div></article></body></html>")
+    assert "Jane Doe" not in text and len(text.splitlines()) == 4
+
+
+def test_the_lead_before_the_body_is_kept_past_a_photo_and_a_byline(extract):
+    lead = "The harbour authority will raise its fees by eight per cent from July, the first rise in a decade."
+    body = "".join(f"<p>Paragraph {i} of the article body, long enough to count as good text on its own.</p>" for i in range(4))
+    html = (
+        "<html><body><main><p class='promo'>Subscribe today and read every story on every device you own, for a year.</p>"
+        f"<article><h1>Port fees rise</h1><p class='intro'>{lead}</p>"
+        "<figure><img src='x.jpg'><figcaption>The harbour at dawn</figcaption></figure>"
+        "<p class='byline'>By Jane Doe, shipping correspondent</p>"
+        f"<div class='article-body'>{body}</div></article></main></body></html>"
+    )
+    lines = extract(html).splitlines()
+    assert lines[0] == lead and len(lines) == 5
+    # Outside the article around the body, a paragraph before it is not a lead.
+    assert not any(line.startswith("Subscribe") for line in lines)
+
+
 # ---------------------------------------------------------------- parts
 
 
@@ -117,6 +150,8 @@ def test_char_counts_do_not_assume_spaces_and_weigh_wide_scripts():
         ("comments-area comments", BOILERPLATE),
         ("jp-relatedposts ", BOILERPLATE),
         ("cookie-notice ", BOILERPLATE),
+        ("article_author ", BOILERPLATE),  # an author box
+        ("author-bio ", BOILERPLATE),
         (" mainnav", 0),  # "nav" must start a word
         ("hidden ", BOILERPLATE),
         ("hidden-xs ", 0),

@@ -254,8 +254,8 @@ def extract_blocks(root: LexborNode, marks: Marks | None = None) -> list[Block]:
                         m = parent[m]
             if action >= _BLOCK:
                 leave = _LEAVE_BLOCK
-                if action == _BLOCK_LI and kinds[-1] == "li":
-                    kinds.append("li")
+                if (action == _BLOCK_LI and kinds[-1] == "li") or kinds[-1] == "caption":
+                    kinds.append(kinds[-1])
                 else:
                     kinds.append(block_kind[tag_id])
                 if action == _PRE:

@@ -10,8 +10,10 @@
 4. Forget the boilerplate marks of wrappers with unlucky names
    (``page has-sidebar``, ``entry share``): elements holding much of the text.
 5. Choose the content root: the tightest content container holding most of
-   the page's good text (long, few links), with the good paragraphs just
-   before it (a lead); without one, the whole body.
+   the page's good text (long, few links), with the good paragraphs before
+   it (a lead): those right before it, and those of the content container
+   around it (the article around the body), past captions and bylines;
+   without one, the whole body.
 6. Keep the root's blocks outside boilerplate-marked elements, and judge them
    by link density, length and context (:mod:`stages.extract.classify`).
 
@@ -36,7 +38,10 @@ class BoilerplateConfig(BaseModel):
     root_share: float = Field(
         0.7, gt=0, le=1, description="the root is the tightest content container holding this share of the page's good text"
     )
-    include_lead: bool = Field(True, description="also keep the good paragraphs right before the root (a lead above the body)")
+    include_lead: bool = Field(
+        True, description="also keep the good paragraphs before the root: right before it, or in the content container "
+        "around it (a lead above the body, past captions and bylines)",
+    )
     min_root_chars: int = Field(100, ge=0, description="a content container needs this much good text (non-space chars) to be the root")
     max_prune_share: float = Field(
         0.3, gt=0, le=1,
@@ -165,6 +170,16 @@ def select(blocks: list[Block], marks: Marks, cfg: BoilerplateConfig) -> tuple[l
             while i >= 0 and good[i] and blocks[i].skip < 0:
                 inside[i] = True
                 i -= 1
+            outer = marks.parent[root]
+            if outer >= 0:
+                # Within the content container around the root (the article
+                # around its body), the good paragraphs before the root,
+                # past captions, bylines and share bars between them.
+                in_outer = _within(outer, marks)
+                while i >= 0 and blocks[i].box >= 0 and in_outer[blocks[i].box]:
+                    if good[i] and blocks[i].skip < 0:
+                        inside[i] = True
+                    i -= 1
         good = [g for g, x in zip(good, inside) if x]
         blocks = [b for b, x in zip(blocks, inside) if x]
         unmark_wrappers(blocks, marks, cfg, good)

@@ -26,7 +26,7 @@ BOILERPLATE_WORDS = (
     "newsletter", "subscri", "signup", "login", "share", "sharing", "social", "related", "recommend",
     "popular", "trending", "more-stories", "comment", "disqus", "respond", "reply", "promo", "advert",
     "sponsor", "banner", "popup", "modal", "overlay", "outbrain", "taboola", "tags", "tag-cloud", "tagcloud",
-    "author-bio", "author-box", "about-author", "byline", "post-meta", "entry-meta", "article-meta",
+    "author", "about-author", "byline", "post-meta", "entry-meta", "article-meta",
     "meta-info", "sr-only", "screen-reader", "visually-hidden", "print-only", "rating",
 )
 #: Whole class names that hide an element ("hidden", but not "field--label-hidden" or "hidden-xs").
