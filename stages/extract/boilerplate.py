@@ -16,8 +16,10 @@
    without one, the whole body.
 6. Keep the root's blocks outside boilerplate-marked elements, and judge them
    by link density, length and context (:mod:`stages.extract.classify`).
+7. Drop a kept block made of other kept blocks: the second, flattened copy
+   of an article that the page carries twice (:mod:`stages.extract.repeats`).
 
-Steps 4 to 6 work on the block list alone: the DOM is walked once.
+Steps 4 to 7 work on the block list alone: the DOM is walked once.
 The output has one block per line.
 """
 
@@ -28,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from stages.extract import dom, hints
 from stages.extract.blocks import Block, Marks, extract_blocks
 from stages.extract.classify import ClassifyConfig, classify
+from stages.extract.repeats import drop_repeats
 
 
 class BoilerplateConfig(BaseModel):
@@ -51,6 +54,12 @@ class BoilerplateConfig(BaseModel):
     max_prune_good_share: float = Field(
         0.5, gt=0, le=1, description="... or more than this share of the good text (long, link-poor paragraphs)"
     )
+    repeat_share: float = Field(
+        0.8, gt=0, le=1,
+        description="a kept block this share of whose text is the texts of two or more other kept blocks is dropped "
+        "(a page that carries its article twice: a visible copy and a flattened print or hidden one)",
+    )
+    drop_repeats: bool = Field(True, description="drop kept blocks that repeat other kept text (see repeat_share)")
     max_depth: int = Field(2000, ge=50, description="pages nested deeper are refused (lexbor parsing time grows with depth x blocks)")
     blocks: ClassifyConfig = Field(default_factory=ClassifyConfig)
 
@@ -201,6 +210,8 @@ class BoilerplateExtractor:
         blocks = extract_blocks(body, marks)
         chosen, root_found = select(blocks, marks, self.config)
         kept = classify(chosen, self.config.blocks)
+        if self.config.drop_repeats:
+            kept = drop_repeats(kept, self.config.repeat_share)
         return Result("\n".join(b.text for b in kept), blocks, kept, root_found)
 
     def __call__(self, html: str) -> str:
