@@ -150,16 +150,12 @@ _FOOTER_NAMES = frozenset(("footer", "site-footer", "page-footer", "global-foote
 
 
 def _is_footer(tag_id: int, attrs: dict) -> bool:
-    """:func:`is_footer` from an element's tag id and attributes."""
+    """The page's own word that an element (tag id, attributes) is its footer:
+    never a content wrapper."""
     if tag_id == _FOOTER_TAG_ID or attrs.get("role") == "contentinfo":
         return True
     name = f"{attrs.get('class') or ''} {attrs.get('id') or ''}".lower()
     return "footer" in name and not _FOOTER_NAMES.isdisjoint(name.split())  # each of them has "footer"
-
-
-def is_footer(node: LexborNode) -> bool:
-    """The page's own word that this is its footer: never a content wrapper."""
-    return _is_footer(node.tag_id, node.attributes)
 
 
 def scan(root: LexborNode) -> Marks:
