@@ -1,0 +1,194 @@
+"""fastText quality classifier: load a supervised model once per process, score batches.
+
+Any supervised fastText model works by path (``.bin`` or quantized ``.ftz``):
+DCLM's ``openlm-research/dclm-fasttext`` (labels ``__label__hq`` /
+``__label__cc``), a FineWeb-Edu-style classifier, or one trained with
+``classifiers/train_quality.py``.  The score of a document is the model's
+probability of the *positive* label.
+
+Text is prepared the way fastText models are trained and queried (DCLM's and
+DataTrove's classifiers do the same): one line per document (newlines become
+spaces, as fastText reads up to the first newline), optionally lowercased and
+cut to a number of characters.  The preparation runs in Arrow over the whole
+batch; the model is called once per batch (``multilinePredict``, the binding
+that works with numpy 2 in ``fasttext-numpy2-wheel``).
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import mmap
+import os
+import struct
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+#: First bytes of every fastText model file (``.bin`` and ``.ftz``): magic and version.
+FASTTEXT_MAGIC = 793712314
+LABEL_PREFIX = "__label__"
+
+
+class QualityModelError(ValueError):
+    """A model or label problem, worded as one line naming the config field."""
+
+
+def check_model_file(path: str, structure: bool = False) -> None:
+    """Check that ``path`` is a fastText model file without loading it.
+
+    By default only its existence and magic number (cheap, for config
+    validation).  With ``structure``, also that the file is exactly as long as
+    its own headers say: fastText's loader spins forever, eating memory, on a
+    file cut inside its dictionary (an interrupted copy), and silently reads
+    zeros for a file cut inside its matrices.  That walk costs about a
+    microsecond per dictionary entry.
+    """
+    if not os.path.isfile(path):
+        raise QualityModelError(f"no fastText model file at {path!r}")
+    with open(path, "rb") as f:
+        head = f.read(8)
+    if len(head) < 8 or struct.unpack("<i", head[:4])[0] != FASTTEXT_MAGIC:
+        raise QualityModelError(f"{path!r} is not a fastText model (.bin or .ftz)")
+    if structure:
+        size = os.path.getsize(path)
+        needed = _model_file_size(path)
+        if needed is None or needed > size:
+            raise QualityModelError(f"{path!r} is truncated ({size:,} bytes; an interrupted copy?)")
+        if needed < size:
+            raise QualityModelError(f"{path!r} has {size - needed:,} bytes after the model (not a fastText file?)")
+
+
+def _model_file_size(path: str) -> int | None:
+    """The size fastText's headers imply (FastText::saveModel in fastText 0.9), or None if they run past the end."""
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        size, pos = len(mm), 0
+
+        def take(fmt: str) -> tuple:
+            nonlocal pos
+            n = struct.calcsize(fmt)
+            if pos + n > size:
+                raise EOFError
+            values = struct.unpack_from(fmt, mm, pos)
+            pos += n
+            return values
+
+        def quantizer() -> None:  # ProductQuantizer: dim, nsubq, dsub, lastdsub, dim x 256 centroids
+            nonlocal pos
+            dim = take("<iiii")[0]
+            pos += 4 * dim * 256
+
+        def matrix() -> None:
+            nonlocal pos
+            (quantized,) = take("<?")
+            if quantized:  # QuantMatrix: qnorm, m, n, codesize, codes, quantizer, [norm codes, norm quantizer]
+                qnorm, m, _, codesize = take("<?qqi")
+                pos += codesize
+                quantizer()
+                if qnorm:
+                    pos += m
+                    quantizer()
+            else:  # DenseMatrix: m, n, m x n floats
+                m, n = take("<qq")
+                pos += 4 * m * n
+
+        try:
+            take("<ii")  # magic, version
+            take("<12id")  # Args: 12 int32 and the sampling threshold t
+            entries, _, _, _, pruned = take("<iiiqq")  # size, nwords, nlabels, ntokens, pruneidx size
+            for _ in range(entries):  # word bytes, \0, int64 count, int8 type
+                end = mm.find(b"\0", pos)
+                if end < 0:
+                    return None
+                pos = end + 10
+            pos += 8 * max(pruned, 0)
+            matrix()  # input
+            matrix()  # output
+        except EOFError:
+            return None
+        return pos
+
+
+@functools.lru_cache(maxsize=4)
+def load_model(path: str | os.PathLike):
+    """The model at ``path``, loaded once per process (a production model is gigabytes)."""
+    import fasttext
+
+    path = os.fspath(path)
+    try:
+        check_model_file(path, structure=True)
+    except QualityModelError as e:
+        raise QualityModelError(f"quality.model: {e}") from None
+    fasttext.FastText.eprint = lambda *a, **k: None  # silence the load-time warning
+    try:
+        model = fasttext.load_model(path)
+    except (ValueError, RuntimeError, MemoryError) as e:
+        raise QualityModelError(f"quality.model: cannot load {path!r}: {e}".replace("\n", " ")) from None
+    if model.f.getArgs().model != fasttext.FastText.model_name.supervised:
+        raise QualityModelError(f"quality.model: {path!r} is a word-vector model, not a supervised classifier")
+    return model
+
+
+def label_prefix(model) -> str:
+    return model.f.getArgs().label or LABEL_PREFIX
+
+
+def full_label(model, label: str) -> str:
+    """``hq`` or ``__label__hq`` -> the label as the model spells it."""
+    prefix = label_prefix(model)
+    return label if label.startswith(prefix) else prefix + label
+
+
+def prepare_texts(texts: pa.Array | pa.ChunkedArray, lowercase: bool = False, max_chars: int | None = None) -> pa.Array:
+    """One line per document, as the model reads it (vectorized in Arrow; null -> "")."""
+    arr = texts.combine_chunks() if isinstance(texts, pa.ChunkedArray) else texts
+    arr = pc.fill_null(arr.cast(pa.large_string()), "")
+    if max_chars is not None:
+        arr = pc.utf8_slice_codeunits(arr, 0, max_chars)
+    arr = pc.replace_substring(arr, "\n", " ")
+    if lowercase:
+        arr = pc.utf8_lower(arr)
+    return arr
+
+
+class QualityScorer:
+    """Probability of the positive label and the top label, for a batch of texts."""
+
+    def __init__(self, model, positive_label: str = "hq", lowercase: bool = False, max_chars: int | None = None):
+        """``model``: a path (loaded once per process) or an already loaded fastText model."""
+        self.model = load_model(model) if isinstance(model, (str, os.PathLike)) else model
+        self.labels = list(self.model.labels)
+        self.positive = full_label(self.model, positive_label)
+        if self.positive not in self.labels:
+            names = ", ".join(self._short(lab) for lab in self.labels)
+            where = model if isinstance(model, (str, os.PathLike)) else "the model"
+            raise QualityModelError(f"quality.positive_label: {positive_label!r} is not a label of {where} (its labels: {names})")
+        self.lowercase, self.max_chars = lowercase, max_chars
+
+    def _short(self, label: str) -> str:
+        return label.removeprefix(label_prefix(self.model))
+
+    def score(self, texts: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
+        """(score float32, NaN where the model predicts nothing; top label without prefix, null there)."""
+        # One C++ call for the batch; each line ends with "\n" as fastText's own predict() adds it
+        # (the end-of-line token </s> is part of every training example).
+        eol, empty = pa.scalar("\n", pa.large_string()), pa.scalar("", pa.large_string())
+        lines = pc.binary_join_element_wise(prepare_texts(texts, self.lowercase, self.max_chars), eol, empty)
+        labels, probs = self.model.f.multilinePredict(lines.to_pylist(), -1, 0.0, "replace")
+        n = len(labels)
+        per_row = np.fromiter(map(len, labels), dtype=np.int64, count=n)
+        has = per_row > 0
+        # A row with predictions but without the positive label: hierarchical softmax drops labels
+        # below ~1e-5 even with k=-1, so its probability is ~0.
+        scores = np.where(has, np.float32(0.0), np.float32(np.nan)).astype(np.float32)
+        if has.any():
+            flat_labels = np.fromiter(itertools.chain.from_iterable(labels), dtype=object, count=int(per_row.sum()))
+            flat_probs = np.concatenate(probs).astype(np.float32)
+            is_pos = flat_labels == self.positive
+            rows = np.repeat(np.arange(n), per_row)
+            # fastText reports exp(log(p + 1e-5)), so a certain label shows 1.00001: clipped to [0, 1].
+            scores[rows[is_pos]] = np.clip(flat_probs[is_pos], 0.0, 1.0)
+        top = [lab[0] if lab else None for lab in labels]  # labels come sorted by probability
+        top_arr = pc.utf8_slice_codeunits(pa.array(top, pa.string()), len(label_prefix(self.model)))
+        return scores, pc.if_else(pa.array(has), top_arr, pa.scalar(None, pa.string()))
