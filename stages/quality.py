@@ -155,9 +155,13 @@ class Cutoff:
 
 
 def _rank_scores(score) -> pa.Array:
-    """Scores as float64 with null and NaN as -inf (ranked last, comparable)."""
-    arr = score.combine_chunks() if isinstance(score, pa.ChunkedArray) else pa.array(score)
-    values = np.asarray(arr.cast(pa.float64()).to_numpy(zero_copy_only=False), dtype=np.float64).copy()
+    """Scores as the float32 values the column holds (then float64), null and NaN as -inf (ranked last).
+
+    Rounding to float32 first makes a cutoff computed from any float type
+    compare exactly with the float32 ``quality_score`` column.
+    """
+    arr = score.combine_chunks() if isinstance(score, pa.ChunkedArray) else pa.array(score, pa.float64())
+    values = arr.cast(pa.float32()).to_numpy(zero_copy_only=False).astype(np.float64)
     values[np.isnan(values)] = -np.inf
     return pa.array(values, pa.float64())
 
