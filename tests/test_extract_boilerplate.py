@@ -152,6 +152,11 @@ def test_char_counts_do_not_assume_spaces_and_weigh_wide_scripts():
         ("cookie-notice ", BOILERPLATE),
         ("article_author ", BOILERPLATE),  # an author box
         ("author-bio ", BOILERPLATE),
+        ("entry-tags ", BOILERPLATE),
+        ("tagstyle_z4kqwb ", 0),  # "tags" is a whole word
+        ("vc_cta3-container ", BOILERPLATE),  # call to action
+        ("borlabscookie ", BOILERPLATE),  # consent banners: "cookie" anywhere
+        ("wp-caption aligncenter", BOILERPLATE),  # captions, dropped by default
         (" mainnav", 0),  # "nav" must start a word
         ("hidden ", BOILERPLATE),
         ("hidden-xs ", 0),
@@ -167,6 +172,17 @@ def test_char_counts_do_not_assume_spaces_and_weigh_wide_scripts():
 )
 def test_name_hints(name, hint):
     assert name_hint(name) == hint
+
+
+def test_caption_names_are_boilerplate_only_when_captions_are_dropped():
+    assert name_hint("wp-caption-text ", drop_captions=False) == 0
+    p1 = "<p>The first paragraph of the story is long enough to be good text, with no links at all in it.</p>"
+    cap = "<div class='wp-caption'><img src='x.jpg'><p class='wp-caption-text'>The harbour at dawn, seen from the old pier.</p></div>"
+    p2 = "<p>The second paragraph of the story is just as long, and the photo sits between the two of them.</p>"
+    html = f"<html><body><article>{p1}{cap}{p2}</article></body></html>"
+    assert "harbour" not in BoilerplateExtractor()(html)
+    keep = BoilerplateExtractor(BoilerplateConfig(blocks=ClassifyConfig(keep_captions=True)))
+    assert keep(html).splitlines()[1] == "The harbour at dawn, seen from the old pier."
 
 
 def test_nesting_depth_ignores_void_and_auto_closed_elements():

@@ -206,7 +206,7 @@ class BoilerplateExtractor:
         body = tree.body or tree.root
         if body is None:
             return Result("", [], [], False)
-        marks = hints.scan(body)
+        marks = hints.scan(body, drop_captions=not self.config.blocks.keep_captions)
         blocks = extract_blocks(body, marks)
         chosen, root_found = select(blocks, marks, self.config)
         kept = classify(chosen, self.config.blocks)

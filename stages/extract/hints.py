@@ -19,16 +19,23 @@ from selectolax.lexbor import LexborNode, create_tag
 from stages.extract.blocks import Marks
 
 #: Class/id word prefixes that name boilerplate (navigation, page furniture,
-#: sharing, comments, related links, consent banners, ads, hidden helpers).
+#: sharing, comments, related links, calls to action, ads, hidden helpers).
 BOILERPLATE_WORDS = (
     "nav", "menu", "breadcrumb", "pagination", "pager", "footer", "sidebar", "widget", "masthead",
-    "topbar", "toolbar", "skip-link", "skiplink", "skip-to", "skip-nav", "cookie", "consent", "gdpr",
+    "topbar", "toolbar", "skip-link", "skiplink", "skip-to", "skip-nav", "gdpr",
     "newsletter", "subscri", "signup", "login", "share", "sharing", "social", "related", "recommend",
     "popular", "trending", "more-stories", "comment", "disqus", "respond", "reply", "promo", "advert",
-    "sponsor", "banner", "popup", "modal", "overlay", "outbrain", "taboola", "tags", "tag-cloud", "tagcloud",
+    "sponsor", "banner", "popup", "modal", "overlay", "outbrain", "taboola", "tag-cloud", "tagcloud",
     "author", "about-author", "byline", "post-meta", "entry-meta", "article-meta",
     "meta-info", "sr-only", "screen-reader", "visually-hidden", "print-only", "rating",
 )
+#: ... that count only as a whole word: "tags" but not "tagStyle", "cta" (call to action) but not "ctaxonomy".
+BOILERPLATE_TOKENS = ("ad", "ads", "tags", "cta")
+#: ... that count anywhere in a name: consent managers name their banners "BorlabsCookie", "cmplz-consent".
+BOILERPLATE_ANYWHERE = ("cookie", "consent")
+#: Class/id word prefixes that name a caption (wp-caption, media-caption, caption-text): dropped with
+#: the ``<figcaption>`` captions unless the config keeps captions.
+CAPTION_WORDS = ("caption",)
 #: Whole class names that hide an element ("hidden", but not "field--label-hidden" or "hidden-xs").
 HIDDEN_CLASSES = frozenset(("hidden", "is-hidden", "d-none", "invisible", "hide"))
 # Exceptions: names that start like boilerplate but are not.
@@ -50,7 +57,11 @@ def _alternation(words: tuple[str, ...]) -> str:
 
 
 # A word counts from the start of the name or after a character other than a-z0-9.
-_WORD_RE = re.compile(r"(?<![a-z0-9])(?:" + _alternation(BOILERPLATE_WORDS) + r"|ads?(?:$|[^a-z]))")
+_WORD_RE = re.compile(
+    r"(?<![a-z0-9])(?:" + _alternation(BOILERPLATE_WORDS) + "|" + _alternation(BOILERPLATE_TOKENS) + r"(?![a-z]))|"
+    + _alternation(BOILERPLATE_ANYWHERE)
+)
+_CAPTION_RE = re.compile(r"(?<![a-z0-9])" + _alternation(CAPTION_WORDS))
 _EXCEPT_RE = re.compile("|".join(_NOT_BOILERPLATE))
 
 #: Elements and ARIA roles that are boilerplate whatever their names.
@@ -87,15 +98,20 @@ BOILERPLATE, CONTENT = 1, 2  # what a hint says
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def name_hint(name: str) -> int:
-    """What a lower-case "class id" string says: BOILERPLATE, CONTENT or 0.
+def name_hint(name: str, drop_captions: bool = True) -> int:
+    """What a lower-case "class id" string says: BOILERPLATE, CONTENT or 0;
+    a caption's name says BOILERPLATE if ``drop_captions``.
 
     Cached: class names repeat heavily within a page and across a site.
     """
     if _CONTENT_RE.search(name):
         return CONTENT  # "article-content sticky-sidebar": the specific content word wins
     words = name.split()
-    if (_WORD_RE.search(name) and not _EXCEPT_RE.search(name)) or not HIDDEN_CLASSES.isdisjoint(words):
+    if (
+        (_WORD_RE.search(name) and not _EXCEPT_RE.search(name))
+        or not HIDDEN_CLASSES.isdisjoint(words)
+        or (drop_captions and _CAPTION_RE.search(name))
+    ):
         return BOILERPLATE
     if not CONTENT_NAMES.isdisjoint(words):
         return CONTENT
@@ -121,7 +137,7 @@ _FOOTER_TAG_ID = create_tag("footer").tag_id
 _OTHER_HINT_ATTRS = frozenset(("role", "hidden", "aria-hidden", "style", "itemprop"))
 
 
-def _hint(tag_id: int, attrs: dict) -> int:
+def _hint(tag_id: int, attrs: dict, drop_captions: bool = True) -> int:
     """:func:`hint` from an element's tag id and attributes."""
     if tag_id in _BOILERPLATE_TAG_IDS:
         return BOILERPLATE
@@ -131,7 +147,7 @@ def _hint(tag_id: int, attrs: dict) -> int:
     if others and (role in BOILERPLATE_ROLES or _hidden(attrs)):
         return BOILERPLATE
     name = f"{attrs.get('class') or ''} {attrs.get('id') or ''}"
-    by_name = name_hint(name.lower()) if len(name) > 1 else 0
+    by_name = name_hint(name.lower(), drop_captions) if len(name) > 1 else 0
     if by_name:
         return by_name
     if tag_id in _CONTENT_TAG_IDS or (
@@ -158,8 +174,9 @@ def _is_footer(tag_id: int, attrs: dict) -> bool:
     return "footer" in name and not _FOOTER_NAMES.isdisjoint(name.split())  # each of them has "footer"
 
 
-def scan(root: LexborNode) -> Marks:
-    """Mark the elements under ``root`` that carry a boilerplate or content hint."""
+def scan(root: LexborNode, drop_captions: bool = True) -> Marks:
+    """Mark the elements under ``root`` that carry a boilerplate or content
+    hint; elements named as captions are boilerplate if ``drop_captions``."""
     index: dict[int, int] = {}
     boilerplate: list[bool] = []
     footer: list[bool] = []
@@ -173,7 +190,7 @@ def scan(root: LexborNode) -> Marks:
         # Each node's attributes are read once (a dict built in C), for both questions.
         attrs = node.attributes
         tag_id = node.tag_id
-        h = _hint(tag_id, attrs)
+        h = _hint(tag_id, attrs, drop_captions)
         if h:
             index[key] = len(boilerplate)
             is_bp = h == BOILERPLATE
