@@ -53,6 +53,14 @@ def test_a_line_repeated_on_the_page_is_kept_once(extract):
     ]
 
 
+def test_text_comes_out_in_composed_unicode(extract):
+    # "Café" with a combining accent (NFD), as some pages write it: out in one form (NFC).
+    decomposed = "Cafe\u0301 owners on the high street say trade has never been better than this spring."
+    assert extract(f"<html><body><article><p>{decomposed}</p></article></body></html>") == (
+        "Caf\u00e9 owners on the high street say trade has never been better than this spring."
+    )
+
+
 def test_link_lists_between_paragraphs_are_dropped(extract):
     p1 = "<p>The first paragraph of the story is long enough to be good text, with no links at all in it.</p>"
     links = "<p><a href='/1'>Read more about this</a> <a href='/2'>and about that</a></p>"

@@ -25,6 +25,8 @@ The output has one block per line.
 
 from __future__ import annotations
 
+import unicodedata
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from stages.extract import dom, hints
@@ -212,7 +214,13 @@ class BoilerplateExtractor:
         kept = classify(chosen, self.config.blocks)
         if self.config.drop_repeats:
             kept = drop_repeats(kept, self.config.repeat_share)
-        return Result("\n".join(b.text for b in kept), blocks, kept, root_found)
+        text = "\n".join(b.text for b in kept)
+        if not text.isascii():
+            # One form per character: pages mix composed and decomposed
+            # forms (Bengali, Vietnamese, macOS-made text), which would make
+            # the same words differ for the filters and for dedup.
+            text = unicodedata.normalize("NFC", text)
+        return Result(text, blocks, kept, root_found)
 
     def __call__(self, html: str) -> str:
         return self.run(html).text
