@@ -140,6 +140,11 @@ def test_br_lines_share_their_paragraphs_group_and_table_rows_are_lines():
     assert len({b.group for b in blocks[3:]}) == 2
 
 
+def test_ruby_readings_are_not_read_into_the_text():
+    (b,) = blocks_of("<body><p><ruby>法律<rp>(</rp><rt>ほうりつ</rt><rp>)</rp></ruby>ができました</p></body>")
+    assert b.text == "法律ができました"
+
+
 def test_pre_keeps_its_lines():
     assert [b.text for b in blocks_of("<body><pre>x = 1\n  y = 2\n</pre></body>")] == ["x = 1", "y = 2"]
 

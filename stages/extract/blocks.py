@@ -112,7 +112,11 @@ class Marks:
 # to read than the tag name and to look up).  Tag ids of standard HTML
 # elements are fixed; every other node (custom tags, comments, processing
 # instructions) is _PLAIN: walked into, with no effect of its own.
-_PLAIN, _A, _CELL, _BR, _BLOCK, _BLOCK_LI, _PRE = range(7)  # block elements last
+_PLAIN, _A, _CELL, _BR, _SKIP, _BLOCK, _BLOCK_LI, _PRE = range(8)  # block elements last
+#: Elements whose text is not part of the line: ruby annotations (the
+#: readings printed above Japanese and Chinese characters, 法律<rt>ほうりつ</rt>)
+#: would otherwise be read into the middle of every word they annotate.
+SKIPPED_TAGS = ("rt", "rp")
 
 
 def _actions() -> tuple[dict[int, int], dict[int, str]]:
@@ -127,6 +131,8 @@ def _actions() -> tuple[dict[int, int], dict[int, str]]:
     for tag in _CELLS:
         action[create_tag(tag).tag_id] = _CELL
     action[create_tag("a").tag_id] = _A
+    for tag in SKIPPED_TAGS:
+        action[create_tag(tag).tag_id] = _SKIP
     return action, kind
 
 
@@ -271,6 +277,9 @@ def extract_blocks(root: LexborNode, marks: Marks | None = None) -> list[Block]:
                 leave = _LEAVE_LINK
         elif action == _CELL:
             parts.append(" ")
+        elif action == _SKIP:
+            node = node.next
+            continue
         elif parts:  # <br>
             flush()
         child = node.child
