@@ -61,6 +61,18 @@ def test_text_comes_out_in_composed_unicode(extract):
     )
 
 
+def test_a_long_heading_is_judged_as_a_paragraph(extract):
+    # A subtitle in heading tags, followed by a link line: as a heading it
+    # would be kept only if the text right after it were.
+    dek = ("During an operation to catch three suspected motorbike thieves, the police "
+           "found the stolen bikes in a garage near the old market.")
+    html = ("<html><body><article><h1>Three arrested</h1>"
+            f"<h2>{dek}</h2><h3><a href='/x'>SEE ALSO: the mayor's plan for the market</a></h3>"
+            "<p>The three men were taken to the station in the centre of town and questioned overnight by detectives.</p>"
+            "</article></body></html>")
+    assert dek in extract(html).splitlines()
+
+
 def test_link_lists_between_paragraphs_are_dropped(extract):
     p1 = "<p>The first paragraph of the story is long enough to be good text, with no links at all in it.</p>"
     links = "<p><a href='/1'>Read more about this</a> <a href='/2'>and about that</a></p>"

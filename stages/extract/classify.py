@@ -4,7 +4,8 @@
 1. Each group of lines (a paragraph, with its ``<br>`` lines) gets a class
    from its own features: *bad* if mostly link text (or a caption), *good*
    if long with few links, *short* if very short, *near* in between;
-   headings are set aside.
+   headings are set aside (those of ``max_heading_chars`` or more are
+   paragraphs: a subtitle, or body text set in heading tags).
 2. Context decides the rest, from the nearest good or bad group on each side
    (the ends of the content count as ``edge``): a short group is kept between
    two good ones, a near group next to one; a heading is kept when the text
@@ -35,6 +36,9 @@ class ClassifyConfig(BaseModel):
     length_low: int = Field(30, ge=0, description="paragraphs shorter than this (non-space chars) are short: kept only between good ones")
     length_high: int = Field(50, ge=1, description="paragraphs at least this long are good on their own")
     max_good_link_density: float = Field(0.25, ge=0, le=1, description="a long paragraph is good only below this link density")
+    max_heading_chars: int = Field(
+        100, ge=1, description="a heading this long is judged as a paragraph (a subtitle, or body text set in heading tags)"
+    )
     heading_distance: int = Field(3, ge=1, description="a heading is kept if the kept text after it follows within this many headings")
     keep_captions: bool = Field(
         False, description="keep figure and table captions (on the dev set they are photo credits more often than text)"
@@ -61,13 +65,13 @@ def _group_classes(blocks: list[Block], cfg: ClassifyConfig) -> tuple[list[int],
             links[-1] += b.link_chars
         group_of.append(len(chars) - 1)
     max_density, max_good_density = cfg.max_link_density, cfg.max_good_link_density
-    low, high, bad_caption = cfg.length_low, cfg.length_high, not cfg.keep_captions
+    low, high, bad_caption, max_heading = cfg.length_low, cfg.length_high, not cfg.keep_captions, cfg.max_heading_chars
     classes: list[str] = []
     for n, link, kind in zip(chars, links, kinds):
         density = link / n if n else 0.0
         if density > max_density or (kind == "caption" and bad_caption):
             classes.append(BAD)
-        elif kind == "h":
+        elif kind == "h" and n < max_heading:
             classes.append(HEADING)
         elif n < low:
             classes.append(SHORT)
