@@ -16,6 +16,14 @@ HTML decoded beforehand; only the extraction calls are timed.  docs/s is per
 core.  Peak memory is the child's peak RSS, less what it held after loading
 the pages.
 
+Errors: pages whose own F1 is below 0.7, per extractor; and for the default
+extractor, where each error snippet on those pages comes from (re-running it
+untimed with its steps apart): a main-text snippet lost outside the content
+root, inside an element marked boilerplate, dropped by the block rules, or in
+no block at all (removed with invisible elements, or split across blocks); a
+boilerplate snippet leaked inside the content root or with no root found, by
+the class the block rules gave it.
+
 Near-duplicates: on ``samples/``, the copies of a near-duplicate cluster whose
 only differences are the site template and the date (and maybe the charset)
 should extract to the same text; the table gives the mean Jaccard similarity
@@ -37,7 +45,12 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+if sys.path and Path(sys.path[0] or ".").resolve() == ROOT / "benchmarks":
+    # Run as a script: Python put benchmarks/ first on the path, where a sibling
+    # named like a standard module (benchmarks/tokenize.py) would shadow it.
+    sys.path[0] = str(ROOT)
+else:
+    sys.path.insert(0, str(ROOT))
 
 from benchmarks._common import child_report, child_setup, machine_info, markdown_table, pick_cpu, run_child  # noqa: E402
 
@@ -266,6 +279,80 @@ def near_duplicate_similarity(ids: list[str], texts: list[str], truth: dict) -> 
     return mean(template_only), mean(every), len(template_only)
 
 
+def error_section(names: list[str], results: dict, gold: list[dict], html: list[str], below: float = 0.7) -> list[str]:
+    """Markdown: pages under ``below`` F1 per extractor; the default extractor's errors on them by cause."""
+    low = {n: [i for i, f in enumerate(page_scores(results[n]["texts"], gold)) if f < below] for n in names}
+    out = ["", f"Pages whose own F1 is below {below}: " + ", ".join(f"{DESCRIPTION.get(n, n)} {len(low[n])}" for n in names)]
+    if "boilerplate" not in low:
+        return out
+    lost, leaked = error_classes(html, gold, low["boilerplate"])
+    rows = [[f"lost: {k}", v] for k, v in lost.most_common()] + [[f"leaked: {k}", v] for k, v in leaked.most_common()]
+    out += ["", f"Where the default extractor's error snippets on its {len(low['boilerplate'])} pages below {below} come "
+            "from (see docs/extraction.md for what each class is and what was done about it):", "",
+            markdown_table(["error snippets", "count"], rows)]
+    return out
+
+
+def page_scores(texts: list[str], gold: list[dict]) -> list[float]:
+    """Each page's own F1 (0 for a page with no main-text snippet found)."""
+    return [score([t], [g])[2] for t, g in zip(texts, gold)]
+
+
+def error_classes(html: list[str], gold: list[dict], pages: list[int]) -> tuple[Counter, Counter]:
+    """Where the boilerplate extractor's errors on ``pages`` come from: (lost, leaked)
+    snippet counts by cause.  Runs its steps apart, as BoilerplateExtractor.run does."""
+    from stages.extract import dom, hints
+    from stages.extract.blocks import extract_blocks
+    from stages.extract.boilerplate import BoilerplateConfig, select
+    from stages.extract.classify import GOOD, NEAR, _group_classes, classify
+    from stages.extract.repeats import drop_repeats
+
+    cfg = BoilerplateConfig()
+    lost, leaked = Counter(), Counter()
+    for i in pages:
+        try:
+            body = dom.parse(html[i]).body
+        except Exception:
+            lost["page refused"] += len(gold[i]["with"])
+            continue
+        marks = hints.scan(body, drop_captions=not cfg.blocks.keep_captions)
+        blocks = extract_blocks(body, marks)
+        chosen, root_found = select(blocks, marks, cfg)
+        kept = drop_repeats(classify(chosen, cfg.blocks), cfg.repeat_share)
+        in_root, in_text = {id(b) for b in chosen}, {id(b) for b in kept}
+        cls = {}
+        if chosen:
+            group_of, classes = _group_classes(chosen, cfg.blocks)
+            if GOOD not in classes:
+                classes = [GOOD if c == NEAR else c for c in classes]
+            cls = {id(b): classes[g] for b, g in zip(chosen, group_of)}
+        text = norm("\n".join(b.text for b in kept))
+
+        def holding(snippet: str):
+            s = norm(snippet)
+            return next((b for b in blocks if s in b.text or s[:25] in b.text), None)
+
+        for s in gold[i]["with"]:
+            if norm(s) in text:
+                continue
+            b = holding(s)
+            if b is None:
+                lost["in no block (invisible element, or split across blocks)"] += 1
+            elif id(b) in in_root:
+                lost[f"dropped by the block rules ({cls[id(b)]})"] += 1
+            elif b.skip >= 0:
+                lost["in an element marked boilerplate"] += 1
+            else:
+                lost["outside the content root"] += 1
+        for s in gold[i]["without"]:
+            if norm(s) not in text:
+                continue
+            b = holding(s)
+            where = "in the content root" if root_found else "no root: whole body"
+            leaked[f"{where}, {cls.get(id(b), '?') if b is not None and id(b) in in_text else 'across blocks'}"] += 1
+    return lost, leaked
+
+
 # ---------------------------------------------------------------- main
 
 
@@ -292,10 +379,11 @@ def main() -> None:
         with open(inputs, "wb") as f:
             pickle.dump({"dev": html, "near": near_html}, f)
         results = run_extractor_rounds(names, inputs, Path(tmp), len(html), args.rounds)
-    print(report(names, results, gold, langs, near_ids, truth, args, len(html)))
+    print(report(names, results, gold, langs, near_ids, truth, args, html))
 
 
-def report(names, results, gold, langs, near_ids, truth, args, n_pages) -> str:
+def report(names, results, gold, langs, near_ids, truth, args, html) -> str:
+    n_pages = len(html)
     ok = [n for n in names if "failed" not in results[n]]
     rate = {n: n_pages / results[n]["seconds"] for n in ok}
     base = rate.get("trafilatura")
@@ -359,6 +447,7 @@ def report(names, results, gold, langs, near_ids, truth, args, n_pages) -> str:
     ]
     if errors:
         out.append(f"- pages an extractor refused (scored as empty text): {errors}")
+    out += error_section(ok, results, gold, html)
     text = "\n".join(out) + "\n"
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(text)

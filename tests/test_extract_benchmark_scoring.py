@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.extraction import jaccard, score
+from benchmarks.extraction import error_classes, jaccard, page_scores, score
 
 
 def test_snippets_match_after_whitespace_normalisation():
@@ -35,3 +35,21 @@ def test_jaccard_of_word_5_grams():
     assert jaccard(a, b) == pytest.approx(1 / 3)
     assert jaccard(a, a) == 1.0
     assert jaccard("", "") == 1.0
+
+
+def test_page_scores_are_each_pages_own_f1():
+    gold = [{"with": ["a1", "a2"], "without": []}, {"with": ["b1"], "without": ["b2"]}]
+    assert page_scores(["a1 a2", "b2"], gold) == [1.0, 0.0]
+
+
+def test_error_classes_say_where_each_error_comes_from():
+    body = "".join(f"<p>Paragraph {i} of the story, long enough to count as good text on its own merits.</p>" for i in range(3))
+    html = (
+        "<html><body><nav><a href='/'>Home</a> <a href='/x'>Lost in the menu</a></nav>"
+        f"<article>{body}<p>Subscribe to our newsletter today and never miss a story from the newsroom again.</p>"
+        "</article></body></html>"
+    )
+    gold = [{"with": ["Paragraph 1 of the story", "Lost in the menu"], "without": ["Subscribe to our newsletter"]}]
+    lost, leaked = error_classes([html], gold, [0])
+    assert lost == {"in an element marked boilerplate": 1}
+    assert leaked == {"in the content root, good": 1}
