@@ -14,7 +14,9 @@ place where rows leave the kept set.
 
 from __future__ import annotations
 
+import logging
 import time
+import traceback
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Protocol, Sequence
@@ -23,8 +25,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+log = logging.getLogger(__name__)
+
 REASON = "reason"
 DETAILS = "details"
+#: the reason of a row whose stage raised on it (see :func:`run_chain`)
+STAGE_ERROR = "stage_error"
 
 #: Columns every rejected row carries (the rejected-set schema).
 REJECTED_SCHEMA = pa.schema(
@@ -82,6 +88,29 @@ def reject_where(batch: pa.Table, mask: np.ndarray | pa.Array, reason: str, deta
     return add_rejections(batch, reasons, dets)
 
 
+_logged_kinds: set[tuple[str, str]] = set()
+
+
+def note_error(where: str, exc: BaseException, logger: logging.Logger = log) -> str:
+    """Log the traceback of the first error of each kind (exception type) at ``where``
+    in this process, and a one-line warning for the others; returns the kind.
+
+    A broad ``except`` that turns an error into a counted rejection must not
+    hide a bug: the first traceback says where it is, the per-kind counts
+    (in ``stage_counters``) say how often.
+    """
+    kind = type(exc).__name__
+    if (where, kind) not in _logged_kinds:
+        _logged_kinds.add((where, kind))
+        logger.error(
+            "%s: %s: %s (first of its kind in this process; later ones are counted)\n%s",
+            where, kind, exc, "".join(traceback.format_exception(exc)).rstrip(),
+        )
+    else:
+        logger.debug("%s: %s: %s", where, kind, exc)
+    return kind
+
+
 @dataclass
 class ChainStats:
     """What a chain of stages did: time per stage and rejections per reason."""
@@ -91,12 +120,6 @@ class ChainStats:
     rejected: Counter = field(default_factory=Counter)
     #: a stage's own counts ("stage.key"), from its optional ``drain_counters()``
     counters: Counter = field(default_factory=Counter)
-
-    def merge(self, other: "ChainStats") -> None:
-        self.seconds.update(other.seconds)
-        self.docs_in.update(other.docs_in)
-        self.rejected.update(other.rejected)
-        self.counters.update(other.counters)
 
     def to_dict(self) -> dict:
         return {
@@ -154,7 +177,7 @@ def run_chain(
     for stage in stages:
         stats.docs_in[stage.name] += len(batch)
         t0 = time.perf_counter()
-        batch = stage(batch)
+        batch = _call_stage(stage, batch, stats)
         stats.seconds[stage.name] += time.perf_counter() - t0
         drain = getattr(stage, "drain_counters", None)
         if drain is not None:
@@ -164,3 +187,43 @@ def run_chain(
             rejected.append(rej)
             stats.rejected.update(rej.column(REASON).to_pylist())
     return batch, rejected
+
+
+def _call_stage(stage: Stage, batch: pa.Table, stats: ChainStats) -> pa.Table:
+    """``stage(batch)``; if it raises, again row by row, and the rows it raises on
+    are rejected as ``stage_error``: one record only ever costs itself."""
+    try:
+        return stage(batch)
+    except Exception as e:
+        kind = note_error(f"stage {stage.name} on a batch of {len(batch)}", e)
+        stats.counters[f"{stage.name}.batch_error.{kind}"] += 1
+    empty = stage(batch.slice(0, 0))  # a stage that fails on nothing is broken: the file fails
+    schema = empty.schema
+    for name in (REASON, DETAILS):
+        if name not in schema.names:
+            schema = schema.append(pa.field(name, pa.string()))
+    parts = [_conform(empty, schema)]
+    for i in range(len(batch)):
+        row = batch.slice(i, 1)
+        try:
+            parts.append(_conform(stage(row), schema))
+        except Exception as e:
+            kind = note_error(f"stage {stage.name}", e)
+            stats.counters[f"{stage.name}.error.{kind}"] += 1
+            row = set_column(set_column(row, REASON, pa.array([STAGE_ERROR], pa.string())), DETAILS, pa.array([f"{stage.name}: {kind}: {e}"[:300]], pa.string()))
+            parts.append(_conform(row, schema))
+    return pa.concat_tables(parts)
+
+
+def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """``table`` in ``schema``: its columns cast, missing ones null (a failed row lacks what the stage adds)."""
+    cols = []
+    for f in schema:
+        col = None
+        if f.name in table.column_names:
+            try:
+                col = table.column(f.name).cast(f.type)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                col = None
+        cols.append(col if col is not None else pa.nulls(len(table), f.type))
+    return pa.table(cols, schema=schema)
