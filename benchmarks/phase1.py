@@ -192,8 +192,8 @@ def _all_filters_off(filters: dict) -> dict:
 
 def child_ours(spec: dict, tmp: Path) -> dict:
     from pipeline.config import parse_config
-    from pipeline.inputs import unit_name
-    from pipeline.phase1 import Phase1
+    from pipeline.phases.extracted import ExtractedPhase, FileWorker
+    from pipeline.runner import plan_context
 
     data = copy.deepcopy(spec["job"])
     data["inputs"] = spec["files"]
@@ -205,9 +205,9 @@ def child_ours(spec: dict, tmp: Path) -> dict:
 
     with Measure() as m:
         t0 = time.perf_counter()
-        phase1 = Phase1(config)  # builds the stages and loads the models, as each actor does once
+        phase1 = FileWorker(config)  # builds the stages and loads the models, as each actor does once
         setup_s = time.perf_counter() - t0
-        stats = [phase1.process(f, unit_name(f)) for f in spec["files"]]
+        stats = [phase1.process(u) for u in ExtractedPhase().units(plan_context(config))]
     seconds: dict[str, float] = {"setup": setup_s}
     reasons: dict[str, int] = {}
     for s in stats:

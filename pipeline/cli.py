@@ -1,8 +1,10 @@
 """``curate``: the command line.
 
-    curate run CONFIG [--input PATH_OR_GLOB ...] [--output ROOT] [--address ADDR]
+    curate run CONFIG [--input PATH_OR_GLOB ...] [--output ROOT] [--address ADDR] [--phases A,B] [--dry-run]
     curate validate CONFIG        check a config and list its inputs
     curate config-reference       print every config field with its default
+
+The CLI knows no phase by name: it prints what each phase's ``headline`` returns.
 """
 
 from __future__ import annotations
@@ -30,6 +32,10 @@ def _parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run the pipeline", description="Run the pipeline described by CONFIG.")
     _add_config_args(run)
     run.add_argument("--address", help="Ray cluster address (default: RAY_ADDRESS, else an embedded local Ray)")
+    run.add_argument("--phases", metavar="A,B", action="append",
+                     help="run only these phases (comma-separated or repeated), e.g. --phases card; the others are left as they are")
+    run.add_argument("--dry-run", action="store_true",
+                     help="print the plan (inputs, phases, units done and to do) and exit without running anything")
     run.add_argument("--no-progress", action="store_true", help="no progress bars (logs only)")
     run.add_argument("-v", "--verbose", action="store_true", help="info-level logs")
 
@@ -58,36 +64,51 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = load_config(args.config, args.input, args.output)
         if args.command == "validate":
-            from pipeline.phase1 import s3_options
+            from pipeline.config import s3_options
 
             files = expand_inputs(config.inputs, config.inputs_base, s3_options(config))
             print(f"config ok: {len(files)} input files, output {config.output.root}")
             for f in files:
                 print(f"  {f}")
             return 0
+        phases = [n.strip() for arg in (args.phases or []) for n in arg.split(",") if n.strip()]
+        if args.dry_run:
+            return _print_plan(config, phases)
         from pipeline.runner import run
 
-        record = run(config, address=args.address, progress=not args.no_progress)
+        record = run(config, address=args.address, progress=not args.no_progress, phases=phases,
+                     command=["curate", *(argv if argv is not None else sys.argv[1:])])
     except (ConfigError, InputError) as e:
         return _fail(str(e))
     return _report(record, config.output.root)
 
 
+def _print_plan(config, phases: list[str]) -> int:
+    from pipeline.runner import plan, plan_context, select
+
+    ctx = plan_context(config)
+    rows = plan(ctx, select(ctx, phases))
+    print(f"inputs: {len(ctx.inputs)} files; output: {config.output.root}")
+    for r in rows:
+        what = "run" if r["selected"] else "not selected"
+        print(f"  {r['phase']:<10} reads {r['reads']:<10} {r['units']} {r['unit']} units: "
+              f"{r['done']} done (skipped), {r['todo']} to do  [{what}]")
+    return 0
+
+
 def _report(record: dict, output: str) -> int:
-    """Print each phase's counts; exit 1 if any unit failed (a rerun retries it)."""
-    phase1 = record["phases"]["extracted"]
-    print("phase 1 (extracted):", json.dumps({k: phase1[k] for k in ("files", "responses", "kept", "rejected", "malformed_records") if k in phase1}))
-    phase2 = record["phases"].get("deduped")
-    if phase2:
-        print("phase 2 (deduped):", json.dumps({k: phase2[k] for k in ("in", "kept", "rejected") if k in phase2}))
+    """Print each phase's headline counts; exit 1 if any unit failed (a rerun retries it)."""
+    from pipeline.phase import registered
+
+    for phase in registered():
+        if phase.name in record["phases_run"]:
+            print(f"phase {phase.name}: {json.dumps(phase.headline(record['phases'][phase.name]))}")
     print(f"output: {output}")
     failed = 0
-    for src, err in phase1["files_failed"].items():
-        print(f"failed: {src}: {err}", file=sys.stderr)
-        failed += 1
-    for part, err in (phase2 or {}).get("failed_parts", {}).items():
-        print(f"failed: phase 2: {part}: {err}", file=sys.stderr)
-        failed += 1
+    for name in record["phases_run"]:
+        for unit, err in record["phases"][name].get("failed_units", {}).items():
+            print(f"failed: {name}: {unit}: {err}", file=sys.stderr)
+            failed += 1
     if failed:
         return _fail(f"{failed} units failed; rerun the same command to retry them", 1)
     return 0

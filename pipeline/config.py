@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from pipeline.storage import S3Options
 from stages.dedup.config import DedupConfig
 from stages.extract import ExtractConfig
 from stages.filters import FiltersConfig
@@ -78,6 +79,12 @@ class RunConfig(BaseModel):
         return {"root": v} if isinstance(v, str) else v
 
 
+def s3_options(config: RunConfig) -> S3Options:
+    """The object-storage options of a run (for inputs and outputs on s3://)."""
+    s = config.storage
+    return S3Options(s.endpoint_url, s.region, s.anonymous)
+
+
 def _describe(err: dict) -> str:
     where = ".".join(str(p) for p in err["loc"]) or "(top level)"
     if err["type"] == "extra_forbidden":
@@ -102,7 +109,9 @@ def load_config(path: str | os.PathLike, inputs: list[str] | None = None, output
     if not p.is_file():
         raise ConfigError(f"config error: file not found: {path}")
     try:
-        data = yaml.safe_load(p.read_text()) or {}
+        data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+    except UnicodeDecodeError:
+        raise ConfigError(f"config error: {path} is not a text file (expected UTF-8 YAML)") from None
     except yaml.YAMLError as e:
         raise ConfigError(f"config error: {path} is not valid YAML: {e}".replace("\n", " ")) from None
     if not isinstance(data, dict):

@@ -10,11 +10,16 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import logging
+import os
 import posixpath
 import re
 
 from pipeline import storage
 from pipeline.storage import S3Options
+
+
+log = logging.getLogger(__name__)
 
 
 class InputError(ValueError):
@@ -50,6 +55,22 @@ def expand_inputs(entries: list[str], base: str = "s3://commoncrawl/", s3: S3Opt
             else:
                 found.append(m)
     return sorted(dict.fromkeys(found))
+
+
+def without_output(inputs: list[str], output_root: str) -> list[str]:
+    """The inputs minus anything under the output root (an output folder inside an input folder
+    would otherwise be read back as input when the run resumes)."""
+    root = _comparable(output_root).rstrip("/") + "/"
+    kept = [f for f in inputs if not _comparable(f).startswith(root)]
+    if len(kept) < len(inputs):
+        log.warning("%d input files are inside the output root %s: not read", len(inputs) - len(kept), output_root)
+    if inputs and not kept:
+        raise InputError(f"input not found: every input file is inside the output root {output_root}")
+    return kept
+
+
+def _comparable(uri: str) -> str:
+    return uri if "://" in uri else os.path.abspath(os.path.expanduser(uri))
 
 
 def unit_name(uri: str) -> str:

@@ -9,7 +9,6 @@ temporary name and moved to its final name once complete.
 from __future__ import annotations
 
 import contextlib
-import fnmatch
 import json
 import os
 import posixpath
@@ -21,6 +20,7 @@ from urllib.parse import urlparse
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
+from wcmatch import glob as wglob
 
 
 @dataclass(frozen=True)
@@ -91,10 +91,8 @@ def glob(pattern: str, s3: S3Options | None = None) -> list[str]:
 
 
 def _match(path: str, pattern: str) -> bool:
-    # fnmatch's '*' crosses '/', which is what users mean by '**' only; make '*' stay in one level.
-    if "**" in pattern:
-        return fnmatch.fnmatchcase(path, pattern.replace("**/", "*").replace("**", "*"))
-    return len(path.split("/")) == len(pattern.split("/")) and fnmatch.fnmatchcase(path, pattern)
+    # Shell semantics: '*' and '?' stay within one folder, '**' crosses any number of them.
+    return wglob.globmatch(path, pattern, flags=wglob.GLOBSTAR)
 
 
 def _list_files(fs: pafs.FileSystem, root: str) -> list[str]:
@@ -187,6 +185,7 @@ class PartWriter:
         self._ctx = None
         self._writer: pq.ParquetWriter | None = None
         self.rows = 0
+        self.published = False
 
     def write(self, table: pa.Table) -> None:
         if self._writer is None:
@@ -203,6 +202,7 @@ class PartWriter:
             self._writer.close()
             self._ctx.__exit__(None, None, None)
             self._writer = None
+            self.published = True
 
     def abort(self) -> None:
         if self._writer is not None:

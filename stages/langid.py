@@ -18,6 +18,7 @@ class LangIdConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    enabled: bool = Field(True, description="run language ID (filters that need the language, e.g. Gopher's stop words, then need it off too)")
     model: str | None = Field(None, description="path to a fastText LID model; null = bundled lid.176.ftz")
     keep: list[str] = Field(default_factory=list, description="language codes to keep (e.g. [en, de]); empty = all")
     min_score: float = Field(0.65, ge=0, le=1, description="reject documents whose top-language score is lower (FineWeb: 0.65)")
@@ -33,6 +34,7 @@ class LangIdConfig(BaseModel):
 
 class LangIdStage:
     name = "langid"
+    provides = ("language", "language_score")
 
     def __init__(self, config: LangIdConfig | None = None):
         from classifiers.langid import LanguageIdentifier

@@ -76,3 +76,11 @@ def test_config_reference_lists_every_stage_section():
     r = _curate("config-reference")
     for field in ("`inputs`", "`output.root`", "`warc.max_payload_bytes`", "`extract.extractor`", "`langid.min_score`", "`charset.meta_scan_bytes`"):
         assert field in r.stdout
+
+
+def test_cli_binary_config_file_is_one_line(tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_bytes(b"\x1f\x8b\x08\x00\xff\xfe\x00binary")
+    r = _curate("run", str(cfg))
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines() == [f"config error: {cfg} is not a text file (expected UTF-8 YAML)"]

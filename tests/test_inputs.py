@@ -44,3 +44,29 @@ def test_nothing_matching_is_an_error_naming_the_entry(tree):
 def test_unit_names_are_stable_and_distinct():
     a, b = unit_name("s3://x/CC-MAIN-1-00000.warc.gz"), unit_name("s3://y/CC-MAIN-1-00000.warc.gz")
     assert a.startswith("CC-MAIN-1-00000-") and a != b and a == unit_name("s3://x/CC-MAIN-1-00000.warc.gz")
+
+
+def test_a_single_star_never_crosses_a_folder_even_beside_a_double_star(tmp_path, monkeypatch):
+    for name in ("root/a/x/y/z.gz", "root/a/x/z.gz", "root/x/w.gz", "root/a/b/x/v.gz"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(b"")
+    monkeypatch.chdir(tmp_path)
+    assert expand_inputs(["root/**/x/*.gz"]) == ["root/a/b/x/v.gz", "root/a/x/z.gz", "root/x/w.gz"]
+    assert expand_inputs(["root/*/x/*.gz"]) == ["root/a/x/z.gz"]
+    assert expand_inputs(["root/a/x/?.gz"]) == ["root/a/x/z.gz"]
+
+
+def test_an_output_root_inside_an_input_folder_is_not_read_back(tmp_path, monkeypatch):
+    from pipeline.inputs import without_output
+
+    for name in ("crawl/1.warc.gz", "crawl/out/documents/extracted/part-1.parquet", "crawl/out/run.json"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(b"")
+    monkeypatch.chdir(tmp_path)
+    found = expand_inputs(["crawl"])
+    assert len(found) == 3
+    assert without_output(found, "crawl/out") == ["crawl/1.warc.gz"]
+    assert without_output(found, str(tmp_path / "crawl" / "out")) == ["crawl/1.warc.gz"]
+    assert without_output(found, "crawl/outside") == found  # a sibling with a common prefix is not inside
+    with pytest.raises(InputError, match="inside the output root"):
+        without_output(["crawl/out/run.json"], "crawl/out")

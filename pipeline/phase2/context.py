@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import time
 from dataclasses import dataclass
@@ -12,12 +11,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.config import RunConfig
+from pipeline.config import RunConfig, s3_options
+from pipeline.distribute import OpenWorker, Progress, map_units
+from pipeline.phase import Unit
 from pipeline.storage import S3Options, Storage
+from pipeline.units import part_file
 from stages.dedup.config import DedupConfig
 
 PHASE = "deduped"
-SOURCE_PHASE = "extracted"
 STAGE = "dedup"
 
 # A document is numbered ``part number << 32 | row``: every step can find its
@@ -32,15 +33,6 @@ def part_of(doc: np.ndarray) -> np.ndarray:
 
 def row_of(doc: np.ndarray) -> np.ndarray:
     return doc & ROW_MASK
-
-
-def part_file(unit: str) -> str:
-    return f"part-{unit}.parquet"
-
-
-def s3_options(config: RunConfig) -> S3Options:
-    s = config.storage
-    return S3Options(s.endpoint_url, s.region, s.anonymous)
 
 
 def run_storage(config: RunConfig) -> Storage:
@@ -70,9 +62,10 @@ class Phase2Context:
 
     config: RunConfig
     storage: Storage
-    units: tuple[str, ...]  # complete phase-1 parts, sorted: part number = position
+    units: tuple[str, ...]  # the input parts, sorted: part number = position
     workers: int
     progress: bool
+    source: str = "extracted"  # the phase whose parts are deduplicated
 
     @property
     def dedup(self) -> DedupConfig:
@@ -102,20 +95,17 @@ class Phase2Context:
         """The files as one table in this process (for the single-partition paths)."""
         return pa.concat_tables([pq.read_table(f, filesystem=self.storage.fs) for f in files])
 
-    def per_part(self, task, items: list[dict]):
-        """Run ``task`` on each item (one part) in its own Ray task; yields the stats dicts it returns.
+    def source_file(self, unit: str) -> str:
+        """The path of an input part."""
+        return self.storage.path("documents", self.source, part_file(unit))
 
-        At most ``workers`` tasks run at once; each gets the run config as JSON
-        and builds what it needs from it on the worker.
-        """
-        import ray
-
-        ds = ray.data.from_items(items, override_num_blocks=len(items)).map_batches(
-            task, fn_kwargs={"config": self.config.model_dump(mode="json")}, batch_size=1, batch_format="pyarrow",
-            compute=ray.data.TaskPoolStrategy(size=max(1, min(self.workers, len(items)))), num_cpus=1,
-        )
-        for row in ds.iter_rows():
-            yield json.loads(row["stats"])
+    def per_part(self, step: str, open_worker: OpenWorker, units: list[Unit], **extra):
+        """Run ``open_worker(config, **extra).process(unit)`` for each part in its own Ray task; yields the stats."""
+        progress = Progress(f"{PHASE}: {step}", len(units), "part", self.progress, counts=())
+        try:
+            yield from map_units(self.config, units, open_worker, workers=self.workers, extra=extra, progress=progress)
+        finally:
+            progress.close()
 
 
 @contextlib.contextmanager

@@ -1,4 +1,4 @@
-"""The phase-2 driver: resume, then the steps in order, then the summary."""
+"""The phase-2 driver: resume, then the steps in order, then the summary and the corpus marker."""
 
 from __future__ import annotations
 
@@ -6,40 +6,77 @@ import logging
 import time
 
 from pipeline.config import RunConfig
+from pipeline.phase import Part, Unit, fingerprint
 from pipeline.phase2 import components, decisions, edges, resume, signatures, verify, write
-from pipeline.phase2.context import Phase2Context, timed
+from pipeline.phase2.context import PHASE, Phase2Context, timed
 from pipeline.storage import Storage
+from pipeline.units import UnitWork, marker_path
 
 log = logging.getLogger(__name__)
 
+#: The phase's one unit of work: the whole corpus (its marker is _done/deduped/_corpus.json).
+CORPUS = "_corpus"
 
-def run_phase2(config: RunConfig, storage: Storage, workers: int, progress: bool = True) -> dict:
-    """Deduplicate every phase-1 part under the output root; returns the phase summary."""
+
+def corpus_unit(parts: list[Part], config: RunConfig) -> Unit:
+    """The unit that deduplicates ``parts``: its fingerprint covers every part and the settings."""
+    parts = sorted(parts, key=lambda p: p.name)
+    settings = resume.corpus_settings(config.dedup, config.output.rejected_text)
+    return Unit(CORPUS, fingerprint([(p.name, p.fingerprint) for p in parts], settings),
+                {"parts": [p.name for p in parts], "signature_fingerprint": resume.signature_fingerprint(parts, config.dedup)})
+
+
+def run_phase2(config: RunConfig, storage: Storage, workers: int, progress: bool = True, source: str = "extracted") -> dict:
+    """Deduplicate every finished part of ``source`` under the output root; returns the summary.
+
+    The library entry point (the runner goes through pipeline.phases.deduped):
+    a part is finished when it has a marker; its fingerprint is the marker's.
+    Skipped, with the earlier summary and ``skipped: True``, when the corpus
+    marker is current.
+    """
+    corpus = corpus_unit(finished_parts(storage, source), config)
+    if storage.exists(*marker_path(PHASE, CORPUS)):
+        marker = storage.read_json(*marker_path(PHASE, CORPUS))
+        if marker.get("fingerprint") == corpus.fingerprint:
+            log.warning("phase deduped: already done for these %d parts and this config; skipping", len(corpus.params["parts"]))
+            return {**marker, "skipped": True}
+    ctx = Phase2Context(config, storage, tuple(corpus.params["parts"]), workers, progress, source)
+    return deduplicate(ctx, corpus, corpus.params["signature_fingerprint"])
+
+
+def finished_parts(storage: Storage, phase: str) -> list[Part]:
+    """Parts of ``phase`` with a marker and a documents file, fingerprinted by their marker."""
+    names = {n.removesuffix(".json") for n in storage.list("_done", phase, suffix=".json") if "/" not in n}
+    files = {n.removeprefix("part-").removesuffix(".parquet") for n in storage.list("documents", phase, suffix=".parquet")}
+    parts = []
+    for name in sorted(names & files):
+        marker = storage.read_json("_done", phase, f"{name}.json")
+        parts.append(Part(name, marker.get("fingerprint") or fingerprint(marker)))
+    return parts
+
+
+def deduplicate(ctx: Phase2Context, corpus: Unit, signature_fp: str) -> dict:
+    """Deduplicate the parts in ``ctx``; returns the summary (``failed_parts`` set if a part failed).
+
+    On success the corpus marker is written last, with the summary.
+    """
     t_start = time.perf_counter()
-    ctx = Phase2Context(config, storage, tuple(resume.input_parts(storage)), workers, progress)
-    signature_fp, phase_fp = resume.fingerprints(ctx)
-    finished = resume.finished_summary(storage, phase_fp)
-    if finished is not None:
-        log.warning("phase 2: already done for these %d parts and this config; skipping", len(ctx.units))
-        return {**finished, "skipped": True}
-    resume.clear_stale(storage, signature_fp)
+    resume.clear_stale(ctx.storage, signature_fp)
     bands, rows = resume.write_manifest(ctx, signature_fp)
     summary = {"parts": len(ctx.units), "bands": bands, "rows": rows, "step_seconds": {}}
     if not ctx.units:
         summary.update({"in": 0, "kept": 0, "rejected": 0, "rejected_by_reason": {}})
-        resume.mark_done(ctx, phase_fp, summary)
-        return summary
+        return _done(ctx, corpus, summary)
     steps = summary["step_seconds"]
 
     with timed(steps, "signatures"):
-        sig_stats = signatures.compute_signatures(ctx)
+        sig_stats = signatures.compute_signatures(ctx, signature_fp)
     failed = {s["unit"]: s["failed"] for s in sig_stats if "failed" in s}
     if failed:
         # Deduplication is global: without every part it would be wrong, so stop
         # here with no outputs and no completion marker (a rerun retries).
-        log.error("phase 2: %d of %d parts could not be read; no output written", len(failed), len(ctx.units))
-        summary.update({"failed_parts": failed, "seconds": round(time.perf_counter() - t_start, 2)})
-        return summary
+        log.error("phase deduped: %d of %d parts could not be read; no output written", len(failed), len(ctx.units))
+        return {**summary, "failed_parts": failed, "seconds": round(time.perf_counter() - t_start, 2)}
     summary.update(signatures.summarize(sig_stats))
     use_score = any(s.get("has_score") for s in sig_stats)  # any part with scores: keep the best-scored copy
 
@@ -61,9 +98,20 @@ def run_phase2(config: RunConfig, storage: Storage, workers: int, progress: bool
             decisions.decide(ctx, found, use_score)
 
     with timed(steps, "write"):
-        part_stats = write.write_outputs(ctx)
-    summary.update({**write.summarize(part_stats), "use_score": use_score, "seconds": round(time.perf_counter() - t_start, 2)})
-    resume.mark_done(ctx, phase_fp, summary)
+        part_stats = write.write_outputs(ctx, corpus.fingerprint)
+    failed = {s["unit"]: s["failed"] for s in part_stats if "failed" in s}
+    summary["seconds"] = round(time.perf_counter() - t_start, 2)
+    if failed:  # no corpus marker: the next run redoes the phase
+        log.error("phase deduped: %d of %d parts could not be written", len(failed), len(ctx.units))
+        return {**summary, "failed_parts": failed}
+    summary.update({**write.summarize(part_stats), "use_score": use_score})
+    summary = _done(ctx, corpus, summary)
     if not ctx.dedup.keep_intermediate:
-        storage.delete_dir("dedup")
+        ctx.storage.delete_dir("dedup")
+    return summary
+
+
+def _done(ctx: Phase2Context, corpus: Unit, summary: dict) -> dict:
+    """Write the corpus marker (the phase's completion), holding the summary; returns the summary."""
+    UnitWork(ctx.storage, corpus, marker_path(PHASE, CORPUS)).commit({**summary, "part_names": list(ctx.units)})
     return summary

@@ -1,34 +1,9 @@
-"""Ray Data shuffles of phase 2: group rows by a hash of a column, then run a function per group.
-
-Each shuffle adds a partition column ``p`` and lets Ray Data's ``groupby("p")``
-bring the rows of one partition together: one ``map_groups`` call then sees
-every row with the same key (a bucket, a part, a cluster).
-"""
+"""Phase 2's shuffles (pipeline.shuffle) by document number: by part, or by a value."""
 
 from __future__ import annotations
 
-import numpy as np
-import pyarrow as pa
-
 from pipeline.phase2.context import ROW_BITS
-from stages.base import set_column
-from stages.dedup.hashing import fmix64
-
-
-def with_partition(batch: pa.Table, column: str, partitions: int, shift: int = 0) -> pa.Table:
-    """Add (or replace) column ``p``: a hash of ``column >> shift`` modulo ``partitions``."""
-    values = batch.column(column).to_numpy().astype(np.uint64)
-    if shift:
-        values = values >> np.uint64(shift)
-    p = (fmix64(values) % np.uint64(partitions)).astype(np.int32)
-    return set_column(batch, "p", pa.array(p))
-
-
-def group_apply(ds, partitions: int, fn, fn_kwargs: dict, partition=with_partition, **partition_kwargs):
-    """``fn(group, **fn_kwargs)`` over ``partitions`` groups of ``ds``, split by ``partition(batch, partitions=...)``."""
-    return (ds.map_batches(partition, fn_kwargs={**partition_kwargs, "partitions": partitions}, batch_format="pyarrow")
-            .groupby("p", num_partitions=partitions)
-            .map_groups(fn, fn_kwargs=fn_kwargs, batch_format="pyarrow"))
+from pipeline.shuffle import group_apply
 
 
 def by_part(ds, column: str, partitions: int, fn, **fn_kwargs):

@@ -15,21 +15,19 @@ with the same inputs skips the part.
 
 from __future__ import annotations
 
-import json
 import logging
-import sys
-import traceback
 from collections import Counter
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from tqdm import tqdm
 
 from pipeline.config import RunConfig
-from pipeline.phase2.context import ROW_BITS, SOURCE_PHASE, Phase2Context, part_file, run_storage
+from pipeline.phase import Unit
+from pipeline.phase2.context import ROW_BITS, Phase2Context, run_storage
 from pipeline.storage import PartWriter
+from pipeline.units import UnitWork, part_file
 from stages.dedup import exact, lsh, minhash
 from stages.dedup.config import DedupConfig, MinHashConfig
 
@@ -48,16 +46,26 @@ def signature_width(config: MinHashConfig) -> int:
     return config.num_perm * np.dtype(minhash.signature_dtype(config.scheme)).itemsize
 
 
-def compute_signatures(ctx: Phase2Context) -> list[dict]:
-    """Step 1 for every part, one Ray task each; returns each part's stats (``failed`` set if it could not be read)."""
-    items = [{"unit": u, "part_no": i} for i, u in enumerate(ctx.units)]
-    bar = tqdm(total=len(items), desc="phase 2: signatures", unit="part", disable=not ctx.progress, file=sys.stderr)
-    stats = []
-    for s in ctx.per_part(_signature_task, items):
-        stats.append(s)
-        bar.update(1)
-    bar.close()
-    return stats
+def compute_signatures(ctx: Phase2Context, fingerprint: str) -> list[dict]:
+    """Step 1 for every part, one Ray task each; returns each part's stats (``failed`` set if it could not be read).
+
+    A part whose stats file records ``fingerprint`` was done by an interrupted
+    earlier run with the same inputs and settings: it is not redone.
+    """
+    units = [Unit(u, fingerprint, {"part_no": i}) for i, u in enumerate(ctx.units)]
+    done = {}
+    for u in units:
+        if ctx.storage.exists(*stats_path(u.name)):
+            marker = ctx.storage.read_json(*stats_path(u.name))
+            if marker.get("fingerprint") == fingerprint:
+                done[u.name] = {**marker, "resumed": True}
+    todo = [u for u in units if u.name not in done]
+    return [*done.values(), *ctx.per_part("signatures", SignaturePart, todo, source=ctx.source)]
+
+
+def stats_path(unit: str) -> tuple[str, str, str]:
+    """Step 1's marker for one part: its stats."""
+    return "dedup", "stats", f"part-{unit}.json"
 
 
 def summarize(stats: list[dict]) -> dict:
@@ -65,41 +73,27 @@ def summarize(stats: list[dict]) -> dict:
     return {"no_shingles": sum(s.get("no_shingles", 0) for s in stats), "bucket_rows": sum(s.get("bucket_rows", 0) for s in stats)}
 
 
-def _signature_task(batch: pa.Table, config: dict) -> pa.Table:
-    """Ray Data UDF: a batch of (unit, part_no) rows -> a batch of stats rows."""
-    worker = SignaturePart(RunConfig.model_validate(config))
-    out = []
-    for unit, part_no in zip(batch.column("unit").to_pylist(), batch.column("part_no").to_pylist()):
-        try:
-            out.append(worker.process(unit, part_no))
-        except Exception as e:  # reported by the driver, which stops phase 2 cleanly
-            log.error("phase 2: part %s: %s", unit, traceback.format_exc(limit=3))
-            out.append({"unit": unit, "failed": f"{type(e).__name__}: {e}"})
-    return pa.table({"stats": [json.dumps(o) for o in out]})
-
-
 class SignaturePart:
     """Everything step 1 does to one phase-1 part."""
 
-    def __init__(self, config: RunConfig):
+    def __init__(self, config: RunConfig, source: str):
         self.dedup: DedupConfig = config.dedup
         self.storage = run_storage(config)
+        self.source = source
         self.bands, self.rows = lsh.bands_rows(self.dedup.minhash)
 
-    def process(self, unit: str, part_no: int) -> dict:
+    def process(self, unit: Unit) -> dict:
         """Write the part's buckets, meta and signatures; returns its stats (also its completion marker)."""
-        stats_path = ("dedup", "stats", f"part-{unit}.json")
-        if self.storage.exists(*stats_path):  # done by an interrupted earlier run
-            return {**self.storage.read_json(*stats_path), "resumed": True}
-        source = pq.ParquetFile(self.storage.path("documents", SOURCE_PHASE, part_file(unit)), filesystem=self.storage.fs)
+        part_no = unit.params["part_no"]
+        source = pq.ParquetFile(self.storage.path("documents", self.source, part_file(unit.name)), filesystem=self.storage.fs)
         score_col = self.dedup.keep.score_column
         if score_col not in source.schema_arrow.names:
             score_col = None
         columns = ["id", "text", "url"] + ([score_col] if score_col is not None else [])
-        writers = self._writers(unit)
         stats = Counter({"no_shingles": 0, "bucket_rows": 0, "shingles": 0})
         row = 0
-        try:
+        with UnitWork(self.storage, unit, stats_path(unit.name)) as work:
+            writers = self._writers(work, unit.name)
             for w, schema in writers:  # an empty write first, so that a part without rows still gets its (empty) files
                 w.write(schema.empty_table())
             for batch in source.iter_batches(batch_size=self.dedup.batch_docs, columns=columns):
@@ -107,21 +101,13 @@ class SignaturePart:
                 doc = (np.int64(part_no) << ROW_BITS) + np.arange(row, row + len(table), dtype=np.int64)
                 row += len(table)
                 stats.update(self._write_batch(table, doc, score_col, *(w for w, _ in writers)))
-            for w, _ in writers:
-                w.close()
-        except Exception:
-            for w, _ in writers:
-                w.abort()
-            raise
-        result = {"unit": unit, "docs": row, "has_score": score_col is not None, **stats}
-        self.storage.write_json(result, *stats_path)
-        return {**result, "resumed": False}
+            return {**work.commit({"docs": row, "has_score": score_col is not None, **stats}), "resumed": False}
 
-    def _writers(self, unit: str) -> list[tuple[PartWriter, pa.Schema]]:
+    def _writers(self, work: UnitWork, unit: str) -> list[tuple[PartWriter, pa.Schema]]:
         """(writer, schema) for the part's buckets, meta and signatures."""
         bucket_schema = BUCKET_SCHEMA.append(SHINGLES_FIELD) if self.dedup.minhash.verify == "exact" else BUCKET_SCHEMA
         sig_schema = pa.schema([("sig", pa.binary(signature_width(self.dedup.minhash)))])
-        return [(PartWriter(self.storage, "dedup", folder, part_file(unit), schema=schema), schema)
+        return [(work.writer("dedup", folder, part_file(unit), schema=schema), schema)
                 for folder, schema in (("buckets", bucket_schema), ("meta", META_SCHEMA), ("signatures", sig_schema))]
 
     def _write_batch(self, table: pa.Table, doc: np.ndarray, score_col: str | None,

@@ -9,7 +9,6 @@ completion marker ``_done/deduped/<unit>.json`` carries its counts
 
 from __future__ import annotations
 
-import json
 import time
 from collections import Counter
 
@@ -19,47 +18,50 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline.config import RunConfig
-from pipeline.phase2.context import PHASE, SOURCE_PHASE, STAGE, Phase2Context, part_file, row_of, run_storage
+from pipeline.phase import Unit, fingerprint, sum_counts
+from pipeline.phase2.context import PHASE, STAGE, Phase2Context, row_of, run_storage
 from pipeline.phase2.decisions import read_decisions
-from pipeline.storage import PartWriter, Storage
-from stages.base import DETAILS, REASON, REJECTED_SCHEMA, set_column, to_rejected
+from pipeline.units import UnitWork, part_file
+from stages.base import DETAILS, REASON, set_column, to_rejected
 
 
-def write_outputs(ctx: Phase2Context) -> list[dict]:
-    """Step 5 for every part; returns each part's stats."""
-    return list(ctx.per_part(_write_task, [{"unit": u} for u in ctx.units]))
+def part_unit(corpus_fingerprint: str, part: str) -> Unit:
+    """The output part ``part`` of a dedup run with this fingerprint (its marker records it)."""
+    return Unit(part, fingerprint(corpus_fingerprint, part))
+
+
+def write_outputs(ctx: Phase2Context, corpus_fingerprint: str) -> list[dict]:
+    """Step 5 for every part; returns each part's stats (``failed`` set where writing failed)."""
+    units = [part_unit(corpus_fingerprint, u) for u in ctx.units]
+    return list(ctx.per_part("write", PartWriterWorker, units, source=ctx.source))
 
 
 def summarize(part_stats: list[dict]) -> dict:
     """Step 5's part of the phase summary: the counts over all parts."""
-    totals = Counter()
-    reasons = Counter()
-    for s in part_stats:
-        totals.update({k: s[k] for k in ("in", "kept", "rejected")})
-        reasons.update(s["rejected_by_reason"])
-    return {**dict(totals), "rejected_by_reason": dict(sorted(reasons.items()))}
+    return sum_counts(part_stats)
 
 
-def _write_task(batch: pa.Table, config: dict) -> pa.Table:
-    """Ray Data UDF: a batch of unit rows -> a batch of stats rows."""
-    cfg = RunConfig.model_validate(config)
-    storage = run_storage(cfg)
-    out = []
-    for unit in batch.column("unit").to_pylist():
-        out.append(json.dumps(write_part(storage, unit, read_decisions(storage, unit), cfg.output.rejected_text)))
-    return pa.table({"stats": out})
+class PartWriterWorker:
+    """Step 5 for one part, in a Ray task."""
+
+    def __init__(self, config: RunConfig, source: str):
+        self.storage = run_storage(config)
+        self.source = source
+        self.rejected_text = config.output.rejected_text
+
+    def process(self, unit: Unit) -> dict:
+        return write_part(self.storage, self.source, unit, read_decisions(self.storage, unit.name), self.rejected_text)
 
 
-def write_part(storage: Storage, unit: str, decided: pa.Table, rejected_text: bool) -> dict:
-    """Copy a phase-1 part to documents/deduped minus its removed rows, which go to rejected/deduped."""
+def write_part(storage, source_phase: str, unit: Unit, decided: pa.Table, rejected_text: bool) -> dict:
+    """Copy an input part to documents/deduped minus its removed rows, which go to rejected/deduped."""
     t0 = time.perf_counter()
     decisions = _PartDecisions(decided)
-    source = pq.ParquetFile(storage.path("documents", SOURCE_PHASE, part_file(unit)), filesystem=storage.fs)
-    kept = PartWriter(storage, "documents", PHASE, part_file(unit))
-    rejected = PartWriter(storage, "rejected", PHASE, part_file(unit), schema=REJECTED_SCHEMA)
+    source = pq.ParquetFile(storage.path("documents", source_phase, part_file(unit.name)), filesystem=storage.fs)
     reasons = Counter()
     n_in = 0
-    try:
+    with UnitWork.for_phase(storage, PHASE, unit) as work:
+        kept, rejected = work.documents(), work.rejected()
         for batch in source.iter_batches(batch_size=4096):
             table, removed = decisions.apply(pa.Table.from_batches([batch]), start=n_in)
             if removed is not None:
@@ -69,18 +71,8 @@ def write_part(storage: Storage, unit: str, decided: pa.Table, rejected_text: bo
             n_in += len(batch)
         if n_in == 0:  # an empty part still gets its (empty) output
             kept.write(set_column(source.schema_arrow.empty_table(), "dup_cluster_size", pa.array([], pa.int32())))
-        kept.close()
-        rejected.close()
-    except Exception:
-        kept.abort()
-        rejected.abort()
-        raise
-    stats = {"unit": unit, "in": n_in, "kept": kept.rows, "rejected": rejected.rows,
-             "rejected_by_reason": dict(sorted(reasons.items())), "seconds": round(time.perf_counter() - t0, 3)}
-    if n_in != kept.rows + rejected.rows:
-        raise RuntimeError(f"{unit}: {n_in} in != {kept.rows} kept + {rejected.rows} rejected")
-    storage.write_json(stats, "_done", PHASE, f"{unit}.json")
-    return stats
+        return work.commit({"in": n_in, "rejected_by_reason": dict(sorted(reasons.items())),
+                            "seconds": round(time.perf_counter() - t0, 3)}, docs_in=n_in)
 
 
 class _PartDecisions:

@@ -37,26 +37,38 @@ class FiltersConfig(BaseModel):
     fineweb: FineWebQualityConfig = Field(default_factory=FineWebQualityConfig)
 
 
+def text_filter_specs(config: FiltersConfig) -> list[tuple[type, BaseModel]]:
+    """(class, config) of the enabled text filters, in the order they run (after language ID)."""
+    stages = [
+        (GopherQualityFilter, config.gopher_quality),
+        (GopherRepetitionFilter, config.gopher_repetition),
+        (C4Filter, config.c4),
+        (FineWebQualityFilter, config.fineweb),
+    ]
+    return [(cls, cfg) for cls, cfg in stages if cfg.enabled]
+
+
+def url_filter_specs(config: FiltersConfig) -> list[tuple[type, BaseModel]]:
+    """(class, config) of the URL filter if enabled (it runs before decoding and extraction)."""
+    return [(UrlFilter, config.url)] if config.url.enabled else []
+
+
 def build_filters(config: FiltersConfig) -> list:
     """The text filters, in the order they run (after language ID)."""
-    stages = [
-        (config.gopher_quality, GopherQualityFilter),
-        (config.gopher_repetition, GopherRepetitionFilter),
-        (config.c4, C4Filter),
-        (config.fineweb, FineWebQualityFilter),
-    ]
-    return [cls(cfg) for cfg, cls in stages if cfg.enabled]
+    return [cls(cfg) for cls, cfg in text_filter_specs(config)]
 
 
 def build_url_filters(config: FiltersConfig) -> list:
     """The URL filter (before decoding and extraction)."""
-    return [UrlFilter(config.url)] if config.url.enabled else []
+    return [cls(cfg) for cls, cfg in url_filter_specs(config)]
 
 
 __all__ = [
     "FiltersConfig",
     "build_filters",
     "build_url_filters",
+    "text_filter_specs",
+    "url_filter_specs",
     "UrlFilter",
     "GopherQualityFilter",
     "GopherRepetitionFilter",

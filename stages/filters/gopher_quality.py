@@ -71,6 +71,7 @@ class GopherQualityConfig(BaseModel):
 
 class GopherQualityFilter:
     name = "gopher_quality"
+    requires = ("language",)  # stop words and the word-length rule depend on it
 
     def __init__(self, config: GopherQualityConfig | None = None):
         self.config = c = config or GopherQualityConfig()
@@ -183,6 +184,4 @@ def _count(texts, needle: str) -> np.ndarray:
 
 
 def _languages(batch: pa.Table) -> list[str | None]:
-    if "language" not in batch.column_names:
-        return [None] * len(batch)
     return batch.column("language").to_pylist()

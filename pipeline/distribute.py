@@ -1,0 +1,181 @@
+"""Map units of work over Ray and collect their stats; start or join Ray.
+
+Every phase that works unit by unit goes through :func:`map_units`: one Ray
+Data row per unit, one unit per batch, run by a pool of actors (a worker that
+loads models once) or of tasks (a cheap worker built per unit), at most
+``workers`` at a time.  A unit's failure is its own: the worker catches it,
+logs its traceback and returns ``{"unit": ..., "failed": "Type: message"}``,
+so one bad unit never ends the phase as a Ray error.
+
+Local runs start an embedded Ray (no server); ``address`` / ``RAY_ADDRESS``
+joins a cluster.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import time
+import traceback
+from collections import Counter
+from typing import Callable, Iterable, Iterator, Protocol
+
+import pyarrow as pa
+from tqdm import tqdm
+
+from pipeline.phase import Unit
+
+log = logging.getLogger(__name__)
+
+
+class Worker(Protocol):
+    def process(self, unit: Unit) -> dict: ...
+
+
+#: Builds a worker from the run config; a class or a module-level function (pickled by reference).
+OpenWorker = Callable[..., Worker]
+
+
+def init_ray(num_cpus: int | None = None, address: str | None = None) -> None:
+    """Join ``address`` (or RAY_ADDRESS), else start an embedded local Ray; once per process."""
+    import ray
+
+    if ray.is_initialized():
+        return
+    address = address or os.environ.get("RAY_ADDRESS")
+    quiet = {"include_dashboard": False, "logging_level": logging.WARNING, "log_to_driver": True}
+    if address:
+        ray.init(address=address, **quiet)
+    else:
+        ray.init(num_cpus=num_cpus, **quiet)
+    ctx = ray.data.DataContext.get_current()
+    ctx.enable_progress_bars = False  # each phase draws its own bar (or logs its progress)
+    ctx.print_on_execution_start = False
+    logging.getLogger("ray.data").setLevel(logging.WARNING)  # per-dataset execution logs: noise at our scale
+
+
+def cluster_cpus() -> int:
+    import ray
+
+    return max(1, int(ray.cluster_resources().get("CPU", 1)))
+
+
+def _failure(unit: Unit, err: BaseException) -> dict:
+    log.error("unit %s failed: %s", unit.name, "".join(traceback.format_exception(err, limit=4)))
+    return {"unit": unit.name, "failed": f"{type(err).__name__}: {err}"[:2000]}
+
+
+def _process_all(worker: Worker | BaseException, batch: pa.Table) -> pa.Table:
+    out = []
+    for text in batch.column("unit").to_pylist():
+        unit = Unit.from_json(text)
+        if isinstance(worker, BaseException):  # the worker could not be built: every unit fails with its error
+            out.append(json.dumps(_failure(unit, worker)))
+            continue
+        try:
+            out.append(json.dumps(worker.process(unit), default=str))
+        except Exception as e:  # the unit fails alone; no marker, so a rerun retries it
+            out.append(json.dumps(_failure(unit, e)))
+    return pa.table({"stats": out})
+
+
+def _open(open_worker: OpenWorker, config: dict, extra: dict) -> Worker | BaseException:
+    from pipeline.config import RunConfig
+
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return open_worker(RunConfig.model_validate(config), **extra)
+    except Exception as e:
+        log.error("could not start a worker: %s", traceback.format_exc(limit=4))
+        return e
+
+
+class _ActorUDF:
+    """Ray Data actor: builds the worker once (models load once), then processes units."""
+
+    def __init__(self, open_worker: OpenWorker, config: dict, extra: dict):
+        self.worker = _open(open_worker, config, extra)
+
+    def __call__(self, batch: pa.Table) -> pa.Table:
+        return _process_all(self.worker, batch)
+
+
+def _task_udf(batch: pa.Table, open_worker: OpenWorker, config: dict, extra: dict) -> pa.Table:
+    return _process_all(_open(open_worker, config, extra), batch)
+
+
+def map_units(
+    config,
+    units: list[Unit],
+    open_worker: OpenWorker,
+    *,
+    workers: int,
+    actors: bool = False,
+    extra: dict | None = None,
+    progress: "Progress | None" = None,
+) -> Iterator[dict]:
+    """Run ``open_worker(config, **extra).process(unit)`` for every unit on Ray; yields each unit's stats.
+
+    ``actors``: one long-lived worker per actor (for models); else one per task.
+    """
+    if not units:
+        return
+    import ray
+
+    items = [{"unit": u.to_json()} for u in units]
+    kwargs = {"config": config.model_dump(mode="json"), "extra": extra or {}, "open_worker": open_worker}
+    size = max(1, min(workers, len(items)))
+    ds = ray.data.from_items(items, override_num_blocks=len(items))
+    if actors:
+        ds = ds.map_batches(_ActorUDF, fn_constructor_kwargs=kwargs, batch_size=1, batch_format="pyarrow",
+                            compute=ray.data.ActorPoolStrategy(size=size), num_cpus=1)
+    else:
+        ds = ds.map_batches(_task_udf, fn_kwargs=kwargs, batch_size=1, batch_format="pyarrow",
+                            compute=ray.data.TaskPoolStrategy(size=size), num_cpus=1)
+    for row in ds.iter_rows():
+        stats = json.loads(row["stats"])
+        if progress is not None:
+            progress.update(stats)
+        yield stats
+
+
+class Progress:
+    """Units done of a phase, with document counts: a tqdm bar on a terminal, else a log line
+    at a steady interval (cluster jobs have no terminal) with units/s and an ETA."""
+
+    def __init__(self, phase: str, total: int, unit: str, enabled: bool = True, counts: Iterable[str] = ("kept",),
+                 interval_s: float = 30.0):
+        self.phase, self.total, self.unit = phase, total, unit
+        self.counts = tuple(counts)
+        self.done = 0
+        self.docs: Counter = Counter()
+        self.t0 = self._last = time.monotonic()
+        self.interval_s = interval_s
+        self.bar = None
+        self.enabled = enabled
+        if enabled and sys.stderr.isatty():
+            self.bar = tqdm(total=total, desc=phase, unit=unit, file=sys.stderr)
+
+    def update(self, stats: dict) -> None:
+        self.done += 1
+        self.docs.update({k: stats.get(k, 0) for k in self.counts if isinstance(stats.get(k, 0), int)})
+        if self.bar is not None:
+            self.bar.set_postfix(**{k: self.docs[k] for k in self.counts}, refresh=False)
+            self.bar.update(1)
+        elif self.enabled and (time.monotonic() - self._last >= self.interval_s or self.done == self.total):
+            self._last = time.monotonic()
+            log.warning("%s", self.line())
+
+    def line(self) -> str:
+        elapsed = max(time.monotonic() - self.t0, 1e-9)
+        rate = self.done / elapsed
+        eta = (self.total - self.done) / rate if rate > 0 else float("inf")
+        docs = " ".join(f"{k}={self.docs[k]}" for k in self.counts)
+        return (f"{self.phase}: {self.done}/{self.total} {self.unit}s, {docs}, {rate * 60:.1f} {self.unit}s/min, "
+                f"ETA {eta:.0f}s" if eta != float("inf") else f"{self.phase}: {self.done}/{self.total} {self.unit}s, {docs}")
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()

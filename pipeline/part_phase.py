@@ -1,0 +1,114 @@
+"""A phase that maps each part of the phase before it to a part of its own.
+
+Most phases after deduplication are this: read a part in Arrow batches, run a
+chain of stages (stages.base.run_chain: rejected rows leave with a reason),
+write the kept and the rejected documents, mark the part done.  A subclass
+only says which stages::
+
+    @register
+    class FinalPhase(PartPhase):
+        name = "final"
+        actors = True          # stages hold models: one worker per actor, built once
+
+        def stages(self, config, prepared):
+            return [PiiStage(config.pii)]
+
+``prepare(ctx)`` may compute something global on the driver first (for
+example per-language score cutoffs from two columns of every part); it is
+passed to every worker.  The units' fingerprints cover the parts they read
+and ``settings(config)``, so a changed input part or setting redoes exactly
+the parts it affects.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, ClassVar
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pipeline.config import RunConfig, s3_options
+from pipeline.context import RunContext
+from pipeline.distribute import Progress, map_units
+from pipeline.phase import Phase, Unit, fingerprint
+from pipeline.storage import Storage
+from pipeline.units import UnitWork, part_file
+from stages.base import ChainStats, run_chain
+
+
+class PartPhase(Phase):
+    unit_kind = "part"
+    #: True when the stages hold models: a pool of long-lived actors, each building them once.
+    actors: ClassVar[bool] = False
+    #: Rows per Arrow batch read from a part.
+    batch_rows: ClassVar[int] = 2048
+
+    def stages(self, config: RunConfig, prepared: Any) -> list:
+        """The stages run on every batch of a part, in order (built once per worker)."""
+        raise NotImplementedError
+
+    def prepare(self, ctx: RunContext, todo: list[Unit]) -> Any:
+        """Something global the workers need (JSON-able), computed on the driver before the units run."""
+        return None
+
+    def units(self, ctx: RunContext) -> list[Unit]:
+        source = ctx.source(self)
+        if source is None:
+            raise ValueError(f"phase {self.name} reads documents, but no phase before it writes any")
+        settings = fingerprint(self.settings(ctx.config))
+        return [Unit(p.name, fingerprint(p.fingerprint, settings), {"source": source.name}) for p in ctx.parts(source)]
+
+    def run(self, ctx: RunContext, todo: list[Unit]):
+        extra = {"phase": type(self), "prepared": self.prepare(ctx, todo)}
+        progress = Progress(self.name, len(todo), self.unit_kind, ctx.progress, counts=("in", "kept"))
+        try:
+            yield from map_units(ctx.config, todo, PartWorker, workers=ctx.workers(), actors=self.actors, extra=extra,
+                                 progress=progress)
+        finally:
+            progress.close()
+
+    def summarize(self, stats: list[dict]) -> dict:
+        out = super().summarize([s for s in stats if "failed" not in s])
+        seconds: dict[str, float] = {}
+        for s in stats:
+            for k, v in s.get("stage_seconds", {}).items():
+                seconds[k] = round(seconds.get(k, 0.0) + v, 3)
+        return {"parts": len(stats), **out, "stage_seconds": seconds}
+
+
+class PartWorker:
+    """Runs a PartPhase's stages over one part at a time (built once per actor or task)."""
+
+    def __init__(self, config: RunConfig, phase: type[PartPhase], prepared: Any):
+        self.config = config
+        self.phase = phase()
+        self.storage = Storage(config.output.root, s3_options(config))
+        self.stages = self.phase.stages(config, prepared)
+
+    def process(self, unit: Unit) -> dict:
+        t0 = time.perf_counter()
+        source = pq.ParquetFile(self.storage.path("documents", unit.params["source"], part_file(unit.name)),
+                                filesystem=self.storage.fs)
+        chain = ChainStats()
+        n_in = 0
+        with UnitWork.for_phase(self.storage, self.phase.name, unit) as work:
+            kept, rejected = work.documents(), work.rejected()
+            batches = (pa.Table.from_batches([b]) for b in source.iter_batches(batch_size=self.phase.batch_rows))
+            for batch in _at_least_one(batches, source.schema_arrow):
+                n_in += len(batch)
+                kept_rows, rejected_rows = run_chain(self.stages, batch, chain, keep_rejected_text=self.config.output.rejected_text)
+                kept.write(kept_rows)
+                for r in rejected_rows:
+                    rejected.write(r)
+            return work.commit({"in": n_in, "seconds": round(time.perf_counter() - t0, 3), **chain.to_dict()}, docs_in=n_in)
+
+
+def _at_least_one(batches, schema: pa.Schema):
+    """The batches, or one empty batch: an empty part still gets its (empty) output with the full schema."""
+    empty = True
+    for b in batches:
+        empty = False
+        yield b
+    if empty:
+        yield schema.empty_table()

