@@ -20,6 +20,8 @@ from stages.dedup.config import DedupConfig
 
 PHASE = "deduped"
 STAGE = "dedup"
+#: The phase whose parts are deduplicated when nothing else is said.
+SOURCE_PHASE = "extracted"
 
 # A document is numbered ``part number << 32 | row``: every step can find its
 # part file and its row there without a lookup table.
@@ -65,7 +67,7 @@ class Phase2Context:
     units: tuple[str, ...]  # the input parts, sorted: part number = position
     workers: int
     progress: bool
-    source: str = "extracted"  # the phase whose parts are deduplicated
+    source: str = SOURCE_PHASE  # the phase whose parts are deduplicated
 
     @property
     def dedup(self) -> DedupConfig:
