@@ -48,7 +48,7 @@ def test_utf8_bom_wins():
 
 def test_unknown_declared_label_falls_through():
     decoded, _, source = Decoder().decode(page(DE).encode(), "x-no-such-charset")
-    assert DE in decoded and source in ("meta", "detected")
+    assert DE in decoded and source in ("meta", "detected", "valid_utf8")
 
 
 def test_binary_payload_is_rejected_as_binary():
@@ -87,3 +87,91 @@ def test_stage_mixes_fast_utf8_rows_and_slow_rows_in_order():
     assert DE in html[0] and RU in html[1] and DE in html[2] and html[3] is None and JA in html[4] and KO in html[5]
     assert out.column("charset_source").to_pylist() == ["http", "meta", "valid_utf8", "binary", "detected", "bom"]
     assert out.column("charset").to_pylist() == ["utf-8", "koi8-r", "utf-8", None, "shift_jis", "utf-8"]
+
+
+# ------------------------------------------------------------------------------------------ hostile labels and bytes (issue 13)
+
+
+@pytest.mark.parametrize(
+    "label",
+    ["undefined", "utf-8\x00", "\x00", "utf-7", "unicode_escape", "raw_unicode_escape", "rot13", "hex", "base64",
+     "idna", "punycode", "x-user-defined", "replacement", "utf-32", "a" * 500, "utf-8; charset=x"],
+)
+def test_labels_python_knows_but_browsers_do_not_are_unknown(label):
+    payload = page(DE).encode()
+    decoded, charset, source = Decoder().decode(payload, label)
+    assert DE in decoded and charset == "utf-8"
+    out = DecodeStage()(pa.table({"payload": pa.array([payload, page(DE).encode("cp1252")], pa.large_binary()), "http_charset": [label, label]}))
+    assert out.column(REASON).to_pylist() == [None, None]
+    assert DE in out.column("html")[0].as_py() and DE in out.column("html")[1].as_py()
+
+
+@pytest.mark.parametrize("label, payload", [("utf-7", b"<html><body><p>+2D3cAA- lone</p></body></html>"), ("unicode_escape", b"<p>\\ud800 lone \\udfff</p>")])
+def test_codecs_that_yield_lone_surrogates_are_never_used(label, payload):
+    decoded, charset, _ = Decoder().decode(payload, label)
+    assert charset in ("utf-8", "cp1252") and not any(0xD800 <= ord(c) <= 0xDFFF for c in decoded)
+    out = DecodeStage()(pa.table({"payload": pa.array([payload], pa.large_binary()), "http_charset": [label]}))
+    assert out.num_rows == 1 and out.column(REASON).to_pylist() == [None]
+
+
+def test_a_lone_surrogate_never_reaches_arrow():
+    from stages.charset import _strings
+
+    arr = _strings(["fine", "bad \ud800 here", None])
+    assert arr.to_pylist() == ["fine", "bad \ufffd\ufffd\ufffd here", None]
+
+
+@pytest.mark.parametrize(
+    "encode, http",
+    [
+        (lambda s: codecs.BOM_UTF16_LE + s.encode("utf-16-le"), None),
+        (lambda s: codecs.BOM_UTF16_BE + s.encode("utf-16-be"), None),
+        (lambda s: s.encode("utf-16-le"), "utf-16"),  # declared, no BOM
+        (lambda s: s.encode("utf-16-le"), None),  # neither: recognised by where its NULs are
+        (lambda s: s.encode("utf-16-be"), "iso-8859-1"),  # declared wrong
+    ],
+    ids=["bom-le", "bom-be", "declared", "sniffed-le", "sniffed-be-wrong-label"],
+)
+def test_utf16_pages_are_decoded_not_rejected_as_binary(encode, http):
+    for text in (DE, JA, RU):
+        payload = encode(page(text))
+        decoded, charset, source = Decoder().decode(payload, http)
+        assert decoded is not None and text in decoded, (charset, source)
+        assert charset in ("utf-16-le", "utf-16-be") and source in ("bom", "utf16")
+        out = DecodeStage()(pa.table({"payload": pa.array([payload], pa.large_binary()), "http_charset": [http]}))
+        assert out.column(REASON).to_pylist() == [None] and text in out.column("html")[0].as_py()
+
+
+def test_binary_with_nuls_is_still_binary():
+    import hashlib
+
+    noise = b"".join(hashlib.sha256(str(i).encode()).digest() for i in range(250))
+    assert Decoder().decode(noise, "utf-16")[2] == "binary"
+    samples16 = b"".join(i.to_bytes(2, "little") for i in range(0, 4000, 3))  # 16-bit data: NULs in every other byte, no markup
+    assert Decoder().decode(samples16, None)[2] == "binary"
+    assert Decoder().decode(b"\x00" * 8000, None)[2] == "binary"
+
+
+@pytest.mark.parametrize("text", [DE, RU, JA, KO])
+def test_a_legacy_declaration_over_utf8_bytes_is_read_as_utf8(text):
+    payload = page(text, "iso-8859-1").encode("utf-8")
+    for http in ("iso-8859-1", "windows-1251", "shift_jis", None):
+        decoded, charset, source = Decoder().decode(payload, http)
+        assert text in decoded and charset == "utf-8" and source == "valid_utf8", (http, charset)
+    out = DecodeStage()(pa.table({"payload": pa.array([payload], pa.large_binary()), "http_charset": ["iso-8859-1"]}))
+    assert text in out.column("html")[0].as_py() and out.column("charset_source").to_pylist() == ["valid_utf8"]
+
+
+def test_real_legacy_pages_keep_their_declared_charset():
+    decoded, charset, source = Decoder().decode(page(DE).encode("cp1252"), "iso-8859-1")
+    assert DE in decoded and charset == "cp1252" and source == "http"
+    decoded, charset, source = Decoder().decode(page(JA, "iso-2022-jp").encode("iso-2022-jp"), None)  # 7-bit: pure ASCII bytes
+    assert JA in decoded and charset == "iso2022_jp" and source == "meta"
+
+
+def test_a_bom_over_bytes_that_are_not_utf8_gets_the_replacement_check():
+    mostly_bad = codecs.BOM_UTF8 + bytes(range(0x80, 0x100)) * 40 + b"<p>a</p>"
+    assert Decoder().decode(mostly_bad, None)[2] == "undecodable"
+    # a BOM in front of a cp1252 page: the other candidates still find it
+    decoded, charset, source = Decoder().decode(codecs.BOM_UTF8 + page(DE).encode("cp1252"), "windows-1252")
+    assert DE in decoded and charset == "cp1252"
