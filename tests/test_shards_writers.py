@@ -341,3 +341,21 @@ def test_storage_sink_survives_an_s3_server_outage(tmp_path):
         assert names == ["outage/run/shards/shard.00000.mds"]  # no temporary object left behind
     finally:
         server.stop()
+
+
+def test_shards_config_checks_consistency():
+    with pytest.raises(ValueError, match="set tokenize.eos"):
+        ShardsConfig(layout={"kind": "packed"}, tokenize={"eos": None})
+    with pytest.raises(ValueError, match="at least one of mds and webdataset"):
+        ShardsConfig(mds={"enabled": False}, webdataset={"enabled": False})
+    with pytest.raises(ValueError, match="extra"):
+        ShardsConfig(layout={"seqlen": 10})
+
+
+@pytest.mark.parametrize("kind", ["document", "packed"])
+def test_an_empty_group_writes_empty_indexes(tmp_path, kind):
+    docs, stage = tokenized()
+    r = write_group("00009", docs.slice(0, 0), np.empty(0, np.uint64), LayoutConfig(kind=kind), stage.dtype, str(tmp_path / "s"),
+                    mds=MDSConfig(), mds_sink=LocalSink(str(tmp_path / "mds")), wds=WebDatasetConfig(), wds_sink=LocalSink(str(tmp_path / "wds")))  # fmt: skip
+    assert r.samples == 0 and r.mds_index == {"version": 2, "shards": []} and r.wds_index["shardlist"] == []
+    assert os.listdir(tmp_path / "mds") == ["index.json"] and os.listdir(tmp_path / "wds") == ["index.json"]
