@@ -1,12 +1,14 @@
 """Quality scoring throughput: ours vs DataTrove's fastText filter, and the share of phase-1 time it adds.
 
-    .venv-bench/bin/python benchmarks/quality.py           # writes benchmarks/results/quality.md
-    .venv-bench/bin/python benchmarks/quality.py --quick   # one samples file, demonstration model only; prints only
+    .venv/bin/python benchmarks/quality.py --repeat 3     # writes benchmarks/results/quality.md
+    .venv/bin/python benchmarks/quality.py --quick        # one samples file, demonstration model only; prints only
+
+(or with .venv-bench/bin/python; from .venv the DataTrove child runs in .venv-bench.)
 
 Every measurement runs in its own child process pinned to one CPU (math
 libraries single-threaded), so docs/s is per core:
 
-- **phase 1 + quality**: ``Phase1(config).process`` over the sample WARCs with
+- **phase 1 + quality**: phase 1's ``FileWorker`` over the sample WARCs with
   ``jobs/sample.yaml``'s settings and ``QualityScoreStage`` appended after the
   heuristic filters (where it runs in the pipeline); the stage's own seconds
   against the rest of phase 1 is the share it adds.  Its kept documents are
@@ -72,26 +74,27 @@ def child_phase1(spec: dict) -> dict:
     import yaml
 
     from pipeline.config import parse_config
-    from pipeline.inputs import unit_name
-    from pipeline.phase1 import Phase1
+    from pipeline.phases.extracted import ExtractedPhase, FileWorker
+    from pipeline.runner import plan_context
     from stages.quality import QualityConfig, QualityScoreStage
 
     data = copy.deepcopy(yaml.safe_load(JOB.read_text()))
     data.pop("quality", None)  # the quality stage is added below, with the model under test
     data["inputs"] = spec["files"]
     data["output"] = {"root": spec["out"]}
-    phase1 = Phase1(parse_config(data))
+    config = parse_config(data)
+    worker = FileWorker(config)  # builds the stages and loads the models, as each actor does once
     t0 = time.perf_counter()
     stage = QualityScoreStage(QualityConfig(enabled=True, model=spec["model"]))
     load_s = time.perf_counter() - t0
-    phase1.stages = [s for s in phase1.stages if getattr(s, "name", "") != "quality"] + [stage]
+    worker.stages = [s for s in worker.stages if getattr(s, "name", "") != "quality"] + [stage]
     t0, cpu0 = time.perf_counter(), time.process_time()
-    stats = [phase1.process(f, unit_name(f)) for f in spec["files"]]
+    stats = [worker.process(u) for u in ExtractedPhase().units(plan_context(config))]
     wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     seconds: dict[str, float] = {}
     for s in stats:
         if s.get("failed"):
-            raise RuntimeError(f"{s['source']}: {s['failed']}")
+            raise RuntimeError(f"{s.get('source')}: {s['failed']}")
         for k, v in s.get("stage_seconds", {}).items():
             seconds[k] = seconds.get(k, 0.0) + v
     return {"wall_s": wall, "cpu_s": cpu, "load_s": load_s, "stage_seconds": seconds,
@@ -120,8 +123,6 @@ def _timed_passes(run_batch, n_docs: int, batch: int, min_s: float) -> dict:
 
 
 def child_score(spec: dict) -> dict:
-    import resource
-
     import numpy as np
     import pyarrow as pa
 
@@ -161,8 +162,7 @@ def child_score(spec: dict) -> dict:
         docs = [Document(text=t, id=str(i)) for i, t in enumerate(texts)]
         timing = _timed_passes(lambda lo, hi: sum(1 for _ in filt.run(iter(docs[lo:hi]))), n, batch, spec["min_s"])
     chars = np.array([len(t) for t in texts])
-    return {**timing, **extra, "docs": n, "load_s": load_s, "mean_chars": float(chars.mean()), "median_chars": float(np.median(chars)),
-            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}  # fmt: skip
+    return {**timing, **extra, "docs": n, "load_s": load_s, "mean_chars": float(chars.mean()), "median_chars": float(np.median(chars))}
 
 
 def child_main(spec_path: str) -> None:
@@ -174,30 +174,46 @@ def child_main(spec_path: str) -> None:
 # ---------------------------------------------------------------- parent
 
 
+BENCH_PYTHON = ROOT / ".venv-bench" / "bin" / "python"
+#: Replaces the child's interpreter by another one (same pid, so pinning and memory sampling follow).
+EXEC = "import os, sys; os.execv(sys.argv[1], sys.argv[1:])"
+
+
+def child_argv(spec: dict, spec_path: Path) -> list[str]:
+    """DataTrove lives in .venv-bench (it cannot share a venv with mosaicml-streaming): its child runs there."""
+    argv = [str(Path(__file__).resolve()), "--child", str(spec_path)]
+    if spec["kind"] == "datatrove" and importlib.util.find_spec("datatrove") is None and BENCH_PYTHON.exists():
+        return ["-c", EXEC, str(BENCH_PYTHON), *argv]
+    return argv
+
+
 def run(spec: dict, name: str, cpu: int | None, tmp: Path, timeout_s: float) -> dict:
     spec_path = tmp / f"{name}.json"
     spec_path.write_text(json.dumps(spec))
-    result = run_child([str(Path(__file__).resolve()), "--child", str(spec_path)], cpu, tmp / f"{name}.log", timeout_s, cwd=ROOT)
+    result = run_child(child_argv(spec, spec_path), cpu, tmp / f"{name}.log", timeout_s, cwd=ROOT)
     took = result.get("failed") or f"{result['wall_s']:.1f} s"
     print(f"{name}: {took}", file=sys.stderr)
     return result
 
 
-def train_large_model(path: Path, tmp: Path) -> dict:
-    """The large model: the demonstration model's data, a production-sized shape."""
-    make_model = _load("make_model", ROOT / "samples" / "quality" / "make_model.py")
+def train_large_model(path: Path, tmp: Path, timeout_s: float) -> dict:
+    """The large model: the demonstration model's data, a production-sized shape (trained in a child, so
+    this process stays small: children inherit its peak RSS through fork)."""
+    import subprocess
+
     import pyarrow.parquet as pq
 
-    from classifiers import train_quality
-
+    make_model = _load("make_model", ROOT / "samples" / "quality" / "make_model.py")
     samples = ROOT / "samples"
     pos, neg = make_model.labeled_sets(make_model.extract_texts(make_model.sample_files(samples)), samples)
     pq.write_table(pos, tmp / "pos.parquet")
     pq.write_table(neg, tmp / "neg.parquet")
     t0 = time.perf_counter()
-    argv = ["--positives", str(tmp / "pos.parquet"), "--negatives", str(tmp / "neg.parquet"), "-o", str(path), *LARGE_ARGS]
-    if train_quality.main(argv):
-        raise SystemExit("training the large model failed")
+    argv = ["-m", "classifiers.train_quality", "--positives", str(tmp / "pos.parquet"), "--negatives", str(tmp / "neg.parquet"),
+            "-o", str(path), *LARGE_ARGS]  # fmt: skip
+    done = subprocess.run([sys.executable, *argv], cwd=ROOT, capture_output=True, text=True, timeout=timeout_s)
+    if done.returncode:
+        raise SystemExit(f"training the large model failed: {done.stderr.strip()[-500:]}")
     return {"train_s": time.perf_counter() - t0, "bytes": path.stat().st_size}
 
 
@@ -226,7 +242,7 @@ def systems(max_chars: list[int]) -> dict[str, dict]:
 
 
 def render(args, machine, cpu, models: dict, phase1: dict, scoring: dict, names: dict[str, dict]) -> str:
-    cmd = " ".join([".venv-bench/bin/python benchmarks/quality.py", *sys.argv[1:]])
+    cmd = " ".join(["python benchmarks/quality.py", *sys.argv[1:]])
     out = [
         "# Quality scoring: throughput and share of phase 1",
         "",
@@ -257,18 +273,23 @@ def render(args, machine, cpu, models: dict, phase1: dict, scoring: dict, names:
     rows = []
     for mname, results in scoring.items():
         base = results.get("datatrove", {})
-        base_rate = base["docs_scored"] / base["wall_s"] if base and not base.get("failed") else None
+        ok = base and not base.get("failed")
+        base_rate = base["docs_scored"] / base["wall_s"] if ok else None
+        base_cpu = base["docs_scored"] / max(base["cpu_s"], 1e-9) if ok else None
         for sname, r in results.items():
             label = names[sname]["label"]
             if r.get("failed"):
-                rows.append([label, f"`{models[mname]['label']}`", "failed: " + r["failed"], *[""] * 6])
+                rows.append([label, f"`{models[mname]['label']}`", "failed: " + r["failed"], *[""] * 7])
                 continue
             rate = r["docs_scored"] / max(r["wall_s"], 1e-9)
-            rows.append([label, f"`{models[mname]['label']}`", fmt(rate), fmt(r["docs_scored"] / max(r["cpu_s"], 1e-9)),
-                         f"**{rate / base_rate:.1f}×**" if base_rate else "–", fmt(1e6 / rate, 1), fmt(r["load_s"], 2),
-                         fmt(r["peak_rss_mb"]), "yes" if rate >= TARGET else "no"])  # fmt: skip
-    out += [markdown_table(["system", "model", "docs/s", "docs/CPU-s", "× DataTrove", "µs/doc", "load s", "peak RSS MB", f"≥ {TARGET:,}/s"],
-                           rows, "llrrrrrrl"), ""]  # fmt: skip
+            cpu_rate = r["docs_scored"] / max(r["cpu_s"], 1e-9)
+            rows.append([label, f"`{models[mname]['label']}`", fmt(rate), fmt(cpu_rate),
+                         f"**{rate / base_rate:.2f}×**" if base_rate else "–", f"{cpu_rate / base_cpu:.2f}×" if base_cpu else "–",
+                         fmt(1e6 / cpu_rate, 0), fmt(r["load_s"], 2), fmt(r.get("tree_pss_mb")),
+                         "yes" if max(rate, cpu_rate) >= TARGET else "no"])  # fmt: skip
+    headers = ["system", "model", "docs/s", "docs/CPU-s", "× DataTrove", "× DataTrove (CPU)", "CPU µs/doc", "load s",
+               "peak PSS MB", f"≥ {TARGET:,}/s"]  # fmt: skip
+    out += [markdown_table(headers, rows, "llrrrrrrrl"), ""]
     for mname, results in scoring.items():
         for sname, r in results.items():
             if "max_chars" in names[sname] and not r.get("failed"):
@@ -279,7 +300,7 @@ def render(args, machine, cpu, models: dict, phase1: dict, scoring: dict, names:
                 )
     out += [""]
     out += ["## Share of phase 1", "",
-            "`Phase1.process` over the sample WARCs with `jobs/sample.yaml`'s settings and the quality stage last; "
+            "Phase 1's `FileWorker` over the sample WARCs with `jobs/sample.yaml`'s settings and the quality stage last; "
             "**phase 1 s** is the run's wall time without the quality stage, **share** = quality s ÷ phase 1 s, the "
             "time scoring adds to phase 1 (model loading is once per actor, apart).", ""]  # fmt: skip
     rows = []
@@ -328,7 +349,7 @@ def main() -> int:
                            "what": "the committed demonstration model: dim 16, word bigrams in 50k buckets, quantized"}}  # fmt: skip
         if not (args.quick or args.no_large):
             large = tmp / "large.bin"
-            info = train_large_model(large, tmp)
+            info = train_large_model(large, tmp, args.timeout)
             models["large"] = {"label": "large.bin", "path": str(large), "bytes": info["bytes"],
                                "what": f"trained here (`{' '.join(LARGE_ARGS)}`, {info['train_s']:.0f} s) on the same data"}  # fmt: skip
         phase1, scoring, names = {}, {}, systems(args.max_chars)

@@ -105,6 +105,7 @@ class QualityScoreStage:
     """Adds ``quality_score`` and ``quality_label``; removes nothing."""
 
     name = "quality"
+    provides = (SCORE, LABEL)
 
     def __init__(self, config: QualityConfig):
         from classifiers.quality import QualityModelError, QualityScorer
@@ -206,6 +207,7 @@ class QualityFilterStage:
     """Removes documents by ``quality_score``: below a threshold, or outside their language's top fraction."""
 
     name = "quality_filter"
+    requires = (SCORE,)
 
     def __init__(self, config: QualityFilterConfig, cutoffs: Mapping[str, Cutoff] | None = None):
         if not config.active:
