@@ -31,19 +31,57 @@ _TAG_RE = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9]*)")
 _FLAT = frozenset(
     "area base br col embed hr img input link meta source track wbr p li dt dd option tr td th".split()
 )
+# Their content is text to the parser, not tags (a comment's too).
+_RAW_TEXT_RE = re.compile(r"<!--|<(script|style)\b", re.IGNORECASE)
+
+
+_CLOSERS = {None: re.compile(r"-->"), "script": re.compile(r"</script", re.I), "style": re.compile(r"</style", re.I)}
+
+
+def _without_raw_text(html: str) -> str:
+    """``html`` without comments and script/style content, in one linear pass."""
+    out, pos = [], 0
+    while True:
+        m = _RAW_TEXT_RE.search(html, pos)
+        if m is None:
+            out.append(html[pos:])
+            return "".join(out)
+        out.append(html[pos : m.start()])
+        name = m.group(1).lower() if m.group(1) else None
+        end = _CLOSERS[name].search(html, m.end())
+        if end is None:
+            return "".join(out)  # unclosed: the rest of the page is text to the parser
+        pos = end.end()
 
 
 def nesting_depth(html: str) -> int:
-    """An upper estimate of the element nesting depth, from the tags alone."""
-    depth = peak = 0
-    for close, name in _TAG_RE.findall(html):
-        if name.lower() in _FLAT:
+    """The deepest element nesting the HTML tree builder makes of ``html``, from the tags alone.
+
+    As the parser does: an end tag closes the innermost open element of its
+    name and everything opened inside it, and an end tag with no open element
+    of its name is ignored (so ``<div></b>`` repeated nests ever deeper);
+    void and implicitly closed elements never nest.  Adoption-agency
+    reconstruction of formatting elements is not modelled.
+    """
+    stack: list[str] = []
+    open_count: dict[str, int] = {}
+    peak = 0
+    for close, name in _TAG_RE.findall(_without_raw_text(html)):
+        name = name.lower()
+        if name in _FLAT:
             continue
         if close:
-            depth = max(depth - 1, 0)
+            if open_count.get(name):
+                while True:
+                    top = stack.pop()
+                    open_count[top] -= 1
+                    if top == name:
+                        break
         else:
-            depth += 1
-            peak = max(peak, depth)
+            stack.append(name)
+            open_count[name] = open_count.get(name, 0) + 1
+            if len(stack) > peak:
+                peak = len(stack)
     return peak
 
 
