@@ -1,0 +1,34 @@
+"""Coverage-guided fuzzing of the WARC front end with atheris (libFuzzer).
+
+    python fuzz/fuzz.py TARGET [libFuzzer options] [CORPUS_DIR ...]
+
+TARGET is one of gunzip, warc, http, charset, extract (see fuzz/checks.py for
+what each checks, and fuzz/README.md for how to run a campaign).  Only our own
+modules (``stages``) are instrumented: numpy, Arrow and the C parsers are not.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import atheris
+
+# Every hostile input logs a warning: that is the point, but not on the terminal.
+logging.disable(logging.CRITICAL)
+
+with atheris.instrument_imports(include=["stages"]):
+    import checks
+
+
+def main() -> None:
+    if len(sys.argv) < 2 or sys.argv[1] not in checks.CHECKS:
+        sys.exit(f"usage: {sys.argv[0]} {{{','.join(checks.TARGETS)}}} [libFuzzer options] [corpus dirs]")
+    check = checks.CHECKS[sys.argv[1]]
+    checks.warm_up(sys.argv[1])
+    atheris.Setup([sys.argv[0], *sys.argv[2:]], check)
+    atheris.Fuzz()
+
+
+if __name__ == "__main__":
+    main()
