@@ -23,6 +23,7 @@ import codecs
 import collections
 import datetime as dt
 import gzip
+import ipaddress
 import json
 import os
 import random
@@ -31,13 +32,17 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from samplegen import broken, charsets, debian, dups, synth  # noqa: E402
+from samplegen import broken, charsets, debian, dups, pii_pages, synth  # noqa: E402
 from samplegen import pii as P  # noqa: E402
 from samplegen.sites import SITES, article_html, render, sites_for  # noqa: E402
 from samplegen.warcout import Capture, record_uuid, write_warc  # noqa: E402
 
 SEED = 20260112
 N_FILES = 5
+# The prose pages with planted PII (kind pii_prose) were added later, in a file of their
+# own with their own random stream, so the first N_FILES files stayed byte-identical.
+PII_PROSE_SEED = SEED + 9
+PII_PROSE_PER_LANG = 12
 SNAPSHOT = "CC-MAIN-2026-03"
 CRAWL_START = dt.datetime(2026, 1, 12, 0, 0, 0)
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -81,11 +86,37 @@ def html_capture(url: str, html: str, *, kind: str, lang: str | None, server: st
 
 
 _EMAIL = re.compile(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
-_IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w.])")
+# a dotted quad not inside a longer dotted run; a sentence may end right after it
+_IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w]|\.\w)")
+_IPV6 = re.compile(r"(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![\w:])")
+_URL_CREDENTIALS = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]{0,15}://([^\s/?#@:<>\"']+:[^\s/?#@<>\"']+)@[\w\[]")
+
+
+def _host_ipv4(v: str) -> bool:
+    """A dotted quad that is a host address: not 240.0.0.0/4 (netmasks 255.x) and not four single digits
+    (section numbers such as 6.2.4.1, versions such as 2.7.2.2)."""
+    try:
+        ip = ipaddress.IPv4Address(v)
+    except ValueError:
+        return False
+    return not ip.is_reserved and max(ip.packed) >= 10
+
+
+def _ipv6(v: str) -> bool:
+    if v.count(":") < 2 or v.strip(":") == "":
+        return False
+    try:
+        ipaddress.IPv6Address(v)
+    except ValueError:
+        return False
+    return True
 
 
 def detect_pii_real(html: str) -> list[dict]:
-    """E-mail and IPv4 addresses that really occur in the visible text of a real page (regex-detected)."""
+    """E-mail addresses, IPv4/IPv6 addresses and URL credentials in the visible text of a real page (regex-detected).
+
+    Dotted quads that start a heading are section numbers (12.2.1.1. Title), not addresses.
+    """
     import lxml.html
     try:
         tree = lxml.html.fromstring(html.encode("utf-8"), parser=lxml.html.HTMLParser(encoding="utf-8"))
@@ -93,26 +124,30 @@ def detect_pii_real(html: str) -> list[dict]:
         return []
     for bad in tree.xpath("//script|//style"):
         bad.drop_tree()
+    headings = {m.group(0) for h in tree.xpath("//h1|//h2|//h3|//h4|//h5|//h6|//title|//dt")
+                for m in [_IPV4.match(h.text_content().strip())] if m}
     text = tree.text_content()
     found, seen = [], set()
+
+    def add(typ: str, v: str) -> None:
+        if v not in seen and v in html:
+            seen.add(v)
+            found.append({"type": typ, "value": v})
+
     for m in _EMAIL.finditer(text):
-        v = m.group(0)
-        if v not in seen and v in html:
-            seen.add(v)
-            found.append({"type": "EMAIL_ADDRESS", "value": v})
+        add("EMAIL_ADDRESS", m.group(0))
     for m in _IPV4.finditer(text):
-        v = m.group(0)
-        octets = [int(o) for o in v.split(".")]
-        # skip netmasks (255.x) and section numbers such as "6.2.4.3" (all octets < 10)
-        if max(octets) > 255 or octets[0] == 255 or max(octets) < 10:
-            continue
-        if v not in seen and v in html:
-            seen.add(v)
-            found.append({"type": "IP_ADDRESS", "value": v})
+        if _host_ipv4(m.group(0)) and m.group(0) not in headings:
+            add("IP_ADDRESS", m.group(0))
+    for m in _IPV6.finditer(text):
+        if _ipv6(m.group(0)):
+            add("IP_ADDRESS", m.group(0))
+    for m in _URL_CREDENTIALS.finditer(text):
+        add("URL_CREDENTIALS", m.group(1))
     return found
 
 
-PII_NOTE = "pii list of this real page is regex-detected (e-mail, IPv4) in its visible text"
+PII_NOTE = "pii list of this real page is regex-detected (e-mail, IPv4, IPv6, URL credentials) in its visible text"
 
 
 def rand_date(rng: random.Random, lo: int = 2014, hi: int = 2025) -> dt.date:
@@ -209,11 +244,12 @@ class Planner:
             if rank and lang in legacy and rng.random() < 0.25:
                 cs = legacy[lang]
                 var.append("charset")
+            found = detect_pii_real(html)
             self.caps.append(html_capture(
                 site.url(rng, art.title, date), html, kind="near_duplicate", lang=lang, server=site.server, charset=cs,
                 http=rng.choice(["same", "same", "none"]), dup_cluster=cid, dup_variation=var, dup_rank=rank,
-                expect="keep" if rank == 0 else "reject", source=art.source,
-                notes=f"article: {art.title!r} from {art.src_url}"))
+                expect="keep" if rank == 0 else "reject", source=art.source, pii=found,
+                notes=f"article: {art.title!r} from {art.src_url}" + (f"; {PII_NOTE}" if found else "")))
 
     # -- exact duplicates --------------------------------------------------------------
     EXACT_PLAN = [("python", "en", 5), ("debref", "en", 1), ("debref", "de", 1), ("apache", "fr", 1), ("apache", "ja", 1),
@@ -441,6 +477,41 @@ class Planner:
                 self.caps.append(html_capture(url, html, kind="pii", lang=lang, server=server, charset=cs or "utf-8",
                                               pii=c.pii, not_pii=c.not_pii, expect="keep", notes=f"pii style: {style}"))
 
+    # -- prose pages with planted PII (the sixth file) -----------------------------------
+    PII_PROSE_SOURCES = {"en": [("python", r"/(howto|tutorial|faq|library|reference|using)/"), ("apache", None)],
+                         "de": [("debref", None), ("apache", None)], "fr": [("debref", None), ("apache", None)],
+                         "es": [("debref", None), ("apache", None)]}
+
+    def _pii_articles(self, rng: random.Random, lang: str, k: int) -> list[debian.Article]:
+        """k sections of pages no other capture uses, without code (C4 rejects a page with a curly bracket)."""
+        pages = [p for group, rx in self.PII_PROSE_SOURCES[lang] for p in self.pool(group, lang, rx)]
+        pages = rng.sample(pages, min(len(pages), 4 * k))
+        secs = []
+        for page in pages:
+            self.used.add(page.path)
+            secs += [a for a in debian.sections(page, min_words=150)
+                     if sum(t == "p" for t, _ in a.blocks) >= 4 and not any("{" in x or "}" in x for t, x in a.blocks if t != "pre")]
+        if len(secs) < k:
+            raise RuntimeError(f"only {len(secs)} sections for {lang}")
+        return rng.sample(secs, k)
+
+    def pii_prose(self, rng: random.Random) -> list[Capture]:
+        """News, forum and blog posts and contact pages in en/de/fr/es with PII and look-alikes in their sentences."""
+        caps = []
+        for lang in ("en", "de", "fr", "es"):
+            styles = [pii_pages.STYLES[i % len(pii_pages.STYLES)] for i in range(PII_PROSE_PER_LANG)]
+            for style, art in zip(styles, self._pii_articles(rng, lang, len(styles))):
+                date = rand_date(rng, 2019, 2025)
+                if style == "contact":
+                    url, html, server, planted = pii_pages.contact_page(rng, lang, art, date)
+                else:
+                    url, html, server, planted = pii_pages.post_page(rng, lang, style, art, date)
+                caps.append(html_capture(url, html, kind="pii_prose", lang=lang, server=server, http=rng.choice(["same", "none"]),
+                                         pii=planted.pii, not_pii=planted.not_pii, expect="keep", source=art.source,
+                                         notes=f"{style} page with PII in its sentences; article {art.title!r} from {art.src_url}"))
+        rng.shuffle(caps)
+        return caps
+
     def errors_and_redirects(self):
         rng = self.rng
         for code, style, k in [(404, "nginx", 6), (404, "apache", 5), (404, "site", 8), (403, "apache", 3), (403, "nginx", 2),
@@ -590,6 +661,18 @@ def file_names(per_file: list[list[Capture]], rng: random.Random) -> list[tuple[
     return out
 
 
+def extra_file_name(caps: list[Capture], idx: int, rng: random.Random) -> tuple[str, dt.datetime]:
+    """Name and dates of a file added after the first N_FILES (same scheme as file_names)."""
+    start = CRAWL_START + dt.timedelta(hours=idx, minutes=rng.randint(0, 20), seconds=rng.randint(0, 59))
+    t = start
+    for c in caps:
+        t += dt.timedelta(seconds=rng.randint(1, 6))
+        c.warc_date = t
+        c.file_idx = idx
+    end = t + dt.timedelta(seconds=rng.randint(5, 60))
+    return f"CC-MAIN-{start:%Y%m%d%H%M%S}-{end:%Y%m%d%H%M%S}-{idx:05d}.warc.gz", start
+
+
 # ----------------------------------------------------------------------------- reports
 
 
@@ -680,6 +763,10 @@ def main(argv=None):
 
     per_file = place(plan.caps, rng)
     names = file_names(per_file, rng)
+    # the sixth file: its own random stream, after everything the first five depend on
+    rng_pii = random.Random(PII_PROSE_SEED)
+    per_file.append(plan.pii_prose(rng_pii))
+    names.append(extra_file_name(per_file[-1], N_FILES, rng_pii))
     for (name, _), caps in zip(names, per_file):
         for seq, c in enumerate(caps):
             c.record_id = record_uuid(name, str(seq), "response")

@@ -9,6 +9,7 @@ import codecs
 import collections
 import gzip
 import json
+from html import escape
 from pathlib import Path
 
 import pytest
@@ -18,9 +19,10 @@ from warcio.archiveiterator import ArchiveIterator as WarcioIterator
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 WARCS = sorted(SAMPLES.glob("CC-MAIN-*.warc.gz"))
-KINDS = {"prose", "nav", "spam", "near_duplicate", "exact_duplicate", "pii", "non_html", "http_error", "redirect", "odd"}
-PII_TYPES = {"EMAIL_ADDRESS", "PHONE_NUMBER", "IP_ADDRESS", "CREDIT_CARD", "IBAN_CODE"}
-NOT_PII_TYPES = {"ISBN", "VERSION", "ORDER_NUMBER", "DATE", "PRICE", "UUID", "CARD_LIKE"}
+KINDS = {"prose", "nav", "spam", "near_duplicate", "exact_duplicate", "pii", "pii_prose", "non_html", "http_error", "redirect", "odd"}
+PII_TYPES = {"EMAIL_ADDRESS", "PHONE_NUMBER", "IP_ADDRESS", "CREDIT_CARD", "IBAN_CODE", "US_SSN", "URL_CREDENTIALS"}
+NOT_PII_TYPES = {"ISBN", "VERSION", "ORDER_NUMBER", "TRACKING_NUMBER", "DATE", "TIME", "PRICE", "COORDINATES", "SPORTS_SCORE",
+                 "STATISTIC", "HEX_HASH", "UUID", "CARD_LIKE", "PRODUCT_CODE"}
 
 
 def _norm(label):
@@ -81,7 +83,7 @@ def _decoded(body: bytes, http: dict) -> bytes:
 
 
 def test_files_exist_and_small():
-    assert 3 <= len(WARCS) <= 6
+    assert len(WARCS) == 6  # five from the first generation, the sixth holds the pii_prose pages
     total = sum(p.stat().st_size for p in WARCS)
     assert total < 20 * 1024 * 1024, total
     for name in ("ground_truth.jsonl", "ground_truth.md", "README.md", "make_samples.py"):
@@ -233,3 +235,18 @@ def test_pii_values_in_page(fast_view, truth):
     assert n >= 200
     types = collections.Counter(p["type"] for r in truth.values() for p in r["pii"])
     assert all(types[t] > 0 for t in PII_TYPES), types
+
+
+def test_pii_prose_pages(fast_view, truth):
+    """The prose pages with planted PII: en/de/fr/es, every PII type and look-alike type, each value verbatim."""
+    bodies = _bodies(fast_view)
+    rows = [r for r in truth.values() if r["kind"] == "pii_prose"]
+    assert {r["language"] for r in rows} == {"en", "de", "fr", "es"}
+    assert {r["file"] for r in rows} == {WARCS[-1].name}  # a file of their own: the first five stayed as they were
+    assert {p["type"] for r in rows for p in r["pii"]} == PII_TYPES
+    assert {p["type"] for r in rows for p in r["not_pii"]} == NOT_PII_TYPES
+    for r in rows:
+        assert r["expect"] == "keep" and r["pii"] and r["not_pii"], r["url"]
+        text = bodies[r["id"]][0].decode(r["charset"])
+        for item in r["pii"] + r["not_pii"]:
+            assert escape(item["value"], quote=False) in text, (r["url"], item)

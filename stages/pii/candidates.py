@@ -1,0 +1,165 @@
+"""The cheap pass: where in a document could an entity be, and which text presidio must see.
+
+One compiled regular expression per configuration finds *candidates*: text
+that any enabled recognizer could match (a run of enough digits, an ``@``
+between word characters, a dotted quad, ``::``, an IBAN-shaped token,
+``://user:pass@``).  It is deliberately loose (a superset of what presidio's
+recognizers accept: a date is a phone candidate) because precision comes from
+presidio afterwards; what it must never do is miss text a recognizer would
+match.  A document without candidates is never given to presidio.
+
+Around each candidate, a *window* of ``context_chars`` either side (snapped
+out to whitespace, so no word is cut) carries presidio's context words;
+overlapping windows merge.  A window longer than ``chunk_chars`` is cut into
+overlapping pieces, and each piece *owns* the findings that start in its
+middle part, so an entity that crosses a cut is found whole, once.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from stages.pii.config import PiiConfig
+
+# What python-phonenumbers accepts between the digits of a number (its
+# VALID_PUNCTUATION without the letter x), plus whitespace.
+_PHONE_PUNCT = r"\-\u2010-\u2015\u2212\u30fc\uff0d-\uff0f\u00ad\u200b\u2060().\[\]/~\u2053\u223c\uff5e\uff08\uff09\uff3b\uff3d"
+_PHONE_SEP = rf"[\s{_PHONE_PUNCT}]"
+# RE2 (Arrow) spells the same classes so that they match at least what Python's do:
+# its \d, \w, \s are ASCII-only, and it has no look-behind.
+_RE2_SPACE = r"\s\pZ\x{85}\x{0b}\x{0c}\x{1c}-\x{1f}"
+
+
+def _re2_class_escapes(cls: str) -> str:
+    """\\uXXXX -> \\x{XXXX} (RE2's spelling of a code point)."""
+    return re.sub(r"\\u([0-9a-fA-F]{4})", r"\\x{\1}", cls)
+
+
+_RE2_PHONE_SEP = "[" + _RE2_SPACE + _re2_class_escapes(_PHONE_PUNCT) + "]"
+
+
+def _digit_run(min_digits: int) -> tuple[str, str]:
+    """At least min_digits digits (any script), up to 4 separator characters between two: (Python, RE2)."""
+    py = rf"[+\uff0b(\uff08]?\d(?:{_PHONE_SEP}{{0,4}}\d){{{min_digits - 1},}}"
+    return py, rf"\pN(?:{_RE2_PHONE_SEP}{{0,4}}\pN){{{min_digits - 1},}}"
+
+
+# Each entity's candidate, (Python, RE2): a superset of what its presidio recognizer matches.
+# Every alternative starts with a character, not an optional part, so the scan skips fast.
+CANDIDATES = {
+    # an @ between a local-part character and a dotted domain
+    "EMAIL_ADDRESS": (r"(?<=[^\s@])@\w[\w-]*\.\w", r"[^\s@]@[\pL\pN_][\pL\pN_-]*\.[\pL\pN_]"),
+    "URL_CREDENTIALS": (r"://[^\s/?#@]*:[^\s/?#@]*@", r"://[^\s/?#@]*:[^\s/?#@]*@"),
+    # a dotted quad; an IPv6 address has "::" or (all 8 groups) ":h:h:"
+    "IP_ADDRESS": (
+        r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|::|:[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:",
+        r"\pN{1,3}\.\pN{1,3}\.\pN{1,3}\.\pN{1,3}|::|:[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:",
+    ),
+    "IBAN_CODE": (r"(?<![A-Z0-9])[A-Z]{2}\d{2}(?:[ -]?[A-Z0-9]{4}){2}", r"[A-Z]{2}\pN{2}(?:[ -]?[A-Z0-9]{4}){2}"),
+}
+# Digit-only entities: the fewest digits each can have (card: 13 in presidio's pattern; SSN: 9).
+MIN_DIGITS = {"CREDIT_CARD": 13, "US_SSN": 9}
+
+
+@dataclass(frozen=True)
+class CandidatePattern:
+    """The candidate regex in Python (spans) and in RE2 (Arrow's vectorized yes/no per document)."""
+
+    python: re.Pattern
+    re2: str
+
+
+def candidate_pattern(config: PiiConfig, entities: list[str]) -> CandidatePattern | None:
+    """One regex for the enabled pattern entities (None: nothing to look for)."""
+    parts = [CANDIDATES[e] for e in entities if e in CANDIDATES]
+    digits = [MIN_DIGITS.get(e, config.min_phone_digits) for e in entities if e in MIN_DIGITS or e == "PHONE_NUMBER"]
+    if digits:
+        parts.append(_digit_run(min(digits)))
+    if not parts:
+        return None
+    return CandidatePattern(re.compile("|".join(f"(?:{py})" for py, _ in parts)), "|".join(f"(?:{r2})" for _, r2 in parts))
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A stretch of one document that presidio analyzes: text[start:end]; it reports findings starting in [own_start, own_end)."""
+
+    doc: int
+    start: int
+    end: int
+    own_start: int
+    own_end: int
+
+
+def _snap_left(text: str, pos: int, slack: int = 32) -> int:
+    if pos <= 0:
+        return 0
+    cut = max(text.rfind(" ", pos - slack, pos), text.rfind("\n", pos - slack, pos))
+    return cut + 1 if cut >= 0 else pos
+
+
+def _snap_right(text: str, pos: int, slack: int = 32) -> int:
+    n = len(text)
+    if pos >= n:
+        return n
+    hits = [i for i in (text.find(" ", pos, pos + slack), text.find("\n", pos, pos + slack)) if i >= 0]
+    return min(hits) if hits else pos
+
+
+def windows(text: str, spans: list[tuple[int, int]], context: int) -> list[tuple[int, int]]:
+    """Candidate spans widened by ``context`` characters (to whitespace) and merged; spans must be sorted."""
+    out: list[list[int]] = []
+    for s, e in spans:
+        lo, hi = _snap_left(text, s - context), _snap_right(text, e + context)
+        if out and lo <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], hi)
+        else:
+            out.append([lo, hi])
+    return [(a, b) for a, b in out]
+
+
+def pieces(doc: int, start: int, end: int, chunk: int, overlap: int) -> list[Piece]:
+    """Cut [start, end) into pieces of at most ``chunk`` characters overlapping by ``overlap``.
+
+    A finding that starts in a piece's owned part and is at most ``overlap // 2``
+    long lies wholly inside that piece, and every start position is owned by
+    exactly one piece.
+    """
+    if end - start <= chunk:
+        return [Piece(doc, start, end, start, end)]
+    half = overlap // 2
+    step = chunk - overlap
+    out = []
+    k = 0
+    while True:
+        s = start + k * step
+        e = min(end, s + chunk)
+        own_s = start if k == 0 else s + half
+        last = e >= end
+        own_e = end if last else s + step + half
+        out.append(Piece(doc, s, e, own_s, own_e))
+        if last:
+            return out
+        k += 1
+
+
+_DIGIT = re.compile(r"\d")
+
+
+def find_pieces(doc: int, text: str, pattern: re.Pattern, config: PiiConfig, overlap: int) -> list[Piece] | None:
+    """The pieces of one document that presidio must analyze (empty: no candidate).
+
+    None when the candidates hold more than ``max_candidate_digits`` digits: the
+    document is a dump of numbers, and the scan stops there.
+    """
+    spans, digits = [], 0
+    for m in pattern.finditer(text):
+        spans.append(m.span())
+        digits += len(_DIGIT.findall(text, *m.span()))
+        if digits > config.max_candidate_digits:
+            return None
+    out = []
+    for lo, hi in windows(text, spans, config.context_chars):
+        out += pieces(doc, lo, hi, config.chunk_chars, overlap)
+    return out

@@ -1,0 +1,211 @@
+"""PiiStage: detect and redact PII in a batch of documents (the stage contract of stages/base.py).
+
+For a batch: the candidate regex scans every text (a document without a
+candidate costs that one scan and comes back as the same string); the windows
+around candidates are packed, per analyzer language, into a few presidio
+``analyze`` calls of at most ``chunk_chars`` characters, separated by filler
+words so that no context word reaches across from one window to the next; the
+findings are mapped back to their documents, overlaps resolved, and each
+entity's action applied.
+
+Columns: ``text`` is replaced by the redacted text; one ``int32`` column per
+enabled entity, ``pii_<entity>`` (``pii_email_address``, ``pii_phone_number``,
+``pii_ip_address``, ``pii_credit_card``, ``pii_iban_code``, ``pii_us_ssn``,
+``pii_url_credentials``, ``pii_person``, ``pii_location``), counts what was
+found in the document (also for the annotate action, which leaves the text alone).
+
+The stage is also a filter (stages/base.py): a document whose candidates hold
+more than ``max_candidate_digits`` digits (a log, a directory, a table of
+numbers) gets ``reason`` ``pii_dense`` instead of being analyzed, because
+python-phonenumbers would spend minutes on it; the scan stops at that point.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import Counter, defaultdict
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from stages.base import add_rejections, set_column
+from stages.pii.candidates import Piece, candidate_pattern, find_pieces, pieces
+from stages.pii.config import ENTITIES, NER_ENTITIES, PATTERN_ENTITIES, PiiConfig, count_column
+from stages.pii.recognizers import ner_analyzer, pattern_analyzer
+from stages.pii.redact import Finding, Redactor, resolve
+
+# Between two windows in one presidio call: more words than presidio's context
+# reaches back (5), none of them a stop word, so context never crosses windows.
+SEPARATOR = "\n\n" + " ".join(["zqxj"] * 8) + "\n\n"
+# reason of a document whose candidates are too dense to analyze (a dump of numbers)
+DENSE_REASON = "pii_dense"
+# Longest entity a chunk cut is guaranteed not to split (an e-mail address is at most 254).
+MAX_ENTITY_CHARS = 300
+
+
+class PiiStage:
+    """Replaces ``text`` with its redacted form and adds ``pii_<entity>`` count columns."""
+
+    name = "pii"
+    #: columns it may add (one per enabled entity), for the phase layer's chain check; it reads ``text``
+    #: and, when present, ``language`` (which picks the phone regions)
+    provides = tuple(count_column(e) for e in ENTITIES)
+
+    def __init__(self, config: PiiConfig | None = None):
+        self.config = config or PiiConfig()
+        enabled = self.config.entities.enabled()
+        self.entities = enabled
+        self.pattern_entities = [e for e in enabled if e in PATTERN_ENTITIES]
+        self.ner_entities = [e for e in enabled if e in NER_ENTITIES]
+        self.thresholds = {e: self.config.entities.of(e).score_threshold for e in enabled}
+        self.pattern = candidate_pattern(self.config, self.pattern_entities)
+        self.analyzer = pattern_analyzer(self.config) if self.pattern is not None else None
+        self.ner = ner_analyzer(self.config) if self.ner_entities else None
+        self.languages = set(self.config.phone_regions)
+        self.redactor = Redactor(self.config)
+        self.overlap = 2 * max(self.config.context_chars, MAX_ENTITY_CHARS)
+        self.columns = {e: count_column(e) for e in enabled}
+        self._counters: Counter = Counter()
+
+    # ---------------------------------------------------------------- helpers
+
+    def _language(self, lang: str | None) -> str:
+        return lang if lang in self.languages else "default"
+
+    def _analyze(self, analyzer, lang: str, entities: list[str], batch_pieces: list[Piece], texts: list[str]) -> list[tuple[Piece, Finding]]:
+        """Run presidio over pieces packed into calls of at most chunk_chars; findings in document offsets."""
+        out: list[tuple[Piece, Finding]] = []
+        floor = min(self.thresholds[e] for e in entities)
+        call: list[Piece] = []
+        size = 0
+
+        def flush():
+            nonlocal call, size
+            if not call:
+                return
+            offsets, parts, pos = [], [], 0
+            for p in call:
+                offsets.append(pos)
+                parts.append(texts[p.doc][p.start : p.end])
+                pos += p.end - p.start + len(SEPARATOR)
+            text = SEPARATOR.join(parts)
+            self._counters["chars_analyzed"] += len(text)
+            self._counters["presidio_calls"] += 1
+            for r in analyzer.analyze(text=text, language=lang, entities=entities, score_threshold=floor):
+                if r.score < self.thresholds[r.entity_type]:
+                    continue
+                i = bisect.bisect_right(offsets, r.start) - 1
+                p, base = call[i], offsets[i]
+                start, end = p.start + r.start - base, p.start + r.end - base
+                if end <= p.end and p.own_start <= start < p.own_end:
+                    out.append((p, Finding(start, end, r.entity_type, round(r.score, 4))))
+            call, size = [], 0
+
+        for p in batch_pieces:
+            if size and size + (p.end - p.start) > self.config.chunk_chars:
+                flush()
+            call.append(p)
+            size += p.end - p.start + len(SEPARATOR)
+        flush()
+        return out
+
+    # ---------------------------------------------------------------- the stage
+
+    def __call__(self, batch: pa.Table) -> pa.Table:
+        n = len(batch)
+        counts = {e: np.zeros(n, dtype=np.int32) for e in self.entities}
+        if n and self.entities:
+            col = batch.column("text")
+            langs = batch.column("language") if "language" in batch.column_names else pa.nulls(n, pa.string())
+            rows = np.flatnonzero(self._needs_presidio(col, langs))
+            texts = pc.take(col, rows).to_pylist()  # only these documents become Python strings
+            found, dense = self._find(texts, pc.take(langs, rows).to_pylist())
+            found = {k: resolve(f) for k, f in found.items()}
+            changed: dict[int, str] = {}
+            for k, findings in found.items():
+                new, per_entity = self.redactor.apply(texts[k], findings)
+                for e, c in per_entity.items():
+                    counts[e][rows[k]] = c
+                    self._counters[f"found.{e}"] += c
+                if new != texts[k]:
+                    changed[int(rows[k])] = new
+            batch = self._replace_texts(batch, changed)
+            if dense:
+                batch = self._reject_dense(batch, {int(rows[k]): d for k, d in dense.items()})
+            self._counters["docs"] += n
+            self._counters["docs_with_findings"] += len(found)
+            self._counters["docs_changed"] += len(changed)
+        for e, col_name in self.columns.items():
+            batch = set_column(batch, col_name, pa.array(counts[e], pa.int32()))
+        return batch
+
+    def _needs_presidio(self, texts: pa.ChunkedArray, langs: pa.ChunkedArray) -> np.ndarray:
+        """Documents with a candidate (one vectorized RE2 scan of the batch) or in a language with an NER model."""
+        need = np.zeros(len(texts), dtype=bool)
+        if self.pattern is not None:
+            need |= pc.fill_null(pc.match_substring_regex(texts, self.pattern.re2), False).to_numpy(zero_copy_only=False)
+        if self.ner is not None:
+            need |= pc.fill_null(pc.is_in(langs, pa.array(list(self.config.ner_models))), False).to_numpy(zero_copy_only=False)
+        return need
+
+    def detect(self, texts: list[str | None], langs: list[str | None]) -> dict[int, list[Finding]]:
+        """Document index -> its findings (no overlaps, in text order), for documents with any.
+
+        Documents over ``max_candidate_digits`` are left out (the stage rejects them).
+        """
+        found, _dense = self._find(texts, langs)
+        return {doc: resolve(f) for doc, f in found.items()}
+
+    def _find(self, texts: list[str | None], langs: list[str | None]) -> tuple[dict[int, list[Finding]], dict[int, str]]:
+        """Raw findings per document, and the documents too dense to analyze (with the reason's details)."""
+        by_lang: dict[str, list[Piece]] = defaultdict(list)
+        ner_pieces: dict[str, list[Piece]] = defaultdict(list)
+        dense: dict[int, str] = {}
+        for i, text in enumerate(texts):
+            if not text:
+                continue
+            lang = self._language(langs[i])
+            if self.pattern is not None:
+                found = find_pieces(i, text, self.pattern.python, self.config, self.overlap)
+                if found is None:
+                    dense[i] = f"PII candidates hold more than {self.config.max_candidate_digits} digits"
+                    continue
+                if found:
+                    self._counters["docs_with_candidates"] += 1
+                    by_lang[lang] += found
+            if self.ner is not None and langs[i] in self.config.ner_models:
+                ner_pieces[langs[i]] += pieces(i, 0, len(text), self.config.chunk_chars, self.overlap)
+        results: dict[int, list[Finding]] = defaultdict(list)
+        for lang, ps in by_lang.items():
+            for p, f in self._analyze(self.analyzer, lang, self.pattern_entities, ps, texts):
+                results[p.doc].append(f)
+        for lang, ps in ner_pieces.items():
+            for p, f in self._analyze(self.ner, lang, self.ner_entities, ps, texts):
+                results[p.doc].append(f)
+        return results, dense
+
+    def _reject_dense(self, batch: pa.Table, dense: dict[int, str]) -> pa.Table:
+        """Mark documents too dense in candidates as rejected (stages.base filter contract)."""
+        reasons: list[str | None] = [None] * len(batch)
+        details: list[str | None] = [None] * len(batch)
+        for row, why in dense.items():
+            reasons[row], details[row] = DENSE_REASON, why
+        self._counters["docs_rejected_dense"] += len(dense)
+        return add_rejections(batch, reasons, details)
+
+    @staticmethod
+    def _replace_texts(batch: pa.Table, changed: dict[int, str]) -> pa.Table:
+        """Swap in the changed texts; every other value is the same Arrow string."""
+        if not changed:
+            return batch
+        col = batch.column("text")
+        mask = np.zeros(len(batch), dtype=bool)
+        rows = sorted(changed)
+        mask[rows] = True
+        new = pc.replace_with_mask(col.combine_chunks(), pa.array(mask), pa.array([changed[r] for r in rows], col.type))
+        return set_column(batch, "text", new)
+
+    def drain_counters(self) -> dict:
+        out, self._counters = dict(self._counters), Counter()
+        return out
