@@ -20,7 +20,7 @@
    of an article that the page carries twice (:mod:`stages.extract.repeats`).
 
 Steps 4 to 7 work on the block list alone: the DOM is walked once.
-The output has one block per line.
+The output has one block per line, in Unicode NFC.
 """
 
 from __future__ import annotations
