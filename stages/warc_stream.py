@@ -13,6 +13,7 @@ with the member after it.  A gzip file that is cut short is a terminal
 from __future__ import annotations
 
 import re
+from collections import deque
 from typing import BinaryIO
 
 from stages.gunzip import Gunzip, GzipError, GzipGap
@@ -39,6 +40,7 @@ class Stream:
         self.length: int | None = self._plain_length() if not self.gzipped else None
         self.gap: GzipGap | None = None  # damage skipped; reads return b"" until resume()
         self.error: str | None = None  # terminal: nothing more can be read
+        self._member_starts: deque[int] = deque()  # offsets of gzip members read ahead (in or after the buffer)
         self._open_at(0, self._raw_start)
 
     # ------------------------------------------------------------------ setup
@@ -86,6 +88,12 @@ class Stream:
         except (EOFError, GzipError) as e:
             self.error = str(e)
             return b""
+        if data and self._gz.member_start:
+            starts = self._member_starts
+            while starts and starts[0] < self._base:  # behind the buffer: never looked at again
+                starts.popleft()
+            if not starts or starts[-1] < self._inner_pos:
+                starts.append(self._inner_pos)
         self._inner_pos += len(data)
         if not data:
             self.length = self._inner_pos
@@ -155,6 +163,12 @@ class Stream:
         reaches past it is wrong, and the skip stops there.
         """
         avail = len(self._buf) - self._off
+        if stop_at_record_member and self.gzipped:
+            start, end = self.pos, self.pos + min(n, avail)
+            for m in self._member_starts:  # members already read ahead into the buffer
+                if start < m < end and self._buf.startswith(RECORD_MAGIC, m - self._base):
+                    self._off = m - self._base
+                    return m - start, True
         if n <= avail:
             self._off += n
             return n, False

@@ -87,6 +87,18 @@ def test_a_lying_content_length_far_above_the_limit_costs_only_its_record(tmp_pa
     assert stats.malformed_records == 1 and "Content-Length 5000000000" in stats.errors[0]
 
 
+def test_a_lying_length_in_a_small_member_stops_at_the_next_member_already_read(tmp_path):
+    # Small members: the liar's header and the next members come in one read-ahead, so the
+    # member boundary must be found in the buffer, not only in what is read after it.
+    tiny = [Page(f"http://ok.example/t{i}", b"<html><body><p>tiny page %d</p></body></html>" % i) for i in range(60)]
+    recs = records(tmp_path, tiny)
+    recs[2] = with_length(recs[2], 5_000_000_000)  # the second page
+    rows, stats = read(members(recs))
+    assert [r["url"] for r in rows] == [p.url for p in tiny]
+    assert [r[REASON] for r in rows] == [None, "too_large"] + [None] * 58
+    assert stats.malformed_records == 1 and "next gzip member" in stats.errors[0]
+
+
 @pytest.mark.parametrize("how", ENCODINGS)
 @pytest.mark.parametrize("record_type", ["request", "metadata"])
 def test_a_request_or_metadata_record_running_past_the_end_costs_only_itself(tmp_path, how, record_type):

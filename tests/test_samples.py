@@ -90,6 +90,9 @@ def test_files_exist_and_small():
         assert (SAMPLES / name).is_file(), name
     for name in ("truncated.warc.gz", "bad-content-length.warc.gz", "not-a-warc.warc.gz", "empty.warc.gz", "expected.json"):
         assert (SAMPLES / "broken" / name).is_file(), name
+    expected = json.loads((SAMPLES / "broken" / "expected.json").read_text())
+    on_disk = {p.name for p in (SAMPLES / "broken").iterdir() if p.suffix in (".gz", ".warc")}
+    assert set(expected) == on_disk  # every broken file is described, and every description has its file
     assert (SAMPLES / "broken" / "empty.warc.gz").stat().st_size == 0
     assert not (SAMPLES / "broken" / "not-a-warc.warc.gz").read_bytes().startswith(b"\x1f\x8b")
     with pytest.raises(EOFError):
@@ -250,3 +253,15 @@ def test_pii_prose_pages(fast_view, truth):
         text = bodies[r["id"]][0].decode(r["charset"])
         for item in r["pii"] + r["not_pii"]:
             assert escape(item["value"], quote=False) in text, (r["url"], item)
+
+
+def test_hostile_broken_files_are_what_their_generator_writes(tmp_path):
+    import runpy
+
+    hostile = runpy.run_path(str(SAMPLES / "broken" / "make_hostile.py"))
+    hostile["write_all"](tmp_path)
+    for name in hostile["FILES"]:
+        assert (tmp_path / name).read_bytes() == (SAMPLES / "broken" / name).read_bytes(), name
+    expected = json.loads((SAMPLES / "broken" / "expected.json").read_text())
+    regenerated = json.loads((tmp_path / "expected.json").read_text())
+    assert {k: expected[k] for k in regenerated} == regenerated

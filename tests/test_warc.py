@@ -202,3 +202,17 @@ def test_sample_broken_files(name, urls, reasons, malformed):
     assert [r["url"].rsplit("/", 1)[1].removesuffix(".html") for r in rows] == urls
     assert [r[REASON] for r in rows] == reasons
     assert stats.malformed_records == malformed
+
+
+HOSTILE = {k: v for k, v in __import__("json").loads((SAMPLES_BROKEN / "expected.json").read_text()).items() if "expect" in v}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_sample_hostile_files(name):
+    """samples/broken/hostile-*: every intact page kept, each hostile response rejected with its reason."""
+    rows, stats = read(SAMPLES_BROKEN / name)
+    expect = HOSTILE[name]
+    assert {r["url"].rsplit("/", 1)[1]: r[REASON] for r in rows} == expect["expect"]
+    assert sum(r[REASON] is None for r in rows) >= expect["intact_records"]
+    assert stats.malformed_records == expect["malformed_records"]
+    assert len({r["id"] for r in rows}) == len(rows)
