@@ -30,11 +30,9 @@ any type touches (presidio's other recognizers, DATE_TIME, URL, UUID, ..., count
 from __future__ import annotations
 
 import argparse
-import copy
 import glob
 import json
 import sys
-import tempfile
 import time
 from collections import Counter, defaultdict
 from html import unescape
@@ -56,25 +54,42 @@ TYPES = ("EMAIL_ADDRESS", "PHONE_NUMBER", "IP_ADDRESS", "CREDIT_CARD", "IBAN_COD
 # ---------------------------------------------------------------- documents
 
 
+def run_phase1(data: dict, files: list[str]) -> "pa.Table":  # noqa: F821
+    """id, url, language and text of the documents phase 1 keeps from these files, in this process.
+
+    ``data`` is a run config as in a YAML file; phase 1's own chain of stages
+    (decode, extraction, language ID, the filters it configures) runs over the
+    reader's batches, as each phase-1 worker does, without writing anything.
+    """
+    import pyarrow as pa
+
+    from pipeline.config import parse_config, s3_options
+    from pipeline.phases.extracted import build_chain
+    from pipeline.storage import open_input
+    from stages.base import ChainStats, run_chain
+    from stages.warc import ReadStats, WarcReader
+
+    config = parse_config({**data, "inputs": files, "output": {"root": "unused"}})
+    stages, reader = build_chain(config), WarcReader(config.warc)
+    kept = []
+    for f in files:
+        with open_input(f, s3_options(config)) as raw:
+            for batch in reader.iter_batches(raw, f, ReadStats()):
+                rows, _rejected = run_chain(stages, batch, ChainStats())
+                kept.append(rows.select(["id", "url", "language", "text"]))
+    return pa.concat_tables(kept)
+
+
 def extract_samples(pattern: str = str(SAMPLES / "*.warc.gz")) -> list[dict]:
-    """id, url, language, text of every response with text: phase 1 with the text filters off, in this process."""
-    import pyarrow.parquet as pq
+    """Every response of the samples with text: phase 1 with the text filters off and any language score."""
     import yaml
 
-    from pipeline.config import parse_config
-    from pipeline.inputs import unit_name
-    from pipeline.phase1 import Phase1
     from stages.filters import FiltersConfig
 
-    files = sorted(glob.glob(pattern))
     data = yaml.safe_load((ROOT / "jobs" / "sample.yaml").read_text())
-    with tempfile.TemporaryDirectory() as tmp:
-        data.update(inputs=files, output={"root": tmp}, langid={"min_score": 0.0})
-        data["filters"] = {name: {"enabled": False} for name, f in FiltersConfig.model_fields.items() if "enabled" in f.annotation.model_fields}
-        phase1 = Phase1(parse_config(data))
-        for f in files:
-            phase1.process(f, unit_name(f))
-        return pq.read_table(Path(tmp) / "documents" / "extracted", columns=["id", "url", "language", "text"]).to_pylist()
+    data["langid"] = {"min_score": 0.0}
+    data["filters"] = {name: {"enabled": False} for name, f in FiltersConfig.model_fields.items() if "enabled" in f.annotation.model_fields}
+    return run_phase1(data, sorted(glob.glob(pattern))).to_pylist()
 
 
 def sample_docs() -> tuple[list[dict], Counter]:

@@ -1,12 +1,19 @@
 """The cheap pass: where in a document could an entity be, and which text presidio must see.
 
-One compiled regular expression per configuration finds *candidates*: text
-that any enabled recognizer could match (a run of enough digits, an ``@``
-between word characters, a dotted quad, ``::``, an IBAN-shaped token,
-``://user:pass@``).  It is deliberately loose (a superset of what presidio's
-recognizers accept: a date is a phone candidate) because precision comes from
-presidio afterwards; what it must never do is miss text a recognizer would
-match.  A document without candidates is never given to presidio.
+One regular expression per configuration finds *candidates*: text that any
+enabled recognizer could match (a run of enough digits, an ``@`` between word
+characters, a dotted quad, ``::``, an IBAN-shaped token, ``://user:pass@``).
+It is deliberately loose (a superset of what presidio's recognizers accept: a
+date is a phone candidate) because precision comes from presidio afterwards;
+what it must never do is miss text a recognizer would match.  A document
+without candidates is never given to presidio.
+
+The expression runs in Arrow's RE2 over the whole batch, twice, both in C++:
+a yes/no per document, then, on the documents with a candidate, a replace that
+wraps every candidate in NUL marks, from which the spans are read with one
+``str.split``.  (Python's ``re`` runs this alternation at about 5 MB/s; RE2 at
+hundreds.)  The same expression in Python syntax serves documents that hold a
+NUL themselves, and the tests (RE2's version matches at least what Python's does).
 
 Around each candidate, a *window* of ``context_chars`` either side (snapped
 out to whitespace, so no word is cut) carries presidio's context words;
@@ -18,7 +25,11 @@ middle part, so an entity that crosses a cut is found whole, once.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from stages.pii.config import PiiConfig
 
@@ -145,21 +156,39 @@ def pieces(doc: int, start: int, end: int, chunk: int, overlap: int) -> list[Pie
 
 
 _DIGIT = re.compile(r"\d")
+MARK = "\x00"
 
 
-def find_pieces(doc: int, text: str, pattern: re.Pattern, config: PiiConfig, overlap: int) -> list[Piece] | None:
+def marked_texts(texts: pa.Array | pa.ChunkedArray, pattern: CandidatePattern) -> list[str | None]:
+    """Each text with every candidate wrapped in MARKs (Arrow's RE2 replace, all documents at once)."""
+    return pc.replace_substring_regex(texts, pattern.re2, MARK + r"\0" + MARK).to_pylist()
+
+
+def candidate_spans(text: str, marked: str | None, pattern: CandidatePattern) -> Iterator[tuple[int, int]]:
+    """(start, end) of each candidate in ``text``, read off its marked copy (or found by Python's re)."""
+    if marked is None or MARK in text:  # a NUL of its own would confuse the marks
+        yield from (m.span() for m in pattern.python.finditer(text))
+        return
+    pos = 0
+    for i, part in enumerate(marked.split(MARK)):
+        if i % 2:
+            yield pos, pos + len(part)
+        pos += len(part)
+
+
+def find_pieces(doc: int, text: str, spans: Iterable[tuple[int, int]], config: PiiConfig, overlap: int) -> list[Piece] | None:
     """The pieces of one document that presidio must analyze (empty: no candidate).
 
     None when the candidates hold more than ``max_candidate_digits`` digits: the
-    document is a dump of numbers, and the scan stops there.
+    document is a dump of numbers, and the reading stops there.
     """
-    spans, digits = [], 0
-    for m in pattern.finditer(text):
-        spans.append(m.span())
-        digits += len(_DIGIT.findall(text, *m.span()))
+    kept, digits = [], 0
+    for s, e in spans:
+        kept.append((s, e))
+        digits += len(_DIGIT.findall(text, s, e))
         if digits > config.max_candidate_digits:
             return None
     out = []
-    for lo, hi in windows(text, spans, config.context_chars):
+    for lo, hi in windows(text, kept, config.context_chars):
         out += pieces(doc, lo, hi, config.chunk_chars, overlap)
     return out

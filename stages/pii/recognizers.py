@@ -136,11 +136,14 @@ def phone_recognizer_class():
     import re
 
     import phonenumbers
-    from phonenumbers import CountryCodeSource
+    from phonenumbers import CountryCodeSource, re_util
     from phonenumbers.phonenumbermatcher import Leniency, _verify
     from presidio_analyzer import EntityRecognizer
     from presidio_analyzer.predefined_recognizers import PhoneRecognizer
 
+    # phonenumbers compiles its per-region metadata patterns on use and counts on re's cache (512
+    # entries), which a dozen regions overflow: keep them (its own switch for this)
+    re_util.enable_pattern_cache()
     dotted_quad = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")
     decimal = re.compile(r"\d+[.,]\d+")
     date_formats = ("%d.%m.%Y", "%d.%m.%y", "%d/%m/%Y", "%m/%d/%Y", "%Y-%m-%d", "%d-%m-%Y", "%Y.%m.%d", "%Y/%m/%d")

@@ -1,7 +1,8 @@
 """PiiStage: detect and redact PII in a batch of documents (the stage contract of stages/base.py).
 
-For a batch: the candidate regex scans every text (a document without a
-candidate costs that one scan and comes back as the same string); the windows
+For a batch: the candidate regex scans every text in Arrow (a document
+without a candidate costs that one scan, is never converted to a Python
+string, and comes back as the same Arrow value); the windows
 around candidates are packed, per analyzer language, into a few presidio
 ``analyze`` calls of at most ``chunk_chars`` characters, separated by filler
 words so that no context word reaches across from one window to the next; the
@@ -30,7 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from stages.base import add_rejections, set_column
-from stages.pii.candidates import Piece, candidate_pattern, find_pieces, pieces
+from stages.pii.candidates import Piece, candidate_pattern, candidate_spans, find_pieces, marked_texts, pieces
 from stages.pii.config import ENTITIES, NER_ENTITIES, PATTERN_ENTITIES, PiiConfig, count_column
 from stages.pii.recognizers import ner_analyzer, pattern_analyzer
 from stages.pii.redact import Finding, Redactor, resolve
@@ -119,8 +120,9 @@ class PiiStage:
             col = batch.column("text")
             langs = batch.column("language") if "language" in batch.column_names else pa.nulls(n, pa.string())
             rows = np.flatnonzero(self._needs_presidio(col, langs))
-            texts = pc.take(col, rows).to_pylist()  # only these documents become Python strings
-            found, dense = self._find(texts, pc.take(langs, rows).to_pylist())
+            sub = pc.take(col, rows)
+            texts = sub.to_pylist()  # only these documents become Python strings
+            found, dense = self._find(texts, pc.take(langs, rows).to_pylist(), self._marked(sub))
             found = {k: resolve(f) for k, f in found.items()}
             changed: dict[int, str] = {}
             for k, findings in found.items():
@@ -154,10 +156,15 @@ class PiiStage:
 
         Documents over ``max_candidate_digits`` are left out (the stage rejects them).
         """
-        found, _dense = self._find(texts, langs)
+        found, _dense = self._find(texts, langs, self._marked(pa.array(texts, pa.large_string())))
         return {doc: resolve(f) for doc, f in found.items()}
 
-    def _find(self, texts: list[str | None], langs: list[str | None]) -> tuple[dict[int, list[Finding]], dict[int, str]]:
+    def _marked(self, texts: pa.Array | pa.ChunkedArray) -> list[str | None]:
+        return marked_texts(texts, self.pattern) if self.pattern is not None else [None] * len(texts)
+
+    def _find(
+        self, texts: list[str | None], langs: list[str | None], marked: list[str | None]
+    ) -> tuple[dict[int, list[Finding]], dict[int, str]]:
         """Raw findings per document, and the documents too dense to analyze (with the reason's details)."""
         by_lang: dict[str, list[Piece]] = defaultdict(list)
         ner_pieces: dict[str, list[Piece]] = defaultdict(list)
@@ -167,7 +174,8 @@ class PiiStage:
                 continue
             lang = self._language(langs[i])
             if self.pattern is not None:
-                found = find_pieces(i, text, self.pattern.python, self.config, self.overlap)
+                spans = candidate_spans(text, marked[i], self.pattern)
+                found = find_pieces(i, text, spans, self.config, self.overlap)
                 if found is None:
                     dense[i] = f"PII candidates hold more than {self.config.max_candidate_digits} digits"
                     continue
