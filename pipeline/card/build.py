@@ -1,0 +1,64 @@
+"""Compute the card of an output and publish it: stats.json, the plots, README.md, then the marker.
+
+Used by the ``card`` phase (pipeline/phases/card.py) and by ``curate report``
+(pipeline/card/report.py).  Every file is written atomically; README.md (which
+links the plots and stats) is written after them, the completion marker last,
+and plots a previous card drew that this one does not are deleted.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Callable
+
+from pipeline.card import collect, names as N, plots
+from pipeline.card.examples import examples
+from pipeline.card.manifest import read_manifest
+from pipeline.card.plan import CardPlan
+from pipeline.card.render import render
+from pipeline.card.stats import build_stats, pii_action
+from pipeline.storage import Storage
+
+log = logging.getLogger(__name__)
+
+FOLDER = "card"
+
+
+def annotated_columns(config: dict) -> list[str]:
+    """PII count columns of the entities the run only counts (action ``annotate``: the text keeps them)."""
+    entities = (config.get("pii") or {}).get("entities") or {}
+    return [f"{N.PII_PREFIX}{name.lower()}" for name in entities if pii_action(entities, name) == "annotate"]
+
+
+def compute(plan: CardPlan, storage: Storage, *, config=None, workers: int | Callable[[], int] = 1, ray: bool = False) -> dict:
+    """stats.json of the output (the redacted examples included)."""
+    run_config = plan.record.get("config", {})
+    units = collect.tasks(plan, annotated_columns(run_config))
+    aggs = collect.aggregate(storage, units, config=config, workers=workers, ray=ray)
+    shards = plan.phase(N.SHARDS)
+    manifest = read_manifest(storage) if shards is not None and shards.status == "ran" else None
+    stats = build_stats(plan, aggs, manifest)
+    stats["examples"] = examples(aggs, [p.name for p in plan.phases], run_config.get("pii"))
+    return stats
+
+
+def publish(storage: Storage, stats: dict) -> dict:
+    """Write card/*.png, card/stats.json and card/README.md; returns what the card phase reports."""
+    images = plots.draw_all(stats)
+    stats["plots"] = sorted(images)
+    readme = render(stats, stats["examples"])
+    for name, data in images.items():
+        with storage.atomic_output(FOLDER, name) as out:
+            out.write(data)
+    with storage.atomic_output(FOLDER, "stats.json") as out:  # in the card's order (phases in run order...)
+        out.write(json.dumps(stats, indent=1, ensure_ascii=False, default=str).encode())
+    with storage.atomic_output(FOLDER, "README.md") as out:
+        out.write(readme.encode())
+    for stale in storage.list(FOLDER, suffix=".png"):
+        if "/" not in stale and stale not in images:
+            storage.fs.delete_file(storage.path(FOLDER, stale))
+    log.info("card written: %s", storage.uri(FOLDER, "README.md"))
+    return {"card": storage.uri(FOLDER, "README.md"), "documents": stats["summary"]["documents"],
+            "tokens": stats["summary"]["tokens"], "plots": len(images), "funnel_adds_up": stats["funnel_adds_up"],
+            "checks_failed": sum(1 for c in stats["checks"] if not c["ok"])}

@@ -1,0 +1,194 @@
+"""The card's plots: PNG bytes drawn with matplotlib (Agg) from stats.json alone.
+
+Each function takes the stats dict and returns a PNG; with nothing to show it
+still returns an image that says why (an empty run, a phase that did not run),
+so the card's image links never break.  PNGs carry no software version, so the
+same stats give the same bytes.
+"""
+
+from __future__ import annotations
+
+import io
+import warnings
+
+import matplotlib
+
+matplotlib.use("Agg")  # before pyplot: no display on workers or in CI
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+KEPT, REMOVED, GREY = "#2b6cb0", "#c05621", "#a0aec0"
+TOP = 20
+
+
+def _png(fig) -> bytes:
+    buf = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # missing glyphs (a host in a script DejaVu lacks) are not errors
+        fig.tight_layout()
+        fig.savefig(buf, format="png", dpi=100, metadata={"Software": None})
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def _empty(ax, why: str) -> None:
+    ax.text(0.5, 0.5, why, ha="center", va="center", fontsize=12, color="#4a5568", wrap=True)
+    ax.set_axis_off()
+
+
+def _short(label: str, n: int = 48) -> str:
+    return label if len(label) <= n else label[: n - 1] + "…"
+
+
+def funnel(stats: dict) -> bytes:
+    rows = stats["funnel"]
+    fig, ax = plt.subplots(figsize=(9, 0.42 * len(rows) + 1.2))
+    if not rows or rows[0]["in"] == 0:
+        _empty(ax, "no records were read")
+        return _png(fig)
+    y = np.arange(len(rows))[::-1]
+    outs = [r["out"] for r in rows]
+    ax.barh(y, [r["in"] for r in rows], color=REMOVED, alpha=0.35, label="removed at this step")
+    ax.barh(y, outs, color=[KEPT if r["status"] == "ran" else GREY for r in rows], label="left after this step")
+    ax.set_yticks(y, [_short(r["label"]) for r in rows], fontsize=8)
+    top = max(r["in"] for r in rows)
+    for yi, r in zip(y, rows):
+        text = f"{r['out']:,}" + (f"  (-{r['removed']:,})" if r["removed"] else "")
+        ax.text(r["in"] + top * 0.01, yi, text, va="center", fontsize=7)
+    ax.set_xlim(0, top * 1.25)
+    ax.set_xlabel("documents (first step: WARC records)")
+    ax.set_title("Funnel: what each step kept")
+    ax.legend(loc="lower right", fontsize=8)
+    return _png(fig)
+
+
+def languages(stats: dict) -> bytes:
+    by_phase = stats["languages"]
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    phases = list(by_phase)
+    if not phases or not any(by_phase[p] for p in phases):
+        _empty(ax, "no documents with a language")
+        return _png(fig)
+    first, last = phases[0], phases[-1]
+    langs = list(by_phase[first])[:TOP]
+    x = np.arange(len(langs))
+    shown = [first] if first == last else [first, last]
+    width = 0.8 / len(shown)
+    for i, p in enumerate(shown):
+        ax.bar(x + i * width, [by_phase[p].get(lang, 0) for lang in langs], width, label=p,
+               color=GREY if i == 0 and len(shown) > 1 else KEPT)
+    ax.set_xticks(x + width * (len(shown) - 1) / 2, langs, rotation=45, fontsize=8)
+    ax.set_ylabel("documents")
+    ax.set_title(f"Languages (top {len(langs)})")
+    ax.legend(fontsize=8)
+    return _png(fig)
+
+
+def _hist_ax(ax, edges_labels: list[str], series: list[tuple[str, list[int], str]], xlabel: str) -> None:
+    x = np.arange(len(edges_labels))
+    for label, counts, color in series:
+        ax.step(x, counts, where="post", label=label, color=color, linewidth=1.6)
+        ax.fill_between(x, counts, step="post", alpha=0.15, color=color)
+    ax.set_xticks(x, edges_labels, rotation=45, fontsize=7)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("documents")
+    ax.legend(fontsize=8)
+
+
+def _k(v: float) -> str:
+    for unit, div in (("M", 1_000_000), ("k", 1_000)):
+        if v >= div:
+            return f"{v / div:g}{unit}"
+    return f"{v:g}"
+
+
+def length(stats: dict) -> bytes:
+    ln = stats["length"]
+    fig, ax = plt.subplots(figsize=(9, 4))
+    before, after = ln["before"], ln["after"]
+    if not before["documents"] and not after["documents"]:
+        _empty(ax, "no documents")
+        return _png(fig)
+    series = [(f"{before['phase']} ({before['documents']:,})", before["hist"], GREY)]
+    if after["phase"] != before["phase"]:
+        series.append((f"{after['phase']} ({after['documents']:,})", after["hist"], KEPT))
+    _hist_ax(ax, [_k(e) for e in ln["edges"]], series, "characters (bin start; log scale)")
+    ax.set_title("Document length, before and after")
+    return _png(fig)
+
+
+def quality(stats: dict) -> bytes:
+    q = stats["quality"]
+    fig, ax = plt.subplots(figsize=(9, 4))
+    if not q["present"]:
+        _empty(ax, "no quality scores (quality.enabled is off)")
+        return _png(fig)
+    phases = list(q["by_phase"])
+    shown = phases if len(phases) <= 2 else [phases[-2], phases[-1]]
+    colors = [GREY, KEPT][-len(shown):]
+    series = [(f"{p} ({q['by_phase'][p]['scored']:,} scored)", q["by_phase"][p]["hist"], c) for p, c in zip(shown, colors)]
+    _hist_ax(ax, [f"{e:.2f}" for e in q["edges"][:-1]], series, "quality score (bin start)")
+    if q["threshold"] is not None:
+        ax.axvline(q["threshold"] * q["bins"], color=REMOVED, linestyle="--", label=f"threshold {q['threshold']}")
+        ax.legend(fontsize=8)
+    ax.set_title("Quality score")
+    return _png(fig)
+
+
+def dup_clusters(stats: dict) -> bytes:
+    d = stats["dedup"]
+    fig, ax = plt.subplots(figsize=(9, 4))
+    if d["status"] != "ran":
+        _empty(ax, "deduplication did not run")
+        return _png(fig)
+    if not d["clusters"]:
+        _empty(ax, "no duplicate clusters")
+        return _png(fig)
+    sizes = list(d["clusters"])
+    ax.bar(range(len(sizes)), list(d["clusters"].values()), color=KEPT)
+    ax.set_xticks(range(len(sizes)), sizes, fontsize=8)
+    ax.set_yscale("log")
+    ax.set_xlabel("cluster size (documents, the kept one included)")
+    ax.set_ylabel("clusters")
+    ax.set_title("Duplicate cluster sizes")
+    return _png(fig)
+
+
+def pii(stats: dict) -> bytes:
+    p = stats["pii"]
+    fig, ax = plt.subplots(figsize=(9, 4))
+    if not p["present"]:
+        _empty(ax, "PII redaction did not run")
+        return _png(fig)
+    ents = list(p["entities"])
+    x = np.arange(len(ents))
+    ax.bar(x - 0.2, [p["entities"][e]["documents"] for e in ents], 0.4, label="documents", color=KEPT)
+    ax.bar(x + 0.2, [p["entities"][e]["findings"] for e in ents], 0.4, label="findings", color=REMOVED)
+    ax.set_xticks(x, [e.lower() for e in ents], rotation=30, fontsize=8)
+    ax.set_title("PII found and redacted, per entity")
+    ax.legend(fontsize=8)
+    return _png(fig)
+
+
+def hosts(stats: dict) -> bytes:
+    h = stats["hosts"]
+    fig, axes = plt.subplots(1, 2, figsize=(11, 0.3 * max(len(h["kept"]), len(h["removed"]), 4) + 1.5))
+    for ax, key, color in ((axes[0], "kept", KEPT), (axes[1], "removed", REMOVED)):
+        rows = h[key]
+        if not rows:
+            _empty(ax, f"no {key} documents")
+            continue
+        y = np.arange(len(rows))[::-1]
+        ax.barh(y, [n for _, n in rows], color=color)
+        ax.set_yticks(y, [_short(d, 36) for d, _ in rows], fontsize=7)
+        ax.set_title(f"Top hosts, {key} documents")
+    return _png(fig)
+
+
+PLOTS = {"funnel": funnel, "languages": languages, "length": length, "quality": quality,
+         "dup_clusters": dup_clusters, "pii": pii, "hosts": hosts}
+
+
+def draw_all(stats: dict) -> dict[str, bytes]:
+    """``{"<name>.png": bytes}`` for every plot."""
+    return {f"{name}.png": fn(stats) for name, fn in PLOTS.items()}

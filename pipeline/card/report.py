@@ -1,0 +1,96 @@
+"""``curate report OUTPUT_ROOT``: rebuild the dataset card of an existing output, without rerunning anything.
+
+Reads ``run.json`` (the config, inputs and versions the run recorded), finds
+the current parts the way the run would, computes the card from the Parquet
+files and the shards manifest, and writes ``card/`` (and the card's marker,
+so a later ``curate run`` with nothing changed does not redo it).  When the
+recorded config does not validate here (a model file that is not on this
+machine, a section this version does not know), the parts are those with a
+marker, the card says so, and no marker is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+
+from pipeline.storage import S3Options, Storage
+
+log = logging.getLogger(__name__)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="curate report", description="Rebuild card/ (README.md, plots, stats.json) of an existing output.")
+    p.add_argument("output", metavar="OUTPUT_ROOT", help="the run's output folder or s3://bucket/prefix (where run.json is)")
+    p.add_argument("--endpoint-url", help="S3-compatible endpoint, e.g. http://127.0.0.1:9000 (default: AWS_ENDPOINT_URL or AWS)")
+    p.add_argument("--region", help="S3 region (default: AWS_DEFAULT_REGION or us-east-1)")
+    p.add_argument("--anonymous", action="store_true", help="unsigned S3 requests (public buckets)")
+    p.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                   help="processes reading parts when the output is large (default: the CPUs of this machine)")
+    p.add_argument("-v", "--verbose", action="store_true", help="info-level logs")
+    return p
+
+
+def _context(storage: Storage, record: dict):
+    """A RunContext of the recorded run over ``storage``, or (None, why) when its config does not validate here."""
+    from pipeline.config import ConfigError, parse_config
+    from pipeline.context import RunContext
+    from pipeline.phase import registered
+
+    data = dict(record.get("config") or {})
+    data["output"] = {**(data.get("output") or {}), "root": storage.root_uri}
+    if storage.s3 is not None:
+        data["storage"] = {"endpoint_url": storage.s3.endpoint_url, "region": storage.s3.region, "anonymous": storage.s3.anonymous}
+    try:
+        config = parse_config(data)
+    except ConfigError as e:
+        return None, str(e).splitlines()[0]
+    phases = [p for p in registered() if p.enabled(config)]
+    return RunContext(config, storage, list(record.get("inputs") or []), phases, progress=False), None
+
+
+def report(root: str, s3: S3Options | None = None, workers: int = 1) -> dict:
+    """Rebuild the card of the output at ``root``; returns what was written."""
+    from pipeline.card.build import compute, publish
+    from pipeline.card.plan import CARD, plan_from_context, plan_from_markers
+    from pipeline.units import UnitWork
+
+    storage = Storage(root, s3)
+    if not storage.exists("run.json"):
+        raise FileNotFoundError(f"{storage.uri('run.json')} not found: not the output of a curate run")
+    record = storage.read_json("run.json")
+    ctx, why = _context(storage, record)
+    if ctx is None:
+        log.warning("the recorded config does not validate here (%s): taking every part with a marker", why)
+        stats = compute(plan_from_markers(storage, record, why), storage, workers=workers)
+        return publish(storage, stats)
+    from pipeline.phases.card import card_unit
+
+    stats = compute(plan_from_context(ctx, record), storage, workers=workers)
+    unit = card_unit(ctx)
+    with UnitWork.for_phase(storage, CARD, unit) as work:
+        return work.commit(publish(storage, stats))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s", datefmt="%H:%M:%S")
+    s3 = S3Options(args.endpoint_url, args.region, args.anonymous) if args.output.startswith("s3://") else None
+    try:
+        out = report(args.output, s3, max(1, args.workers))
+    except FileNotFoundError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(f"card: {out['card']}")
+    print(f"documents: {out['documents']:,}" + (f", tokens: {out['tokens']:,}" if out.get("tokens") is not None else ""))
+    if not out["funnel_adds_up"] or out["checks_failed"]:
+        print(f"warning: {out['checks_failed']} checks failed (see the card's summary)", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

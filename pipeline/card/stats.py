@@ -1,0 +1,210 @@
+"""stats.json: every number of the card, from the per-part aggregates, the manifest and run.json.
+
+The card (render.py) and the plots (plots.py) are drawn from this dict only,
+so what the card says is exactly what stats.json holds, and a reviewer can
+recompute any of it from the Parquet (tests/test_card_stats.py does).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from pipeline.card import names as N
+from pipeline.card.funnel import adds_up, funnel, reader_counts, share
+from pipeline.card.parts import LENGTH_EDGES, QUALITY_BINS
+from pipeline.card.plan import CardPlan
+
+SCHEMA = 1
+#: Hosts listed (and plotted) among the kept and among the removed documents.
+TOP_HOSTS = 20
+_SNAPSHOT = re.compile(r"CC-MAIN-\d{4}-\d{2}")
+
+
+def build_stats(plan: CardPlan, aggs: dict[str, dict], manifest: dict | None) -> dict:
+    config = plan.record.get("config", {})
+    rows = funnel(plan, aggs, manifest)
+    docs = [p.name for p in plan.phases if p.status == "ran" and p.writes_documents]
+    dataset = docs[-1] if docs else None
+    responses = rows[0]["out"]
+    for r in rows:
+        r["removed_share"] = share(r["removed"], r["in"])
+        r["out_share"] = share(r["out"], responses)
+    written = rows[-1]["out"]
+    return {
+        "schema": SCHEMA,
+        "summary": {
+            "records": rows[0]["in"], "responses": responses, "documents": written, "documents_share": share(written, responses),
+            "dataset_phase": dataset, "tokens": _headline_tokens(manifest),
+            "languages": len([k for k in (aggs.get(f"{dataset}/documents", {}).get("languages") or {}) if k != "unknown"]),
+        },
+        "run": _run(plan),
+        "phases": _phases(plan, aggs),
+        "funnel": rows,
+        "funnel_adds_up": adds_up(rows),
+        "sources": _sources(plan, aggs),
+        "languages": {p: _sorted(aggs.get(f"{p}/documents", {}).get("languages", {})) for p in docs},
+        "length": _length(docs, aggs),
+        "quality": _quality(plan, docs, aggs, config),
+        "dedup": _dedup(plan, aggs),
+        "pii": _pii(docs, aggs, config),
+        "tokens": _tokens(manifest),
+        "hosts": _hosts(dataset, plan, aggs),
+        "checks": _checks(plan, aggs, rows, manifest),
+    }
+
+
+def _sorted(counts: dict) -> dict:
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def _run(plan: CardPlan) -> dict:
+    r = plan.record
+    return {"name": r.get("name"), "status": r.get("status"), "started": r.get("started"), "finished": r.get("finished"),
+            "command": r.get("command"), "phases_run": r.get("phases_run"), "config": r.get("config", {}),
+            "versions": r.get("versions", {}), "inputs": len(r.get("inputs", [])),
+            "parts_by": "markers (the recorded config could not be rebuilt: " + plan.fallback + ")" if plan.fallback else "fingerprints"}
+
+
+def _phases(plan: CardPlan, aggs: dict) -> dict:
+    out = {}
+    for p in plan.phases:
+        row = {"status": p.status, "parts": len(p.parts)}
+        if p.status == "ran":
+            row["kept"] = aggs.get(f"{p.name}/documents", {}).get("rows", 0) if p.writes_documents else None
+            row["rejected"] = aggs.get(f"{p.name}/rejected", {}).get("rows", 0)
+            summary = plan.record.get("phases", {}).get(p.name, {})
+            row["seconds"] = summary.get("seconds")
+            row["stages"] = p.stages
+        out[p.name] = row
+    return out
+
+
+def _sources(plan: CardPlan, aggs: dict) -> dict:
+    inputs = plan.record.get("inputs", [])
+    records: dict[str, int] = {}
+    for m in plan.reader:
+        records[m.get("source", m.get("unit"))] = sum(m.get("records_by_type", {}).values())
+    responses = Counter(aggs.get(f"{N.EXTRACTED}/documents", {}).get("sources", {}))
+    responses.update(aggs.get(f"{N.EXTRACTED}/rejected", {}).get("sources", {}))
+    kept = {p.name: aggs.get(f"{p.name}/documents", {}).get("sources", {}) for p in plan.phases if p.status == "ran" and p.writes_documents}
+    files = [{"file": f, "records": records.get(f), "responses": responses.get(f, 0),
+              "kept": {ph: k.get(f, 0) for ph, k in kept.items()}} for f in inputs]
+    snapshots = Counter(m.group(0) for f in inputs if (m := _SNAPSHOT.search(f)))
+    return {"files": len(inputs), "snapshots": dict(sorted(snapshots.items())), "reader": reader_counts(plan), "per_file": files}
+
+
+def _length(docs: list[str], aggs: dict) -> dict:
+    out: dict = {"edges": LENGTH_EDGES}
+    for key, phase in (("before", docs[0] if docs else None), ("after", docs[-1] if docs else None)):
+        agg = aggs.get(f"{phase}/documents", {}) if phase else {}
+        hist = agg.get("length", {}).get("hist", [0] * len(LENGTH_EDGES))
+        chars = agg.get("length", {}).get("chars", 0)
+        n = agg.get("rows", 0)
+        out[key] = {"phase": phase, "documents": n, "chars": chars, "mean_chars": round(chars / n, 1) if n else None, "hist": hist}
+    return out
+
+
+def _quality(plan: CardPlan, docs: list[str], aggs: dict, config: dict) -> dict:
+    by_phase = {}
+    for p in docs:
+        q = aggs.get(f"{p}/documents", {}).get("quality")
+        if q is not None:
+            by_phase[p] = {"scored": sum(q["hist"]), "missing": q["missing"], "hist": q["hist"]}
+    flt = (config.get("quality") or {}).get("filter") or {}
+    final = aggs.get(f"{N.FINAL}/rejected", {}).get("reasons", {})
+    removed = sum(r.get(N.QUALITY_REASON, 0) for r in final.values())
+    return {"present": bool(by_phase), "column": N.QUALITY_SCORE, "bins": QUALITY_BINS,
+            "edges": [round(i / QUALITY_BINS, 4) for i in range(QUALITY_BINS + 1)],
+            "threshold": flt.get("threshold"), "top_fraction": flt.get("top_fraction"),
+            "model": (config.get("quality") or {}).get("model"), "removed": removed, "by_phase": by_phase}
+
+
+def _dedup(plan: CardPlan, aggs: dict) -> dict:
+    phase = plan.phase(N.DEDUPED)
+    if phase is None or phase.status != "ran":
+        return {"status": phase.status if phase else "absent"}
+    reasons = aggs.get(f"{N.DEDUPED}/rejected", {}).get("reasons", {})
+    exact = sum(r.get(N.EXACT_DUPLICATE, 0) for r in reasons.values())
+    near = sum(r.get(N.NEAR_DUPLICATE, 0) for r in reasons.values())
+    kept = aggs.get(f"{N.DEDUPED}/documents", {}).get("rows", 0)
+    removed = aggs.get(f"{N.DEDUPED}/rejected", {}).get("rows", 0)
+    sizes = {int(k): v for k, v in aggs.get(f"{N.DEDUPED}/documents", {}).get("clusters", {}).items() if k != "unknown"}
+    clusters = {str(s): n for s, n in sorted(sizes.items()) if s >= 2}
+    return {"status": "ran", "in": kept + removed, "kept": kept, "removed": removed, "exact_duplicate": exact,
+            "near_duplicate": near, "removed_share": share(removed, kept + removed), "clusters": clusters,
+            "cluster_count": sum(clusters.values()), "documents_in_clusters": sum(int(s) * n for s, n in clusters.items()),
+            "largest_cluster": max(sizes, default=0) if clusters else 1 if sizes else 0}
+
+
+def _pii(docs: list[str], aggs: dict, config: dict) -> dict:
+    phase = next((p for p in reversed(docs) if "pii" in aggs.get(f"{p}/documents", {})), None)
+    if phase is None:
+        return {"present": False}
+    agg = aggs[f"{phase}/documents"]
+    entities = (config.get("pii") or {}).get("entities") or {}
+    n = agg["rows"]
+    out = {e: {**v, "share": share(v["documents"], n), "action": pii_action(entities, e)}
+           for e, v in sorted(agg["pii"]["entities"].items())}
+    return {"present": True, "phase": phase, "documents": n, "documents_with_pii": agg["pii"]["documents"],
+            "redacted_documents": agg["pii"]["redacted_documents"], "redacted_share": share(agg["pii"]["redacted_documents"], n),
+            "findings": sum(v["findings"] for v in out.values()), "entities": out}
+
+
+def pii_action(entities: dict, entity: str) -> str:
+    """The action of an entity in the run's pii.entities (a section, or the shorthand string or boolean)."""
+    v = entities.get(entity.lower())
+    if isinstance(v, str):
+        return v
+    if isinstance(v, dict):
+        return v.get("action", "replace")
+    return "replace"
+
+
+def _headline_tokens(manifest: dict | None) -> int | None:
+    if not manifest or not manifest["formats"]:
+        return None
+    return next(iter(manifest["formats"].values()))["tokens"]
+
+
+def _tokens(manifest: dict | None) -> dict:
+    if manifest is None:
+        return {"present": False}
+    n = manifest["documents"]
+    tokens = _headline_tokens(manifest)
+    return {"present": True, **manifest, "tokens": tokens, "tokens_per_document": round(tokens / n, 1) if n and tokens is not None else None}
+
+
+def _hosts(dataset: str | None, plan: CardPlan, aggs: dict) -> dict:
+    kept = Counter(aggs.get(f"{dataset}/documents", {}).get("hosts", {})) if dataset else Counter()
+    removed: Counter = Counter()
+    for p in plan.phases:
+        removed.update(aggs.get(f"{p.name}/rejected", {}).get("hosts", {}))
+    top = lambda c: [[h, n] for h, n in sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_HOSTS]]  # noqa: E731
+    return {"top": TOP_HOSTS, "phase": dataset, "kept_distinct": len(kept), "removed_distinct": len(removed),
+            "kept": top(kept), "removed": top(removed)}
+
+
+def _checks(plan: CardPlan, aggs: dict, rows: list[dict], manifest: dict | None) -> list[dict]:
+    """Cross-checks of the data against the counters in run.json and the markers (shown in the card)."""
+    out = [{"check": "the funnel adds up (each step's out is the next step's in)", "ok": adds_up(rows)}]
+    reader = reader_counts(plan)
+    responses = rows[0]["out"]
+    if plan.phase(N.EXTRACTED) and plan.phase(N.EXTRACTED).status == "ran":
+        got = reader["by_type"].get("response", 0)
+        out.append({"check": f"response records counted by the reader ({got}) = rows kept + rejected by extracted ({responses})",
+                    "ok": got == responses})
+    for p in plan.phases:
+        summary = plan.record.get("phases", {}).get(p.name)
+        if p.status != "ran" or not p.writes_documents or not summary:
+            continue
+        kept, rejected = aggs.get(f"{p.name}/documents", {}).get("rows", 0), aggs.get(f"{p.name}/rejected", {}).get("rows", 0)
+        ok = summary.get("kept") == kept and summary.get("rejected") == rejected
+        out.append({"check": f"{p.name}: rows kept {kept} and rejected {rejected} = run.json's counts "
+                             f"({summary.get('kept')} and {summary.get('rejected')})", "ok": ok})
+    if manifest is not None:
+        last = [r for r in rows if r["phase"] == N.SHARDS]
+        before = last[0]["in"] if last else None
+        out.append({"check": f"documents in the shards manifest ({manifest['documents']}) = documents entering the shards phase "
+                             f"({before}) - its rejected rows", "ok": not any(r["step"].endswith(":unaccounted") for r in last)})
+    return out

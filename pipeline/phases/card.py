@@ -1,0 +1,84 @@
+"""Phase ``card``: a Hugging Face dataset card for the run, computed from its outputs (pipeline/card).
+
+Its unit is the run.  The fingerprint covers the state of every other phase
+(each unit's fingerprint and whether its marker is current, each part's
+fingerprint), the config and the package versions, so a rerun after any
+change to the data rebuilds the card, and a rerun with nothing changed skips
+it.  The card is written last: ``card/README.md``, ``card/*.png``,
+``card/stats.json``, then ``_done/card/run.json``.
+"""
+
+from __future__ import annotations
+
+import logging
+import traceback
+
+from pipeline.card.build import compute, publish
+from pipeline.card.plan import CARD, plan_from_context
+from pipeline.config import RunConfig
+from pipeline.context import RunContext
+from pipeline.phase import Phase, Unit, fingerprint, register
+from pipeline.record import versions
+from pipeline.units import UnitWork
+
+log = logging.getLogger(__name__)
+
+#: Bump when the card's content changes, so existing cards are rebuilt.
+CARD_VERSION = 1
+
+
+def card_settings(config: RunConfig) -> dict:
+    """What the card shows besides the data: the config (not where the output is, nor Ray) and versions."""
+    return {"config": config.model_dump(mode="json", exclude={"ray": True, "storage": True, "output": {"root"}}),
+            "versions": versions(), "card": CARD_VERSION}
+
+
+def card_unit(ctx: RunContext) -> Unit:
+    state = []
+    for p in ctx.phases:
+        if p.name == CARD:
+            continue
+        units = [(u.name, u.fingerprint, ctx.marker(p, u) is not None) for u in ctx.units_of(p)]
+        parts = [(pt.name, pt.fingerprint) for pt in ctx.parts(p)] if p.writes_documents else []
+        state.append((p.name, units, parts))
+    return Unit("run", fingerprint(state, card_settings(ctx.config)))
+
+
+def write_card(ctx: RunContext, unit: Unit) -> dict:
+    """Compute and publish the card of ``ctx``'s output, then its marker."""
+    record = ctx.storage.read_json("run.json")
+    plan = plan_from_context(ctx, record)
+    stats = compute(plan, ctx.storage, config=ctx.config, workers=ctx.workers, ray=True)
+    with UnitWork.for_phase(ctx.storage, CARD, unit) as work:
+        return work.commit(publish(ctx.storage, stats))
+
+
+class CardPhase(Phase):
+    name = CARD
+    unit_kind = "run"
+    writes_documents = False
+
+    def settings(self, config: RunConfig) -> dict:
+        return card_settings(config)
+
+    def units(self, ctx: RunContext) -> list[Unit]:
+        return [card_unit(ctx)]
+
+    def run(self, ctx: RunContext, todo: list[Unit]):
+        for unit in todo:
+            try:
+                yield write_card(ctx, unit)
+            except Exception as e:  # the data phases are done: a card failure is a failed unit, retried on rerun
+                log.error("card: %s", traceback.format_exc())
+                yield {"unit": unit.name, "failed": f"{type(e).__name__}: {e}"[:2000]}
+
+    def summarize(self, stats: list[dict]) -> dict:
+        done = [s for s in stats if "failed" not in s]
+        keys = ("card", "documents", "tokens", "plots", "funnel_adds_up", "checks_failed")
+        return {k: done[0].get(k) for k in keys} if done else {}
+
+    def headline(self, summary: dict) -> dict:
+        return {k: summary[k] for k in ("documents", "tokens", "card") if summary.get(k) is not None}
+
+
+register(CardPhase)

@@ -1,0 +1,276 @@
+"""An independent recomputation of the card's stats.json from an output folder (plain pandas/pyarrow).
+
+Nothing here imports pipeline.card: the folders are read with pyarrow into
+pandas and every number is counted again the obvious way.  The structure of
+stats.json (which steps the funnel has, the status of each phase) is taken
+from the card; every number in it is recomputed here, and
+:func:`numbers` flattens both sides so a test can require that the card holds
+no number this module did not recompute.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import math
+import re
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+
+LENGTH_EDGES = [0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000, 200000, 500000, 1000000]
+TOP = 20
+REJECTED_COLUMNS = ["id", "url", "source", "stage", "reason", "details", "text"]
+
+
+def numbers(obj, prefix: str = "") -> dict[str, float]:
+    """Every numeric leaf (not booleans) by its path."""
+    out: dict[str, float] = {}
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            out.update(numbers(v, f"{prefix}{k}."))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            out.update(numbers(v, f"{prefix}{i}."))
+    elif isinstance(obj, (int, float)) and not isinstance(obj, bool):
+        out[prefix.rstrip(".")] = obj
+    return out
+
+
+def share(a, b):
+    return round(a / b, 4) if b else None
+
+
+def _read(folder: Path, columns=None) -> pd.DataFrame:
+    files = sorted(folder.glob("*.parquet")) if folder.is_dir() else []
+    if not files:
+        return pd.DataFrame(columns=columns or [])
+    frames = []
+    for f in files:
+        names = pq.ParquetFile(f).schema_arrow.names
+        frames.append(pq.read_table(f, columns=[c for c in (columns or names) if c in names]).to_pandas())
+    return pd.concat(frames, ignore_index=True)
+
+
+def host(url) -> str:
+    if url is None or (isinstance(url, float) and math.isnan(url)):
+        return "(no host)"
+    try:
+        h = urlsplit(url).hostname
+    except ValueError:
+        return "(no host)"
+    if not h:
+        return "(no host)"
+    h = h.removeprefix("www.")
+    try:
+        ipaddress.ip_address(h)
+        return "(IP address)"
+    except ValueError:
+        return h
+
+
+def _counts(series: pd.Series) -> dict:
+    return {("unknown" if pd.isna(k) else str(k)): int(v) for k, v in series.value_counts(dropna=False).items()}
+
+
+def _top(counts: dict) -> list:
+    return [[h, n] for h, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP]]
+
+
+def expected(out: Path, card: dict) -> dict:
+    """stats.json as it should be, recomputed from ``out`` (the card gives the structure only)."""
+    record = json.loads((out / "run.json").read_text())
+    config = record["config"]
+    markers = [json.loads(p.read_text()) for p in sorted((out / "_done" / "extracted").glob("*.json"))]
+    order = list(dict.fromkeys(r["phase"] for r in card["funnel"]))  # run order (the funnel is a list)
+    ran = [p for p in order if card["phases"][p]["status"] == "ran"]
+    doc_phases = [p for p in ran if p != "shards"]  # every phase but shards writes documents (maybe none)
+    docs = {p: _read(out / "documents" / p) for p in doc_phases}
+    rej = {p: _read(out / "rejected" / p, REJECTED_COLUMNS) for p in ran}
+    manifest = json.loads((out / "shards" / "manifest.json").read_text()) if "shards" in ran and (out / "shards" / "manifest.json").exists() else None
+
+    by_type: dict[str, int] = {}
+    for m in markers:
+        for t, n in m["records_by_type"].items():
+            by_type[t] = by_type.get(t, 0) + n
+    records = sum(by_type.values())
+    responses = len(docs.get("extracted", [])) + len(rej.get("extracted", []))
+
+    # the funnel: the card's steps, every count from the folders
+    rows = []
+    n_in = records
+    for step in card["funnel"]:
+        phase, stage = step["phase"], step["stage"]
+        if step["step"] == "records":
+            by_reason = {f"{t} record": n for t, n in by_type.items() if t != "response"}
+        elif step["step"].endswith(":not_processed"):
+            by_reason = {next(iter(step["by_reason"])): n_in - (len(docs[phase]) + len(rej[phase]))}
+        elif step["step"].endswith(":unaccounted"):
+            by_reason = {next(iter(step["by_reason"])): n_in - manifest["documents"]}
+        elif step["status"] != "ran":
+            by_reason = {}
+        else:
+            r = rej[phase]
+            by_reason = {k: int(v) for k, v in r[r["stage"] == stage]["reason"].value_counts().items()}
+        removed = sum(by_reason.values())
+        out_ = responses if step["step"] == "records" else n_in - removed
+        rows.append({"in": n_in, "removed": n_in - out_, "by_reason": by_reason, "out": out_,
+                     "removed_share": share(n_in - out_, n_in), "out_share": share(out_, responses)})
+        n_in = out_
+    dataset = doc_phases[-1] if doc_phases else None
+    written = manifest["documents"] if manifest else len(docs[dataset]) if dataset else 0
+    assert rows[-1]["out"] == written, "the funnel does not end with the documents written"
+
+    def tokens_of(m):
+        if not m or not m["formats"]:
+            return None
+        first = sorted(m["formats"])[0]
+        return sum(s["tokens"] for s in m["formats"][first]["shards"])
+
+    langs = {p: _counts(d["language"]) if "language" in d else {} for p, d in docs.items()}
+    exp = {
+        "schema": 1,
+        "summary": {"records": records, "responses": responses, "documents": written, "documents_share": share(written, responses),
+                    "tokens": tokens_of(manifest),
+                    "languages": int(docs[dataset]["language"].nunique()) if dataset and "language" in docs[dataset] else 0},
+        "run": {"config": config, "inputs": len(record["inputs"])},
+        "phases": {p: _phase(out, p, v, docs, rej, record) for p, v in card["phases"].items()},
+        "funnel": rows,
+        "sources": _sources(record, markers, docs, rej),
+        "languages": langs,
+        "length": _length(docs, doc_phases),
+        "quality": _quality(docs, doc_phases, rej, config),
+        "dedup": _dedup(docs, rej, "deduped" in ran),
+        "pii": _pii(docs, doc_phases, config),
+        "tokens": _tokens(manifest),
+        "hosts": _hosts(docs, rej, dataset),
+        "examples": [_example(rej, e) for e in card["examples"]],
+    }
+    return exp
+
+
+def _phase(out, p, v, docs, rej, record) -> dict:
+    row = {"parts": len(list((out / "documents" / p).glob("*.parquet"))) if v["status"] == "ran" else 0}
+    if v["status"] == "ran":
+        if p in docs:
+            row["kept"] = len(docs[p])
+        row["rejected"] = len(rej[p])
+        row["seconds"] = record["phases"].get(p, {}).get("seconds")
+    return row
+
+
+def _sources(record, markers, docs, rej) -> dict:
+    inputs = record["inputs"]
+    per_source = {m["source"]: sum(m["records_by_type"].values()) for m in markers}
+    ext = [f["source"] for f in (docs.get("extracted"), rej.get("extracted")) if f is not None and "source" in f]
+    resp = pd.concat(ext).value_counts().to_dict() if ext else {}
+    snaps: dict[str, int] = {}
+    for f in inputs:
+        m = re.search(r"CC-MAIN-\d{4}-\d{2}", f)
+        if m:
+            snaps[m.group(0)] = snaps.get(m.group(0), 0) + 1
+    return {"files": len(inputs), "snapshots": snaps,
+            "reader": {"by_type": _by_type(markers), "records": sum(_by_type(markers).values()),
+                       "malformed": sum(m.get("malformed_records", 0) for m in markers)},
+            "per_file": [{"records": per_source.get(f), "responses": int(resp.get(f, 0)),
+                          "kept": {p: int((d["source"] == f).sum()) if "source" in d else 0 for p, d in docs.items()}}
+                         for f in inputs]}
+
+
+def _by_type(markers) -> dict:
+    out: dict[str, int] = {}
+    for m in markers:
+        for t, n in m["records_by_type"].items():
+            out[t] = out.get(t, 0) + n
+    return out
+
+
+def _length(docs, doc_phases) -> dict:
+    out = {"edges": LENGTH_EDGES}
+    for key, p in (("before", doc_phases[0] if doc_phases else None), ("after", doc_phases[-1] if doc_phases else None)):
+        d = docs.get(p)
+        n = 0 if d is None else len(d)
+        lengths = np.array([], dtype=np.int64) if d is None or not n else d["text"].fillna("").str.len().to_numpy()
+        hist = [int(((lengths >= lo) & (lengths < hi)).sum()) for lo, hi in zip(LENGTH_EDGES, LENGTH_EDGES[1:] + [math.inf])]
+        chars = int(lengths.sum())
+        out[key] = {"documents": n, "chars": chars, "mean_chars": round(chars / n, 1) if n else None, "hist": hist}
+    return out
+
+
+def _quality(docs, doc_phases, rej, config) -> dict:
+    flt = config["quality"]["filter"]
+    by_phase = {}
+    for p in doc_phases:
+        if "quality_score" in docs[p]:
+            s = docs[p]["quality_score"].astype("float64")
+            ok = s[s.notna()].to_numpy()
+            hist = [int(v) for v in np.bincount(np.clip(np.floor(ok * 20), 0, 19).astype(int), minlength=20)]
+            by_phase[p] = {"scored": len(ok), "missing": int(s.isna().sum()), "hist": hist}
+    final = rej.get("final")
+    removed = int((final["reason"] == "quality").sum()) if final is not None and len(final) else 0
+    return {"bins": 20, "edges": [round(i / 20, 4) for i in range(21)], "threshold": flt["threshold"],
+            "top_fraction": flt["top_fraction"], "removed": removed, "by_phase": by_phase}
+
+
+def _dedup(docs, rej, ran) -> dict:
+    if not ran:
+        return {}
+    kept, r = docs["deduped"], rej["deduped"]
+    sizes = kept["dup_cluster_size"].value_counts().to_dict() if len(kept) else {}
+    clusters = {str(int(s)): int(n) for s, n in sorted(sizes.items()) if s >= 2}
+    return {"in": len(kept) + len(r), "kept": len(kept), "removed": len(r),
+            "exact_duplicate": int((r["reason"] == "exact_duplicate").sum()), "near_duplicate": int((r["reason"] == "duplicate").sum()),
+            "removed_share": share(len(r), len(kept) + len(r)), "clusters": clusters, "cluster_count": sum(clusters.values()),
+            "documents_in_clusters": sum(int(s) * n for s, n in clusters.items()),
+            "largest_cluster": int(kept["dup_cluster_size"].max()) if len(kept) else 0}
+
+
+def _pii(docs, doc_phases, config) -> dict:
+    phase = next((p for p in reversed(doc_phases) if any(c.startswith("pii_") for c in docs[p].columns)), None)
+    if phase is None:
+        return {}
+    d = docs[phase]
+    cols = sorted(c for c in d.columns if c.startswith("pii_"))
+    entities = (config.get("pii") or {}).get("entities") or {}
+
+    def action(c):
+        v = entities.get(c.removeprefix("pii_"))
+        return v if isinstance(v, str) else (v or {}).get("action", "replace") if isinstance(v, (dict, type(None))) else "replace"
+
+    n = len(d)
+    any_pii = (d[cols] > 0).any(axis=1) if cols else pd.Series(dtype=bool)
+    red = [c for c in cols if action(c) != "annotate"] if entities else cols
+    redacted = int((d[red] > 0).any(axis=1).sum()) if red else 0
+    ents = {c.removeprefix("pii_").upper(): {"documents": int((d[c] > 0).sum()), "findings": int(d[c].sum()),
+                                             "share": share(int((d[c] > 0).sum()), n)} for c in cols}
+    return {"documents": n, "documents_with_pii": int(any_pii.sum()), "redacted_documents": redacted,
+            "redacted_share": share(redacted, n), "findings": sum(v["findings"] for v in ents.values()), "entities": ents}
+
+
+def _tokens(manifest) -> dict:
+    if manifest is None:
+        return {}
+    formats = {f: {"shards": len(v["shards"]), **{k: sum(s[k] for s in v["shards"]) for k in ("samples", "tokens", "bytes")}}
+               for f, v in manifest["formats"].items()}
+    tokens = formats[sorted(formats)[0]]["tokens"] if formats else None
+    return {"documents": manifest["documents"], "formats": formats, "tokens": tokens,
+            "tokens_per_document": round(tokens / manifest["documents"], 1) if manifest["documents"] and tokens is not None else None}
+
+
+def _hosts(docs, rej, dataset) -> dict:
+    kept = docs[dataset]["url"].map(host).value_counts().to_dict() if dataset and "url" in docs[dataset] else {}
+    removed: dict[str, int] = {}
+    for r in rej.values():
+        for h, n in r["url"].map(host).value_counts().to_dict().items():
+            removed[h] = removed.get(h, 0) + n
+    return {"top": TOP, "kept_distinct": len(kept), "removed_distinct": len(removed), "kept": _top(kept), "removed": _top(removed)}
+
+
+def _example(rej, e) -> dict:
+    r = rej[e["phase"]]
+    row = r[r["id"] == e["id"]].iloc[0]
+    text = row["text"]
+    return {"text_chars": None if text is None or (isinstance(text, float) and math.isnan(text)) else len(text)}
