@@ -215,3 +215,30 @@ def test_no_network_is_touched(monkeypatch):
     fresh = PiiStage(PiiConfig())  # builds the engines; tldextract must not fetch its suffix list
     out = run(fresh, "mail x.y@example.co.uk or z@sub.example.com.au")
     assert out.column("text")[0].as_py() == "mail <EMAIL_ADDRESS> or <EMAIL_ADDRESS>"
+
+
+# ---------------------------------------------------------------- context
+
+
+def test_negative_context_stays_in_its_sentence(stage):
+    cases = [
+        ("Firmware 5.7.12.123 adds the sensor.", "Firmware 5.7.12.123 adds the sensor."),  # a version, said so before it
+        ("Our host 5.7.12.123 answers again.", "Our host <IP_ADDRESS> answers again."),
+        ("Scan the barcode 4006381330060 at the till.", "Scan the barcode 4006381330060 at the till."),  # an EAN-13 that passes Luhn too
+        # "commit" ends the sentence before: it says nothing about the address
+        ("The bug came with commit 6478c5cf6d7c. The firewall now blocks 2a02:3459:83d9:29ca:c042:716e:5d71:d711 for good.",
+         "The bug came with commit 6478c5cf6d7c. The firewall now blocks <IP_ADDRESS> for good."),
+    ]
+    out = run(stage, *[c for c, _ in cases]).column("text").to_pylist()
+    assert out == [e for _, e in cases]
+
+
+def test_phone_scoring_by_how_it_is_written(stage):
+    cases = [
+        ("The seed was 1652342830 that day.", "The seed was 1652342830 that day."),  # a bare run of digits: no phone without context
+        ("Call 1652342830 now.", "Call <PHONE_NUMBER> now."),  # ... unless a context word says so
+        ("Reception: 020 7946 0321, all day.", "Reception: <PHONE_NUMBER>, all day."),  # grouped the British way
+        ("It ended on 05.12.2022 at noon.", "It ended on 05.12.2022 at noon."),  # a date, even where 0512 2022 could be dialled
+    ]
+    out = run(stage, *[c for c, _ in cases]).column("text").to_pylist()
+    assert out == [e for _, e in cases]

@@ -219,13 +219,13 @@ def _quiet_presidio() -> None:
 def context_enhancer(negative_factor: float = 0.6):
     """presidio's LemmaContextAwareEnhancer with negative context, and index lookups instead of scans.
 
-    Positive context is presidio's unchanged (+0.35, at least 0.4).  A finding
-    with no positive word but a negative word (``negative_context`` of its
-    recognizer) among the same surrounding words loses ``negative_factor``:
-    0.6 takes even a checksum-validated 1.0 below the 0.5 threshold.  The
-    surrounding words are those presidio picks; finding the match's token by
-    bisection and the keywords in a set (presidio scans lists) makes a call
-    linear instead of quadratic in its length.
+    Positive context is presidio's unchanged (+0.35, at least 0.4; the same
+    surrounding words, found by bisection and set lookups where presidio scans
+    lists, which makes a call linear instead of quadratic in its length).  A
+    finding with no positive word but a negative word (``negative_context`` of
+    its recognizer) among the words before it *in its sentence* loses
+    ``negative_factor``: 0.6 takes even a checksum-validated 1.0 below the 0.5
+    threshold.
     """
     import bisect
 
@@ -241,19 +241,22 @@ def context_enhancer(negative_factor: float = 0.6):
                 negative = getattr(rec, "negative_context", None)
                 if not negative or r.analysis_explanation is None or r.analysis_explanation.supportive_context_word:
                     continue
-                words = self._extract_surrounding_words(nlp_artifacts, text[r.start : r.end], r.start)
+                words = self._words_before_in_sentence(nlp_artifacts, r.start)
                 if self._find_supportive_word_in_context(words, negative, "whole_word"):
                     r.score = max(0.0, r.score - negative_factor)
             return results
 
-        def _extract_surrounding_words(self, nlp_artifacts, word, start):
-            if not nlp_artifacts.tokens:
-                return [""]
+        def _index(self, nlp_artifacts):
             index = getattr(nlp_artifacts, "_curate_index", None)
             if index is None:
                 ends = [i + n for i, n in zip(nlp_artifacts.tokens_indices, (len(t) for t in nlp_artifacts.tokens))]
                 index = nlp_artifacts._curate_index = (ends, set(nlp_artifacts.keywords))
-            ends, keywords = index
+            return index
+
+        def _extract_surrounding_words(self, nlp_artifacts, word, start):
+            if not nlp_artifacts.tokens:
+                return [""]
+            ends, keywords = self._index(nlp_artifacts)
             # presidio's _find_index_of_match_token: the first token that ends after `start`
             i = bisect.bisect_right(ends, start)
             if i >= len(ends):
@@ -262,6 +265,24 @@ def context_enhancer(negative_factor: float = 0.6):
             words = self._n_words(i, self.context_prefix_count, lemmas, keywords, -1)
             words += self._n_words(i, self.context_suffix_count, lemmas, keywords, 1)
             return list(set(words))
+
+        def _words_before_in_sentence(self, nlp_artifacts, start: int) -> list[str]:
+            """Up to context_prefix_count keywords before the match, not reaching past a line break or
+            a sentence end (. ! ? before a capital): "... commit 6478c5c. El cortafuegos bloquea ahora
+            2a02:..." must not read "commit" as the IP address's context."""
+            if not nlp_artifacts.tokens:
+                return []
+            ends, keywords = self._index(nlp_artifacts)
+            doc, lemmas = nlp_artifacts.tokens, nlp_artifacts.lemmas
+            out, j = [], bisect.bisect_right(ends, start) - 1
+            while j >= 0 and len(out) < self.context_prefix_count:
+                tok = doc[j]
+                if "\n" in tok.text or (tok.text in (".", "!", "?") and j + 1 < len(doc) and doc[j + 1].text[:1].isupper()):
+                    break
+                if lemmas[j].lower() in keywords:
+                    out.append(lemmas[j].lower())
+                j -= 1
+            return out
 
         @staticmethod
         def _n_words(i: int, n: int, lemmas: list[str], keywords: set[str], step: int) -> list[str]:
