@@ -3,6 +3,7 @@
     curate run CONFIG [--input PATH_OR_GLOB ...] [--output ROOT] [--address ADDR] [--phases A,B] [--dry-run]
     curate validate CONFIG        check a config and list its inputs
     curate config-reference       print every config field with its default
+    curate train-quality ...      train a fastText quality classifier (classifiers/train_quality.py)
 
 The CLI knows no phase by name: it prints what each phase's ``headline`` returns.
 """
@@ -44,6 +45,12 @@ def _parser() -> argparse.ArgumentParser:
 
     sub.add_parser("config-reference", help="print every config field, its default and meaning",
                    description="Print the config reference (the same table as the README's).")
+
+    from classifiers.train_quality import add_arguments
+
+    add_arguments(sub.add_parser("train-quality", help="train a fastText quality classifier",
+                                 description="Train a supervised fastText quality classifier from labeled Parquet/JSONL "
+                                             "or from positives vs negatives; held-out precision/recall/F1 saved beside the model."))
     return parser
 
 
@@ -54,6 +61,10 @@ def _fail(msg: str, code: int = 2) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "train-quality":
+        from classifiers.train_quality import run as train
+
+        return train(args)
     if args.command == "config-reference":
         from pipeline.reference import config_reference
 
@@ -91,8 +102,10 @@ def _print_plan(config, phases: list[str]) -> int:
     print(f"inputs: {len(ctx.inputs)} files; output: {config.output.root}")
     for r in rows:
         what = "run" if r["selected"] else "not selected"
-        print(f"  {r['phase']:<10} reads {r['reads']:<10} {r['units']} {r['unit']} units: "
-              f"{r['done']} done (skipped), {r['todo']} to do  [{what}]")
+        units = f"{r['units']} {r['unit']} units: {r['done']} done (skipped), {r['todo']} to do"
+        if r["waits_for"]:
+            units += f" (as of now; set once {r['waits_for']} has run)"
+        print(f"  {r['phase']:<10} reads {r['reads']:<10} {units}  [{what}]")
     return 0
 
 

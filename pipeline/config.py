@@ -20,6 +20,9 @@ from stages.dedup.config import DedupConfig
 from stages.extract import ExtractConfig
 from stages.filters import FiltersConfig
 from stages.langid import LangIdConfig
+from stages.pii import PiiConfig
+from stages.quality import QualityConfig
+from stages.writers.config import ShardsConfig
 from stages.charset import CharsetConfig
 from stages.warc import WarcConfig
 
@@ -71,7 +74,10 @@ class RunConfig(BaseModel):
     extract: ExtractConfig = Field(default_factory=ExtractConfig)
     langid: LangIdConfig = Field(default_factory=LangIdConfig)
     filters: FiltersConfig = Field(default_factory=FiltersConfig)
+    quality: QualityConfig = Field(default_factory=QualityConfig)
     dedup: DedupConfig = Field(default_factory=DedupConfig)
+    pii: PiiConfig = Field(default_factory=PiiConfig, description="PII detection and redaction in the final phase (docs/pii.md)")
+    shards: ShardsConfig = Field(default_factory=ShardsConfig, description="training shards: tokenizer, layout, shuffle, MDS, WebDataset (docs/shards.md)")
 
     @field_validator("output", mode="before")
     @classmethod

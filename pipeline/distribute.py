@@ -53,7 +53,7 @@ def init_ray(num_cpus: int | None = None, address: str | None = None) -> None:
     ctx = ray.data.DataContext.get_current()
     ctx.enable_progress_bars = False  # each phase draws its own bar (or logs its progress)
     ctx.print_on_execution_start = False
-    logging.getLogger("ray.data").setLevel(logging.WARNING)  # per-dataset execution logs: noise at our scale
+    logging.getLogger("ray.data").setLevel(logging.ERROR)  # per-dataset execution logs and hints: noise at our scale
 
 
 def cluster_cpus() -> int:

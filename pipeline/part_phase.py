@@ -60,7 +60,12 @@ class PartPhase(Phase):
         return [Unit(p.name, fingerprint(p.fingerprint, settings), {"source": source.name}) for p in ctx.parts(source)]
 
     def run(self, ctx: RunContext, todo: list[Unit]):
-        extra = {"phase": type(self), "prepared": self.prepare(ctx, todo)}
+        try:
+            prepared = self.prepare(ctx, todo)
+        except Exception as e:  # e.g. a part that cannot be read: every unit fails with the reason, no marker
+            yield from ({"unit": u.name, "failed": f"{self.name}: prepare: {type(e).__name__}: {e}"} for u in todo)
+            return
+        extra = {"phase": type(self), "prepared": prepared}
         progress = Progress(self.name, len(todo), self.unit_kind, ctx.progress, counts=("in", "kept"))
         try:
             yield from map_units(ctx.config, todo, PartWorker, workers=ctx.workers(), actors=self.actors, extra=extra,

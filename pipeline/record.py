@@ -33,6 +33,14 @@ def versions() -> dict:
     return out
 
 
+def public_config(config: RunConfig) -> dict:
+    """The config as recorded (run.json, the dataset card): the PII hash salt is a secret."""
+    out = config.model_dump(mode="json")
+    if out.get("pii", {}).get("hash_salt"):
+        out["pii"]["hash_salt"] = "<redacted>"
+    return out
+
+
 def _now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat()
 
@@ -44,7 +52,7 @@ class RunRecord:
         self.data = {
             "name": config.name,
             "status": "running",
-            "config": config.model_dump(mode="json"),
+            "config": public_config(config),
             "command": command,
             "versions": versions(),
             "inputs": inputs,

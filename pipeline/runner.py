@@ -58,13 +58,16 @@ def select(ctx: RunContext, names: list[str] | None) -> list[Phase]:
 def plan(ctx: RunContext, phases: list[Phase]) -> list[dict]:
     """What a run would do now: per phase, its units, those already done and those to do."""
     out = []
+    pending: set[str] = set()  # phases with work to do: what comes after them is known only once they ran
     for phase in ctx.phases:
         source = ctx.source(phase)
         row = {"phase": phase.name, "reads": source.name if source else "inputs", "unit": phase.unit_kind,
-               "selected": phase in phases}
+               "selected": phase in phases, "waits_for": next((p for p in reversed([q.name for q in ctx.phases[:ctx.phases.index(phase)]]) if p in pending), None)}
         units = ctx.units_of(phase)
         done = [u.name for u in units if ctx.marker(phase, u) is not None]
         row.update({"units": len(units), "done": len(done), "todo": len(units) - len(done)})
+        if row["todo"] or row["waits_for"]:
+            pending.add(phase.name)
         out.append(row)
     return out
 
@@ -93,7 +96,7 @@ def run_phase(ctx: RunContext, phase: Phase) -> dict:
     done = {u.name: m for u in units if (m := ctx.marker(phase, u)) is not None}
     todo = [u for u in units if u.name not in done]
     if done:
-        log.warning("phase %s: %d of %d %ss already done (current markers); skipping them", phase.name, len(done), len(units), phase.unit_kind)
+        log.warning("phase %s: %d of %d units (%s) already done (current markers); skipping them", phase.name, len(done), len(units), phase.unit_kind)
     new = list(phase.run(ctx, todo)) if todo else []
     ctx.forget(phase)
     stats = [*done.values(), *new]

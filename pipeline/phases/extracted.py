@@ -26,6 +26,7 @@ from stages.charset import DecodeStage
 from stages.extract import ExtractStage
 from stages.filters import text_filter_specs, url_filter_specs
 from stages.langid import LangIdStage
+from stages.quality import QualityScoreStage
 from stages.warc import ReadStats, WarcReader
 
 #: Rejection reasons that mean "our code failed on this record", not "the record is bad":
@@ -43,7 +44,10 @@ def chain_spec(config: RunConfig) -> list[tuple[type, object]]:
     spec = [*url_filter_specs(config.filters), (DecodeStage, config.charset), (ExtractStage, config.extract)]
     if config.langid.enabled:
         spec.append((LangIdStage, config.langid))
-    return spec + text_filter_specs(config.filters)
+    spec += text_filter_specs(config.filters)
+    if config.quality.enabled:  # scored here, so that dedup keeps the best-scored copy of a cluster
+        spec.append((QualityScoreStage, config.quality))
+    return spec
 
 
 def build_chain(config: RunConfig) -> list:
@@ -99,6 +103,14 @@ class FileWorker:
             return work.commit(stats, docs_in=responses)
 
 
+def file_identity(path: str | None) -> list | None:
+    """Size and modification time of a model file: replacing the file redoes what it scored."""
+    if path is None or not os.path.isfile(path):
+        return None
+    st = os.stat(path)
+    return [st.st_size, st.st_mtime_ns]
+
+
 def _worker_uri(uri: str) -> str:
     # Workers may not share the driver's working directory.
     return uri if is_s3(uri) else os.path.abspath(uri)
@@ -109,8 +121,10 @@ class ExtractedPhase(Phase):
     unit_kind = "file"
 
     def settings(self, config: RunConfig) -> dict:
-        return {k: getattr(config, k).model_dump(mode="json") for k in ("warc", "charset", "extract", "langid", "filters")} | {
-            "rejected_text": config.output.rejected_text}
+        out = {k: getattr(config, k).model_dump(mode="json") for k in ("warc", "charset", "extract", "langid", "filters")}
+        if config.quality.enabled:  # the scoring half only: the filter runs after dedup
+            out["quality"] = {**config.quality.model_dump(mode="json", exclude={"filter"}), "model_file": file_identity(config.quality.model)}
+        return out | {"rejected_text": config.output.rejected_text}
 
     def check(self, config: RunConfig) -> None:
         check_chain([cls for cls, _ in chain_spec(config)])  # on the driver, before any worker starts

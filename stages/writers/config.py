@@ -16,6 +16,7 @@ class ShardsConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    enabled: bool = Field(True, description="run the shards phase (tokenize documents/final, write MDS and WebDataset)")
     tokenize: TokenizeConfig = Field(default_factory=TokenizeConfig, description="the tokenizer and the tokens around each document")
     layout: LayoutConfig = Field(default_factory=LayoutConfig, description="one sample per document, or packed sequences")
     shuffle: ShuffleConfig = Field(default_factory=ShuffleConfig, description="the seeded global shuffle")

@@ -1,0 +1,258 @@
+"""Phase ``shards``: documents/final -> tokenized, globally shuffled MDS and WebDataset shards.
+
+One Ray Data pipeline: the parts are read, an actor pool tokenizes them
+(stages.tokenize: the tokenizer loads once per actor) and gives every document
+its shuffle group and sort key (stages.shuffle_plan: a seeded hash of its id),
+a hash shuffle brings each group's documents together, and one task per group
+writes its shards (stages.writers.write_group), uploading each shard as it
+closes, then the group's indexes, then the group's marker.
+
+The unit is the group: ``shards.shuffle.groups`` of them, fixed by config, so
+the bytes do not depend on the number of workers, and a rerun redoes only the
+groups without a current marker (the others are filtered out before the
+shuffle).  When every group is done, the merged ``shards/mds/index.json``,
+``shards/webdataset/index.json`` and ``shards/manifest.json`` are written,
+last: a reader never sees an index or a manifest that names a missing shard.
+Any rerun that has work to do first deletes them.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import tempfile
+import time
+import traceback
+from collections import Counter
+
+import numpy as np
+import pyarrow as pa
+
+from pipeline.config import RunConfig, s3_options
+from pipeline.context import RunContext
+from pipeline.distribute import Progress
+from pipeline.phase import Phase, Unit, fingerprint, register
+from pipeline.storage import Storage
+from pipeline.units import UnitWork, marker_path, part_file
+from stages.base import REASON, split_rejected
+from stages.shuffle_plan import plan
+from stages.tokenize import TokenizeConfig, TokenizeStage, read_tokenizer_json, special_id
+from stages.writers import StorageSink, merge_mds_indexes, merge_wds_indexes, write_group
+from stages.writers.mds import index_bytes
+
+MANIFEST = "_manifest"  # the unit that writes the merged indexes and the manifest, after every group
+
+
+def group_name(group: int) -> str:
+    return f"group-{group:05d}"
+
+
+class ShardsPhase(Phase):
+    name = "shards"
+    unit_kind = "group"
+    writes_documents = False
+
+    def enabled(self, config: RunConfig) -> bool:
+        return config.shards.enabled
+
+    def settings(self, config: RunConfig) -> dict:
+        return config.shards.model_dump(mode="json", exclude={"enabled"})
+
+    def units(self, ctx: RunContext) -> list[Unit]:
+        source = ctx.source(self)
+        parts = ctx.parts(source)
+        tokenizer = read_tokenizer_json(ctx.config.shards.tokenize.tokenizer)
+        corpus = fingerprint([(p.name, p.fingerprint) for p in parts], self.settings(ctx.config),
+                             fingerprint(tokenizer))
+        params = {"source": source.name, "parts": [p.name for p in parts], "corpus": corpus}
+        groups = [Unit(group_name(g), fingerprint(corpus, g), {"group": g}) for g in range(ctx.config.shards.shuffle.groups)]
+        return [*groups, Unit(MANIFEST, corpus, params)]
+
+    def run(self, ctx: RunContext, todo: list[Unit]):
+        manifest = next(u for u in ctx.units_of(self) if u.name == MANIFEST)
+        for name in ("mds/index.json", "webdataset/index.json", "manifest.json"):  # never point at shards being rewritten
+            if ctx.storage.exists("shards", name):
+                ctx.storage.fs.delete_file(ctx.storage.path("shards", name))
+        groups = [u for u in todo if u.name != MANIFEST]
+        new = list(self._write_groups(ctx, manifest, groups)) if groups else []
+        yield from new
+        stats = {**{k: v for k, v in ctx.markers(self).items() if k != MANIFEST}, **{s["unit"]: s for s in new}}
+        every = [u for u in ctx.units_of(self) if u.name != MANIFEST]
+        if all(u.name in stats and "failed" not in stats[u.name] and stats[u.name].get("fingerprint") == u.fingerprint
+               for u in every):
+            yield write_manifest(ctx, manifest, [stats[u.name] for u in every])
+
+    def _write_groups(self, ctx: RunContext, manifest: Unit, groups: list[Unit]):
+        import ray
+
+        config = ctx.config
+        todo = {u.params["group"]: u for u in groups}
+        source = manifest.params["source"]
+        files = [ctx.storage.path("documents", source, part_file(p)) for p in manifest.params["parts"]]
+        for u in groups:  # a group folder holds only what this run writes
+            for fmt in ("mds", "webdataset"):
+                ctx.storage.delete_dir("shards", fmt, u.name)
+        progress = Progress(self.name, len(groups), self.unit_kind, ctx.progress, counts=("documents", "tokens"))
+        seen = set()
+        if files:
+            tokenizer = read_tokenizer_json(config.shards.tokenize.tokenizer)
+            workers = ctx.workers()  # starts Ray
+            columns = _columns(config, files, ctx.storage)
+            ds = ray.data.read_parquet(files, filesystem=ctx.storage.fs, columns=columns)
+            # Tasks, not an actor pool: actors would hold every CPU the shuffle after them needs.
+            ds = ds.map_batches(_tokenize_and_plan, batch_format="pyarrow", num_cpus=1,
+                                fn_kwargs={"config": config.model_dump(mode="json"), "tokenizer": tokenizer,
+                                           "groups": sorted(todo)})
+            ds = ds.groupby("group", num_partitions=max(1, min(len(todo), 4 * workers))).map_groups(
+                _write_group_task, batch_format="pyarrow",
+                fn_kwargs={"config": config.model_dump(mode="json"), "tokenizer": tokenizer,
+                           "units": {g: u.to_json() for g, u in todo.items()}})
+            for row in ds.iter_rows():
+                stats = json.loads(row["stats"])
+                seen.add(stats["unit"])
+                progress.update(stats)
+                yield stats
+        storage = ctx.storage
+        for g, u in sorted(todo.items()):  # groups the plan gave no document
+            if u.name not in seen:
+                stats = UnitWork.for_phase(storage, self.name, u).commit(_empty_group())
+                progress.update(stats)
+                yield stats
+        progress.close()
+
+    def summarize(self, stats: list[dict]) -> dict:
+        groups = [s for s in stats if s["unit"] != MANIFEST and "failed" not in s]
+        totals: Counter = Counter()
+        reasons: Counter = Counter()
+        for s in groups:
+            totals.update({k: s[k] for k in ("in", "documents", "samples", "tokens", "dropped_tokens", "rejected")})
+            totals.update({f"{fmt}_shards": len(s[f"{fmt}_shards"]) for fmt in ("mds", "wds")})
+            reasons.update(s.get("rejected_by_reason", {}))
+        manifest = next((s for s in stats if s["unit"] == MANIFEST), None)
+        return {"groups": len(groups), **dict(totals), "rejected_by_reason": dict(reasons),
+                "manifest": bool(manifest and "failed" not in manifest)}
+
+    def headline(self, summary: dict) -> dict:
+        return {k: summary.get(k, 0) for k in ("in", "documents", "samples", "tokens", "mds_shards", "wds_shards")}
+
+
+def _columns(config: RunConfig, files: list[str], storage: Storage) -> list[str]:
+    """The columns of documents/final the shards need (never the rest of a wide part)."""
+    import pyarrow.parquet as pq
+
+    layout = config.shards.layout
+    wanted = ["id", "url", "text", *layout.metadata]
+    have = pq.ParquetFile(files[0], filesystem=storage.fs).schema_arrow.names
+    missing = [c for c in layout.metadata if c not in have]
+    if missing:
+        raise ValueError(f"config error: shards.layout.metadata: no such column in documents: {', '.join(missing)}")
+    return list(dict.fromkeys(wanted))
+
+
+@functools.lru_cache(maxsize=2)
+def _tokenize_stage(tokenize: str, tokenizer: str) -> TokenizeStage:
+    """One tokenizer per worker process, whatever the number of tasks it runs."""
+    return TokenizeStage(TokenizeConfig.model_validate_json(tokenize), tokenizer_json=tokenizer)
+
+
+def _tokenize_and_plan(batch: pa.Table, config: dict, tokenizer: str, groups: list[int]) -> pa.Table:
+    """Ray Data task: tokenizes a batch, gives each document its group and key, keeps the groups to do."""
+    shards = RunConfig.model_validate(config).shards
+    stage = _tokenize_stage(shards.tokenize.model_dump_json(), tokenizer)
+    group, key = plan(batch.column("id"), shards.shuffle.seed, shards.shuffle.groups)
+    keep = np.isin(group, np.array(groups, dtype=np.int64))
+    batch = stage(batch.filter(pa.array(keep)))  # marks documents without tokens (reason no_tokens)
+    if not shards.layout.text:
+        batch = batch.drop_columns(["text"])
+    batch = batch.append_column("group", pa.array(group[keep])).append_column("key", pa.array(key[keep], pa.uint64()))
+    if REASON not in batch.column_names:
+        batch = batch.append_column(REASON, pa.nulls(len(batch), pa.string())).append_column("details", pa.nulls(len(batch), pa.string()))
+    return batch
+
+
+def _write_group_task(rows: pa.Table, config: dict, tokenizer: str, units: dict) -> pa.Table:
+    """Ray Data map_groups: one group's documents -> its shards, indexes and marker; a stats row."""
+    unit = Unit.from_json(units[int(rows.column("group")[0].as_py())])
+    try:
+        stats = _write_one_group(rows, RunConfig.model_validate(config), tokenizer, unit)
+    except Exception as e:  # the group fails alone: no marker, a rerun redoes it
+        stats = {"unit": unit.name, "failed": f"{type(e).__name__}: {e}"[:2000]}
+        import logging
+
+        logging.getLogger(__name__).error("group %s failed: %s", unit.name, traceback.format_exc(limit=4))
+    return pa.table({"stats": [json.dumps(stats)]})
+
+
+def _write_one_group(rows: pa.Table, config: RunConfig, tokenizer: str, unit: Unit) -> dict:
+    t0 = time.perf_counter()
+    storage = Storage(config.output.root, s3_options(config))
+    shards = config.shards
+    stage = _tokenize_stage(shards.tokenize.model_dump_json(), tokenizer)  # for its dtype and special ids
+    docs, rejected = split_rejected(rows, "shards")
+    keys = docs.column("key").to_numpy()
+    pad = special_id(stage.tokenizer, "pad", shards.layout.pad or shards.tokenize.eos)
+    with UnitWork.for_phase(storage, ShardsPhase.name, unit) as work, tempfile.TemporaryDirectory() as staging:
+        if rejected is not None:
+            work.rejected().write(rejected)
+        result = write_group(unit.name, docs.drop_columns(["group", "key"]), keys, shards.layout, stage.dtype, staging,
+                             mds=shards.mds, mds_sink=StorageSink(storage, "shards", "mds", unit.name),
+                             wds=shards.webdataset, wds_sink=StorageSink(storage, "shards", "webdataset", unit.name),
+                             pad_id=pad)
+        n_rej = 0 if rejected is None else len(rejected)
+        if len(rows) != result.documents + n_rej:
+            raise RuntimeError(f"{unit.name}: {len(rows)} documents in != {result.documents} written + {n_rej} rejected")
+        reasons = Counter(rejected.column(REASON).to_pylist()) if rejected is not None else Counter()
+        return work.commit({
+            "in": len(rows), "documents": result.documents, "samples": result.samples, "tokens": result.tokens,
+            "dropped_tokens": result.dropped_tokens, "rejected": n_rej, "rejected_by_reason": dict(reasons),
+            "dtype": np.dtype(stage.dtype).name, "tokenizer_sha256": stage.tokenizer_sha256,
+            "mds_index": result.mds_index, "wds_index": result.wds_index,
+            "mds_shards": [s.to_dict() for s in result.mds_shards], "wds_shards": [s.to_dict() for s in result.wds_shards],
+            "seconds": round(time.perf_counter() - t0, 3),
+        })
+
+
+def _empty_group() -> dict:
+    return {"in": 0, "documents": 0, "samples": 0, "tokens": 0, "dropped_tokens": 0, "rejected": 0,
+            "rejected_by_reason": {}, "mds_index": None, "wds_index": None, "mds_shards": [], "wds_shards": []}
+
+
+def processing_config(config: RunConfig) -> dict:
+    """The config minus where things run and are stored: what decides the bytes."""
+    return config.model_dump(mode="json", exclude={"output": {"root"}, "storage": True, "ray": True, "name": True})
+
+
+def write_manifest(ctx: RunContext, unit: Unit, groups: list[dict]) -> dict:
+    """The merged indexes, then the manifest, then the marker: the dataset becomes visible."""
+    storage, cfg = ctx.storage, ctx.config.shards
+    formats = {}
+    for fmt, key, enabled, merge in (("mds", "mds", cfg.mds.enabled, merge_mds_indexes),
+                                     ("webdataset", "wds", cfg.webdataset.enabled, merge_wds_indexes)):
+        if not enabled:
+            continue
+        indexes = {g["unit"]: g[f"{key}_index"] for g in groups if g.get(f"{key}_index")}
+        with storage.atomic_output("shards", fmt, "index.json") as out:
+            out.write(index_bytes(merge(indexes)))
+        files = [{**s, "name": f"{g['unit']}/{s['name']}"} for g in groups for s in g[f"{key}_shards"]]
+        formats[fmt] = {"shards": files, "samples": sum(s["samples"] for s in files), "tokens": sum(s["tokens"] for s in files),
+                        "bytes": sum(s["bytes"] for s in files), "index": f"shards/{fmt}/index.json"}
+    dtypes = {g["dtype"] for g in groups if g.get("dtype")}
+    manifest = {
+        "run": ctx.config.name,
+        "source": unit.params["source"],
+        "documents": sum(g["documents"] for g in groups),
+        "tokenizer": {"path": cfg.tokenize.tokenizer, "sha256": next(iter({g["tokenizer_sha256"] for g in groups if g.get("tokenizer_sha256")}), None),
+                      "dtype": next(iter(dtypes), None)},
+        "layout": cfg.layout.model_dump(mode="json"),
+        "shuffle": cfg.shuffle.model_dump(mode="json"),
+        "config_sha256": fingerprint(processing_config(ctx.config)),
+        "fingerprint": unit.fingerprint,
+        "groups": [g["unit"] for g in groups],
+        "formats": formats,
+    }
+    storage.write_json(manifest, "shards", "manifest.json")
+    return UnitWork(storage, unit, marker_path(ShardsPhase.name, MANIFEST)).commit(
+        {"documents": manifest["documents"], **{f"{f}_samples": v["samples"] for f, v in formats.items()}})
+
+
+register(ShardsPhase)

@@ -1,0 +1,156 @@
+"""The shards phase end to end: to a real S3 API and back through the trainers' loaders, a failing
+upload that leaves no index pointing at a missing shard, and byte-identical shards for 1 or 2 workers."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import shutil
+from pathlib import Path
+
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline.config import parse_config
+from pipeline.runner import run
+from pipeline.storage import S3Options, Storage
+from tests import s3_proxy
+from tests.conftest import REPO, Page, html
+
+pytestmark = pytest.mark.ray
+
+WORDS = "harbor castle meadow violin rocket winter forest candle island bridge garden planet silver orange".split()
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    from tests.conftest import write_warc
+
+    root = tmp_path_factory.mktemp("warcs")
+    rng = random.Random(21)
+    for f in range(3):
+        pages = [Page(f"https://s{f}.example/{i}", html(f"Page {f} {i}", *(
+            " ".join(" ".join(rng.choice(WORDS) for _ in range(10)).capitalize() + "." for _ in range(8)) for _ in range(3)
+        )).encode()) for i in range(7)]
+        write_warc(root / f"f{f}.warc.gz", pages)
+    return root
+
+
+def _config(src, out, **extra):
+    data = {"inputs": [str(src / "*.warc.gz")], "output": str(out), "langid": {"min_score": 0.0},
+            "filters": {k: {"enabled": False} for k in ("gopher_quality", "gopher_repetition", "c4", "fineweb")},
+            "shards": {"shuffle": {"groups": 3}, "mds": {"size_limit": 4096}, "webdataset": {"maxcount": 4}}}
+    for k, v in extra.items():
+        data[k] = {**data.get(k, {}), **v} if isinstance(v, dict) else v
+    return parse_config(data)
+
+
+def _bucket(endpoint: str, name: str) -> pafs.S3FileSystem:
+    fs = pafs.S3FileSystem(endpoint_override=endpoint.split("//")[1], scheme="http", region="us-east-1",
+                           allow_bucket_creation=True, force_virtual_addressing=False)
+    fs.create_dir(name)
+    return fs
+
+
+def _expected(storage: Storage, source: str) -> dict[str, list[int]]:
+    """A direct tokenization of the source documents: id -> tokens + EOS."""
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(REPO / "samples" / "tokenizer" / "tokenizer.json"))
+    eos = tok.token_to_id("<|endoftext|>")
+    docs = pq.read_table(storage.path("documents", source), filesystem=storage.fs, columns=["id", "text"]).to_pylist()
+    return {d["id"]: tok.encode(d["text"], add_special_tokens=False).ids + [eos] for d in docs}
+
+
+@pytest.mark.s3
+def test_shards_on_s3_read_back_by_streaming_and_webdataset(ray_local, s3_server, corpus, tmp_path, monkeypatch):
+    import streaming
+    import webdataset as wds
+
+    fs = _bucket(s3_server, "train")
+    record = run(_config(corpus, "s3://train/run", storage={"endpoint_url": s3_server}), progress=False)
+    assert record["status"] == "ok"
+    storage = Storage("s3://train/run", S3Options(endpoint_url=s3_server))
+    manifest = storage.read_json("shards", "manifest.json")
+    expected = _expected(storage, manifest["source"])
+    shards = record["phases"]["shards"]
+    assert shards["documents"] == len(expected) == manifest["documents"] and shards["groups"] == 3
+
+    monkeypatch.setenv("S3_ENDPOINT_URL", s3_server)
+    ds = streaming.StreamingDataset(remote="s3://train/run/shards/mds", local=str(tmp_path / "cache"), shuffle=False, batch_size=1)
+    got = {ds[i]["id"]: ds[i]["tokens"].tolist() for i in range(len(ds))}
+    assert got == expected
+    assert len(ds) == manifest["formats"]["mds"]["samples"]
+    assert sum(map(len, got.values())) == manifest["formats"]["mds"]["tokens"] == shards["tokens"]
+
+    saved = dict(wds.gopen_schemes)
+    try:
+        wds.gopen_schemes["s3"] = lambda url, mode="rb", bufsize=8192, **kw: fs.open_input_stream(url[len("s3://"):])
+        index = storage.read_json("shards", "webdataset", "index.json")
+        urls = [f"s3://train/run/shards/webdataset/{s['url']}" for s in index["shardlist"]]
+        samples = list(wds.WebDataset(urls, shardshuffle=False).decode())
+    finally:
+        wds.gopen_schemes.clear()
+        wds.gopen_schemes.update(saved)
+    assert {s["json"]["id"]: s["tokens.npy"].tolist() for s in samples} == expected
+    assert len(samples) == manifest["formats"]["webdataset"]["samples"]
+    # shards are not ordered by source: every group holds documents of several input files
+    for group in manifest["groups"]:
+        sites = {s["json"]["url"].split("/")[2] for s in samples if s["__url__"].split("/")[-2] == group}
+        assert len(sites) >= 2
+
+
+def _files(fs: pafs.FileSystem, root: str) -> dict[str, str]:
+    infos = fs.get_file_info(pafs.FileSelector(root, recursive=True))
+    out = {}
+    for i in infos:
+        if i.type == pafs.FileType.File:
+            with fs.open_input_stream(i.path) as f:
+                out[i.path[len(root):]] = hashlib.sha256(f.read()).hexdigest()
+    return out
+
+
+@pytest.mark.s3
+def test_a_failing_shard_upload_leaves_no_index_to_a_missing_shard_and_a_rerun_completes(ray_local, s3_server, corpus):
+    fs = _bucket(s3_server, "faulty")
+    proxy, server = s3_proxy.start(s3_server)
+    try:
+        via_proxy = _config(corpus, "s3://faulty/run", storage={"endpoint_url": proxy.url})
+        run(via_proxy, progress=False, phases=["extracted", "deduped"])
+        proxy.fail("PUT", r"/faulty/run/shards/mds/group-00001/")
+        broken = run(via_proxy, progress=False)
+        assert list(broken["phases"]["shards"]["failed_units"]) == ["group-00001"] and broken["status"] == "failed_units"
+        assert proxy.failed > 0
+        names = _files(fs, "faulty/run/shards/")
+        assert "manifest.json" not in names and "mds/index.json" not in names and "webdataset/index.json" not in names
+        storage = Storage("s3://faulty/run", S3Options(endpoint_url=s3_server))
+        for group in ("group-00000", "group-00002"):  # a group's index names only shards that exist
+            index = storage.read_json("shards", "mds", group, "index.json")
+            assert all(f"mds/{group}/{s['raw_data']['basename']}" in names or f"mds/{group}/{(s['zip_data'] or {}).get('basename')}" in names
+                       for s in index["shards"])
+        assert not any(n.startswith("mds/group-00001/index.json") for n in names)
+
+        proxy.heal()
+        fixed = run(via_proxy, progress=False)
+        assert fixed["status"] == "ok" and fixed["phases"]["shards"]["units_skipped"] == 2
+    finally:
+        server.shutdown()
+    _bucket(s3_server, "clean")
+    clean = run(_config(corpus, "s3://clean/run", storage={"endpoint_url": s3_server}), progress=False)
+    assert clean["status"] == "ok"
+    assert _files(fs, "faulty/run/shards/") == _files(fs, "clean/run/shards/")
+
+
+def test_one_or_two_workers_write_byte_identical_shards(ray_local, corpus, tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    run(_config(corpus, a), progress=False, phases=["extracted", "deduped"])
+    shutil.copytree(a, b)
+    run(_config(corpus, a, ray={"workers": 1}), progress=False, phases=["shards"])
+    run(_config(corpus, b, ray={"workers": 2}), progress=False, phases=["shards"])
+
+    def digest(root: Path) -> dict:
+        return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted((root / "shards").rglob("*")) if p.is_file()}
+
+    da = digest(a)
+    assert da == digest(b) and len([n for n in da if n.endswith(".tar")]) >= 3
