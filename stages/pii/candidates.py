@@ -101,6 +101,8 @@ class Piece:
     end: int
     own_start: int
     own_end: int
+    #: the entities whose recognizers must run on it (those its candidates may be)
+    entities: frozenset = frozenset()
 
 
 def _snap_left(text: str, pos: int, slack: int = 32) -> int:
@@ -118,19 +120,44 @@ def _snap_right(text: str, pos: int, slack: int = 32) -> int:
     return min(hits) if hits else pos
 
 
-def windows(text: str, spans: list[tuple[int, int]], context: int) -> list[tuple[int, int]]:
-    """Candidate spans widened by ``context`` characters (to whitespace) and merged; spans must be sorted."""
-    out: list[list[int]] = []
+_DOTTED_QUAD = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")
+_EMAIL_LIKE = frozenset({"EMAIL_ADDRESS", "URL_CREDENTIALS"})
+_IP_ONLY = frozenset({"IP_ADDRESS"})
+_NUMBERS = frozenset({"PHONE_NUMBER", "CREDIT_CARD", "US_SSN", "IP_ADDRESS"})
+_IBAN = _NUMBERS | {"IBAN_CODE"}
+
+
+def span_entities(candidate: str) -> frozenset:
+    """The entities a candidate may belong to, so that only their recognizers run on its window.
+
+    The point is the phone recognizer, which costs the most: a dotted quad
+    (an IP address) or an e-mail address does not need it.
+    """
+    if "@" in candidate:
+        return _EMAIL_LIKE
+    if ":" in candidate or _DOTTED_QUAD.fullmatch(candidate):
+        return _IP_ONLY
+    if candidate[:2].isalpha():
+        return _IBAN
+    return _NUMBERS
+
+
+def windows(text: str, spans: list[tuple[int, int]], context: int) -> list[tuple[int, int, frozenset]]:
+    """Candidate spans widened by ``context`` characters (to whitespace) and merged, with the entities their
+    candidates may be; spans must be sorted."""
+    out: list[list] = []
     for s, e in spans:
         lo, hi = _snap_left(text, s - context), _snap_right(text, e + context)
+        kinds = span_entities(text[s:e])
         if out and lo <= out[-1][1]:
             out[-1][1] = max(out[-1][1], hi)
+            out[-1][2] = out[-1][2] | kinds
         else:
-            out.append([lo, hi])
-    return [(a, b) for a, b in out]
+            out.append([lo, hi, kinds])
+    return [(a, b, k) for a, b, k in out]
 
 
-def pieces(doc: int, start: int, end: int, chunk: int, overlap: int) -> list[Piece]:
+def pieces(doc: int, start: int, end: int, chunk: int, overlap: int, entities: frozenset = frozenset()) -> list[Piece]:
     """Cut [start, end) into pieces of at most ``chunk`` characters overlapping by ``overlap``.
 
     A finding that starts in a piece's owned part and is at most ``overlap // 2``
@@ -138,7 +165,7 @@ def pieces(doc: int, start: int, end: int, chunk: int, overlap: int) -> list[Pie
     exactly one piece.
     """
     if end - start <= chunk:
-        return [Piece(doc, start, end, start, end)]
+        return [Piece(doc, start, end, start, end, entities)]
     half = overlap // 2
     step = chunk - overlap
     out = []
@@ -149,7 +176,7 @@ def pieces(doc: int, start: int, end: int, chunk: int, overlap: int) -> list[Pie
         own_s = start if k == 0 else s + half
         last = e >= end
         own_e = end if last else s + step + half
-        out.append(Piece(doc, s, e, own_s, own_e))
+        out.append(Piece(doc, s, e, own_s, own_e, entities))
         if last:
             return out
         k += 1
@@ -189,6 +216,6 @@ def find_pieces(doc: int, text: str, spans: Iterable[tuple[int, int]], config: P
         if digits > config.max_candidate_digits:
             return None
     out = []
-    for lo, hi in windows(text, kept, config.context_chars):
-        out += pieces(doc, lo, hi, config.chunk_chars, overlap)
+    for lo, hi, entities in windows(text, kept, config.context_chars):
+        out += pieces(doc, lo, hi, config.chunk_chars, overlap, entities)
     return out

@@ -3,8 +3,9 @@
 For a batch: the candidate regex scans every text in Arrow (a document
 without a candidate costs that one scan, is never converted to a Python
 string, and comes back as the same Arrow value); the windows
-around candidates are packed, per analyzer language, into a few presidio
-``analyze`` calls of at most ``chunk_chars`` characters, separated by filler
+around candidates are packed, per analyzer language and per set of entities
+their candidates may be (an e-mail window does not need the phone
+recognizer), into a few presidio ``analyze`` calls of at most ``chunk_chars`` characters, separated by filler
 words so that no context word reaches across from one window to the next; the
 findings are mapped back to their documents, overlaps resolved, and each
 entity's action applied.
@@ -166,7 +167,7 @@ class PiiStage:
         self, texts: list[str | None], langs: list[str | None], marked: list[str | None]
     ) -> tuple[dict[int, list[Finding]], dict[int, str]]:
         """Raw findings per document, and the documents too dense to analyze (with the reason's details)."""
-        by_lang: dict[str, list[Piece]] = defaultdict(list)
+        by_lang: dict[tuple[str, frozenset], list[Piece]] = defaultdict(list)
         ner_pieces: dict[str, list[Piece]] = defaultdict(list)
         dense: dict[int, str] = {}
         for i, text in enumerate(texts):
@@ -181,12 +182,16 @@ class PiiStage:
                     continue
                 if found:
                     self._counters["docs_with_candidates"] += 1
-                    by_lang[lang] += found
+                    for p in found:
+                        by_lang[lang, p.entities].append(p)
             if self.ner is not None and langs[i] in self.config.ner_models:
                 ner_pieces[langs[i]] += pieces(i, 0, len(text), self.config.chunk_chars, self.overlap)
         results: dict[int, list[Finding]] = defaultdict(list)
-        for lang, ps in by_lang.items():
-            for p, f in self._analyze(self.analyzer, lang, self.pattern_entities, ps, texts):
+        for (lang, kinds), ps in by_lang.items():
+            entities = [e for e in self.pattern_entities if e in kinds]
+            if not entities:
+                continue
+            for p, f in self._analyze(self.analyzer, lang, entities, ps, texts):
                 results[p.doc].append(f)
         for lang, ps in ner_pieces.items():
             for p, f in self._analyze(self.ner, lang, self.ner_entities, ps, texts):
