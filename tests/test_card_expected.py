@@ -137,7 +137,7 @@ def expected(out: Path, card: dict) -> dict:
                     "tokens": tokens_of(manifest),
                     "languages": int(docs[dataset]["language"].nunique()) if dataset and "language" in docs[dataset] else 0},
         "run": {"config": config, "inputs": len(record["inputs"])},
-        "phases": {p: _phase(out, p, v, docs, rej, record) for p, v in card["phases"].items()},
+        "phases": {p: _phase(out, p, v, docs, rej) for p, v in card["phases"].items()},
         "funnel": rows,
         "sources": _sources(record, markers, docs, rej),
         "languages": langs,
@@ -152,13 +152,12 @@ def expected(out: Path, card: dict) -> dict:
     return exp
 
 
-def _phase(out, p, v, docs, rej, record) -> dict:
+def _phase(out, p, v, docs, rej) -> dict:
     row = {"parts": len(list((out / "documents" / p).glob("*.parquet"))) if v["status"] == "ran" else 0}
     if v["status"] == "ran":
         if p in docs:
             row["kept"] = len(docs[p])
         row["rejected"] = len(rej[p])
-        row["seconds"] = record["phases"].get(p, {}).get("seconds")
     return row
 
 

@@ -41,10 +41,10 @@ def _short(label: str, n: int = 48) -> str:
 
 
 def funnel(stats: dict) -> bytes:
-    rows = stats["funnel"]
+    rows = stats["funnel"][1:]  # from the HTTP responses on (the other WARC records would dwarf every bar)
     fig, ax = plt.subplots(figsize=(9, 0.42 * len(rows) + 1.2))
     if not rows or rows[0]["in"] == 0:
-        _empty(ax, "no records were read")
+        _empty(ax, "no HTTP responses were read")
         return _png(fig)
     y = np.arange(len(rows))[::-1]
     outs = [r["out"] for r in rows]
@@ -56,7 +56,7 @@ def funnel(stats: dict) -> bytes:
         text = f"{r['out']:,}" + (f"  (-{r['removed']:,})" if r["removed"] else "")
         ax.text(r["in"] + top * 0.01, yi, text, va="center", fontsize=7)
     ax.set_xlim(0, top * 1.25)
-    ax.set_xlabel("documents (first step: WARC records)")
+    ax.set_xlabel("documents (HTTP responses, then what each step left)")
     ax.set_title("Funnel: what each step kept")
     ax.legend(loc="lower right", fontsize=8)
     return _png(fig)
@@ -85,13 +85,16 @@ def languages(stats: dict) -> bytes:
 
 
 def _hist_ax(ax, edges_labels: list[str], series: list[tuple[str, list[int], str]], xlabel: str) -> None:
-    x = np.arange(len(edges_labels))
+    x = np.arange(len(edges_labels) + 1)  # bin i spans [i, i + 1)
     for label, counts, color in series:
-        ax.step(x, counts, where="post", label=label, color=color, linewidth=1.6)
-        ax.fill_between(x, counts, step="post", alpha=0.15, color=color)
-    ax.set_xticks(x, edges_labels, rotation=45, fontsize=7)
+        closed = [*counts, counts[-1]] if counts else [0]
+        ax.step(x[:len(closed)], closed, where="post", label=label, color=color, linewidth=1.6)
+        ax.fill_between(x[:len(closed)], closed, step="post", alpha=0.15, color=color)
+    ax.set_xticks(x[:-1], edges_labels, rotation=45, fontsize=7)
     ax.set_xlabel(xlabel)
-    ax.set_ylabel("documents")
+    ax.set_yscale("symlog", linthresh=1)  # small bins stay visible beside a tall one
+    ax.set_ylim(bottom=0)
+    ax.set_ylabel("documents (log)")
     ax.legend(fontsize=8)
 
 
@@ -145,9 +148,9 @@ def dup_clusters(stats: dict) -> bytes:
         _empty(ax, "no duplicate clusters")
         return _png(fig)
     sizes = list(d["clusters"])
-    ax.bar(range(len(sizes)), list(d["clusters"].values()), color=KEPT)
+    bars = ax.bar(range(len(sizes)), list(d["clusters"].values()), color=KEPT)
+    ax.bar_label(bars, fontsize=8)
     ax.set_xticks(range(len(sizes)), sizes, fontsize=8)
-    ax.set_yscale("log")
     ax.set_xlabel("cluster size (documents, the kept one included)")
     ax.set_ylabel("clusters")
     ax.set_title("Duplicate cluster sizes")

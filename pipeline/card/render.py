@@ -29,7 +29,9 @@ SAMPLE_MODELS = {"samples/quality/model.ftz": "the demonstration quality model t
 
 
 def n(v) -> str:
-    return "–" if v is None else f"{v:,}" if isinstance(v, int) else str(v)
+    if v is None:
+        return "–"
+    return f"{v:,.1f}" if isinstance(v, float) else f"{v:,}" if isinstance(v, int) else str(v)
 
 
 def pct(v: float | None) -> str:
@@ -120,8 +122,8 @@ def summary(stats: dict) -> str:
     lines = [
         f"**{n(s['documents'])} documents**{tokens} ({pct(s['documents_share'])} of the {n(s['responses'])} HTTP responses read) "
         f"in {n(s['languages'])} languages, from {n(src['files'])} WARC files{snap}, in {where}. "
-        f"Made by curate `{r['versions'].get('curate-pipeline', '?')}`, run `{r['name']}` "
-        f"started {r['started'] or '–'}, finished {r['finished'] or '(still running when the card was written)'}.",
+        f"Made by curate `{r['versions'].get('curate-pipeline', '?')}`, run `{r['name']}` started {r['started'] or '–'}"
+        + (f", finished {r['finished']}." if r["finished"] else " (this card is its last phase)."),
         "",
         "Every number below is computed from the output itself (the kept and rejected Parquet files and the shards "
         "manifest) and is in [`stats.json`](stats.json); `curate report OUTPUT_ROOT` rebuilds this card.",
@@ -157,9 +159,8 @@ def processing(stats: dict) -> str:
         sections = N.PHASE_SETTINGS.get(phase, ())
         head = f"### {phase}: {info['status'].replace('_', ' ')}"
         if info["status"] == "ran":
-            secs = f", {info['seconds']} s" if info.get("seconds") is not None else ""
             stages = ", ".join(f"`{s}`" for s in info.get("stages") or []) or "(its own steps)"
-            head += f" ({n(info['parts'])} parts{secs}); stages: {stages}"
+            head += f" ({n(info['parts'])} parts); stages: {stages}"
         out.append(head)
         keys = [k for k in flat if any(k == s or k.startswith(s + ".") for s in sections)]
         changed = [[f"`{k}`", _value(flat[k]), _value(defaults[k]) if k in defaults else "–"] for k in keys
@@ -276,9 +277,9 @@ def quality(stats: dict) -> str:
         return "No quality classifier scored this run (`quality.enabled: false`)."
     rule = (f"threshold {q['threshold']}" if q["threshold"] is not None else
             f"the best {q['top_fraction']} of each language" if q["top_fraction"] is not None else "no quality filter")
-    model = SAMPLE_MODELS.get(q["model"] or "", f"`{q['model']}`")
+    model = SAMPLE_MODELS.get(q["model"] or "", f"the fastText model `{q['model']}`")
     rows = [[f"`{p}`", n(v["scored"]), n(v["missing"])] for p, v in q["by_phase"].items()]
-    return "\n".join([f"`{q['column']}` from the fastText quality model {model}; filter: {rule}; "
+    return "\n".join([f"`{q['column']}` from {model}; filter: {rule}; "
                       f"{n(q['removed'])} documents removed by it.", "", _table(["phase", "scored", "no score"], rows),
                       "", "![quality](quality.png)"])
 
@@ -302,7 +303,7 @@ def dedup(stats: dict) -> str:
 def pii(stats: dict) -> str:
     p = stats["pii"]
     if not p["present"]:
-        return "PII was not detected or redacted: no phase wrote PII counts (the `final` phase did not run)."
+        return "PII was not detected or redacted: no phase wrote PII counts (`pii_<entity>` columns)."
     rows = [[f"`{e}`", v["action"], n(v["documents"]), pct(v["share"]), n(v["findings"])] for e, v in p["entities"].items()]
     return "\n".join([f"In `{p['phase']}`: {n(p['redacted_documents'])} of {n(p['documents'])} documents "
                       f"({pct(p['redacted_share'])}) had PII redacted; {n(p['documents_with_pii'])} had any finding, "
@@ -350,7 +351,10 @@ def limitations(stats: dict) -> str:
             items.append(f"{n(r['removed'])} documents: {r['label']}.")
     if stats["quality"]["present"] and stats["quality"]["model"] in SAMPLE_MODELS:
         items.append("Quality scores come from a demonstration model trained on the sample WARCs, not a production classifier.")
-    if stats["pii"]["present"]:
+    if not stats["pii"]["present"]:
+        items.append("PII was not detected or redacted: the documents may contain e-mail addresses, phone numbers and "
+                     "other personal data.")
+    else:
         items.append("PII is found by patterns (presidio recognizers with validation): names and places only with "
                      "`pii.ner_models`; recall per entity is measured in benchmarks/results/pii_eval.md.")
         items += [f"`{e}` is counted but not redacted (action `annotate`)." for e, v in stats["pii"]["entities"].items()

@@ -73,8 +73,6 @@ def _phases(plan: CardPlan, aggs: dict) -> dict:
         if p.status == "ran":
             row["kept"] = aggs.get(f"{p.name}/documents", {}).get("rows", 0) if p.writes_documents else None
             row["rejected"] = aggs.get(f"{p.name}/rejected", {}).get("rows", 0)
-            summary = plan.record.get("phases", {}).get(p.name, {})
-            row["seconds"] = summary.get("seconds")
             row["stages"] = p.stages
         out[p.name] = row
     return out

@@ -1,0 +1,76 @@
+"""The card phase at the edges, on real runs: no document survives, one input file with dedup off
+and no shards (each absent step says so), and a card failure costs only the card."""
+
+from __future__ import annotations
+
+import json
+
+import matplotlib.image as mpimg
+import pytest
+
+from pipeline.config import RunConfig, parse_config
+from pipeline.runner import run
+from tests.conftest import Page, html
+from tests.test_card_expected import expected, numbers
+
+pytestmark = pytest.mark.ray
+
+FILTERS_OFF = {k: {"enabled": False} for k in ("gopher_quality", "gopher_repetition", "c4", "fineweb")}
+PROSE = ("The harbor bridge opened in the winter after years of work by the city. Crews painted the silver towers "
+         "while ferries kept running below. Residents crossed on foot the first morning and filled the garden by the water.")
+
+
+def _config(src, out, **extra) -> RunConfig:
+    data = {"inputs": [str(src / "*.warc.gz")], "output": str(out), "filters": FILTERS_OFF, "langid": {"min_score": 0.0}, **extra}
+    for section in ("shards", "pii"):  # phases switched off unless a test asks for them
+        if section in RunConfig.model_fields and section not in extra:
+            data[section] = {"enabled": False}
+    return parse_config(data)
+
+
+def _check(out) -> dict:
+    card = json.loads((out / "card" / "stats.json").read_text())
+    assert numbers(card) == numbers(expected(out, card))
+    assert card["funnel_adds_up"] and all(c["ok"] for c in card["checks"]), card["checks"]
+    for name in card["plots"]:
+        assert mpimg.imread(out / "card" / name).ndim == 3, name
+    return card
+
+
+def test_a_run_where_no_document_survives_gets_a_sensible_card(ray_local, warc_factory, tmp_path):
+    warc_factory("a.warc.gz", [Page("https://a.example/missing", b"not found", status="404 Not Found"),
+                               Page("https://a.example/data.json", b"{}", content_type="application/json")])
+    warc_factory("b.warc.gz", [Page("https://b.example/", b"<html><body></body></html>")])
+    out = tmp_path / "out"
+    record = run(_config(tmp_path, out, pii={"enabled": True}, shards={"enabled": True}), progress=False)
+    assert record["status"] == "ok", record
+    card = _check(out)
+    assert card["summary"]["documents"] == 0 and card["summary"]["responses"] == 3
+    assert card["tokens"]["present"] and card["tokens"]["documents"] == 0 and card["tokens"]["tokens_per_document"] is None
+    assert card["summary"]["languages"] == 0 and card["length"]["after"]["mean_chars"] is None
+    readme = (out / "card" / "README.md").read_text()
+    assert "**0 documents**" in readme and "size_categories:\n- n<1K" in readme
+
+
+def test_one_input_file_with_dedup_off_says_what_did_not_run(ray_local, warc_factory, tmp_path):
+    warc_factory("one.warc.gz", [Page(f"https://one.example/{i}", html(f"Page {i}", PROSE, PROSE[::-1] if i % 2 else PROSE).encode())
+                                 for i in range(3)])
+    out = tmp_path / "out"
+    record = run(_config(tmp_path, out, dedup={"enabled": False}), progress=False)
+    assert record["status"] == "ok" and list(record["phases"])[-1] == "card"
+    card = _check(out)
+    assert card["sources"]["files"] == 1 and card["summary"]["documents"] == 3
+    assert card["dedup"] == {"status": "disabled"}
+    steps = {r["phase"]: r for r in card["funnel"]}
+    assert steps["deduped"]["status"] == "disabled" and steps["deduped"]["removed"] == 0
+    assert steps["final"]["status"] == steps["shards"]["status"] == "disabled"
+    readme = (out / "card" / "README.md").read_text()
+    assert "Deduplication did not run (disabled)." in readme
+    assert "PII was not detected or redacted" in readme and "No shards were written" in readme
+    assert "not run: disabled by the config" in readme
+    # a card that cannot be made fails alone: the data phases stay done, a rerun retries it
+    next((out / "documents" / "extracted").glob("*.parquet")).write_bytes(b"not parquet")
+    (out / "_done" / "card" / "run.json").unlink()
+    again = run(_config(tmp_path, out, dedup={"enabled": False}), progress=False)
+    assert again["status"] == "failed_units" and list(again["phases"]["card"]["failed_units"]) == ["run"]
+    assert again["phases"]["extracted"]["units_skipped"] == 1 and not (out / "_done" / "card" / "run.json").exists()
