@@ -54,6 +54,9 @@ class Framer:
         self.stream = stream
         self.keep = keep
         self.problem = problem
+        # No header end before this offset (a failed search): the next candidate does not search
+        # those bytes again, or 'WARC/1.0' lines without a blank one would cost 64 KB each.
+        self._no_header_end_before = 0
 
     def __iter__(self) -> Iterator[RawRecord]:
         s = self.stream
@@ -83,8 +86,8 @@ class Framer:
 
     def _skip_separators(self) -> None:
         s = self.stream
-        while s.peek(1) in _SEPARATOR_BYTES:
-            head = s.peek(64)
+        while s.peek(1) in _SEPARATOR_BYTES:  # rarely true: the record end was consumed with its block
+            head = s.peek(1 << 16)
             s.read(len(head) - len(head.lstrip(_SEPARATORS)))
 
     def _header(self) -> RawRecord | None:
@@ -92,10 +95,13 @@ class Framer:
         s = self.stream
         offset = s.pos
         want = 4096
-        m, avail = s.match_ahead(_HEADER_END_RE, want)
+        skip = max(self._no_header_end_before - 3 - offset, 0)  # a terminator may straddle the mark
+        m, avail = s.match_ahead(_HEADER_END_RE, want, skip) if skip < want else (None, want)
         if m is None and avail == want:
             want = MAX_HEADER_BYTES
-            m, avail = s.match_ahead(_HEADER_END_RE, want)
+            m, avail = s.match_ahead(_HEADER_END_RE, want, skip)
+        if m is None:
+            self._no_header_end_before = offset + avail
         if m is None and avail < want:
             # The data ends inside the header: a record cut there (a response still gets its row).
             head = s.read(avail)

@@ -116,12 +116,12 @@ class Stream:
         self._fill(n)
         return self._buf[self._off : self._off + n]
 
-    def match_ahead(self, pattern: re.Pattern, limit: int) -> tuple[re.Match | None, int]:
-        """Search the next ``limit`` bytes without consuming them: (the match, in
-        ``buffer()`` coordinates, or None; how many bytes were there to search)."""
+    def match_ahead(self, pattern: re.Pattern, limit: int, skip: int = 0) -> tuple[re.Match | None, int]:
+        """Search the next ``limit`` bytes (from ``skip`` bytes on) without consuming them: (the
+        match, in ``buffer()`` coordinates, or None; how many bytes there were)."""
         self._fill(limit)
         end = min(len(self._buf), self._off + limit)
-        return pattern.search(self._buf, self._off, end), end - self._off
+        return pattern.search(self._buf, self._off + min(skip, end - self._off), end), end - self._off
 
     def buffer(self) -> tuple[bytes, int]:
         """The read-ahead buffer and where the current offset is in it (for ``match_ahead``)."""
