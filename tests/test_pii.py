@@ -91,6 +91,15 @@ def test_only_changed_rows_change(stage):
     assert out == ["no pii here", "mail me: <EMAIL_ADDRESS>", "still nothing", "call <PHONE_NUMBER> now"]
 
 
+def test_utf8_string_columns_and_a_disabled_stage(stage):
+    inp = pa.table({"text": pa.array(["naïve café mail: zoë@example.fr", "rien"], pa.string())})
+    out = stage(inp)
+    assert out.schema.field("text").type == pa.string()
+    assert out.column("text").to_pylist() == ["naïve café mail: <EMAIL_ADDRESS>", "rien"]
+    off = PiiStage(PiiConfig(enabled=False))
+    assert off(inp) is inp
+
+
 def test_other_columns_are_kept(stage):
     inp = batch("x@example.com wrote", "nothing").append_column("score", pa.array([0.5, 0.25]))
     out = stage(inp)

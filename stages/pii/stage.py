@@ -56,7 +56,7 @@ class PiiStage:
 
     def __init__(self, config: PiiConfig | None = None):
         self.config = config or PiiConfig()
-        enabled = self.config.entities.enabled()
+        enabled = self.config.entities.enabled() if self.config.enabled else []  # disabled: no engine is built
         self.entities = enabled
         self.pattern_entities = [e for e in enabled if e in PATTERN_ENTITIES]
         self.ner_entities = [e for e in enabled if e in NER_ENTITIES]
@@ -115,6 +115,8 @@ class PiiStage:
     # ---------------------------------------------------------------- the stage
 
     def __call__(self, batch: pa.Table) -> pa.Table:
+        if not self.config.enabled:
+            return batch
         n = len(batch)
         counts = {e: np.zeros(n, dtype=np.int32) for e in self.entities}
         if n and self.entities:
