@@ -56,6 +56,12 @@ class OutputConfig(BaseModel):
     rejected_text: bool = Field(False, description="also store the text of rejected documents")
 
 
+class CardConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = Field(True, description="write the dataset card (card/README.md, stats.json, plots) at the end of the run; `curate report` writes it later")
+
+
 class RunConfig(BaseModel):
     """A whole run."""
 
@@ -78,6 +84,7 @@ class RunConfig(BaseModel):
     dedup: DedupConfig = Field(default_factory=DedupConfig)
     pii: PiiConfig = Field(default_factory=PiiConfig, description="PII detection and redaction in the final phase (docs/pii.md)")
     shards: ShardsConfig = Field(default_factory=ShardsConfig, description="training shards: tokenizer, layout, shuffle, MDS, WebDataset (docs/shards.md)")
+    card: CardConfig = Field(default_factory=CardConfig, description="the dataset card (docs/card.md)")
 
     @field_validator("output", mode="before")
     @classmethod

@@ -55,6 +55,22 @@ def select(ctx: RunContext, names: list[str] | None) -> list[Phase]:
     return [p for p in ctx.phases if p.name in names]
 
 
+def _check_source(ctx: RunContext, phase: Phase, chosen: list[Phase]) -> None:
+    """A phase run without the phase it reads needs that phase's output: none is an error
+    (it would silently read nothing), part of it a warning."""
+    source = ctx.source(phase)
+    if source is None or source in chosen:
+        return
+    units = ctx.units_of(source)
+    done = sum(ctx.marker(source, u) is not None for u in units)
+    if done == 0:
+        raise ConfigError(f"config error: --phases: phase {phase.name!r} reads the documents of phase {source.name!r}, "
+                          f"which has not run for these inputs and settings: add {source.name!r} to --phases "
+                          f"(or run without --phases)")
+    if done < len(units):
+        log.warning("phase %s reads phase %s, of which only %d of %d units are done", phase.name, source.name, done, len(units))
+
+
 def plan(ctx: RunContext, phases: list[Phase]) -> list[dict]:
     """What a run would do now: per phase, its units, those already done and those to do."""
     out = []
@@ -77,6 +93,8 @@ def run(config: RunConfig, address: str | None = None, progress: bool = True, ph
     """Run the pipeline (or the named phases); returns (and writes) the run record ``run.json``."""
     ctx = plan_context(config, address, progress)
     selected = select(ctx, phases)
+    for phase in selected:
+        _check_source(ctx, phase, selected)
     log.info("%d input files, phases %s, output %s", len(ctx.inputs), [p.name for p in selected], ctx.storage.root_uri)
     record = RunRecord(ctx.storage, config, ctx.inputs, [p.name for p in selected], command)
     record.start()

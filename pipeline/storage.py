@@ -149,7 +149,7 @@ class Storage:
             self.fs.create_dir(posixpath.dirname(final), recursive=True)
         tmp = posixpath.join(posixpath.dirname(final), f".{posixpath.basename(final)}.{uuid.uuid4().hex}.tmp")
         try:
-            with self.fs.open_output_stream(tmp) as out:
+            with self.fs.open_output_stream(tmp, compression=None) as out:  # bytes as given, whatever the name
                 yield out
             self.fs.move(tmp, final)
         finally:
@@ -161,7 +161,7 @@ class Storage:
             out.write(json.dumps(obj, indent=2, sort_keys=True, default=str).encode())
 
     def read_json(self, *parts: str):
-        with self.fs.open_input_stream(self.path(*parts)) as f:
+        with self.fs.open_input_stream(self.path(*parts), compression=None) as f:
             return json.loads(f.read())
 
     def write_parquet(self, table: pa.Table, *parts: str) -> None:

@@ -79,15 +79,19 @@ def corpus(warc_factory, tmp_path):
 FILTERS_OFF = {k: {"enabled": False} for k in ("gopher_quality", "gopher_repetition", "c4", "fineweb")}
 
 
+#: The phase layer is tested on extracted, deduped and test phases; the later phases have their own tests.
+LATER_OFF = {"pii": {"enabled": False}, "shards": {"enabled": False}, "card": {"enabled": False}}
+
+
 def _config(src, out, **extra):
     return parse_config({"inputs": [str(src / "*.warc.gz")], "output": str(out), "filters": FILTERS_OFF,
-                         "langid": {"min_score": 0.0}, **extra})
+                         "langid": {"min_score": 0.0}, **LATER_OFF, **extra})
 
 
 def _config_file(src, out, tmp_path, **extra):
     path = tmp_path / "run.yaml"
     path.write_text(json.dumps({"inputs": [str(src / "*.warc.gz")], "output": str(out), "filters": FILTERS_OFF,
-                                "langid": {"min_score": 0.0}, **extra}))
+                                "langid": {"min_score": 0.0}, **LATER_OFF, **extra}))
     return str(path)
 
 
@@ -127,6 +131,15 @@ def test_phases_option_runs_a_subset_and_keeps_the_rest_of_the_record(ray_local,
     assert second["phases_run"] == ["deduped"]
     assert second["phases"]["extracted"] == first["phases"]["extracted"]  # kept from the earlier record
     assert second["phases"]["deduped"]["in"] == first["phases"]["extracted"]["kept"]
+
+
+def test_a_phase_whose_source_never_ran_is_a_one_line_error(corpus, tmp_path, capsys):
+    # without the check, deduped would read no parts and report 0 documents as a success
+    cfg = _config_file(corpus, tmp_path / "out", tmp_path)
+    assert main(["run", cfg, "--phases", "deduped"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("config error: --phases: phase 'deduped' reads the documents of phase 'extracted'")
+    assert "add 'extracted' to --phases" in err
 
 
 def test_dry_run_prints_the_plan_and_writes_nothing(corpus, tmp_path, capsys):

@@ -65,7 +65,10 @@ def cluster(tmp_path):
                    f"--dashboard-port={dash}", "--num-cpus=1", "--disable-usage-stats", f"--temp-dir={temp}")]
     try:
         _wait_for_nodes(sh, gcs, 1)
-        nodes.append(start(f"--address=127.0.0.1:{gcs}", "--node-ip-address=127.0.0.1", "--num-cpus=1"))
+        # its own temp dir, as on a real cluster: sharing the head's, the worker's agent re-extracts the
+        # job's working_dir under the running driver (which then loses its cwd and relative paths)
+        nodes.append(start(f"--address=127.0.0.1:{gcs}", "--node-ip-address=127.0.0.1", "--num-cpus=1",
+                           f"--temp-dir={temp}-w"))
         _wait_for_nodes(sh, gcs, 2)
         yield env, f"http://127.0.0.1:{dash}", ray
     finally:
@@ -75,7 +78,8 @@ def cluster(tmp_path):
                 node.wait(timeout=60)
             except subprocess.TimeoutExpired:
                 os.killpg(node.pid, signal.SIGKILL)
-        shutil.rmtree(temp, ignore_errors=True)
+        for d in (temp, Path(f"{temp}-w")):
+            shutil.rmtree(d, ignore_errors=True)
 
 
 def _wait_for_nodes(sh, gcs: int, n: int, timeout: float = 90) -> None:
@@ -108,3 +112,6 @@ def test_job_submit_runs_the_pipeline_on_a_cluster(cluster, tmp_path):
     assert phase1["responses"] == phase1["kept"] + phase1["rejected"] and phase1["kept"] > 100
     assert phase2["in"] == phase1["kept"] and phase2["kept"] + phase2["rejected"] == phase2["in"]
     assert len(list((out / "documents" / "deduped").glob("part-*.parquet"))) == 2
+    assert record["status"] == "ok" and record["phases_run"] == ["extracted", "deduped", "final", "shards", "card"]
+    assert record["phases"]["shards"]["documents"] == record["phases"]["final"]["kept"] > 100
+    assert (out / "card" / "README.md").exists()

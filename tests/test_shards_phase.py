@@ -144,7 +144,7 @@ def test_a_failing_shard_upload_leaves_no_index_to_a_missing_shard_and_a_rerun_c
 
 def test_one_or_two_workers_write_byte_identical_shards(ray_local, corpus, tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
-    run(_config(corpus, a), progress=False, phases=["extracted", "deduped"])
+    run(_config(corpus, a), progress=False, phases=["extracted", "deduped", "final"])
     shutil.copytree(a, b)
     run(_config(corpus, a, ray={"workers": 1}), progress=False, phases=["shards"])
     run(_config(corpus, b, ray={"workers": 2}), progress=False, phases=["shards"])

@@ -58,6 +58,9 @@ class CardPhase(Phase):
     unit_kind = "run"
     writes_documents = False
 
+    def enabled(self, config: RunConfig) -> bool:
+        return config.card.enabled
+
     def settings(self, config: RunConfig) -> dict:
         return card_settings(config)
 
