@@ -19,25 +19,26 @@ Writes benchmarks/results/dedup_scale.md.
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if sys.path and Path(sys.path[0]).resolve() == ROOT / "benchmarks":
+    sys.path[0] = str(ROOT)  # this folder has modules named like the standard library's (tokenize.py)
+
 import argparse
 import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
-from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
-
-from memory import PeakMemory  # noqa: E402
-from synth_corpus import write as write_corpus  # noqa: E402
+from benchmarks.memory import PeakMemory  # noqa: E402
+from benchmarks.synth_corpus import write as write_corpus  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "dedup_scale.md"
 

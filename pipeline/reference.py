@@ -24,24 +24,43 @@ def _rows(model: type[BaseModel], prefix: str = ""):
         yield f"{prefix}{name}", default, (field.description or "").replace("|", "\\|")
 
 
-def config_reference() -> str:
+def config_reference(section: str = "") -> str:
+    """The settings table; with ``section`` (e.g. ``"dedup."``) only the fields under it, named without the prefix."""
     lines = ["| field | default | meaning |", "|---|---|---|"]
-    lines += [f"| `{k}` | `{d}` | {m} |" for k, d, m in _rows(RunConfig)]
+    lines += [f"| `{k.removeprefix(section)}` | `{d}` | {m} |" for k, d, m in _rows(RunConfig) if k.startswith(section)]
     return "\n".join(lines)
 
 
 START, END = "<!-- config-reference:start -->", "<!-- config-reference:end -->"
 
 
+def _with_section(text: str, start: str, end: str, body: str) -> str:
+    head, rest = text.split(start, 1)
+    _, tail = rest.split(end, 1)
+    return f"{head}{start}\n{body}\n{end}{tail}"
+
+
 def readme_with_reference(readme: str) -> str:
     """The README text with its config-reference section regenerated."""
-    head, rest = readme.split(START, 1)
-    _, tail = rest.split(END, 1)
-    return f"{head}{START}\n{config_reference()}\n{END}{tail}"
+    return _with_section(readme, START, END, config_reference())
 
 
-if __name__ == "__main__":  # python -m pipeline.reference: refresh README.md
+DEDUP_START, DEDUP_END = "<!-- dedup-reference:start -->", "<!-- dedup-reference:end -->"
+
+
+def dedup_reference() -> str:
+    """The ``dedup:`` settings table of docs/dedup.md."""
+    return config_reference("dedup.")
+
+
+def dedup_doc_with_reference(doc: str) -> str:
+    """docs/dedup.md with its settings table regenerated."""
+    return _with_section(doc, DEDUP_START, DEDUP_END, dedup_reference())
+
+
+if __name__ == "__main__":  # python -m pipeline.reference: refresh README.md and docs/dedup.md
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "README.md"
-    path.write_text(readme_with_reference(path.read_text()))
+    root = Path(__file__).resolve().parents[1]
+    for path, refresh in ((root / "README.md", readme_with_reference), (root / "docs" / "dedup.md", dedup_doc_with_reference)):
+        path.write_text(refresh(path.read_text()))

@@ -1,9 +1,11 @@
 """Step 4: keep decisions (``dedup/decisions/``, one file per part with removals).
 
-Cluster members get their id, hashes and score from ``dedup/meta/`` (members
-grouped by part, so that a task reads each meta file once); then the members of
-each cluster meet in one task, which applies the keep rule
-(stages.dedup.keep); the decisions are regrouped by part and written.
+Cluster members get their id, hashes and score from ``dedup/meta/`` (and, to
+check each removed member against its kept document, their signatures and
+boilerplate positions; members grouped by part, so that a task reads each
+part's files once); then the members of each cluster meet in one task, which
+applies the keep rule (stages.dedup.keep).  The repeated ids of step 1b join
+them, and the decisions are regrouped by part and written.
 """
 
 from __future__ import annotations
@@ -11,10 +13,15 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from pipeline.phase2 import ids
+from pipeline.phase2.boilerplate import fixed_bytes, masks_of
 from pipeline.phase2.components import Components
-from pipeline.phase2.context import Parts, Phase2Context, part_file, part_of, row_of
+from pipeline.phase2.context import Parts, Phase2Context, part_of, row_of
 from pipeline.phase2.shuffle import by_part, by_value
+from pipeline.phase2.signatures import signature_width
+from pipeline.phase2.verify import check_settings, duplicates, signatures_of
 from pipeline.storage import Storage
+from pipeline.units import part_file
 from stages.dedup import keep
 
 DECISION_SCHEMA = pa.schema(
@@ -22,19 +29,32 @@ DECISION_SCHEMA = pa.schema(
 )
 
 
-def decide(ctx: Phase2Context, found: Components, use_score: bool) -> None:
-    """Step 4: in this process when the components are in memory, else as three Ray Data shuffles."""
-    if found.members is not None:
-        _write_decisions(_decide(_attach_meta(found.members, ctx.parts), use_score), ctx.parts)
-        return
+def decide(ctx: Phase2Context, found: Components | None, use_score: bool) -> dict:
+    """Step 4: in this process when the components are in memory (or absent), else as Ray Data shuffles.
+
+    Returns its part of the summary: the number of clusters and the largest one.
+    """
+    m = ctx.dedup.minhash
+    check = check_settings(m) if m.enabled and m.verify != "off" and m.verify_kept else None
+    attach = {"parts": ctx.parts, "width": signature_width(m) if check else 0, "num_perm": m.num_perm}
+    repeated = ctx.files(*ids.FOLDER)
+    if found is None or found.members is not None:
+        tables = [ctx.read_local(repeated).select(DECISION_SCHEMA.names).cast(DECISION_SCHEMA)] if repeated else []
+        if found is not None:
+            tables.append(_decide(_attach_meta(found.members, **attach), use_score, check))
+        decided = pa.concat_tables(tables) if tables else DECISION_SCHEMA.empty_table()
+        return _summary([_write_decisions(decided, ctx.parts)])
     files = ctx.files("dedup", "components")
     members = ctx.rows(files)
     p_parts = min(len(ctx.units), ctx.partitions(members))
-    p_comp = ctx.partitions(members)
-    ds = by_part(ctx.read(files), "doc", p_parts, _attach_meta, parts=ctx.parts)
-    ds = by_value(ds, "comp", p_comp, _decide, use_score=use_score)
+    p_comp = ctx.partitions(members * (1 + attach["width"] // 16))
+    ds = by_part(ctx.read(files), "doc", p_parts, _attach_meta, **attach)
+    ds = by_value(ds, "comp", p_comp, _decide, use_score=use_score, check=check)
+    if repeated:
+        ds = ds.union(ctx.read(repeated).map_batches(lambda t: t.select(DECISION_SCHEMA.names).cast(DECISION_SCHEMA),
+                                                     batch_format="pyarrow"))
     ds = by_part(ds, "doc", p_parts, _write_decisions, parts=ctx.parts)
-    ds.materialize()
+    return _summary([pa.Table.from_pylist(ds.take_all(), schema=_STATS_SCHEMA)])
 
 
 def read_decisions(storage: Storage, unit: str) -> pa.Table:
@@ -43,8 +63,17 @@ def read_decisions(storage: Storage, unit: str) -> pa.Table:
     return storage.read_parquet(*name) if storage.exists(*name) else DECISION_SCHEMA.empty_table()
 
 
-def _attach_meta(group: pa.Table, parts: Parts) -> pa.Table:
-    """Members of one partition (grouped by part) + their id, hashes, score from meta/."""
+_STATS_SCHEMA = pa.schema([("parts", pa.int64()), ("largest_cluster", pa.int64())])
+
+
+def _summary(stats: list[pa.Table]) -> dict:
+    t = pa.concat_tables(stats)
+    sizes = t.column("largest_cluster").to_numpy() if len(t) else np.zeros(0, np.int64)
+    return {"largest_cluster": int(sizes.max()) if len(sizes) else 0}
+
+
+def _attach_meta(group: pa.Table, parts: Parts, width: int, num_perm: int) -> pa.Table:
+    """Members of one partition (grouped by part) + their id, hashes, score from meta/ (+ signature and mask with ``width``)."""
     storage = parts.storage()
     doc = group.column("doc").to_numpy()
     part = part_of(doc)
@@ -54,15 +83,45 @@ def _attach_meta(group: pa.Table, parts: Parts) -> pa.Table:
         meta = storage.read_parquet("dedup", "meta", parts.file(p))
         picked = meta.take(pa.array(row_of(doc[rows])))  # meta row i is the part's row i
         out.append(picked.append_column("comp", group.column("comp").filter(pa.array(rows))))
-    return pa.concat_tables(out)
+    table = pa.concat_tables(out)
+    if width:
+        doc = table.column("doc").to_numpy()
+        sig = signatures_of(parts, doc, width)
+        mask = np.packbits(masks_of(parts, doc, num_perm), axis=1)
+        table = table.append_column("sig", _binary(sig)).append_column("mask", _binary(mask))
+    return table
 
 
-def _decide(group: pa.Table, use_score: bool) -> pa.Table:
+def _binary(values: np.ndarray) -> pa.FixedSizeBinaryArray:
+    return pa.FixedSizeBinaryArray.from_buffers(pa.binary(values.shape[1]), len(values), [None, pa.py_buffer(np.ascontiguousarray(values))])
+
+
+def _decide(group: pa.Table, use_score: bool, check: dict | None) -> pa.Table:
     """Keep decisions for whole clusters (a group holds every member of its clusters)."""
     # The distributed fixed point repeats each component's root: one row per doc.
     doc = group.column("doc").to_numpy()
     _, first = np.unique(doc, return_index=True)
-    return keep.choose_keepers(group.take(pa.array(np.sort(first))), use_score).cast(DECISION_SCHEMA)
+    members = group.take(pa.array(np.sort(first)))
+    same = _signature_check(check) if check is not None else None
+    return keep.choose_keepers(members, use_score, same).cast(DECISION_SCHEMA)
+
+
+def _signature_check(check: dict) -> keep.SameCheck:
+    """The pair check of step 2b, between rows of a member table that carries ``sig`` and ``mask``."""
+    num_perm = check["num_perm"]
+    width = num_perm * np.dtype(check["dtype"]).itemsize
+
+    unpacked = {}  # the member table of the last call, its signatures and masks (the rounds reuse them)
+
+    def same(members: pa.Table, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        if unpacked.get("table") is not members:
+            unpacked.update(table=members, sig=fixed_bytes(members.column("sig").combine_chunks(), width),
+                            mask=np.unpackbits(fixed_bytes(members.column("mask").combine_chunks(), (num_perm + 7) // 8),
+                                               axis=1, count=num_perm).astype(bool))
+        sig, mask = unpacked["sig"], unpacked["mask"]
+        return duplicates(sig[a], sig[b], mask[a], mask[b], check)
+
+    return same
 
 
 def _write_decisions(group: pa.Table, parts: Parts) -> pa.Table:
@@ -72,4 +131,5 @@ def _write_decisions(group: pa.Table, parts: Parts) -> pa.Table:
     for p in np.unique(part):
         rows = group.filter(pa.array(part == p)).select(DECISION_SCHEMA.names)
         storage.write_parquet(rows.cast(DECISION_SCHEMA), "dedup", "decisions", parts.file(p))
-    return pa.table({"parts": [len(np.unique(part))]})
+    sizes = group.column("cluster_size").to_numpy() if len(group) else np.zeros(0, np.int32)
+    return pa.table({"parts": [len(np.unique(part))], "largest_cluster": [int(sizes.max()) if len(sizes) else 0]}, schema=_STATS_SCHEMA)

@@ -7,7 +7,7 @@ import time
 
 from pipeline.config import RunConfig
 from pipeline.phase import Part, Unit, fingerprint
-from pipeline.phase2 import components, decisions, edges, resume, signatures, verify, write
+from pipeline.phase2 import boilerplate, components, decisions, edges, ids, resume, signatures, verify, write
 from pipeline.phase2.context import PHASE, Phase2Context, timed
 from pipeline.storage import Storage
 from pipeline.units import UnitWork, marker_path
@@ -80,9 +80,15 @@ def deduplicate(ctx: Phase2Context, corpus: Unit, signature_fp: str) -> dict:
     summary.update(signatures.summarize(sig_stats))
     use_score = any(s.get("has_score") for s in sig_stats)  # any part with scores: keep the best-scored copy
 
+    with timed(steps, "ids"):
+        summary.update(ids.find_duplicate_ids(ctx))
+
     with timed(steps, "edges"):
         edge_set, info = edges.find_edges(ctx, sig_stats)
     summary.update(info)
+
+    with timed(steps, "boilerplate"):
+        summary.update(boilerplate.find_boilerplate(ctx, edge_set.rows))
 
     if verify.needed(ctx, edge_set):
         with timed(steps, "verify"):
@@ -90,12 +96,14 @@ def deduplicate(ctx: Phase2Context, corpus: Unit, signature_fp: str) -> dict:
         summary["edges_verified"] = edge_set.rows
 
     summary["components_path"] = "local" if components.is_local(ctx, edge_set) else "distributed"
+    found = None
     if edge_set.rows:
         with timed(steps, "components"):
             found, info = components.find_components(ctx, edge_set)
         summary.update(info)
+    if found is not None or summary["duplicate_ids"]:
         with timed(steps, "decisions"):
-            decisions.decide(ctx, found, use_score)
+            summary.update(decisions.decide(ctx, found, use_score))
 
     with timed(steps, "write"):
         part_stats = write.write_outputs(ctx, corpus.fingerprint)

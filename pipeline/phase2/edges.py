@@ -4,6 +4,8 @@ Rows of one bucket ``(band, key)`` must meet in one task: a Ray Data shuffle
 groups them by a hash of the bucket into partitions of about
 ``partition_rows`` rows, and each partition turns its buckets into star edges
 (stages.dedup.edges).  With a single partition there is nothing to shuffle.
+Documents removed for a repeated id (step 1b) leave the graph here: their
+bucket rows are dropped before the stars are drawn.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from pipeline.phase2 import ids
 from pipeline.phase2.context import Phase2Context
 from pipeline.phase2.shuffle import group_apply
 from stages.dedup.edges import edges_table, star_edges
@@ -32,14 +35,14 @@ class EdgeSet:
 
 def find_edges(ctx: Phase2Context, signature_stats: list[dict]) -> tuple[EdgeSet, dict]:
     """Step 2; returns the edges and its part of the summary."""
-    threshold = ctx.dedup.minhash.verify_threshold
+    task = {"threshold": ctx.dedup.minhash.verify_threshold, "excluded": ids.excluded_docs(ctx)}
     bucket_rows = sum(s.get("bucket_rows", 0) for s in signature_stats)
     p = ctx.partitions(int(bucket_rows * _row_weight(ctx, signature_stats)))
     buckets = ctx.files("dedup", "buckets")
     if bucket_rows and p == 1:  # one partition: no shuffle needed
-        ctx.storage.write_parquet(_edges_task(ctx.read_local(buckets), threshold), "dedup", "edges", "part-0.parquet")
+        ctx.storage.write_parquet(_edges_task(ctx.read_local(buckets), **task), "dedup", "edges", "part-0.parquet")
     elif bucket_rows:
-        (group_apply(ctx.read(buckets), p, _edges_task, {"threshold": threshold}, partition=_bucket_partition)
+        (group_apply(ctx.read(buckets), p, _edges_task, task, partition=_bucket_partition)
          .write_parquet(ctx.storage.path("dedup", "edges"), filesystem=ctx.storage.fs))
     files = ctx.files("dedup", "edges")
     edges = EdgeSet(files, ctx.rows(files))
@@ -62,8 +65,12 @@ def _bucket_partition(batch: pa.Table, partitions: int) -> pa.Table:
     return batch.append_column("p", pa.array(p))
 
 
-def _edges_task(group: pa.Table, threshold: float) -> pa.Table:
-    """Star edges of every bucket in ``group`` (which holds whole buckets)."""
+def _edges_task(group: pa.Table, threshold: float, excluded: np.ndarray) -> pa.Table:
+    """Star edges of every bucket in ``group`` (which holds whole buckets), without the ``excluded`` docs (sorted)."""
+    if len(excluded):
+        doc = group.column("doc").to_numpy()
+        at = np.minimum(np.searchsorted(excluded, doc), len(excluded) - 1)
+        group = group.filter(pa.array(excluded[at] != doc))
     shingles = group.column("shingles").combine_chunks() if "shingles" in group.column_names else None
     return edges_table(*star_edges(
         group.column("band").to_numpy(), group.column("key").to_numpy(), group.column("doc").to_numpy(), shingles, threshold

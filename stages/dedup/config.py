@@ -42,6 +42,30 @@ class ExactConfig(BaseModel):
     urls: bool = Field(False, description="also treat documents with the same URL (scheme, fragment and trailing slash ignored) as duplicates")
 
 
+class BoilerplateConfig(BaseModel):
+    """Host boilerplate: text that many pages of one site share (a disclaimer, a bio, a notice) makes no duplicates."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = Field(
+        True,
+        description="when a pair is verified (and a removed document against the kept one), leave out the signature positions "
+        "whose minimum comes from text that min_docs or more documents of the same host share",
+    )
+    min_docs: int = Field(
+        4, ge=2, description="a signature value (at one position) is host boilerplate when this many documents of the host, "
+        "exact copies counted once, have it",
+    )
+    identical_threshold: float = Field(
+        0.7, gt=0.0, le=1.0, description="a pair whose full signatures agree on at least this share is a duplicate even when "
+        "what it shares is host boilerplate (copies of one page on its own site)",
+    )
+    max_host_docs: int = Field(
+        50_000, ge=100, description="a host with more documents is split by document hash into groups of about this many to "
+        "count shared values: bounds the memory of one task",
+    )
+
+
 class MinHashConfig(BaseModel):
     """Near duplicates: MinHash signatures and LSH banding."""
 
@@ -69,11 +93,19 @@ class MinHashConfig(BaseModel):
     verify: Literal["off", "signature", "exact"] = Field(
         "signature",
         description="check every candidate pair (member vs bucket minimum) and drop it below verify_threshold: signature = "
-        "agreement of the two full signatures (a join of the edges with dedup/signatures/), exact = Jaccard of the shingle "
-        "sets (bucket rows then carry the shingle hashes: ~100x shuffle volume for 300-word documents)",
+        "agreement of the two signatures without host boilerplate (a join of the edges with dedup/signatures/), exact = "
+        "Jaccard of the shingle sets (bucket rows then carry the shingle hashes: ~100x shuffle volume for 300-word documents)",
     )
     verify_threshold: float = Field(
         0.3, ge=0.0, le=1.0, description="similarity a verified candidate pair must reach (chance bucket matches are far below it)"
+    )
+    verify_kept: bool = Field(
+        True,
+        description="with verify on, also check every removed document against the document kept in its stead (signatures, "
+        "same rule and threshold), so that a cluster cannot chain documents that are not copies of the kept one",
+    )
+    boilerplate: BoilerplateConfig = Field(
+        default_factory=BoilerplateConfig, description="host boilerplate left out of the signature checks"
     )
 
     @model_validator(mode="after")

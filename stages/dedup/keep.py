@@ -1,13 +1,22 @@
-"""The keep rule: one document per duplicate cluster.
+"""The keep rule: one document per duplicate cluster, and every removed one a copy of it.
 
-Default: the smallest ``id`` (a stable, arbitrary but reproducible choice).
-When the documents carry a quality score (``KeepConfig.score_column``), the
-highest score wins and ties go to the smallest id; a missing score ranks
-below every real one.  Every other member is removed with the kept id in its
-details, and the reason says how it relates to the kept document.
+Default: the smallest ``id`` (a stable, arbitrary but reproducible choice;
+equal ids: the smallest document key).  When the documents carry a quality
+score (``KeepConfig.score_column``), the highest score wins and ties go to the
+smallest id; a missing score ranks below every real one.
+
+A connected component can chain documents that are not copies of each other
+(A is like B, B is like C).  With a ``same`` check, a member is removed only
+if it passes the check against the document kept in its stead; the members
+that fail stay in play, and the best of them is kept next, in rounds, until
+every member is decided (:func:`choose_keepers`).  Every removed member names
+its kept document in ``details`` and the reason says how it relates to it.
 """
 
 from __future__ import annotations
+
+import json
+from typing import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -17,51 +26,92 @@ EXACT = "exact_duplicate"
 URL = "url_duplicate"
 NEAR = "duplicate"
 
+#: Rounds of "keep the best open member, remove the open members that pass against it"
+#: per component; members still open after them are kept (a component of that many
+#: distinct documents is not a duplicate cluster).
+MAX_ROUNDS = 64
 
-def choose_keepers(members: pa.Table, use_score: bool) -> pa.Table:
+#: same(rows_a, rows_b) -> bool per pair, rows of the sorted member table.
+SameCheck = Callable[[pa.Table, np.ndarray, np.ndarray], np.ndarray]
+
+
+def choose_keepers(members: pa.Table, use_score: bool, same: SameCheck | None = None) -> pa.Table:
     """Decide every member of every cluster in ``members``.
 
     ``members`` has columns ``doc`` (int64), ``comp`` (the cluster label),
     ``id``, ``text_hash`` (binary 16), ``url_hash`` (binary 16 or null) and,
     with ``use_score``, ``score``; it holds whole clusters (any number of them).
-    Returns ``doc, reason, details, cluster_size``: reason null for the kept one.
+    ``same(table, a, b)`` checks pairs of rows of the (sorted) table; without it
+    every member of a component is a copy of its best one.
+    Returns ``doc, reason, details, cluster_size``: reason null for a kept one.
     """
     if len(members) == 0:
         return pa.table({"doc": pa.array([], pa.int64()), "reason": pa.array([], pa.string()),
                          "details": pa.array([], pa.string()), "cluster_size": pa.array([], pa.int32())})
-    keys = [("comp", "ascending", "at_end")] + ([("score", "descending", "at_end")] if use_score else []) + [("id", "ascending", "at_end")]
+    keys = [("comp", "ascending", "at_end")] + ([("score", "descending", "at_end")] if use_score else [])
+    keys += [("id", "ascending", "at_end"), ("doc", "ascending", "at_end")]
     members = members.take(pc.sort_indices(members, sort_keys=keys))
     comp = members.column("comp").to_numpy()
-    first = np.flatnonzero(np.concatenate(([True], comp[1:] != comp[:-1])))
-    sizes = np.diff(np.concatenate((first, [len(comp)])))
-    keeper = np.repeat(first, sizes)  # row of each member's kept document
-    is_kept = np.arange(len(comp)) == keeper
-    same_text = _equal_rows(members.column("text_hash"), keeper)
-    same_url = _equal_rows(members.column("url_hash"), keeper)
-    reason = np.where(is_kept, None, np.where(same_text, EXACT, np.where(same_url, URL, NEAR)))
-    size = np.repeat(sizes, sizes)
+    same_text = _same_rows(members.column("text_hash"))
+    same_url = _same_rows(members.column("url_hash"))
+
+    def check(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        if same is None:
+            return np.ones(len(a), dtype=bool)
+        ok = same_text(a, b) | same_url(a, b)
+        if not ok.all():
+            todo = np.flatnonzero(~ok)
+            ok[todo] = same(members, a[todo], b[todo])
+        return ok
+
+    keeper = assign_keepers(comp, check)
+    is_kept = keeper == np.arange(len(comp))
+    reason = np.where(is_kept, None, np.where(same_text(np.arange(len(comp)), keeper), EXACT,
+                                              np.where(same_url(np.arange(len(comp)), keeper), URL, NEAR)))
+    size = np.bincount(keeper, minlength=len(comp))[keeper]
     return pa.table({
         "doc": members.column("doc"),
         "reason": pa.array(reason.tolist(), pa.string()),
-        "details": _details(members.column("id").take(keeper), size, is_kept),
+        "details": _details(members.column("id").take(pa.array(keeper)).to_pylist(), size, is_kept),
         "cluster_size": pa.array(size, pa.int32()),
     })
 
 
-def _details(kept_ids: pa.ChunkedArray, size: np.ndarray, is_kept: np.ndarray) -> pa.Array:
-    """``{"kept_id": ..., "cluster_size": n}`` per removed member (JSON built column-wise)."""
-    esc = pc.replace_substring(pc.replace_substring(kept_ids, "\\", "\\\\"), '"', '\\"')
-    text = pc.binary_join_element_wise('{"kept_id": "', esc, '", "cluster_size": ', pa.array(size).cast(pa.string()), "}", "")
-    return pc.if_else(pa.array(is_kept), pa.scalar(None, pa.string()), text).combine_chunks()
+def assign_keepers(comp: np.ndarray, check: Callable[[np.ndarray, np.ndarray], np.ndarray],
+                   max_rounds: int = MAX_ROUNDS) -> np.ndarray:
+    """Row of each row's kept document, rows sorted by (comp, priority).
+
+    Each round, in every component, the first open row is kept and the open
+    rows that pass ``check`` against it are removed under it.
+    """
+    n = len(comp)
+    keeper = np.arange(n)
+    open_rows = np.arange(n)
+    for _ in range(max_rounds):
+        if len(open_rows) == 0:
+            break
+        c = comp[open_rows]
+        first = np.concatenate(([True], c[1:] != c[:-1]))
+        head = open_rows[np.maximum.accumulate(np.where(first, np.arange(len(c)), 0))]
+        todo = open_rows[~first]
+        passed = check(todo, head[~first]) if len(todo) else np.zeros(0, bool)
+        keeper[todo[passed]] = head[~first][passed]
+        open_rows = todo[~passed]
+    return keeper  # rows still open after max_rounds keep themselves
 
 
-def _equal_rows(col: pa.ChunkedArray, other_row: np.ndarray) -> np.ndarray:
-    """Row i equals row other_row[i] (nulls equal nothing)."""
+def _details(kept_ids: list, size: np.ndarray, is_kept: np.ndarray) -> pa.Array:
+    """``{"kept_id": ..., "cluster_size": n}`` per removed member (json.dumps: any character in an id stays valid JSON)."""
+    return pa.array([None if k else json.dumps({"kept_id": i, "cluster_size": int(s)})
+                     for i, s, k in zip(kept_ids, size.tolist(), is_kept.tolist())], pa.string())
+
+
+def _same_rows(col: pa.ChunkedArray) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """A check: row a equals row b in this binary(16) column (nulls equal nothing)."""
     col = col.combine_chunks()
     valid = col.is_valid().to_numpy(zero_copy_only=False)
     if not valid.any():
-        return np.zeros(len(col), dtype=bool)
+        return lambda a, b: np.zeros(len(a), dtype=bool)
     values = np.frombuffer(col.cast(pa.binary(16)).buffers()[1], dtype=np.uint8)[col.offset * 16:(col.offset + len(col)) * 16]
     values = values.reshape(-1, 16)
-    equal = (values == values[other_row]).all(axis=1)
-    return equal & valid & valid[other_row]
+    return lambda a, b: (values[a] == values[b]).all(axis=1) & valid[a] & valid[b]
