@@ -37,7 +37,7 @@ class RunContext:
         if self._workers is None:
             from pipeline.distribute import cluster_cpus, init_ray
 
-            init_ray(self.config.ray.num_cpus, self.address or self.config.ray.address)
+            init_ray(self.config.ray.num_cpus, self.address or self.config.ray.address, self.config.ray.shuffle)
             self._workers = self.config.ray.workers or cluster_cpus()
         return self._workers
 

@@ -38,19 +38,20 @@ class Worker(Protocol):
 OpenWorker = Callable[..., Worker]
 
 
-def init_ray(num_cpus: int | None = None, address: str | None = None) -> None:
-    """Join ``address`` (or RAY_ADDRESS), else start an embedded local Ray; once per process."""
+def init_ray(num_cpus: int | None = None, address: str | None = None, shuffle: str = "sort") -> None:
+    """Join ``address`` (or RAY_ADDRESS), else start an embedded local Ray (once per process); set Ray Data up."""
     import ray
+    from ray.data.context import ShuffleStrategy
 
-    if ray.is_initialized():
-        return
-    address = address or os.environ.get("RAY_ADDRESS")
-    quiet = {"include_dashboard": False, "logging_level": logging.WARNING, "log_to_driver": True}
-    if address:
-        ray.init(address=address, **quiet)
-    else:
-        ray.init(num_cpus=num_cpus, **quiet)
+    if not ray.is_initialized():
+        address = address or os.environ.get("RAY_ADDRESS")
+        quiet = {"include_dashboard": False, "logging_level": logging.WARNING, "log_to_driver": True}
+        if address:
+            ray.init(address=address, **quiet)
+        else:
+            ray.init(num_cpus=num_cpus, **quiet)
     ctx = ray.data.DataContext.get_current()
+    ctx.shuffle_strategy = ShuffleStrategy.SORT_SHUFFLE_PULL_BASED if shuffle == "sort" else ShuffleStrategy.HASH_SHUFFLE
     ctx.enable_progress_bars = False  # each phase draws its own bar (or logs its progress)
     ctx.print_on_execution_start = False
     logging.getLogger("ray.data").setLevel(logging.ERROR)  # per-dataset execution logs and hints: noise at our scale

@@ -28,7 +28,7 @@ def init_ray(config: RunConfig, address: str | None = None) -> None:
     """Start (or join) Ray as a run of ``config`` would."""
     from pipeline.distribute import init_ray as start
 
-    start(config.ray.num_cpus, address or config.ray.address)
+    start(config.ray.num_cpus, address or config.ray.address, config.ray.shuffle)
 
 
 def plan_context(config: RunConfig, address: str | None = None, progress: bool = True) -> RunContext:

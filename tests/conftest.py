@@ -94,6 +94,9 @@ def ray_local():
     """One embedded Ray for the whole test session (starting Ray costs seconds)."""
     import ray
 
+    from pipeline.distribute import init_ray
+
     ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")
+    init_ray()  # Ray Data set up as a run does it (the phase2 API used by tests does not start Ray)
     yield ray
     ray.shutdown()
