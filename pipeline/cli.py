@@ -4,6 +4,7 @@
     curate validate CONFIG        check a config and list its inputs
     curate config-reference       print every config field with its default
     curate train-quality ...      train a fastText quality classifier (classifiers/train_quality.py)
+    curate report OUTPUT_ROOT     rebuild the dataset card of an output (pipeline/card/report.py)
 
 The CLI knows no phase by name: it prints what each phase's ``headline`` returns.
 """
@@ -51,6 +52,7 @@ def _parser() -> argparse.ArgumentParser:
     add_arguments(sub.add_parser("train-quality", help="train a fastText quality classifier",
                                  description="Train a supervised fastText quality classifier from labeled Parquet/JSONL "
                                              "or from positives vs negatives; held-out precision/recall/F1 saved beside the model."))
+    sub.add_parser("report", help="rebuild the dataset card (card/) of an existing output (see `curate report --help`)")
     return parser
 
 
@@ -60,6 +62,11 @@ def _fail(msg: str, code: int = 2) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["report"]:  # its own parser (pipeline/card/report.py), options included
+        from pipeline.card.report import main as report
+
+        return report(argv[1:])
     args = _parser().parse_args(argv)
     if args.command == "train-quality":
         from classifiers.train_quality import run as train

@@ -12,7 +12,7 @@ import pytest
 from pipeline.card import collect
 from pipeline.card.build import compute
 from pipeline.card.plan import plan_from_context
-from pipeline.card.report import main as report_main
+from pipeline.cli import main as curate
 from pipeline.config import RunConfig, load_config, parse_config
 from pipeline.runner import plan_context, run
 from tests.conftest import REPO, SAMPLES
@@ -76,7 +76,7 @@ def test_a_rerun_skips_the_card_a_change_rebuilds_it_and_report_agrees(sample, t
     again = run(sample_config(out), progress=False)
     assert again["phases"]["card"]["units_skipped"] == 1 and (out / "_done" / "card" / "run.json").stat().st_mtime_ns == marker
     before = _card(out)
-    assert report_main([str(out)]) == 0  # the same card from the output alone (run: the record of the last invocation)
+    assert curate(["report", str(out)]) == 0  # the same card from the output alone (run: the record of the last invocation)
     after = _card(out)
     assert {k: v for k, v in after.items() if k != "run"} == {k: v for k, v in before.items() if k != "run"}
     assert after["run"]["command"] == again["command"]
