@@ -31,7 +31,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 if sys.path and Path(sys.path[0]).resolve() == ROOT / "benchmarks":
-    sys.path[0] = str(ROOT)  # this folder has modules named like the standard library's (tokenize.py)
+    sys.path[0] = str(ROOT)  # a module here named like a standard one would shadow it
 
 import argparse  # noqa: E402
 import json  # noqa: E402

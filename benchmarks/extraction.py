@@ -47,7 +47,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 if sys.path and Path(sys.path[0] or ".").resolve() == ROOT / "benchmarks":
     # Run as a script: Python put benchmarks/ first on the path, where a sibling
-    # named like a standard module (benchmarks/tokenize.py) would shadow it.
+    # named like a standard module would shadow it.
     sys.path[0] = str(ROOT)
 else:
     sys.path.insert(0, str(ROOT))

@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-# benchmarks/ holds modules named like the standard library's (tokenize.py): never import from it as a top-level folder
+# a module in benchmarks/ named like a standard one would shadow it: never import from it as a top-level folder
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 sys.path.insert(0, str(ROOT))
 

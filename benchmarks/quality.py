@@ -31,7 +31,7 @@ import sys
 from pathlib import Path
 
 # Python puts this script's folder first on sys.path, where a benchmark module may shadow a
-# standard module (benchmarks/tokenize.py hides the stdlib tokenize that pydantic and
+# standard module (a benchmarks/tokenize.py would hide the stdlib tokenize that pydantic and
 # huggingface_hub import): take it off, and load _common by its path.
 HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]

@@ -23,6 +23,11 @@ SECTIONS = [
     ("dedup_scale", "python benchmarks/dedup_scale.py --docs 100000 1000000", "Deduplication at scale against DataTrove"),
     ("dedup_scale_distributed", "python benchmarks/dedup_scale.py --docs 100000 --distributed --no-datatrove --results benchmarks/results/dedup_scale_distributed.md",
      "Deduplication at scale: the distributed connected-components path"),
+    ("dedup_boilerplate", "python benchmarks/dedup_boilerplate.py", "Deduplication precision on pages that share a site's boilerplate"),
+    ("quality", "python benchmarks/quality.py", "Quality scoring (fastText) against DataTrove's FastTextClassifierFilter"),
+    ("pii", "python benchmarks/pii.py --repeat 3", "PII redaction speed against presidio's default engine"),
+    ("pii_eval", "python benchmarks/pii_eval.py", "PII detection quality against presidio's default engine"),
+    ("tokenize", "python benchmarks/tokenization.py", "Tokenization and shard writing"),
 ]
 
 INTRO = """# Benchmarks
