@@ -181,7 +181,8 @@ def test_runner_runs_phase2_after_phase1(ray_local, warc_factory, tmp_path):
     filters_off = {k: {"enabled": False} for k in ("gopher_quality", "gopher_repetition", "c4", "fineweb")}
     results = []
     for order, out in ((["one.warc.gz", "two.warc.gz"], "a"), (["two.warc.gz", "one.warc.gz"], "b")):
-        cfg = parse_config({"inputs": [str(tmp_path / f) for f in order], "output": str(tmp_path / out), "filters": filters_off})
+        cfg = parse_config({"inputs": [str(tmp_path / f) for f in order], "output": str(tmp_path / out), "filters": filters_off,
+                            "pii": {"enabled": False}, "shards": {"enabled": False}, "card": {"enabled": False}})
         record = run(cfg, progress=False)
         assert record["phases"]["deduped"]["in"] == 3
         assert record["phases"]["deduped"]["rejected_by_reason"] == {"duplicate": 1}

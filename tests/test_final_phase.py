@@ -40,6 +40,7 @@ def _config(src, out, rule):
         "inputs": [str(src / "*.warc.gz")], "output": str(out), "langid": {"min_score": 0.0},
         "filters": {k: {"enabled": False} for k in ("gopher_quality", "gopher_repetition", "c4", "fineweb")},
         "quality": {"enabled": True, "model": str(REPO / "samples" / "quality" / "model.ftz"), "filter": rule},
+        "shards": {"enabled": False}, "card": {"enabled": False},  # tested on their own
     })
 
 

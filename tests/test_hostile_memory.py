@@ -26,7 +26,7 @@ PAGE = ("<html><body><article><h1>Budget</h1><p>" + "The council met on Tuesday 
         + "</p></article></body></html>").encode()
 
 CHILD = r"""
-import json, resource, sys
+import json, sys
 from stages.base import ChainStats, run_chain
 from stages.charset import DecodeStage
 from stages.extract import ExtractStage
@@ -38,7 +38,10 @@ with open(sys.argv[1], "rb") as raw:
         out.update({u: None for u in kept.column("url").to_pylist()})
         for r in rejected:
             out.update(zip(r.column("url").to_pylist(), r.column("reason").to_pylist()))
-print(json.dumps({"reasons": out, "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+# VmHWM, not ru_maxrss: Linux carries ru_maxrss over fork and exec, so a child of a large pytest
+# process would report the parent's peak (1.5 GB in a full CI run) instead of its own
+hwm = next(int(l.split()[1]) * 1024 for l in open("/proc/self/status") if l.startswith("VmHWM:"))
+print(json.dumps({"reasons": out, "peak_rss": hwm,
                   "malformed": stats.malformed_records}))
 """
 

@@ -48,7 +48,9 @@ NO_TEXT_FILTERS = {name: {"enabled": False} for name in ("gopher_quality", "goph
 
 def config(inputs, output, **extra):
     return parse_config(
-        {"inputs": inputs, "output": output, "langid": {"min_score": 0.3}, "filters": NO_TEXT_FILTERS, "dedup": {"enabled": False}, **extra}
+        # phase 1 with the final phase (PII) after it; shards and the card have their own tests
+        {"inputs": inputs, "output": output, "langid": {"min_score": 0.3}, "filters": NO_TEXT_FILTERS, "dedup": {"enabled": False},
+         "shards": {"enabled": False}, "card": {"enabled": False}, **extra}
     )
 
 

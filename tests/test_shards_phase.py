@@ -40,7 +40,8 @@ def corpus(tmp_path_factory):
 def _config(src, out, **extra):
     data = {"inputs": [str(src / "*.warc.gz")], "output": str(out), "langid": {"min_score": 0.0},
             "filters": {k: {"enabled": False} for k in ("gopher_quality", "gopher_repetition", "c4", "fineweb")},
-            "shards": {"shuffle": {"groups": 3}, "mds": {"size_limit": 4096}, "webdataset": {"maxcount": 4}}}
+            "shards": {"shuffle": {"groups": 3}, "mds": {"size_limit": 4096}, "webdataset": {"maxcount": 4}},
+            "card": {"enabled": False}}
     for k, v in extra.items():
         data[k] = {**data.get(k, {}), **v} if isinstance(v, dict) else v
     return parse_config(data)
