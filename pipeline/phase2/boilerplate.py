@@ -2,7 +2,9 @@
 
 For every document, which positions of its MinHash signature hold a value that
 ``boilerplate.min_docs`` or more documents of its host share (stages.dedup.
-boilerplate): the signature checks of steps 2b and 4 leave those positions out.
+boilerplate): the signature checks of steps 2b and 4 leave those positions out,
+and step 2c gives the documents with many of them content rows.  It runs
+before step 2 (it needs only the signatures).
 
 The documents of one host must meet in one task: one Ray Data shuffle groups
 ``(doc, group, text key, signature)`` rows by host (a host above
@@ -34,9 +36,9 @@ FOLDER = ("dedup", "boilerplate")
 _CHUNK_DOCS = 4096
 
 
-def needed(ctx: Phase2Context, edge_rows: int) -> bool:
+def needed(ctx: Phase2Context, bucket_rows: int) -> bool:
     m = ctx.dedup.minhash
-    return m.enabled and m.verify != "off" and m.boilerplate.enabled and edge_rows > 0
+    return m.enabled and m.verify != "off" and m.boilerplate.enabled and bucket_rows > 0
 
 
 def signature_bytes(ctx: Phase2Context) -> int:
@@ -44,11 +46,14 @@ def signature_bytes(ctx: Phase2Context) -> int:
     return m.num_perm * np.dtype(minhash.signature_dtype(m.scheme)).itemsize
 
 
-def find_boilerplate(ctx: Phase2Context, edge_rows: int) -> dict:
-    """Step 2a (when :func:`needed`: an earlier run's marks are deleted either way); returns its part of the summary."""
+def find_boilerplate(ctx: Phase2Context, bucket_rows: int) -> dict:
+    """Step 2a (when :func:`needed`: an earlier run's marks are deleted either way); returns its part of the summary.
+
+    Runs before step 2 (its marks decide which documents get step 2c's content rows).
+    """
     cfg = ctx.dedup.minhash.boilerplate
     ctx.storage.delete_dir(*FOLDER)
-    if not needed(ctx, edge_rows):
+    if not needed(ctx, bucket_rows):
         return {}
     docs = ctx.rows(ctx.files("dedup", "meta"))
     big = _big_hosts(ctx, cfg.max_host_docs) if docs > cfg.max_host_docs else {}

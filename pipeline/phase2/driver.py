@@ -7,7 +7,7 @@ import time
 
 from pipeline.config import RunConfig
 from pipeline.phase import Part, Unit, fingerprint
-from pipeline.phase2 import boilerplate, components, decisions, edges, ids, resume, signatures, verify, write
+from pipeline.phase2 import boilerplate, components, content, decisions, edges, ids, resume, signatures, verify, write
 from pipeline.phase2.context import PHASE, Phase2Context, timed
 from pipeline.storage import Storage
 from pipeline.units import UnitWork, marker_path
@@ -83,12 +83,15 @@ def deduplicate(ctx: Phase2Context, corpus: Unit, signature_fp: str) -> dict:
     with timed(steps, "ids"):
         summary.update(ids.find_duplicate_ids(ctx))
 
+    # host boilerplate (2a) first: the content rows of 2c join the LSH buckets of step 2
+    with timed(steps, "boilerplate"):
+        summary.update(boilerplate.find_boilerplate(ctx, summary["bucket_rows"]))
+    with timed(steps, "content"):
+        summary.update(content.content_buckets(ctx))
+
     with timed(steps, "edges"):
         edge_set, info = edges.find_edges(ctx, sig_stats)
     summary.update(info)
-
-    with timed(steps, "boilerplate"):
-        summary.update(boilerplate.find_boilerplate(ctx, edge_set.rows))
 
     if verify.needed(ctx, edge_set):
         with timed(steps, "verify"):

@@ -5,7 +5,8 @@ groups them by a hash of the bucket into partitions of about
 ``partition_rows`` rows, and each partition turns its buckets into star edges
 (stages.dedup.edges).  With a single partition there is nothing to shuffle.
 Documents removed for a repeated id (step 1b) leave the graph here: their
-bucket rows are dropped before the stars are drawn.
+bucket rows are dropped before the stars are drawn.  The content rows of
+step 2c (``dedup/buckets-content/``) join step 1's rows.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from pipeline.phase2 import ids
+from pipeline.phase2.content import FOLDER as CONTENT_FOLDER
 from pipeline.phase2.context import Phase2Context
 from pipeline.phase2.shuffle import group_apply
 from stages.dedup.edges import edges_table, star_edges
@@ -36,9 +38,10 @@ class EdgeSet:
 def find_edges(ctx: Phase2Context, signature_stats: list[dict]) -> tuple[EdgeSet, dict]:
     """Step 2; returns the edges and its part of the summary."""
     task = {"threshold": ctx.dedup.minhash.verify_threshold, "excluded": ids.excluded_docs(ctx)}
-    bucket_rows = sum(s.get("bucket_rows", 0) for s in signature_stats)
+    # step 1's rows, and step 2c's content rows (same buckets)
+    buckets = ctx.files("dedup", "buckets") + ctx.files(*CONTENT_FOLDER)
+    bucket_rows = sum(s.get("bucket_rows", 0) for s in signature_stats) + ctx.rows(ctx.files(*CONTENT_FOLDER))
     p = ctx.partitions(int(bucket_rows * _row_weight(ctx, signature_stats)))
-    buckets = ctx.files("dedup", "buckets")
     if bucket_rows and p == 1:  # one partition: no shuffle needed
         ctx.storage.write_parquet(_edges_task(ctx.read_local(buckets), **task), "dedup", "edges", "part-0.parquet")
     elif bucket_rows:

@@ -20,7 +20,7 @@ from stages.dedup import lsh
 from stages.dedup.config import DedupConfig
 
 #: Outputs of steps 2-4: rebuilt on every run, since they depend on all parts.
-REBUILT_STEPS = ("edges", "edges-verified", "components", "decisions")
+REBUILT_STEPS = ("boilerplate", "buckets-content", "edges", "edges-verified", "components", "decisions")
 
 
 def signature_settings(dedup: DedupConfig) -> dict:

@@ -21,6 +21,16 @@ body keep their score whatever block or template surrounds them.
 ``identical_threshold`` or more is a duplicate anyway (several copies of one
 page on its own site share their whole text, so all of it counts as
 boilerplate there).  The signatures themselves are unchanged (datasketch's).
+
+The check only sees pairs that LSH makes candidates, and a body republished
+under two different blocks (or a block on one side and another template on
+the other) often never is: with a block of half the words on each side the
+full-text Jaccard is ~0.33, so it shares no band of 25 x 5.
+:func:`content_signatures` gives such a document a second MinHash, over its
+shingles without the host boilerplate, which phase 2 bands into the same LSH
+buckets: the text around the shingles that hold the document's boilerplate
+values (:func:`boilerplate_shingles`) is left out, so two copies of one body
+get close signatures whatever surrounds them.
 """
 
 from __future__ import annotations
@@ -29,15 +39,26 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from stages.dedup import minhash
+from stages.dedup.config import MinHashConfig
 from stages.dedup.hashing import fmix64
 from stages.dedup.minhash import poly_hash_spans
-from stages.dedup.normalize import string_buffers
+from stages.dedup.normalize import normalize_batch, string_buffers
 
 U64 = np.uint64
 
 #: Fewer positions than num_perm / this without boilerplate: the content estimate is
 #: too coarse to trust (the pair is then a duplicate only by ``identical_threshold``).
 MIN_CONTENT_SHARE = 16
+
+#: A flagged boilerplate shingle (one holding a boilerplate value) is expected every
+#: ``block / flagged`` shingles of a block; gaps up to this many times that are filled
+#: (a geometric gap is longer with probability ~e^-4).
+GAP_FACTOR = 4
+#: Bounds of the filled gap, in shingles (the upper one keeps a short body between two blocks).
+MAX_GAP = 64
+#: A content signature needs at least this many shingles left (fewer: no content bands).
+MIN_CONTENT_SHINGLES = 16
 
 # scheme://user@HOST:port/...  (the host, without userinfo and port)
 _HOST = r"^(?:[A-Za-z][A-Za-z0-9+.-]*://)?(?:[^@/?#]*@)?(?P<h>[^/?#:]*)"
@@ -125,3 +146,64 @@ def unpack(col: pa.FixedSizeBinaryArray, num_perm: int) -> np.ndarray:
         return np.zeros((0, num_perm), bool)
     raw = np.frombuffer(col.buffers()[1], np.uint8)[col.offset * width:(col.offset + len(col)) * width].reshape(-1, width)
     return np.unpackbits(raw, axis=1, count=num_perm).astype(bool)
+
+
+def boilerplate_shingles(hashes: np.ndarray, counts: np.ndarray, sig: np.ndarray, mask: np.ndarray,
+                         config: MinHashConfig) -> np.ndarray:
+    """Per shingle (in document order, ``counts`` per document): part of the document's host boilerplate.
+
+    A shingle is *flagged* when it holds the document's signature value at a
+    boilerplate position (its permuted hash is that minimum).  Those are a
+    random sample of the block's shingles (about one per boilerplate
+    position), so the block is their span: flagged shingles, the ``ngram - 1``
+    shingles on each side (they share words with them) and the gaps between
+    two flagged shingles of a document up to ``GAP_FACTOR`` times the expected
+    gap (block shingles ~ shingles x masked share, over the flagged ones;
+    between ``ngram`` and ``MAX_GAP``).  One pass per permutation, as the
+    signature itself.
+    """
+    n = len(counts)
+    total = int(counts.sum())
+    doc = np.repeat(np.arange(n), counts)
+    flagged = np.zeros(total, bool)
+    if total == 0 or not mask.any():
+        return flagged
+    a, b = minhash.permutations(config.num_perm, config.seed, config.scheme)
+    hv = minhash.prepared_hashes(hashes, config.scheme)
+    buf = np.empty(total, hv.dtype)
+    for k in np.flatnonzero(mask.any(axis=0)):
+        on = mask[doc, k]
+        flagged |= on & (minhash.permute(hv, a[k], b[k], config.scheme, buf) == sig[doc, k].astype(hv.dtype))
+    first = np.concatenate(([0], np.cumsum(counts)))
+    f = np.flatnonzero(flagged)
+    if len(f) == 0:
+        return flagged
+    fd = doc[f]
+    per_doc = np.bincount(fd, minlength=n)
+    expected = counts * mask.sum(axis=1) / config.num_perm / np.maximum(per_doc, 1)
+    gap = np.clip(np.ceil(GAP_FACTOR * expected), config.ngram, MAX_GAP)
+    edge = config.ngram - 1
+    diff = np.zeros(total + 1, np.int64)
+    np.add.at(diff, np.maximum(f - edge, first[fd]), 1)
+    np.add.at(diff, np.minimum(f + edge + 1, first[fd + 1]), -1)
+    bridge = (fd[1:] == fd[:-1]) & (f[1:] - f[:-1] <= gap[fd[1:]])
+    np.add.at(diff, f[:-1][bridge], 1)
+    np.add.at(diff, f[1:][bridge], -1)
+    return np.cumsum(diff[:-1]) > 0
+
+
+def content_signatures(texts: pa.Array | pa.ChunkedArray, sig: np.ndarray, mask: np.ndarray,
+                       config: MinHashConfig) -> tuple[np.ndarray, np.ndarray]:
+    """MinHash signatures of the texts without their host boilerplate, and the shingles each keeps.
+
+    ``sig`` and ``mask`` are the texts' signatures and boilerplate positions.
+    A document left with fewer than ``MIN_CONTENT_SHINGLES`` shingles gets
+    the empty signature (and a count below that: the caller bands nothing
+    for it).
+    """
+    data, offsets = normalize_batch(texts, config.normalize)
+    counts, hashes = minhash.shingle_hashes(data, offsets, config)
+    keep = ~boilerplate_shingles(hashes, counts, sig, mask, config)
+    doc = np.repeat(np.arange(len(counts)), counts)
+    left = np.bincount(doc[keep], minlength=len(counts))
+    return minhash.minhash_from_hashes(hashes[keep], left, config), left

@@ -64,6 +64,16 @@ class BoilerplateConfig(BaseModel):
         50_000, ge=100, description="a host with more documents is split by document hash into groups of about this many to "
         "count shared values: bounds the memory of one task",
     )
+    content_candidates: bool = Field(
+        True,
+        description="with verify: signature, also band a second MinHash of every document with at least content_min_share "
+        "boilerplate positions, over its shingles without the host boilerplate, into the same LSH buckets (candidates checked "
+        "as the others): finds copies whose full-text Jaccard the blocks around them keep below the threshold",
+    )
+    content_min_share: float = Field(
+        0.1, gt=0.0, le=1.0, description="share of a document's signature positions that must be host boilerplate for it to "
+        "get content candidates (smaller blocks barely lower the Jaccard of copies)",
+    )
 
 
 class MinHashConfig(BaseModel):

@@ -192,23 +192,32 @@ def minhash_from_hashes(hashes: np.ndarray, counts: np.ndarray, config: MinHashC
     if not has.any():
         return out.T
     seg = np.concatenate(([0], np.cumsum(counts[has])))[:-1]
-    if config.scheme == "affine32":
-        hv = _fmix32((hashes & _MAX32).astype(np.uint32))
-    elif config.scheme == "affine64":
-        hv = _fmix64(hashes)
-    else:
-        hv = hashes & _MAX32
+    hv = prepared_hashes(hashes, config.scheme)
     buf = np.empty(len(hv), dtype=hv.dtype)
     # One permutation at a time over every shingle of the batch: long vectors,
     # no (shingles x num_perm) matrix, and reduceat does the per-document min.
     for k in range(config.num_perm):
-        np.multiply(hv, a[k].astype(hv.dtype), out=buf)
-        buf += b[k].astype(hv.dtype)
-        if config.scheme == "legacy":
-            np.remainder(buf, _MERSENNE, out=buf)
-            buf &= _MAX32
-        out[k, has] = np.minimum.reduceat(buf, seg)
+        out[k, has] = np.minimum.reduceat(permute(hv, a[k], b[k], config.scheme, buf), seg)
     return out.T
+
+
+def prepared_hashes(hashes: np.ndarray, scheme: str) -> np.ndarray:
+    """Shingle hashes as the permutations of ``scheme`` take them."""
+    if scheme == "affine32":
+        return _fmix32((hashes & _MAX32).astype(np.uint32))
+    if scheme == "affine64":
+        return _fmix64(hashes)
+    return hashes & _MAX32
+
+
+def permute(hv: np.ndarray, a, b, scheme: str, out: np.ndarray) -> np.ndarray:
+    """One permutation ``(a, b)`` of prepared hashes, written to ``out`` (the values a signature takes its minimum of)."""
+    np.multiply(hv, np.asarray(a).astype(hv.dtype), out=out)
+    out += np.asarray(b).astype(hv.dtype)
+    if scheme == "legacy":
+        np.remainder(out, _MERSENNE, out=out)
+        out &= _MAX32
+    return out
 
 
 def shingle_hashes(data: np.ndarray, offsets: np.ndarray, config: MinHashConfig) -> tuple[np.ndarray, np.ndarray]:
