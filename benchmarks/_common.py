@@ -193,3 +193,46 @@ def markdown_table(headers: list[str], rows: list[list], align: str | None = Non
     sep = ["---" if a == "l" else "---:" for a in align]
     lines = [headers, sep, *[[("" if c is None else str(c)) for c in r] for r in rows]]
     return "\n".join("| " + " | ".join(map(str, line)) + " |" for line in lines)
+
+
+def _cpu_s(pid: int) -> tuple[str, float] | None:
+    """(start time, user + system CPU seconds) of a live process, from /proc/<pid>/stat."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    tick = os.sysconf("SC_CLK_TCK")
+    return fields[19], (int(fields[11]) + int(fields[12])) / tick  # starttime, utime + stime
+
+
+class TreeUsage(TreeMemory):
+    """:class:`TreeMemory` plus the CPU seconds of the whole tree and the load average meanwhile.
+
+    A tree's CPU time cannot come from ``RUSAGE_CHILDREN`` alone when some
+    descendants are reaped by a daemon rather than by their parent (Ray's
+    workers): every process's own CPU time is sampled and its last value kept,
+    so only the last interval of a process that exits is missed.
+    """
+
+    def __init__(self, pid: int, interval_s: float = 0.5):
+        super().__init__(pid, interval_s)
+        self._cpu: dict[tuple[int, str], float] = {}
+        self._loads: list[float] = []
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            pids = _descendants(self.pid)
+            self.peak_mb = max(self.peak_mb, sum(_pss_kib(p) for p in pids) / 1024)
+            for p in pids:
+                if (u := _cpu_s(p)) is not None:
+                    self._cpu[(p, u[0])] = u[1]
+            self._loads.append(os.getloadavg()[0])
+            self._stop.wait(self.interval_s)
+
+    @property
+    def cpu_s(self) -> float:
+        return sum(self._cpu.values())
+
+    @property
+    def mean_load(self) -> float | None:
+        return sum(self._loads) / len(self._loads) if self._loads else None

@@ -32,6 +32,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 
 import pyarrow as pa
@@ -86,24 +87,83 @@ def removed_ids(root: str) -> set[str]:
     return {i for f in sorted(folder.glob("*.parquet")) for i in pq.read_table(f, columns=["id"]).column("id").to_pylist()}
 
 
-def run_ours(root: str, workers: int, distributed: bool) -> dict:
+class TreeCpu:
+    """CPU seconds (user + system) of a process tree during a run, sampled in a background thread.
+
+    Each process's CPU time is read every ``interval`` seconds and the largest
+    value per pid is kept, minus what it had used when the run started; a
+    process that exits loses at most its last interval.
+    """
+
+    def __init__(self, interval: float = 0.5):
+        from benchmarks.memory import psutil
+
+        self.psutil = psutil
+        self.root = psutil.Process(os.getpid())
+        self.interval = interval
+        self.start: dict[int, float] = {}
+        self.last: dict[int, float] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _read(self) -> dict[int, float]:
+        out = {}
+        try:
+            procs = [self.root, *self.root.children(recursive=True)]
+        except self.psutil.Error:  # the root has exited
+            return out
+        for p in procs:
+            try:
+                t = p.cpu_times()
+                out[(p.pid, p.create_time())] = t.user + t.system
+            except self.psutil.Error:
+                continue
+        return out
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            for k, v in self._read().items():
+                self.last[k] = max(self.last.get(k, 0.0), v)
+            time.sleep(self.interval)
+
+    def __enter__(self) -> "TreeCpu":
+        self.start = self._read()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        for k, v in self._read().items():
+            self.last[k] = max(self.last.get(k, 0.0), v)
+
+    @property
+    def seconds(self) -> float:
+        return sum(v - self.start.get(k, 0.0) for k, v in self.last.items())
+
+
+def run_ours(root: str, workers: int, distributed: bool, boilerplate: bool = True) -> dict:
     from pipeline.config import parse_config
     from pipeline.phase2 import run_phase2
     from pipeline.runner import init_ray
     from pipeline.storage import Storage
 
     dedup = {"components": {"local_max_edges": 0}} if distributed else {}
+    if not boilerplate:
+        dedup["minhash"] = {"boilerplate": {"enabled": False}}
     cfg = parse_config({"inputs": ["unused"], "output": root, "dedup": dedup, "ray": {"num_cpus": workers}})
     init_ray(cfg)
+    load0 = os.getloadavg()
     t0 = time.perf_counter()
-    with PeakMemory() as mem:
+    with PeakMemory() as mem, TreeCpu() as cpu:
         summary = run_phase2(cfg, Storage(root), workers, progress=False)
     wall = time.perf_counter() - t0
+    load1 = os.getloadavg()
     import ray
 
     ray.shutdown()
     return {"wall": wall, "peak_rss": mem.peak_rss, "peak_name": mem.peak_name, "peak_total": mem.peak_total,
-            "summary": summary}
+            "summary": summary, "cpu": cpu.seconds, "load": [round(load0[0], 2), round(load1[0], 2)]}
 
 
 def run_datatrove(root: str, workers: int, bands: int, rows: int) -> dict:
@@ -154,6 +214,85 @@ def datatrove_removed(root: str) -> set[str]:
     return {i for f in sorted(folder.glob("*.parquet")) for i in pq.read_table(f, columns=["id"]).column("id").to_pylist()}
 
 
+def write_chunked(root: Path, docs: int, per_chunk: int, docs_per_part: int, dup_fraction: float, cache: Path) -> dict:
+    """A corpus of ``docs`` documents from chunks of ``per_chunk`` (synth_corpus.generate with seeds 0, 1, ...).
+
+    synth_corpus builds one Arrow string array of all paragraph words, which overflows past ~1M documents
+    (2 GB of words) and needs ~3 GB of memory per million documents; chunks keep both bounded.  Every chunk
+    uses seed 0's vocabulary (so chunks share their words and chance LSH collisions happen across them), its
+    own 500 site templates (host names ``site<chunk>x<s>`` after chunk 0), and ids, parts and cluster numbers offset
+    so they do not collide.  Chunk 0 is exactly the one-chunk corpus of the same size.  Chunks are cached in
+    ``cache`` (one folder per seed) and hard-linked into ``root``.
+    """
+    import numpy as np
+
+    from benchmarks import synth_corpus as sc
+    from pipeline.storage import Storage
+
+    parts_per_chunk = max(1, per_chunk // docs_per_part)
+    storage = Storage(str(root))
+    truths, info = [], {"docs": 0, "parts": 0, "clusters": 0, "in_clusters": 0, "to_remove": 0}
+    cluster_offset = 0
+    for c in range(-(-docs // per_chunk)):
+        n = min(per_chunk, docs - c * per_chunk)
+        folder = cache / f"seed-{c}-{n}-{parts_per_chunk}"
+        same = root.parent / f"corpus-{n}"  # chunk 0 is the one-chunk corpus of its size: reuse it when it is there
+        if c == 0 and not (folder / "truth.parquet").exists() and (same / "truth.parquet").exists() and \
+                len(list((same / "documents" / "extracted").glob("*.parquet"))) == parts_per_chunk:
+            for sub in ("documents/extracted", "_done/extracted"):
+                (folder / sub).mkdir(parents=True, exist_ok=True)
+                for f in (same / sub).iterdir():
+                    os.link(f, folder / sub / f.name)
+            os.link(same / "truth.parquet", folder / "truth.parquet")
+        if not (folder / "truth.parquet").exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            original = sc.vocabulary
+            vocab0 = original(np.random.default_rng(0))
+            sc.vocabulary = lambda rng: (original(rng), vocab0)[1]  # the chunk's rng advances as usual; seed 0's words
+            try:
+                table, cluster = sc.generate(n, dup_fraction, seed=c)
+            finally:
+                sc.vocabulary = original
+            if c:
+                table = table.set_column(0, "id", pc_replace(table.column("id"), "synth-", f"synth{c}-"))
+                table = table.set_column(1, "url", pc_replace(table.column("url"), "https://site", f"https://site{c}x"))
+            chunk_store = Storage(str(folder))
+            per = -(-n // parts_per_chunk)
+            for p in range(parts_per_chunk):
+                part = table.slice(p * per, per)
+                unit = f"synth-{c * parts_per_chunk + p:05d}"
+                part = part.append_column("source", pa.array([unit] * len(part))).append_column("language", pa.array(["en"] * len(part)))
+                chunk_store.write_parquet(part, "documents", "extracted", f"part-{unit}.parquet")
+                chunk_store.write_json({"unit": unit, "kept": len(part)}, "_done", "extracted", f"{unit}.json")
+            chunk_store.write_parquet(pa.table({"id": table.column("id"), "cluster": pa.array(cluster, mask=cluster < 0)}), "truth.parquet")
+            del table, cluster
+        for sub in ("documents/extracted", "_done/extracted"):
+            (root / sub).mkdir(parents=True, exist_ok=True)
+            for f in (folder / sub).iterdir():
+                if not (root / sub / f.name).exists():
+                    os.link(f, root / sub / f.name)
+        t = pq.read_table(folder / "truth.parquet")
+        cl = t.column("cluster").to_numpy(zero_copy_only=False)
+        cl = np.where(np.isnan(cl.astype(float)), -1, cl).astype(np.int64) if t.column("cluster").null_count else cl.astype(np.int64)
+        sizes = np.bincount(cl[cl >= 0]) if (cl >= 0).any() else np.zeros(0, np.int64)
+        info["clusters"] += int((sizes > 0).sum())
+        info["in_clusters"] += int(sizes.sum())
+        info["to_remove"] += int(sizes.sum() - (sizes > 0).sum())
+        info["docs"] += n
+        info["parts"] += parts_per_chunk
+        shifted = np.where(cl >= 0, cl + cluster_offset, -1)
+        cluster_offset += len(sizes)
+        truths.append(pa.table({"id": t.column("id"), "cluster": pa.array(shifted, mask=shifted < 0)}))
+    storage.write_parquet(pa.concat_tables(truths), "truth.parquet")
+    return {**info, "chunks": -(-docs // per_chunk)}
+
+
+def pc_replace(column, old: str, new: str):
+    import pyarrow.compute as pc
+
+    return pc.replace_substring(column, old, new, max_replacements=1)
+
+
 def measure(args: list[str]) -> dict:
     """Run one system in a fresh Python process, so that its process tree is all that is measured."""
     out = subprocess.run([sys.executable, __file__, "--measure", *args], capture_output=True, text=True)
@@ -170,6 +309,12 @@ def main(argv=None) -> int:
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--distributed", action="store_true", help="force distributed connected components")
     ap.add_argument("--no-datatrove", dest="datatrove", action="store_false")
+    ap.add_argument("--no-boilerplate", dest="boilerplate", action="store_false",
+                    help="turn off the host-boilerplate step of the signature checks (dedup.minhash.boilerplate.enabled)")
+    ap.add_argument("--chunk-docs", type=int, default=1_000_000,
+                    help="a larger corpus is built from chunks of this many documents (synth_corpus overflows past ~1M)")
+    ap.add_argument("--cpu", action="store_true",
+                    help="also report the CPU seconds of the run's process tree and the 1-minute load average at start and end")
     ap.add_argument("--results", default=str(RESULTS), help="markdown table output")
     ap.add_argument("--workdir", help="keep corpora and outputs here (default: a temporary folder)")
     ap.add_argument("--measure", nargs="+", help=argparse.SUPPRESS)  # internal: ours|datatrove ROOT WORKERS ...
@@ -177,7 +322,7 @@ def main(argv=None) -> int:
     if args.measure:
         kind, root, workers, *rest = args.measure
         if kind == "ours":
-            result = run_ours(root, int(workers), rest == ["distributed"])
+            result = run_ours(root, int(workers), "distributed" in rest, "no-boilerplate" not in rest)
         else:
             result = run_datatrove(root, int(workers), int(rest[0]), int(rest[1]))
         print("RESULT " + json.dumps(result, default=str), flush=True)
@@ -197,17 +342,25 @@ def main(argv=None) -> int:
         if not (root / "truth.parquet").exists():
             shutil.rmtree(root, ignore_errors=True)
             t0 = time.perf_counter()
-            info = write_corpus(str(root), n, max(1, n // args.docs_per_part), args.dup_fraction)
+            if n > args.chunk_docs:
+                info = write_chunked(root, n, args.chunk_docs, args.docs_per_part, args.dup_fraction, workdir / "chunks")
+            else:
+                info = write_corpus(str(root), n, max(1, n // args.docs_per_part), args.dup_fraction)
             print(f"corpus {n}: {json.dumps(info)} ({time.perf_counter() - t0:.0f}s)", flush=True)
         for folder in ("documents/deduped", "rejected/deduped", "_done/deduped", "dedup"):
             shutil.rmtree(root / folder, ignore_errors=True)
         truth = pq.read_table(root / "truth.parquet")
-        r = measure(["ours", str(root), str(args.workers), *(["distributed"] if args.distributed else [])])
+        r = measure(["ours", str(root), str(args.workers), *(["distributed"] if args.distributed else []),
+                     *([] if args.boilerplate else ["no-boilerplate"])])
         r["removed"] = removed_ids(str(root))
         s = score(r["removed"], truth)
         sm = r["summary"]
         notes = (f"{sm['bands']}x{sm['rows']} bands x rows, {sm['edges']} edges, components {sm['components_path']}, "
                  f"steps {json.dumps(sm['step_seconds'])}, largest process: {r['peak_name']}")
+        if not args.boilerplate:
+            notes = "boilerplate step off, " + notes
+        if args.cpu:
+            notes += f", CPU {r['cpu']:,.0f} s ({n / r['cpu']:,.0f} docs per CPU-second), load average {r['load'][0]} -> {r['load'][1]}"
         lines.append(f"| ours (Ray) | {n:,} | {r['wall']:.1f} | {n / r['wall'] / args.workers:,.0f} | {r['peak_rss'] / mib:,.0f} MiB | "
                      f"{r['peak_total'] / mib:,.0f} MiB | {s['removed']:,} | {s['precision']:.4f} | {s['recall']:.4f} | {notes} |")
         print(lines[-1], flush=True)

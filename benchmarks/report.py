@@ -13,6 +13,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 SECTIONS = [
+    ("e2e", "python benchmarks/e2e.py --parallel", "The whole pipeline end to end (WARC → … → tokens) against DataTrove's FineWeb pipeline"),
     ("phase1", "python benchmarks/phase1.py --repeat 3", "Phase 1 end to end (WARC → text → filters → Parquet) against DataTrove"),
     ("extraction", "python benchmarks/extraction.py", "Main-text extraction: accuracy and speed on the shared dev set"),
     ("filters", "python benchmarks/filters.py", "Heuristic filters against DataTrove's"),
@@ -23,11 +24,15 @@ SECTIONS = [
     ("dedup_scale", "python benchmarks/dedup_scale.py --docs 100000 1000000", "Deduplication at scale against DataTrove"),
     ("dedup_scale_distributed", "python benchmarks/dedup_scale.py --docs 100000 --distributed --no-datatrove --results benchmarks/results/dedup_scale_distributed.md",
      "Deduplication at scale: the distributed connected-components path"),
+    ("dedup_scale_sim", "python benchmarks/dedup_scale.py --docs 1000000 2000000 --distributed --no-datatrove --cpu --results benchmarks/results/dedup_scale_sim.md",
+     "Deduplication at scale: the distributed path at 1M and 2M documents (the simulation behind [scale.md](scale.md), the plan for a whole snapshot)"),
     ("dedup_boilerplate", "python benchmarks/dedup_boilerplate.py", "Deduplication precision on pages that share a site's boilerplate"),
     ("quality", "python benchmarks/quality.py", "Quality scoring (fastText) against DataTrove's FastTextClassifierFilter"),
     ("pii", "python benchmarks/pii.py --repeat 3", "PII redaction speed against presidio's default engine"),
     ("pii_eval", "python benchmarks/pii_eval.py", "PII detection quality against presidio's default engine"),
     ("tokenize", "python benchmarks/tokenization.py", "Tokenization and shard writing"),
+    ("big_warc", "python benchmarks/big_warc.py --ray-no-progress-timeout -1",
+     "A 1 GB Common-Crawl-sized WARC through `curate run`: memory of the defaults (see also [scale.md](scale.md))"),
 ]
 
 INTRO = """# Benchmarks
