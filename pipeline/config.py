@@ -39,6 +39,9 @@ class StorageConfig(BaseModel):
     endpoint_url: str | None = Field(None, description="S3-compatible endpoint, e.g. http://127.0.0.1:9000; default AWS_ENDPOINT_URL or AWS")
     region: str | None = Field(None, description="default AWS_DEFAULT_REGION or us-east-1")
     anonymous: bool = Field(False, description="unsigned requests (public buckets such as commoncrawl)")
+    max_attempts: int = Field(10, ge=1, le=100, description="tries per S3 request before a unit fails: throttling "
+                              "(503 SlowDown) and dropped connections are retried with exponential backoff (AWS standard "
+                              "retry strategy; the SDK's default of 3 is too few for a snapshot's millions of requests)")
 
 
 class RayConfig(BaseModel):
@@ -98,7 +101,7 @@ class RunConfig(BaseModel):
 def s3_options(config: RunConfig) -> S3Options:
     """The object-storage options of a run (for inputs and outputs on s3://)."""
     s = config.storage
-    return S3Options(s.endpoint_url, s.region, s.anonymous)
+    return S3Options(s.endpoint_url, s.region, s.anonymous, s.max_attempts)
 
 
 def _describe(err: dict) -> str:

@@ -53,6 +53,11 @@ def init_ray(num_cpus: int | None = None, address: str | None = None, shuffle: s
     ctx = ray.data.DataContext.get_current()
     ctx.shuffle_strategy = ShuffleStrategy.SORT_SHUFFLE_PULL_BASED if shuffle == "sort" else ShuffleStrategy.HASH_SHUFFLE
     ctx.enable_progress_bars = False  # each phase draws its own bar (or logs its progress)
+    # A unit is a whole input file (a CC WARC: ~30,000 pages, over 30 min on a slow or shared core):
+    # Ray Data's guard (no block out for 30 min -> the dataset fails) would kill a healthy phase 1.
+    # A unit's own failures are caught per unit; progress is logged and exported as metrics.
+    if hasattr(ctx, "execution_no_progress_timeout_s"):
+        ctx.execution_no_progress_timeout_s = -1
     ctx.print_on_execution_start = False
     logging.getLogger("ray.data").setLevel(logging.ERROR)  # per-dataset execution logs and hints: noise at our scale
 
@@ -142,9 +147,39 @@ def map_units(
         yield stats
 
 
+class _Metrics:
+    """The same progress as Ray metrics (Prometheus, the dashboard's Metrics tab), tagged by phase.
+
+    Created lazily in the driver; a Ray without its metrics agent (or no Ray at
+    all) just records nothing."""
+
+    _gauges: dict | None = None
+
+    @classmethod
+    def set(cls, phase: str, values: dict[str, float]) -> None:
+        try:
+            if cls._gauges is None:
+                from ray.util.metrics import Gauge
+
+                described = {"units_done": "units of the phase finished", "units_total": "units of the phase",
+                             "docs": "documents counted by the phase so far (tag: count)",
+                             "units_per_min": "units finished per minute", "eta_seconds": "estimated seconds left"}
+                cls._gauges = {k: Gauge(f"curate_phase_{k}", d, tag_keys=("phase", "count") if k == "docs" else ("phase",))
+                               for k, d in described.items()}
+            for k, v in values.items():
+                if isinstance(v, dict):
+                    for count, n in v.items():
+                        cls._gauges[k].set(n, tags={"phase": phase, "count": count})
+                else:
+                    cls._gauges[k].set(v, tags={"phase": phase})
+        except Exception as e:  # metrics are an aid, never a reason to fail a run
+            log.debug("ray metrics unavailable: %s", e)
+
+
 class Progress:
     """Units done of a phase, with document counts: a tqdm bar on a terminal, else a log line
-    at a steady interval (cluster jobs have no terminal) with units/s and an ETA."""
+    at a steady interval (cluster jobs have no terminal) with units/s and an ETA; and the same
+    as Ray metrics (``curate_phase_*`` gauges) for the dashboard."""
 
     def __init__(self, phase: str, total: int, unit: str, enabled: bool = True, counts: Iterable[str] = ("kept",),
                  interval_s: float = 30.0):
@@ -158,6 +193,7 @@ class Progress:
         self.enabled = enabled
         if enabled and sys.stderr.isatty():
             self.bar = tqdm(total=total, desc=phase, unit=unit, file=sys.stderr)
+        self._metrics()
 
     def update(self, stats: dict) -> None:
         self.done += 1
@@ -168,10 +204,20 @@ class Progress:
         elif self.enabled and (time.monotonic() - self._last >= self.interval_s or self.done == self.total):
             self._last = time.monotonic()
             log.warning("%s", self.line())
+        self._metrics()
+
+    def rate(self) -> float:
+        """Units per second so far."""
+        return self.done / max(time.monotonic() - self.t0, 1e-9)
+
+    def _metrics(self) -> None:
+        rate = self.rate()
+        eta = (self.total - self.done) / rate if rate > 0 else -1.0
+        _Metrics.set(self.phase, {"units_done": self.done, "units_total": self.total, "units_per_min": rate * 60,
+                                  "eta_seconds": eta, "docs": {k: self.docs[k] for k in self.counts}})
 
     def line(self) -> str:
-        elapsed = max(time.monotonic() - self.t0, 1e-9)
-        rate = self.done / elapsed
+        rate = self.rate()
         eta = (self.total - self.done) / rate if rate > 0 else float("inf")
         docs = " ".join(f"{k}={self.docs[k]}" for k in self.counts)
         return (f"{self.phase}: {self.done}/{self.total} {self.unit}s, {docs}, {rate * 60:.1f} {self.unit}s/min, "

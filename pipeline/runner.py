@@ -115,6 +115,7 @@ def run_phase(ctx: RunContext, phase: Phase) -> dict:
     todo = [u for u in units if u.name not in done]
     if done:
         log.warning("phase %s: %d of %d units (%s) already done (current markers); skipping them", phase.name, len(done), len(units), phase.unit_kind)
+    log.info("phase %s: started, %d of %d units (%s) to do", phase.name, len(todo), len(units), phase.unit_kind)
     new = list(phase.run(ctx, todo)) if todo else []
     ctx.forget(phase)
     stats = [*done.values(), *new]

@@ -28,6 +28,7 @@ class S3Options:
     endpoint_url: str | None = None
     region: str | None = None
     anonymous: bool = False
+    max_attempts: int = 10
 
 
 def _s3(options: S3Options) -> pafs.S3FileSystem:
@@ -41,6 +42,7 @@ def _s3(options: S3Options) -> pafs.S3FileSystem:
         kwargs["force_virtual_addressing"] = False
     if options.anonymous:
         kwargs["anonymous"] = True
+    kwargs["retry_strategy"] = pafs.AwsStandardS3RetryStrategy(max_attempts=options.max_attempts)
     return pafs.S3FileSystem(**kwargs)
 
 

@@ -3,14 +3,15 @@
 Clients talk to the proxy as to S3; it forwards every request unchanged
 (SigV4 signs the Host header, which is kept) unless a rule matches the
 request: then it answers ``503 SlowDown`` (S3's throttling answer, which
-clients retry) or drops the connection.  ``down = True`` refuses everything,
-as a stopped server would.  Used by the shards and fault tests.
+clients retry).  ``down = True`` drops every connection unanswered, as a
+stopped server would.  Used by the shards and fault tests.
 """
 
 from __future__ import annotations
 
 import http.client
 import re
+import socket
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -59,14 +60,14 @@ class FaultyS3:
             self.rules.clear()
             self.down = False
 
-    def decide(self, method: str, path: str) -> bool:
-        """True if this request must fail."""
+    def decide(self, method: str, path: str) -> str | None:
+        """``"down"`` or ``"fail"`` if this request must fail, else None."""
         with self.lock:
             if self.down or any(r.matches(method, path) for r in self.rules):
                 self.failed += 1
-                return True
+                return "down" if self.down else "fail"
             self.forwarded += 1
-            return False
+            return None
 
 
 def start(upstream: str) -> tuple[FaultyS3, ThreadingHTTPServer]:
@@ -96,7 +97,12 @@ def start(upstream: str) -> tuple[FaultyS3, ThreadingHTTPServer]:
 
         def _handle(self):
             body = self._body()
-            if state.decide(self.command, self.path):
+            verdict = state.decide(self.command, self.path)
+            if verdict == "down":
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
+                return
+            if verdict == "fail":
                 self.send_response(503)
                 self.send_header("Content-Type", "application/xml")
                 self.send_header("Content-Length", str(len(SLOW_DOWN)))

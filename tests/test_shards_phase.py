@@ -117,7 +117,7 @@ def test_a_failing_shard_upload_leaves_no_index_to_a_missing_shard_and_a_rerun_c
     fs = _bucket(s3_server, "faulty")
     proxy, server = s3_proxy.start(s3_server)
     try:
-        via_proxy = _config(corpus, "s3://faulty/run", storage={"endpoint_url": proxy.url})
+        via_proxy = _config(corpus, "s3://faulty/run", storage={"endpoint_url": proxy.url, "max_attempts": 3})
         run(via_proxy, progress=False, phases=["extracted", "deduped"])
         proxy.fail("PUT", r"/faulty/run/shards/mds/group-00001/")
         broken = run(via_proxy, progress=False)
