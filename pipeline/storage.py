@@ -12,7 +12,6 @@ import contextlib
 import json
 import os
 import posixpath
-import uuid
 from dataclasses import dataclass
 from typing import BinaryIO, Iterator
 from urllib.parse import urlparse
@@ -149,7 +148,9 @@ class Storage:
         final = self.path(*parts)
         if self.local:  # S3 has no folders to create
             self.fs.create_dir(posixpath.dirname(final), recursive=True)
-        tmp = posixpath.join(posixpath.dirname(final), f".{posixpath.basename(final)}.{uuid.uuid4().hex}.tmp")
+        # One temporary name per output (not per attempt): an attempt cut off by a killed driver, a
+        # lost worker or S3 going away leaves its temporary file, which the retry overwrites and moves.
+        tmp = posixpath.join(posixpath.dirname(final), f".{posixpath.basename(final)}.tmp")
         try:
             with self.fs.open_output_stream(tmp, compression=None) as out:  # bytes as given, whatever the name
                 yield out
