@@ -1,9 +1,8 @@
 """Map units of work over Ray and collect their stats; start or join Ray.
 
 Every phase that works unit by unit goes through :func:`map_units`: one Ray
-Data row per unit, one unit per batch, run by a pool of actors (a worker that
-loads models once) or of tasks (a cheap worker built per unit), at most
-``workers`` at a time.  A unit's failure is its own: the worker catches it,
+task per unit, at most ``workers`` at a time, on Ray's reused worker
+processes (a worker that loads models is built once per process and kept).  A unit's failure is its own: the worker catches it,
 logs its traceback and returns ``{"unit": ..., "failed": "Type: message"}``,
 so one bad unit never ends the phase as a Ray error.
 
@@ -19,10 +18,10 @@ import os
 import sys
 import time
 import traceback
+import uuid
 from collections import Counter
 from typing import Callable, Iterable, Iterator, Protocol
 
-import pyarrow as pa
 from tqdm import tqdm
 
 from pipeline.phase import Unit
@@ -73,18 +72,13 @@ def _failure(unit: Unit, err: BaseException) -> dict:
     return {"unit": unit.name, "failed": f"{type(err).__name__}: {err}"[:2000]}
 
 
-def _process_all(worker: Worker | BaseException, batch: pa.Table) -> pa.Table:
-    out = []
-    for text in batch.column("unit").to_pylist():
-        unit = Unit.from_json(text)
-        if isinstance(worker, BaseException):  # the worker could not be built: every unit fails with its error
-            out.append(json.dumps(_failure(unit, worker)))
-            continue
-        try:
-            out.append(json.dumps(worker.process(unit), default=str))
-        except Exception as e:  # the unit fails alone; no marker, so a rerun retries it
-            out.append(json.dumps(_failure(unit, e)))
-    return pa.table({"stats": out})
+def _run(worker: Worker | BaseException, unit: Unit) -> dict:
+    if isinstance(worker, BaseException):  # the worker could not be built: every unit fails with its error
+        return _failure(unit, worker)
+    try:
+        return worker.process(unit)
+    except Exception as e:  # the unit fails alone; no marker, so a rerun retries it
+        return _failure(unit, e)
 
 
 def _open(open_worker: OpenWorker, config: dict, extra: dict) -> Worker | BaseException:
@@ -98,18 +92,45 @@ def _open(open_worker: OpenWorker, config: dict, extra: dict) -> Worker | BaseEx
         return e
 
 
-class _ActorUDF:
-    """Ray Data actor: builds the worker once (models load once), then processes units."""
-
-    def __init__(self, open_worker: OpenWorker, config: dict, extra: dict):
-        self.worker = _open(open_worker, config, extra)
-
-    def __call__(self, batch: pa.Table) -> pa.Table:
-        return _process_all(self.worker, batch)
+#: This worker process's long-lived worker (key -> worker): the one of the last phase that asked for it.
+_KEPT: dict[str, Worker | BaseException] = {}
 
 
-def _task_udf(batch: pa.Table, open_worker: OpenWorker, config: dict, extra: dict) -> pa.Table:
-    return _process_all(_open(open_worker, config, extra), batch)
+def _kept_worker(key: str, open_worker: OpenWorker, config: dict, extra: dict) -> Worker | BaseException:
+    """Build once per process, reuse for every unit of the phase that lands here; the next phase's
+    worker replaces it (closing the old one), so a process holds one phase's models at most."""
+    if key not in _KEPT:
+        for old in _KEPT.values():
+            close = getattr(old, "close", None)
+            if callable(close):
+                close()
+        _KEPT.clear()
+        _KEPT[key] = _open(open_worker, config, extra)
+    return _KEPT[key]
+
+
+def _unit_task(job: dict, unit_json: str) -> str:
+    """One unit on a Ray worker process; returns its stats as JSON."""
+    unit = Unit.from_json(unit_json)
+    if job["keep_worker"]:
+        worker = _kept_worker(job["key"], job["open_worker"], job["config"], job["extra"])
+    else:
+        worker = _open(job["open_worker"], job["config"], job["extra"])
+    return json.dumps(_run(worker, unit), default=str)
+
+
+_REMOTE = None
+
+
+def _remote_unit_task():
+    """``_unit_task`` as a Ray task: one CPU; retried on a new worker if its process dies (a unit writes
+    its outputs under temporary names and publishes them last, so a retry never doubles them)."""
+    global _REMOTE
+    if _REMOTE is None:
+        import ray
+
+        _REMOTE = ray.remote(num_cpus=1, max_retries=3, retry_exceptions=False)(_unit_task)
+    return _REMOTE
 
 
 def map_units(
@@ -118,33 +139,43 @@ def map_units(
     open_worker: OpenWorker,
     *,
     workers: int,
-    actors: bool = False,
+    keep_worker: bool = False,
     extra: dict | None = None,
     progress: "Progress | None" = None,
 ) -> Iterator[dict]:
-    """Run ``open_worker(config, **extra).process(unit)`` for every unit on Ray; yields each unit's stats.
+    """Run ``open_worker(config, **extra).process(unit)`` for every unit on Ray; yields each unit's stats
+    as units finish, with at most ``workers`` units running.
 
-    ``actors``: one long-lived worker per actor (for models); else one per task.
+    ``keep_worker``: the worker holds models: build it once per Ray worker process and keep it for
+    the phase's later units there; else build one per unit.  Plain Ray tasks, not Ray Data: Ray
+    reuses its worker processes across tasks and phases, so each pays Python, Ray and model start-up
+    once per run instead of once per phase (measured in benchmarks/e2e.py).
     """
     if not units:
         return
     import ray
 
-    items = [{"unit": u.to_json()} for u in units]
-    kwargs = {"config": config.model_dump(mode="json"), "extra": extra or {}, "open_worker": open_worker}
-    size = max(1, min(workers, len(items)))
-    ds = ray.data.from_items(items, override_num_blocks=len(items))
-    if actors:
-        ds = ds.map_batches(_ActorUDF, fn_constructor_kwargs=kwargs, batch_size=1, batch_format="pyarrow",
-                            compute=ray.data.ActorPoolStrategy(size=size), num_cpus=1)
-    else:
-        ds = ds.map_batches(_task_udf, fn_kwargs=kwargs, batch_size=1, batch_format="pyarrow",
-                            compute=ray.data.TaskPoolStrategy(size=size), num_cpus=1)
-    for row in ds.iter_rows():
-        stats = json.loads(row["stats"])
-        if progress is not None:
-            progress.update(stats)
-        yield stats
+    # Each call builds its own workers (the key is new): a kept worker never outlives its phase's run.
+    job = ray.put({"config": config.model_dump(mode="json"), "extra": extra or {}, "open_worker": open_worker,
+                   "keep_worker": keep_worker, "key": uuid.uuid4().hex})
+    task = _remote_unit_task()
+    todo = list(reversed(units))
+    running: dict = {}
+    size = max(1, min(workers, len(units)))
+    while todo or running:
+        while todo and len(running) < size:
+            unit = todo.pop()
+            running[task.remote(job, unit.to_json())] = unit
+        done, _ = ray.wait(list(running), num_returns=1)
+        for ref in done:
+            unit = running.pop(ref)
+            try:
+                stats = json.loads(ray.get(ref))
+            except Exception as e:  # its worker died past the retries: the unit fails, the phase goes on
+                stats = _failure(unit, e)
+            if progress is not None:
+                progress.update(stats)
+            yield stats
 
 
 class _Metrics:

@@ -8,7 +8,7 @@ only says which stages::
     @register
     class FinalPhase(PartPhase):
         name = "final"
-        actors = True          # stages hold models: one worker per actor, built once
+        keep_worker = True     # stages hold models: built once per Ray worker process, kept
 
         def stages(self, config, prepared):
             return [PiiStage(config.pii)]
@@ -39,8 +39,8 @@ from stages.base import ChainStats, run_chain
 
 class PartPhase(Phase):
     unit_kind = "part"
-    #: True when the stages hold models: a pool of long-lived actors, each building them once.
-    actors: ClassVar[bool] = False
+    #: True when the stages hold models: the worker is built once per Ray worker process and kept.
+    keep_worker: ClassVar[bool] = False
     #: Rows per Arrow batch read from a part.
     batch_rows: ClassVar[int] = 2048
 
@@ -68,7 +68,7 @@ class PartPhase(Phase):
         extra = {"phase": type(self), "prepared": prepared}
         progress = Progress(self.name, len(todo), self.unit_kind, ctx.progress, counts=("in", "kept"))
         try:
-            yield from map_units(ctx.config, todo, PartWorker, workers=ctx.workers(), actors=self.actors, extra=extra,
+            yield from map_units(ctx.config, todo, PartWorker, workers=ctx.workers(), keep_worker=self.keep_worker, extra=extra,
                                  progress=progress)
         finally:
             progress.close()

@@ -12,7 +12,7 @@ import json
 import logging
 from typing import Callable
 
-from pipeline.card import collect, names as N, plots
+from pipeline.card import collect, names as N
 from pipeline.card.examples import examples
 from pipeline.card.manifest import read_manifest
 from pipeline.card.plan import CardPlan
@@ -45,6 +45,8 @@ def compute(plan: CardPlan, storage: Storage, *, config=None, workers: int | Cal
 
 def publish(storage: Storage, stats: dict) -> dict:
     """Write card/*.png, card/stats.json and card/README.md; returns what the card phase reports."""
+    from pipeline.card import plots  # matplotlib: only the process that draws pays its import
+
     images = plots.draw_all(stats)
     stats["plots"] = sorted(images)
     readme = render(stats, stats["examples"])

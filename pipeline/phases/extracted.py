@@ -136,7 +136,7 @@ class ExtractedPhase(Phase):
     def run(self, ctx: RunContext, todo: list[Unit]):
         progress = Progress(self.name, len(todo), self.unit_kind, ctx.progress, counts=("responses", "kept"))
         try:
-            yield from map_units(ctx.config, todo, FileWorker, workers=ctx.workers(), actors=True, progress=progress)
+            yield from map_units(ctx.config, todo, FileWorker, workers=ctx.workers(), keep_worker=True, progress=progress)
         finally:
             progress.close()
 

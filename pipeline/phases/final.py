@@ -20,7 +20,7 @@ from stages.quality import Cutoff, QualityFilterStage
 
 class FinalPhase(PartPhase):
     name = "final"
-    actors = True  # the PII analyzer is built once per actor
+    keep_worker = True  # the PII analyzer is built once per Ray worker process
 
     def enabled(self, config: RunConfig) -> bool:
         return config.quality.filter.active or config.pii.enabled

@@ -26,7 +26,6 @@ import hashlib
 
 import numpy as np
 import pyarrow as pa
-from datasketch import MinHash
 
 from stages.dedup.config import MinHashConfig
 from stages.dedup.hashing import fmix32 as _fmix32
@@ -170,6 +169,8 @@ def char_shingle_spans(data: np.ndarray, offsets: np.ndarray, n: int) -> tuple[n
 @functools.lru_cache(maxsize=16)
 def permutations(num_perm: int, seed: int, scheme: str) -> tuple[np.ndarray, np.ndarray]:
     """datasketch's permutation parameters (a, b) for these settings."""
+    from datasketch import MinHash  # here, not at the top: datasketch imports scipy (~0.2 s in every process)
+
     a, b = MinHash(num_perm=num_perm, seed=seed, scheme=scheme).permutations
     return np.asarray(a), np.asarray(b)
 

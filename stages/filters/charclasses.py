@@ -11,9 +11,12 @@ every character.
 
 from __future__ import annotations
 
+import array
 import re
 import sys
 import unicodedata
+
+_UTF32 = "utf-32-le" if sys.byteorder == "little" else "utf-32-be"
 
 
 def _runs(pattern: str, chars: str) -> list[tuple[int, int]]:
@@ -47,7 +50,8 @@ def py_class(ranges: list[tuple[int, int]]) -> str:
 
 
 def _python_classes() -> tuple[list[tuple[int, int]], ...]:
-    chars = "".join(map(chr, range(sys.maxunicode + 1)))
+    # Every code point as one string (lone surrogates included): a UTF-32 decode is 10x "".join(map(chr, ...)).
+    chars = array.array("I", range(sys.maxunicode + 1)).tobytes().decode(_UTF32, "surrogatepass")
     space = _runs(r"\s", chars)  # str.isspace: Python's \s, str.split(), str.strip()
     alnum = _runs(r"[^\W_]", chars)  # str.isalnum
     marks = _ranges([cp for cp, ch in enumerate(chars) if unicodedata.category(ch)[0] == "M"])
