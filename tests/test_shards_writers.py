@@ -309,7 +309,8 @@ def test_storage_sink_gives_up_with_a_clear_error(tmp_path):
 
 @pytest.mark.s3
 def test_storage_sink_survives_an_s3_server_outage(tmp_path):
-    """A real S3 server (moto) is down for 5 s: longer than pyarrow's own retries (~2 s) cover."""
+    """A real S3 server (moto) is down for 5 s: longer than pyarrow's own retries cover when the
+    storage allows it 2 attempts (the default 10 would ride the outage out below the sink)."""
     import threading
 
     import pyarrow.fs as pafs
@@ -322,7 +323,7 @@ def test_storage_sink_survives_an_s3_server_outage(tmp_path):
     port = server._server.server_port
     endpoint = f"http://127.0.0.1:{port}"
     try:
-        storage = Storage("s3://outage/run", S3Options(endpoint_url=endpoint))
+        storage = Storage("s3://outage/run", S3Options(endpoint_url=endpoint, max_attempts=2))
         pafs.S3FileSystem(endpoint_override=f"127.0.0.1:{port}", scheme="http", region="us-east-1",
                           allow_bucket_creation=True, force_virtual_addressing=False).create_dir("outage")  # fmt: skip
         server.stop()
