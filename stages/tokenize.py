@@ -46,7 +46,7 @@ class TokenizeConfig(BaseModel):
         1_000_000, ge=1, description="longer texts are cut to this many characters before encoding (counted as truncated): bounds one document's time and memory"
     )
     threads: int = Field(
-        1, ge=1, description="threads the tokenizers library may use in each process (RAYON_NUM_THREADS); 1 for one-CPU Ray actors, where more threads only compete for the core"
+        1, ge=1, description="threads the tokenizers library may use in each process (RAYON_NUM_THREADS); 1 for one-CPU Ray tasks, where more threads only compete for the core"
     )
 
 

@@ -1,7 +1,7 @@
 """Phase ``shards``: documents/final -> tokenized, globally shuffled MDS and WebDataset shards.
 
-One Ray Data pipeline: the parts are read, an actor pool tokenizes them
-(stages.tokenize: the tokenizer loads once per actor) and gives every document
+One Ray Data pipeline: the parts are read, tasks tokenize them
+(stages.tokenize: the tokenizer loads once per worker process) and give every document
 its shuffle group and sort key (stages.shuffle_plan: a seeded hash of its id),
 a hash shuffle brings each group's documents together, and one task per group
 writes its shards (stages.writers.write_group), uploading each shard as it
