@@ -2,6 +2,7 @@
 
     python benchmarks/e2e.py            # samples/ + the extraction dev set, twice (~3,900 docs); writes results/e2e.md
     python benchmarks/e2e.py --quick    # one samples file + 100 dev-set pages, twice (~600 docs); prints only
+    python benchmarks/e2e.py --parallel --scale 4   # both at once on two CPUs; then 4 copies (~7,700 docs) too
 
 Corpus (generated into a temp folder, not timed): every record of ``samples/*.warc.gz`` and of the
 shared extraction dev set, then ``--copies - 1`` more copies of every response record with a new
@@ -533,7 +534,7 @@ def reason_table(counter: Counter, who: str, limit: int = 12) -> str:
     return markdown_table([f"removed by {who} because", "docs"], rows)
 
 
-def render(args, machine: dict, cpu: int | None, corpus: dict, results: dict, ov: dict | None) -> str:
+def render(args, machine: dict, cpu: int | None, corpus: dict, results: dict, ov: dict | None, scale: dict | None = None) -> str:
     ours, dt, ray = results.get("ours"), results.get("datatrove"), results.get("ray")
     pinned = f"pinned to CPU {cpu}" if cpu is not None else "not pinned"
     if args.parallel:
@@ -587,6 +588,8 @@ def render(args, machine: dict, cpu: int | None, corpus: dict, results: dict, ov
             out.append(f"- ours without that fixed cost: {net:.1f} s, {docs / net:.2f} docs/s"
                        + (f", {docs / net / (docs / dt['wall_s']):.2f}× DataTrove" if dt and not dt.get("failed") else ""))
     out.append("")
+    if scale:
+        out += scale_section(docs, results, scale)
     if ours and not ours.get("failed"):
         out += ["## Where our time goes (run.json)", "", ours_profile(ours), ""]
     if dt and not dt.get("failed"):
@@ -664,6 +667,54 @@ def language_notes(ov: dict) -> list[str]:
 # ---------------------------------------------------------------- main
 
 
+def run_scale(args, job: dict, tmp: Path, cpu: int | None) -> dict:
+    """Ours and DataTrove again on ``--scale`` copies of the corpus (numbers only, no overlap)."""
+    bigger = argparse.Namespace(**{**vars(args), "copies": args.scale})
+    where = tmp / "scale"
+    where.mkdir()
+    corpus = build_corpus(bigger, where)
+    print(f"scale corpus: {len(corpus['files'])} files, {corpus['html']} HTML docs", file=sys.stderr, flush=True)
+    runs = run_round(["ours", "datatrove"], corpus, job, where, cpu, args.timeout, args.parallel)
+    keep = ("wall_s", "cpu_s", "tree_pss_mb", "mean_load", "kept", "tokens", "failed")
+    return {"copies": args.scale, "html": corpus["html"], "files": len(corpus["files"]),
+            "results": {n: {k: r[k] for k in keep if k in r} for n, r in runs.items()}}
+
+
+def scale_section(docs: int, results: dict, scale: dict) -> list[str]:
+    """Both corpus sizes, and the cost of the documents the bigger one adds: the fixed costs
+    (start-up, Ray, imports, per-phase set-up) are in both runs and cancel out."""
+    big = scale["results"]
+    names = [n for n in ("ours", "datatrove") if n in results and n in big]
+    if any(results[n].get("failed") or big[n].get("failed") for n in names):
+        return ["## Fixed and per-document cost", "", "- a run failed: " + "; ".join(
+            f"{n}: {r.get('failed')}" for n in names for r in (results[n], big[n]) if r.get("failed")), ""]
+    extra = scale["html"] - docs
+    rows, per_doc = [], {}
+    for n in names:
+        small, large = results[n], big[n]
+        d_wall, d_cpu = large["wall_s"] - small["wall_s"], large["cpu_s"] - small["cpu_s"]
+        per_doc[n] = (extra / d_wall, extra / d_cpu)
+        fixed = small["wall_s"] - docs * d_wall / extra  # the line through both runs, at zero documents
+        rows.append([f"**{n}**", fmt(small["wall_s"]), fmt(small["cpu_s"]), fmt(large["wall_s"]), fmt(large["cpu_s"]),
+                     fmt(per_doc[n][0], 1), fmt(per_doc[n][1], 1), fmt(fixed)])
+    for row, n in zip(rows, names):
+        base = per_doc.get("datatrove")
+        row += [f"**{per_doc[n][0] / base[0]:.2f}×**" if base else "–", f"{per_doc[n][1] / base[1]:.2f}×" if base else "–"]
+    headers = [f"system", f"wall s ({docs:,} docs)", "CPU s", f"wall s ({scale['html']:,} docs)", "CPU s",
+               "added docs/s (wall)", "added docs/CPU-s", "fixed s (wall at 0 docs)", "× DataTrove (wall)", "× DataTrove (CPU)"]
+    return [
+        "## Fixed and per-document cost",
+        "",
+        f"The same measurement on {scale['copies']} copies of the sources ({scale['html']:,} HTML docs, "
+        f"{scale['files']} files): the documents the bigger corpus adds cost what a document costs once the run is "
+        "going, the start-up and per-phase fixed costs being in both runs. At Common Crawl scale (~30,000 documents "
+        "per WARC file, 90,000 files) a run is all per-document cost: these columns are the per-core rate to plan with.",
+        "",
+        markdown_table(headers, rows),
+        "",
+    ]
+
+
 def fastest(runs: list[dict]) -> dict:
     ok = [r for r in runs if not r.get("failed")]
     return min(ok, key=lambda r: r["wall_s"]) if ok else runs[-1]
@@ -712,6 +763,9 @@ def main() -> int:
     parser.add_argument("--parallel", action="store_true",
                         help="run ours and DataTrove at the same time, each pinned to its own CPU (halves the elapsed time; "
                         "compare docs/CPU-s)")
+    parser.add_argument("--scale", type=int, metavar="COPIES", default=None,
+                        help="also run ours and DataTrove on COPIES copies of the corpus: what the extra documents cost "
+                        "(per-document cost, fixed costs cancelled) is reported beside the main table")
     parser.add_argument("--timeout", type=float, default=3600, help="seconds before a run is killed")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder (corpus, outputs, logs)")
     parser.add_argument("--out", default=None, help="markdown output (default benchmarks/results/e2e.md; none with --quick)")
@@ -735,8 +789,9 @@ def main() -> int:
         print(f"corpus: {len(corpus['files'])} files, {corpus['html']} HTML docs", file=sys.stderr, flush=True)
         rounds = [run_round(args.systems, corpus, job, tmp, cpu, args.timeout, args.parallel) for _ in range(args.repeat)]
         results = {n: fastest([r[n] for r in rounds]) for n in args.systems}
+        scale = run_scale(args, job, tmp, cpu) if args.scale else None
         machine["load_avg_end"] = machine_info()["load_avg"]
-        raw = {"machine": machine, "cpu": cpu, "corpus": corpus, "results": results, "argv": sys.argv[1:]}
+        raw = {"machine": machine, "cpu": cpu, "corpus": corpus, "results": results, "scale": scale, "argv": sys.argv[1:]}
         (tmp / "raw.json").write_text(json.dumps(raw))
         report = render_raw(args, raw)
     finally:
@@ -752,7 +807,8 @@ def render_raw(args, raw: dict) -> str:
     ours, dt = results.get("ours"), results.get("datatrove")
     ok = ours and dt and not ours.get("failed") and not dt.get("failed")
     sys.argv[1:] = raw["argv"]  # the command shown is the one that ran
-    return render(args, raw["machine"], raw["cpu"], corpus, results, overlap(corpus, ours, dt) if ok else None)
+    return render(args, raw["machine"], raw["cpu"], corpus, results, overlap(corpus, ours, dt) if ok else None,
+                  raw.get("scale"))
 
 
 def publish(args, report: str) -> int:
