@@ -7,6 +7,9 @@ a hash shuffle brings each group's documents together, and one task per group
 writes its shards (stages.writers.write_group), uploading each shard as it
 closes, then the group's indexes, then the group's marker.
 
+A small input (``shards.local_max_docs``) takes the same steps in the driver,
+without Ray Data: its shuffle's set-up would cost more than the work.
+
 The unit is the group: ``shards.shuffle.groups`` of them, fixed by config, so
 the bytes do not depend on the number of workers, and a rerun redoes only the
 groups without a current marker (the others are filtered out before the
@@ -41,6 +44,10 @@ from stages.writers import StorageSink, merge_mds_indexes, merge_wds_indexes, wr
 from stages.writers.mds import index_bytes
 
 MANIFEST = "_manifest"  # the unit that writes the merged indexes and the manifest, after every group
+#: Settings of how the phase runs, not of what it writes (left out of fingerprints and the manifest).
+RUN_ONLY = {"enabled", "local_max_docs"}
+#: Above this many parts the input is never small: counting their rows would cost a request each on S3.
+LOCAL_MAX_PARTS = 256
 
 
 def group_name(group: int) -> str:
@@ -56,7 +63,7 @@ class ShardsPhase(Phase):
         return config.shards.enabled
 
     def settings(self, config: RunConfig) -> dict:
-        return config.shards.model_dump(mode="json", exclude={"enabled"})
+        return config.shards.model_dump(mode="json", exclude=RUN_ONLY)
 
     def units(self, ctx: RunContext) -> list[Unit]:
         source = ctx.source(self)
@@ -94,7 +101,12 @@ class ShardsPhase(Phase):
                 ctx.storage.delete_dir("shards", fmt, u.name)
         progress = Progress(self.name, len(groups), self.unit_kind, ctx.progress, counts=("documents", "tokens"))
         seen = set()
-        if files:
+        if files and _is_small(ctx.storage, files, config.shards.local_max_docs):
+            for stats in _write_groups_here(ctx, files, todo):
+                seen.add(stats["unit"])
+                progress.update(stats)
+                yield stats
+        elif files:
             tokenizer = read_tokenizer_json(config.shards.tokenize.tokenizer)
             workers = ctx.workers()  # starts Ray
             columns = _columns(config, files, ctx.storage)
@@ -149,6 +161,35 @@ def _columns(config: RunConfig, files: list[str], storage: Storage) -> list[str]
     return list(dict.fromkeys(wanted))
 
 
+def _is_small(storage: Storage, files: list[str], local_max_docs: int) -> bool:
+    """Whether the documents to shard fit ``shards.local_max_docs`` (rows from the Parquet footers)."""
+    import pyarrow.parquet as pq
+    from concurrent.futures import ThreadPoolExecutor
+
+    if local_max_docs <= 0 or len(files) > LOCAL_MAX_PARTS:
+        return False
+    with ThreadPoolExecutor(16) as pool:
+        rows = pool.map(lambda f: pq.ParquetFile(f, filesystem=storage.fs).metadata.num_rows, files)
+        return sum(rows) <= local_max_docs
+
+
+def _write_groups_here(ctx: RunContext, files: list[str], todo: dict[int, Unit]):
+    """The shuffle of a small input in this process: the same plan, groups and bytes as on Ray."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    config = ctx.config.model_dump(mode="json")
+    tokenizer = read_tokenizer_json(ctx.config.shards.tokenize.tokenizer)
+    columns = _columns(ctx.config, files, ctx.storage)
+    table = pa.concat_tables([pq.read_table(f, filesystem=ctx.storage.fs, columns=columns) for f in files])
+    planned = _tokenize_and_plan(table, config, tokenizer, sorted(todo))
+    units = {g: u.to_json() for g, u in todo.items()}
+    for g in sorted(todo):
+        rows = planned.filter(pc.equal(planned.column("group"), g))
+        if len(rows):  # a group without documents is written as empty by the caller
+            yield json.loads(_write_group_task(rows, config, tokenizer, units).column("stats")[0].as_py())
+
+
 @functools.lru_cache(maxsize=2)
 def _tokenize_stage(tokenize: str, tokenizer: str) -> TokenizeStage:
     """One tokenizer per worker process, whatever the number of tasks it runs."""
@@ -188,6 +229,8 @@ def _write_one_group(rows: pa.Table, config: RunConfig, tokenizer: str, unit: Un
     storage = Storage(config.output.root, s3_options(config))
     shards = config.shards
     stage = _tokenize_stage(shards.tokenize.model_dump_json(), tokenizer)  # for its dtype and special ids
+    # Rows arrive in the shuffle's order; (key, id) fixes one whatever the path and the worker count.
+    rows = rows.sort_by([("key", "ascending"), ("id", "ascending")])
     docs, rejected = split_rejected(rows, "shards")
     keys = docs.column("key").to_numpy()
     pad = special_id(stage.tokenizer, "pad", shards.layout.pad or shards.tokenize.eos)
@@ -219,7 +262,8 @@ def _empty_group() -> dict:
 
 def processing_config(config: RunConfig) -> dict:
     """The config minus where things run and are stored: what decides the bytes."""
-    return config.model_dump(mode="json", exclude={"output": {"root"}, "storage": True, "ray": True, "name": True})
+    return config.model_dump(mode="json", exclude={"output": {"root"}, "storage": True, "ray": True, "name": True,
+                                                   "shards": {"local_max_docs"}})
 
 
 def write_manifest(ctx: RunContext, unit: Unit, groups: list[dict]) -> dict:
