@@ -29,6 +29,10 @@ from stages.base import reject_where, set_column
 SAMPLE_TOKENIZER = "samples/tokenizer/tokenizer.json"
 
 
+#: Documents per encode call (bounds the Python lists of token ids; the bytes do not depend on it).
+ENCODE_CHUNK = 256
+
+
 class TokenizeConfig(BaseModel):
     """Parameters of tokenization (the ``shards.tokenize:`` section)."""
 
@@ -149,11 +153,16 @@ class TokenizeStage:
         self._counters: Counter = Counter()
 
     def encode(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        """Token ids of texts as (flat buffer, lengths), without BOS/EOS."""
-        ids = [e.ids for e in self._encode(texts, add_special_tokens=False)]
-        lengths = np.fromiter(map(len, ids), np.int64, count=len(ids))
-        flat = np.fromiter(itertools.chain.from_iterable(ids), self.dtype, count=int(lengths.sum()))
-        return flat, lengths
+        """Token ids of texts as (flat buffer, lengths), without BOS/EOS.
+
+        In chunks of ``ENCODE_CHUNK`` documents: the library hands ids back as Python lists
+        (~36 bytes a token), so a whole part at once would hold several GB of them."""
+        flats, lengths = [np.zeros(0, self.dtype)], [np.zeros(0, np.int64)]
+        for start in range(0, len(texts), ENCODE_CHUNK):
+            ids = [e.ids for e in self._encode(texts[start:start + ENCODE_CHUNK], add_special_tokens=False)]
+            lengths.append(np.fromiter(map(len, ids), np.int64, count=len(ids)))
+            flats.append(np.fromiter(itertools.chain.from_iterable(ids), self.dtype, count=int(lengths[-1].sum())))
+        return np.concatenate(flats), np.concatenate(lengths)
 
     def __call__(self, batch: pa.Table) -> pa.Table:
         if "text" not in batch.column_names:

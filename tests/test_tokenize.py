@@ -53,6 +53,15 @@ def test_tokens_equal_direct_encode_with_bos_and_eos(stage, plain):
         assert plain.decode(toks[1:-1]) == text  # byte level: no unknown token, text comes back
 
 
+def test_a_batch_larger_than_an_encode_chunk_gives_the_same_tokens(stage, plain, monkeypatch):
+    import stages.tokenize
+
+    monkeypatch.setattr(stages.tokenize, "ENCODE_CHUNK", 3)  # several chunks, the last one short, an empty text inside
+    texts = [*TEXTS, "", *TEXTS][:11]
+    out = stage(pa.table({"id": [str(i) for i in range(len(texts))], "text": texts}))
+    assert out.column("tokens").to_pylist() == [expected(plain, t, "<|begin_of_text|>", "<|endoftext|>") for t in texts]
+
+
 @pytest.mark.parametrize("bos,eos", [(None, None), (None, "<|endoftext|>"), ("<|begin_of_text|>", None)])
 def test_bos_eos_settings(plain, bos, eos):
     s = TokenizeStage(TokenizeConfig(tokenizer=str(REPO / SAMPLE_TOKENIZER), bos=bos, eos=eos))
