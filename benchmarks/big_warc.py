@@ -470,8 +470,10 @@ def report(gen: dict, res: dict, warc: Path) -> str:
              f"- {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC · {os.cpu_count()} CPUs · "
              f"{psutil.virtual_memory().total / 2**30:.1f} GiB · Python {sys.version.split()[0]}",
              f"- load average (1, 5, 15 min) at the start {tuple(round(x, 2) for x in res['load'][0])}, at the end "
-             f"{tuple(round(x, 2) for x in res['load'][1])}: the machine was shared with other jobs, so wall seconds are "
-             "inflated; CPU seconds (the run's process tree, user + system) are the steadier figure",
+             f"{tuple(round(x, 2) for x in res['load'][1])}"
+             + (": the machine was shared with other jobs, so wall seconds are inflated; CPU seconds (the run's process "
+                "tree, user + system) are the steadier figure" if max(res["load"][0][0], res["load"][1][0]) > os.cpu_count()
+                else ": nothing else ran (the run's own processes)"),
              f"- command: `python benchmarks/big_warc.py"
              + (f" --ray-no-progress-timeout {res['ray_no_progress_timeout']:g}" if res.get("ray_no_progress_timeout") is not None else "")
              + f"` → `{res['command'].replace(str(ROOT) + '/', '')}` "

@@ -32,7 +32,7 @@ SECTIONS = [
     ("pii", "python benchmarks/pii.py --repeat 3", "PII redaction speed against presidio's default engine"),
     ("pii_eval", "python benchmarks/pii_eval.py", "PII detection quality against presidio's default engine"),
     ("tokenize", "python benchmarks/tokenization.py", "Tokenization and shard writing"),
-    ("big_warc", "python benchmarks/big_warc.py --ray-no-progress-timeout -1",
+    ("big_warc", "python benchmarks/big_warc.py",
      "A 1 GB Common-Crawl-sized WARC through `curate run`: memory of the defaults (see also [scale.md](scale.md))"),
 ]
 

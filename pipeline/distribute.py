@@ -96,26 +96,26 @@ def _open(open_worker: OpenWorker, config: dict, extra: dict) -> Worker | BaseEx
 _KEPT: dict[str, Worker | BaseException] = {}
 
 
-def _kept_worker(key: str, open_worker: OpenWorker, config: dict, extra: dict) -> Worker | BaseException:
-    """Build once per process, reuse for every unit of the phase that lands here; the next phase's
-    worker replaces it (closing the old one), so a process holds one phase's models at most."""
-    if key not in _KEPT:
-        for old in _KEPT.values():
-            close = getattr(old, "close", None)
-            if callable(close):
-                close()
-        _KEPT.clear()
-        _KEPT[key] = _open(open_worker, config, extra)
-    return _KEPT[key]
+def _release_kept(unless: str) -> None:
+    """Close and drop the kept worker of another phase: a process holds one phase's models at most,
+    and none once it works for a phase that keeps nothing."""
+    for key in [k for k in _KEPT if k != unless]:
+        close = getattr(_KEPT.pop(key), "close", None)
+        if callable(close):
+            close()
 
 
 def _unit_task(job: dict, unit_json: str) -> str:
-    """One unit on a Ray worker process; returns its stats as JSON."""
+    """One unit on a Ray worker process; returns its stats as JSON.  A worker that holds models is
+    built once per process and kept for the phase's later units that land here."""
     unit = Unit.from_json(unit_json)
-    if job["keep_worker"]:
-        worker = _kept_worker(job["key"], job["open_worker"], job["config"], job["extra"])
-    else:
+    _release_kept(unless=job["key"])
+    if not job["keep_worker"]:
         worker = _open(job["open_worker"], job["config"], job["extra"])
+    else:
+        if job["key"] not in _KEPT:
+            _KEPT[job["key"]] = _open(job["open_worker"], job["config"], job["extra"])
+        worker = _KEPT[job["key"]]
     return json.dumps(_run(worker, unit), default=str)
 
 

@@ -84,6 +84,13 @@ class FileWorker:
         self.reader = WarcReader(config.warc)
         self.stages = build_chain(config)
 
+    def close(self) -> None:
+        """Release what the stages hold outside this process (the extraction helper)."""
+        for stage in self.stages:
+            close = getattr(stage, "close", None)
+            if callable(close):
+                close()
+
     def process(self, unit: Unit) -> dict:
         source = unit.params["source"]
         t0 = time.perf_counter()

@@ -123,6 +123,12 @@ class ExtractStage:
         self.counters: Counter = Counter()  # errors by kind, refusals, timeouts
         self._helper = None  # KillableExtractor, started on the first page large enough to need it
 
+    def close(self) -> None:
+        """Stop the helper process, if one was started."""
+        if self._helper is not None:
+            self._helper.close()
+            self._helper = None
+
     def one(self, html: str | None) -> tuple[str | None, str | None, str | None]:
         """(text, reason, details) for one page."""
         if not html:
