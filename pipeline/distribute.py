@@ -2,9 +2,10 @@
 
 Every phase that works unit by unit goes through :func:`map_units`: one Ray
 task per unit, at most ``workers`` at a time, on Ray's reused worker
-processes (a worker that loads models is built once per process and kept).  A unit's failure is its own: the worker catches it,
-logs its traceback and returns ``{"unit": ..., "failed": "Type: message"}``,
-so one bad unit never ends the phase as a Ray error.
+processes (a worker that loads models is built once per process and kept).
+A unit's failure is its own: the worker catches it, logs its traceback and
+returns ``{"unit": ..., "failed": "Type: message"}``, so one bad unit never
+ends the phase as a Ray error.
 
 Local runs start an embedded Ray (no server); ``address`` / ``RAY_ADDRESS``
 joins a cluster.
