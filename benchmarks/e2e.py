@@ -700,7 +700,7 @@ def scale_section(docs: int, results: dict, scale: dict) -> list[str]:
     for row, n in zip(rows, names):
         base = per_doc.get("datatrove")
         row += [f"**{per_doc[n][0] / base[0]:.2f}×**" if base else "–", f"{per_doc[n][1] / base[1]:.2f}×" if base else "–"]
-    headers = [f"system", f"wall s ({docs:,} docs)", "CPU s", f"wall s ({scale['html']:,} docs)", "CPU s",
+    headers = ["system", f"wall s ({docs:,} docs)", "CPU s", f"wall s ({scale['html']:,} docs)", "CPU s",
                "added docs/s (wall)", "added docs/CPU-s", "fixed s (wall at 0 docs)", "× DataTrove (wall)", "× DataTrove (CPU)"]
     return [
         "## Fixed and per-document cost",
