@@ -39,7 +39,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--dry-run", action="store_true",
                      help="print the plan (inputs, phases, units done and to do) and exit without running anything")
     run.add_argument("--no-progress", action="store_true", help="no progress bars (logs only)")
-    run.add_argument("-v", "--verbose", action="store_true", help="info-level logs")
+    run.add_argument("-v", "--verbose", action="store_true", help="info-level logs of every library too (Ray, ...); this project's own info lines always show")
 
     val = sub.add_parser("validate", help="check a config and list its inputs", description="Validate CONFIG and expand its inputs without running.")
     _add_config_args(val)
@@ -54,6 +54,18 @@ def _parser() -> argparse.ArgumentParser:
                                              "or from positives vs negatives; held-out precision/recall/F1 saved beside the model."))
     sub.add_parser("report", help="rebuild the dataset card (card/) of an existing output (see `curate report --help`)")
     return parser
+
+
+#: This project's loggers: their INFO lines (phase starts, progress, summaries) show by default.
+OWN_LOGGERS = ("pipeline", "stages", "classifiers", "jobs")
+
+
+def setup_logging(verbose: bool = False) -> None:
+    """WARNING for everything, INFO for this project's loggers; ``-v``: INFO for every library too (Ray...)."""
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s", datefmt="%H:%M:%S")
+    for name in OWN_LOGGERS:
+        logging.getLogger(name).setLevel(logging.INFO)
 
 
 def _fail(msg: str, code: int = 2) -> int:
@@ -77,8 +89,7 @@ def main(argv: list[str] | None = None) -> int:
 
         print(config_reference())
         return 0
-    logging.basicConfig(level=logging.INFO if getattr(args, "verbose", False) else logging.WARNING,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s", datefmt="%H:%M:%S")
+    setup_logging(getattr(args, "verbose", False))
     try:
         config = load_config(args.config, args.input, args.output)
         if args.command == "validate":

@@ -235,7 +235,7 @@ class Progress:
             self.bar.update(1)
         elif self.enabled and (time.monotonic() - self._last >= self.interval_s or self.done == self.total):
             self._last = time.monotonic()
-            log.warning("%s", self.line())
+            log.info("%s", self.line())
         self._metrics()
 
     def rate(self) -> float:
@@ -250,10 +250,14 @@ class Progress:
 
     def line(self) -> str:
         rate = self.rate()
-        eta = (self.total - self.done) / rate if rate > 0 else float("inf")
-        docs = " ".join(f"{k}={self.docs[k]}" for k in self.counts)
-        return (f"{self.phase}: {self.done}/{self.total} {self.unit}s, {docs}, {rate * 60:.1f} {self.unit}s/min, "
-                f"ETA {eta:.0f}s" if eta != float("inf") else f"{self.phase}: {self.done}/{self.total} {self.unit}s, {docs}")
+        fields = [f"{self.done}/{self.total} {self.unit}s"]
+        if self.counts:  # a phase without document counts (dedup's steps) shows none, not an empty field
+            fields.append(" ".join(f"{k}={self.docs[k]}" for k in self.counts))
+        if rate > 0 and self.done < self.total:
+            fields.append(f"{rate * 60:.1f} {self.unit}s/min, ETA {(self.total - self.done) / rate:.0f}s")
+        elif rate > 0:
+            fields.append(f"{rate * 60:.1f} {self.unit}s/min")
+        return f"{self.phase}: {', '.join(fields)}"
 
     def close(self) -> None:
         if self.bar is not None:

@@ -114,7 +114,7 @@ def run_phase(ctx: RunContext, phase: Phase) -> dict:
     done = {u.name: m for u in units if (m := ctx.marker(phase, u)) is not None}
     todo = [u for u in units if u.name not in done]
     if done:
-        log.warning("phase %s: %d of %d units (%s) already done (current markers); skipping them", phase.name, len(done), len(units), phase.unit_kind)
+        log.info("phase %s: %d of %d units (%s) already done (current markers); skipping them", phase.name, len(done), len(units), phase.unit_kind)
     log.info("phase %s: started, %d of %d units (%s) to do", phase.name, len(todo), len(units), phase.unit_kind)
     new = list(phase.run(ctx, todo)) if todo else []
     ctx.forget(phase)
