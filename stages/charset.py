@@ -199,6 +199,10 @@ class DecodeStage:
     """
 
     name = "decode"
+    label = "text decoded (charset)"
+    needs = ("payload", "http_charset")
+    adds = ("html", "charset", "charset_source")
+    reasons = ("binary_payload", "undecodable")
 
     def __init__(self, config: CharsetConfig | None = None):
         self.decoder = Decoder(config)

@@ -11,6 +11,7 @@ import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from stages.base import add_rejections, set_column
+from stages.named_files import NamedFile, fasttext_model
 
 
 class LangIdConfig(BaseModel):
@@ -26,6 +27,9 @@ class LangIdConfig(BaseModel):
         4000, ge=100, description="characters of each document given to the model (on samples/ the same labels as the whole text, 2.7x faster)"
     )
 
+    def named_files(self) -> list[NamedFile]:
+        return [NamedFile("model", self.model, fasttext_model)] if self.model else []
+
     @field_validator("keep")
     @classmethod
     def _lower(cls, v: list[str]) -> list[str]:
@@ -34,7 +38,10 @@ class LangIdConfig(BaseModel):
 
 class LangIdStage:
     name = "langid"
-    provides = ("language", "language_score")
+    label = "language identified (language and score rules)"
+    needs = ("text",)
+    adds = ("language", "language_score")
+    reasons = ("language", "language_score")
 
     def __init__(self, config: LangIdConfig | None = None):
         from classifiers.langid import LanguageIdentifier

@@ -30,6 +30,7 @@ import pyarrow.compute as pc
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from stages.base import reject_where, set_column
+from stages.named_files import NamedFile, fasttext_model
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +84,9 @@ class QualityConfig(BaseModel):
     )
     filter: QualityFilterConfig = Field(default_factory=QualityFilterConfig, description="removal by score, after dedup")
 
+    def named_files(self) -> list[NamedFile]:
+        return [NamedFile("model", self.model, fasttext_model)] if self.model else []
+
     @field_validator("model")
     @classmethod
     def _model_file(cls, v: str | None) -> str | None:
@@ -105,7 +109,10 @@ class QualityScoreStage:
     """Adds ``quality_score`` and ``quality_label``; removes nothing."""
 
     name = "quality"
-    provides = (SCORE, LABEL)
+    label = "quality scored"
+    needs = ("text",)
+    adds = (SCORE, LABEL)
+    reasons = ()
 
     def __init__(self, config: QualityConfig):
         from classifiers.quality import QualityModelError, QualityScorer
@@ -207,7 +214,9 @@ class QualityFilterStage:
     """Removes documents by ``quality_score``: below a threshold, or outside their language's top fraction."""
 
     name = "quality_filter"
-    requires = (SCORE,)
+    label = "quality-filtered"
+    needs = (SCORE,)
+    reasons = (REASON,)
 
     def __init__(self, config: QualityFilterConfig, cutoffs: Mapping[str, Cutoff] | None = None):
         if not config.active:

@@ -27,7 +27,7 @@ from stages.extract import ExtractStage
 from stages.filters import text_filter_specs, url_filter_specs
 from stages.langid import LangIdStage
 from stages.quality import QualityScoreStage
-from stages.warc import ReadStats, WarcReader
+from stages.warc import SNIFF_BYTES, ReadStats, WarcReader, check_warc
 
 #: Rejection reasons that mean "our code failed on this record", not "the record is bad":
 #: their rate is reported, so an upgrade that breaks 30% of pages is visible.
@@ -35,6 +35,8 @@ ERROR_REASONS = ("extract_error", "stage_error")
 #: Above this share of responses, the summary's errors are logged as a warning.
 ERROR_WARN_SHARE = 0.01
 
+#: Columns of the reader's rows and of the extracted text (until the reader and extractor declare theirs).
+_READ_COLUMNS = ("id", "url", "warc_date", "source", "payload", "http_charset", "content_type", "http_status", "text")
 #: Which stage adds a column other stages may need (for the chain check's message).
 _PROVIDERS = {"language": "language ID (langid.enabled)", "language_score": "language ID (langid.enabled)"}
 
@@ -62,16 +64,16 @@ def check_chain(stages: list) -> None:
 
     Works on stage classes (at planning time, nothing built) or instances.
     """
-    have: set[str] = set()
+    have: set[str] = set(_READ_COLUMNS)
     for i, stage in enumerate(stages):
-        for col in getattr(stage, "requires", ()):
+        for col in getattr(stage, "needs", ()):
             if col in have:
                 continue
-            later = [s.name for s in stages[i + 1:] if col in getattr(s, "provides", ())]
+            later = [s.name for s in stages[i + 1:] if col in getattr(s, "adds", ())]
             where = f"{later[0]} adds it after {stage.name}" if later else f"no stage before it adds it ({_PROVIDERS.get(col, 'no such stage')} is off)"
             raise ConfigError(f"config error: {stage.name} needs the '{col}' column, but {where}: "
                               f"turn that stage on or turn {stage.name} off")
-        have.update(getattr(stage, "provides", ()))
+        have.update(getattr(stage, "adds", ()))
 
 
 class FileWorker:
@@ -99,6 +101,8 @@ class FileWorker:
         with UnitWork.for_phase(self.storage, ExtractedPhase.name, unit) as work:
             kept, rejected = work.documents(), work.rejected()
             with open_input(_worker_uri(source), self.s3) as raw:
+                check_warc(raw.read(SNIFF_BYTES), source)  # a remote input's content is first seen here
+                raw.seek(0)
                 for batch in self.reader.iter_batches(raw, source, read):
                     responses += len(batch)
                     kept_rows, rejected_rows = run_chain(self.stages, batch, chain, keep_rejected_text=self.config.output.rejected_text)

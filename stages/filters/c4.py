@@ -114,6 +114,10 @@ def count_sentences_batch(lines: pa.Array) -> np.ndarray:
 
 class C4Filter:
     name = "c4"
+    label = "C4 rules"
+    needs = ("text",)
+    adds = ("c4_lines_removed", "c4_chars_removed", "c4_lines_removed_by")
+    reasons = ("c4:empty_text", "c4:lorem_ipsum", "c4:curly_bracket", "c4:too_few_sentences")
 
     def __init__(self, config: C4Config | None = None):
         self.config = config or C4Config()

@@ -51,6 +51,10 @@ class FineWebQualityConfig(BaseModel):
 
 class FineWebQualityFilter:
     name = "fineweb"
+    label = "FineWeb rules"
+    needs = ("text",)
+    reasons = ("fineweb:empty_text", "fineweb:line_punct_ratio", "fineweb:short_line_ratio", "fineweb:char_dup_ratio",
+               "fineweb:new_line_ratio")
 
     def __init__(self, config: FineWebQualityConfig | None = None):
         self.config = config or FineWebQualityConfig()

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from stages.filters import lines as ln
 from stages.filters import stopwords
-from stages.filters.rules import above, below, empty_rule, ratio, record_skips, reject, texts_of
+from stages.filters.rules import SKIPPED, above, below, empty_rule, ratio, record_skips, reject, texts_of
 from stages.filters.words import NO_SPACE_LANGUAGES, BatchWords, batch_words
 
 GOPHER = "Gopher (Rae et al. 2021, App. A1.1.1)"
@@ -71,7 +71,13 @@ class GopherQualityConfig(BaseModel):
 
 class GopherQualityFilter:
     name = "gopher_quality"
-    requires = ("language",)  # stop words and the word-length rule depend on it
+    label = "Gopher quality rules"
+    needs = ("text", "language")  # stop words and the word-length rule depend on the language
+    adds = (SKIPPED,)
+    reasons = ("gopher_quality:empty_text", "gopher_quality:min_doc_words", "gopher_quality:max_doc_words",
+               "gopher_quality:min_avg_word_length", "gopher_quality:max_avg_word_length", "gopher_quality:hash_ratio",
+               "gopher_quality:ellipsis_ratio", "gopher_quality:bullet_lines", "gopher_quality:ellipsis_lines",
+               "gopher_quality:alpha_words", "gopher_quality:stop_words")
 
     def __init__(self, config: GopherQualityConfig | None = None):
         self.config = c = config or GopherQualityConfig()

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from stages.filters import lines as ln
 from stages.filters.rules import above, empty_rule, ratio, reject, texts_of
@@ -51,6 +51,30 @@ class GopherRepetitionConfig(BaseModel):
         default_factory=lambda: {5: 0.15, 6: 0.14, 7: 0.13, 8: 0.12, 9: 0.11, 10: 0.10},
         description=f"{TABLE_A1}: duplicate n-gram character fraction, n -> maximum",
     )
+
+    @field_validator("top_n_grams")
+    @classmethod
+    def _top_n(cls, v: dict[int, float]) -> dict[int, float]:
+        return _n_grams(v, TOP_N, "top_n_grams")
+
+    @field_validator("dup_n_grams")
+    @classmethod
+    def _dup_n(cls, v: dict[int, float]) -> dict[int, float]:
+        return _n_grams(v, DUP_N, "dup_n_grams")
+
+
+#: The n of Gopher's n-gram rules (Table A1): top 2-4 grams, duplicate 5-10 grams (each one reason).
+TOP_N = range(2, 5)
+DUP_N = range(5, 11)
+
+
+def _n_grams(v: dict[int, float], allowed: range, field: str) -> dict[int, float]:
+    bad = sorted(k for k in v if k not in allowed)
+    if bad:
+        raise ValueError(f"n = {bad} not allowed: Gopher's {field} rules are for n = {allowed.start}..{allowed.stop - 1}")
+    if any(not 0 <= x <= 1 for x in v.values()):
+        raise ValueError("each maximum is a fraction of characters, between 0 and 1")
+    return v
 
 
 def duplicates(parts: list[str]) -> tuple[int, int]:
@@ -173,6 +197,13 @@ def _repeats(parts: ln.Parts) -> np.ndarray:
 
 class GopherRepetitionFilter:
     name = "gopher_repetition"
+    label = "Gopher repetition rules"
+    needs = ("text",)
+    reasons = ("gopher_repetition:empty_text", "gopher_repetition:dup_para_frac", "gopher_repetition:dup_para_char_frac",
+               "gopher_repetition:dup_line_frac", "gopher_repetition:dup_line_char_frac",
+               "gopher_repetition:top_2_gram", "gopher_repetition:top_3_gram", "gopher_repetition:top_4_gram",
+               "gopher_repetition:dup_5_gram", "gopher_repetition:dup_6_gram", "gopher_repetition:dup_7_gram",
+               "gopher_repetition:dup_8_gram", "gopher_repetition:dup_9_gram", "gopher_repetition:dup_10_gram")
 
     def __init__(self, config: GopherRepetitionConfig | None = None):
         self.config = config or GopherRepetitionConfig()

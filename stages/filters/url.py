@@ -35,7 +35,8 @@ import pyarrow.compute as pc
 from pydantic import BaseModel, ConfigDict, Field
 
 from stages.base import add_rejections
-from stages.filters.rules import record_skips
+from stages.named_files import NamedFile, list_file
+from stages.filters.rules import SKIPPED, record_skips
 
 REFINEDWEB = "RefinedWeb (Penedo et al. 2023, App. G.1)"
 DATA = Path(__file__).parent / "data"
@@ -65,6 +66,10 @@ class UrlFilterConfig(BaseModel):
     soft_banned_words: list[str] = Field(default_factory=list, description=f"{REFINEDWEB}: extra soft-banned URL words")
     banned_subwords: list[str] = Field(default_factory=list, description=f"{REFINEDWEB}: extra banned URL substrings")
     soft_word_threshold: int = Field(2, ge=1, description=f"{REFINEDWEB}: soft-banned words needed to remove a URL")
+
+    def named_files(self) -> list[NamedFile]:
+        return [*(NamedFile("block_domains_files", p, list_file) for p in self.block_domains_files),
+                *(NamedFile("block_urls_files", p, list_file) for p in self.block_urls_files)]
 
 
 def read_list(path: str | Path, member: str | None = None) -> Iterator[str]:
@@ -139,6 +144,11 @@ def _words(entries: Iterable[str]) -> set[str]:
 
 class UrlFilter:
     name = "url_filter"
+    label = "URL filter (RefinedWeb block list)"
+    needs = ("url",)
+    adds = (SKIPPED,)
+    reasons = ("url_filter:blocked_domain", "url_filter:blocked_url", "url_filter:banned_word",
+               "url_filter:soft_banned_words", "url_filter:banned_subword")
 
     def __init__(self, config: UrlFilterConfig | None = None):
         self.config = c = config or UrlFilterConfig()
