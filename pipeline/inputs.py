@@ -14,6 +14,7 @@ import logging
 import os
 import posixpath
 import re
+from concurrent.futures import ThreadPoolExecutor
 
 from pipeline import storage
 from pipeline.storage import S3Options
@@ -55,6 +56,34 @@ def expand_inputs(entries: list[str], base: str = "s3://commoncrawl/", s3: S3Opt
             else:
                 found.append(m)
     return sorted(dict.fromkeys(found))
+
+
+#: Problems listed one a line before the rest are summed up (a listing of 90,000 wrong files is one error).
+MAX_LISTED = 20
+
+
+def check_formats(inputs: list[str]) -> None:
+    """Every local input must be a WARC by its content (first bytes, decompressed if need be), whatever its
+    name: raise InputError naming each that is not.  Remote inputs are checked by the unit that reads them
+    (a request per file at plan time would cost minutes on a snapshot)."""
+    from stages.warc import NotAWarcError, SNIFF_BYTES, check_warc
+
+    def problem(uri: str) -> str | None:
+        try:
+            with open(os.path.expanduser(uri), "rb") as f:
+                check_warc(f.read(SNIFF_BYTES), uri)
+        except NotAWarcError as e:
+            return f"input error: {e}"
+        except OSError as e:
+            return f"input error: input {uri} cannot be read: {e.strerror or e}"
+        return None
+
+    local = [f for f in inputs if not storage.is_s3(f)]
+    with ThreadPoolExecutor(16) as pool:
+        problems = [p for p in pool.map(problem, local) if p]
+    if problems:
+        more = len(problems) - MAX_LISTED
+        raise InputError("\n".join(problems[:MAX_LISTED] + ([f"input error: ... and {more} more files that are not WARC files"] if more > 0 else [])))
 
 
 def without_output(inputs: list[str], output_root: str) -> list[str]:

@@ -291,6 +291,104 @@ def _safe_str(value) -> str | None:
     return str(value).encode("utf-8", "replace").decode("utf-8")
 
 
+# -- what an input file is ---------------------------------------------------------------------
+
+#: Bytes read from the start of an input to tell what it is (a gzip header and the start of its first member).
+SNIFF_BYTES = 1 << 16
+_SNIFF_OUT = 4096  # decompressed bytes looked at
+_COMPRESSIONS = ((b"\x1f\x8b", "gzip"), (b"\x28\xb5\x2f\xfd", "zstd"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"))
+_FORMAT_NAMES = {"warc": "WARC", "arc": "ARC (the pre-2008 archive format)", "jsonl": "JSON lines", "json": "JSON",
+                 "parquet": "Parquet", "html": "HTML", "xml": "XML", "text": "plain text", "empty": "empty",
+                 "unknown": "of unknown content"}
+
+
+@dataclass(frozen=True)
+class Sniffed:
+    """What an input's first bytes say it is: its format and the compression around it.
+
+    ``format``: warc, arc, jsonl, json, parquet, html, xml, text, empty or unknown;
+    ``compression``: gzip, zstd, bzip2, xz or None.
+    """
+
+    format: str
+    compression: str | None = None
+
+    @property
+    def readable_warc(self) -> bool:
+        """What :class:`WarcReader` reads: a WARC, plain or gzipped (one member per record or one for all)."""
+        return self.format == "warc" and self.compression in (None, "gzip")
+
+    def describe(self) -> str:
+        what = _FORMAT_NAMES[self.format]
+        if self.format == "empty":
+            return "an empty file" if self.compression is None else f"{self.compression} data holding nothing"
+        if self.compression is None:
+            return f"a {what} file" if self.format != "unknown" else "a file of unknown content"
+        return f"{self.compression}-compressed {what}"
+
+
+def _inflate(data: bytes, compression: str) -> bytes:
+    """The first decompressed bytes of ``data`` (which may be cut anywhere)."""
+    import bz2
+    import lzma
+    import zlib
+
+    if compression == "gzip":
+        return zlib.decompressobj(31).decompress(data, _SNIFF_OUT)
+    if compression == "zstd":
+        import zstandard
+
+        return zstandard.ZstdDecompressor().decompressobj().decompress(data)[:_SNIFF_OUT]
+    if compression == "bzip2":
+        return bz2.BZ2Decompressor().decompress(data, _SNIFF_OUT)
+    return lzma.LZMADecompressor().decompress(data, _SNIFF_OUT)
+
+
+def _content(head: bytes) -> str:
+    head = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+    if not head:
+        return "empty"
+    for prefix, fmt in ((b"WARC/", "warc"), (b"filedesc://", "arc"), (b"PAR1", "parquet"), (b"{", "jsonl"), (b"[", "json"),
+                        (b"<?xml", "xml"), (b"<", "html")):
+        if head.startswith(prefix):
+            return fmt
+    sample = head[:512]
+    try:
+        text = sample.decode("utf-8")
+    except UnicodeDecodeError as e:  # a multi-byte character cut at the end of the sample is still text
+        text = sample[: e.start].decode("utf-8") if e.start >= len(sample) - 3 else ""
+    return "text" if text and all(c.isprintable() or c in "\r\n\t" for c in text) else "unknown"
+
+
+def sniff(head: bytes) -> Sniffed:
+    """What the first bytes of a file (``SNIFF_BYTES`` of them, or fewer) say it is.
+
+    Compressed data is decompressed as far as those bytes go and sniffed in turn: a ``.jsonl.gz``
+    is gzip-compressed JSON lines whatever its name.  Damaged compressed data is ``unknown``.
+    """
+    if not head:
+        return Sniffed("empty")
+    for magic, compression in _COMPRESSIONS:
+        if head.startswith(magic):
+            try:
+                inner = _inflate(head, compression)
+            except Exception:  # damaged at its very start: not something the reader can use
+                return Sniffed("unknown", compression)
+            return Sniffed(_content(inner), compression)
+    return Sniffed(_content(head))
+
+
+class NotAWarcError(ValueError):
+    """An input that is not a WARC file (its content, whatever its name)."""
+
+
+def check_warc(head: bytes, source: str) -> None:
+    """Raise :class:`NotAWarcError` naming ``source`` unless its first bytes are a WARC the reader reads."""
+    found = sniff(head)
+    if not found.readable_warc:
+        raise NotAWarcError(f"input {source} is not a WARC file: it is {found.describe()} (give WARC files, plain or gzipped)")
+
+
 def open_and_read(opener: Callable[[], BinaryIO], source: str, config: WarcConfig | None = None):
     """Convenience for tests and tools: all batches of a file and its stats."""
     stats = ReadStats()

@@ -1,0 +1,139 @@
+"""Files and models a config names, checked before any work starts.
+
+A config section lists what it names in a ``named_files()`` method: one
+:class:`NamedFile` per file (its field, its path, the function that checks it).
+The plan-time pass (pipeline.preflight) walks the enabled sections of a run's
+config, runs every check (in parallel: some are S3 requests) and reports each
+problem as one line naming the field.  Adding a named file to a section is one
+line in its ``named_files()``.
+
+A check opens what it needs cheaply: a tokenizer is loaded (a tokenizer.json is
+megabytes), a fastText model only has its header read (a quality model can be
+gigabytes), a list file its first bytes.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import BinaryIO, Callable
+
+#: Opens a local path or s3:// URI for reading (the plan-time pass gives one with the run's S3 settings).
+Opener = Callable[[str], BinaryIO]
+
+#: First int32 of every fastText model file (.bin and .ftz), then its version (11 or 12).
+FASTTEXT_MAGIC = 793712314
+FASTTEXT_VERSIONS = (11, 12)
+_HEAD = 1 << 16
+
+
+class NamedFileError(ValueError):
+    """What is wrong with a named file and how to fix it; ``field`` overrides the field it is reported under."""
+
+    def __init__(self, message: str, field: str | None = None):
+        super().__init__(message)
+        self.field = field
+
+
+@dataclass(frozen=True)
+class NamedFile:
+    """A file a config section names: ``field`` (relative to the section), ``path``, and its check."""
+
+    field: str
+    path: str
+    check: Callable[[str, Opener], None]
+
+
+def _head(path: str, open_file: Opener, what: str) -> bytes:
+    try:
+        with open_file(path) as f:
+            return f.read(_HEAD)
+    except FileNotFoundError:
+        raise NamedFileError(f"no {what} at {path!r} (check the path; it must exist where the run starts)") from None
+    except IsADirectoryError:
+        raise NamedFileError(f"{path!r} is a folder, not a {what} file (give the file's path)") from None
+    except OSError as e:
+        raise NamedFileError(f"{what} {path!r} cannot be read: {e}") from None
+
+
+def _local(path: str, what: str) -> None:
+    if "://" in path:
+        raise NamedFileError(f"{path!r}: a {what} is read from a local path on every worker (copy it there)")
+
+
+def fasttext_model(path: str, open_file: Opener) -> None:
+    """A fastText model: a local file whose header has the fastText magic and a known version."""
+    _local(path, "fastText model")
+    head = _head(path, open_file, "fastText model")
+    magic, version = struct.unpack("<ii", head[:8]) if len(head) >= 8 else (None, None)
+    if magic != FASTTEXT_MAGIC:
+        raise NamedFileError(f"{path!r} is not a fastText model (.bin or .ftz): it does not start with fastText's magic number")
+    if version not in FASTTEXT_VERSIONS:
+        raise NamedFileError(f"{path!r} is a fastText model of version {version}, which fastText 0.9 cannot load")
+
+
+def list_file(path: str, open_file: Opener) -> None:
+    """A list of entries, one a line (plain, .gz or a tar archive): readable, and text where it is not a tar."""
+    import zlib
+
+    _local(path, "list file")
+    head = _head(path, open_file, "list file")
+    if path.endswith(".gz"):
+        try:
+            head = zlib.decompressobj(31).decompress(head, 4096)
+        except zlib.error:
+            raise NamedFileError(f"{path!r} is named .gz but is not gzip data (rename it or recompress it)") from None
+    if len(head) > 262 and head[257:262] == b"ustar":  # a tar archive: its members are read by name
+        return
+    try:
+        head[:4096].decode("utf-8")
+    except UnicodeDecodeError as e:
+        if e.start < min(len(head), 4096) - 3:
+            raise NamedFileError(f"{path!r} is not a text list (one entry a line, UTF-8) nor a tar archive") from None
+
+
+def tokenizer_json(specials: dict[str, str | None]) -> Callable[[str, Opener], None]:
+    """A Hugging Face tokenizer.json that loads, holding each special token ``specials`` names
+    (field -> token string, None = not used)."""
+
+    def check(path: str, open_file: Opener) -> None:
+        from tokenizers import Tokenizer
+
+        try:
+            with open_file(path) as f:
+                text = f.read().decode("utf-8")
+        except FileNotFoundError:
+            raise NamedFileError(f"no tokenizer at {path!r} (give the path of a Hugging Face tokenizer.json)") from None
+        except UnicodeDecodeError:
+            raise NamedFileError(f"{path!r} is not a tokenizer.json (not UTF-8 text; give a Hugging Face tokenizer.json)") from None
+        except OSError as e:
+            raise NamedFileError(f"tokenizer {path!r} cannot be read: {e}") from None
+        try:
+            tokenizer = Tokenizer.from_str(text)
+        except Exception as e:
+            first = str(e).splitlines()[0][:200] if str(e) else type(e).__name__
+            raise NamedFileError(f"{path!r} does not load as a Hugging Face tokenizer.json ({first})") from None
+        for field, token in specials.items():
+            if token is not None and tokenizer.token_to_id(token) is None:
+                known = sorted(t.content for t in tokenizer.get_added_tokens_decoder().values())[:5]
+                hint = f"its special tokens include {', '.join(map(repr, known))}" if known else "it has no added special tokens"
+                raise NamedFileError(f"token {token!r} is not in the vocabulary of {path!r} ({hint}; or set it to null)", field)
+
+    return check
+
+
+def spacy_pipeline(name: str, open_file: Opener) -> None:
+    """An installed spaCy pipeline: an importable package, or a folder holding a saved pipeline's config.cfg."""
+    import importlib.util
+    import os
+
+    if os.path.isdir(name):
+        if not os.path.isfile(os.path.join(name, "config.cfg")):
+            raise NamedFileError(f"folder {name!r} is not a saved spaCy pipeline (no config.cfg in it)")
+        return
+    try:
+        found = importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise NamedFileError(f"spaCy pipeline {name!r} cannot be imported (pip install it, or give the folder of a saved pipeline)")

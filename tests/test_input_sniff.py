@@ -1,0 +1,93 @@
+"""Inputs are checked by content, whatever their names: a `.jsonl.gz` given as a WARC is an error naming
+it (at plan time for local files), never a run that reads 0 records and ends `ok`."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import zstandard
+
+from pipeline.inputs import InputError, check_formats
+from stages.warc import SNIFF_BYTES, NotAWarcError, Sniffed, check_warc, sniff
+from tests.conftest import SAMPLES, Page, html, write_warc
+
+WARC_HEAD = b"WARC/1.0\r\nWARC-Type: warcinfo\r\nContent-Length: 0\r\n\r\n"
+JSONL = b'{"text": "hello", "id": 1}\n{"text": "world", "id": 2}\n'
+
+
+def _parquet() -> bytes:
+    buf = io.BytesIO()
+    pq.write_table(pa.table({"text": ["a", "b"]}), buf)
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("data, expected", [
+    (WARC_HEAD, Sniffed("warc")),
+    (gzip.compress(WARC_HEAD), Sniffed("warc", "gzip")),
+    (gzip.compress(WARC_HEAD * 5000)[:300], Sniffed("warc", "gzip")),  # cut inside its first member
+    (zstandard.ZstdCompressor().compress(WARC_HEAD), Sniffed("warc", "zstd")),
+    (JSONL, Sniffed("jsonl")),
+    (gzip.compress(JSONL), Sniffed("jsonl", "gzip")),
+    (b"\xef\xbb\xbf  " + JSONL, Sniffed("jsonl")),
+    (bz2.compress(JSONL), Sniffed("jsonl", "bzip2")),
+    (b'[{"text": "x"}]', Sniffed("json")),
+    (_parquet(), Sniffed("parquet")),
+    (b"<?xml version='1.0'?><Error><Code>AccessDenied</Code></Error>", Sniffed("xml")),
+    (b"<!doctype html><html>", Sniffed("html")),
+    (b"filedesc://IA-001102.arc 0.0.0.0 19960923142103 text/plain 76\n", Sniffed("arc")),
+    (b"just some notes\nabout the crawl\n", Sniffed("text")),
+    (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", Sniffed("unknown")),
+    (b"", Sniffed("empty")),
+    (gzip.compress(b""), Sniffed("empty", "gzip")),
+    (b"\x1f\x8b\x08\x00garbage-that-is-not-deflate" * 3, Sniffed("unknown", "gzip")),
+])
+def test_sniff_tells_the_format_and_the_compression(data, expected):
+    assert sniff(data[:SNIFF_BYTES]) == expected
+
+
+def test_only_plain_or_gzipped_warcs_are_read():
+    assert Sniffed("warc").readable_warc and Sniffed("warc", "gzip").readable_warc
+    assert not Sniffed("warc", "zstd").readable_warc and not Sniffed("jsonl", "gzip").readable_warc
+    with pytest.raises(NotAWarcError) as e:
+        check_warc(gzip.compress(JSONL), "dump/part-0.jsonl.gz")
+    assert str(e.value) == ("input dump/part-0.jsonl.gz is not a WARC file: it is gzip-compressed JSON lines "
+                            "(give WARC files, plain or gzipped)")
+    with pytest.raises(NotAWarcError, match="it is an empty file"):
+        check_warc(b"", "empty.warc.gz")
+
+
+def test_every_sample_warc_and_hostile_warc_sniffs_as_a_readable_warc():
+    expected = json.loads((SAMPLES / "broken" / "expected.json").read_text())
+    files = [*SAMPLES.glob("*.warc.gz"), *(SAMPLES / "broken" / n for n in expected)]
+    refused = {f.name for f in files if not sniff(f.read_bytes()[:SNIFF_BYTES]).readable_warc}
+    assert refused == {"not-a-warc.warc.gz", "empty.warc.gz"}  # an S3 error body and a zero-byte file
+
+
+def test_local_inputs_that_are_not_warcs_are_named_at_plan_time(tmp_path):
+    good = write_warc(tmp_path / "good.warc.gz", [Page("http://a.example/", html("A", "text").encode())])
+    (tmp_path / "dump.jsonl.gz").write_bytes(gzip.compress(JSONL))
+    (tmp_path / "empty.warc.gz").write_bytes(b"")
+    check_formats([str(good)])
+    with pytest.raises(InputError) as e:
+        check_formats([str(good), str(tmp_path / "dump.jsonl.gz"), str(tmp_path / "empty.warc.gz")])
+    assert str(e.value).splitlines() == [
+        f"input error: input {tmp_path / 'dump.jsonl.gz'} is not a WARC file: it is gzip-compressed JSON lines (give WARC files, plain or gzipped)",
+        f"input error: input {tmp_path / 'empty.warc.gz'} is not a WARC file: it is an empty file (give WARC files, plain or gzipped)",
+    ]
+
+
+def test_many_bad_inputs_are_summed_up(tmp_path):
+    files = []
+    for i in range(25):
+        files.append(str(tmp_path / f"x{i:02d}.warc.gz"))
+        (tmp_path / f"x{i:02d}.warc.gz").write_bytes(JSONL)
+    with pytest.raises(InputError) as e:
+        check_formats(files)
+    lines = str(e.value).splitlines()
+    assert len(lines) == 21 and lines[-1] == "input error: ... and 5 more files that are not WARC files"
