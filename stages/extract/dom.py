@@ -106,6 +106,37 @@ def parse(html: str, max_depth: int = 2000, depth_check_tags: int = 20_000) -> L
     tree = LexborHTMLParser(html)
     # As tree.strip_tags(INVISIBLE_TAGS), in one walk: each element is
     # unlinked with its subtree (one inside another is unlinked with it).
+    fallbacks = []
     for node in tree.css(_INVISIBLE_SELECTOR):
-        node.decompose(recursive=False)
+        if node.tag == "noscript":
+            fallbacks.append(node)
+        else:
+            node.decompose(recursive=False)
+    _drop_noscript(tree, fallbacks)
     return tree
+
+
+#: A <noscript> with at least this much text may be the page's only copy of its content.
+NOSCRIPT_MIN_CHARS = 500
+
+
+def _drop_noscript(tree: LexborHTMLParser, nodes: list) -> None:
+    """Unlink the ``<noscript>`` elements, but those that hold the page.
+
+    A noscript is usually a tracking pixel or "please enable JavaScript";
+    but script-built sites serve their whole content to crawlers there
+    (Discourse forums put every post of a thread in one), and a stray
+    ``<div>`` in a ``<noscript>`` of ``<head>`` makes the parser put the
+    whole body inside it.  One that holds more text than the rest of the
+    page stays (a C call per noscript; the body's text only when one is
+    that long).
+    """
+    sizes = [len(n.text(deep=True, strip=True)) for n in nodes]
+    keep = set()
+    if sizes and max(sizes) >= NOSCRIPT_MIN_CHARS:
+        body = tree.body
+        rest = (len(body.text(deep=True, strip=True)) if body is not None else 0) - sum(sizes)
+        keep = {i for i, s in enumerate(sizes) if s >= NOSCRIPT_MIN_CHARS and s > rest}
+    for i, node in enumerate(nodes):
+        if i not in keep:
+            node.decompose(recursive=False)
