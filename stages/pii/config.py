@@ -21,6 +21,12 @@ NER_ENTITIES = ("PERSON", "LOCATION")
 ENTITIES = PATTERN_ENTITIES + NER_ENTITIES
 
 
+#: int32 column: findings in the document's URL (every entity, the removed userinfo counted as one)
+URL_COUNT_COLUMN = "pii_url"
+#: the URL before redaction, only with ``pii.urls.keep_original``
+URL_ORIGINAL_COLUMN = "url_original"
+
+
 def count_column(entity: str) -> str:
     """The per-document count column of an entity: ``pii_email_address``, ..."""
     return f"pii_{entity.lower()}"
@@ -105,6 +111,28 @@ def _is_distribution(name: str) -> bool:
     return True
 
 
+class UrlsConfig(BaseModel):
+    """The ``url`` column: redacted like text (stages/pii/urls.py)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = Field(
+        True,
+        description="redact the url column: the userinfo (user:pass@) removed, path segments, query keys and values and "
+        "the fragment percent-decoded and read by the same recognizers; a value with a finding is replaced whole",
+    )
+    keep_original: bool = Field(
+        False,
+        description="also keep the URL as it was in a url_original column of documents/final (it holds the PII the url "
+        "column lost: only for outputs that are not published)",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, v: Any) -> Any:
+        return {"enabled": v} if isinstance(v, bool) else v  # `urls: false`
+
+
 class PiiConfig(BaseModel):
     """PII detection and redaction (presidio), run on the documents that survive dedup."""
 
@@ -140,11 +168,17 @@ class PiiConfig(BaseModel):
         description="a document whose candidates hold more digits is a dump (log, directory, number table): it is rejected "
         "with reason pii_dense instead of analyzed, which would take python-phonenumbers minutes",
     )
+    urls: UrlsConfig = Field(default_factory=UrlsConfig, description="the url column (enabled, keep_original)")
     ner_models: dict[str, str] = Field(
         default_factory=dict,
         description="per document language, an installed spaCy pipeline (package name or path) for PERSON/LOCATION, "
         "e.g. {en: en_core_web_sm}; nothing is downloaded",
     )
+
+    def named_files(self) -> list:
+        from stages.named_files import NamedFile, spacy_pipeline  # checked before a run (pipeline.preflight)
+
+        return [NamedFile(f"ner_models.{lang}", name, spacy_pipeline) for lang, name in self.ner_models.items()]
 
     @field_validator("placeholder")
     @classmethod

@@ -33,9 +33,11 @@ import pyarrow.compute as pc
 
 from stages.base import add_rejections, set_column
 from stages.pii.candidates import Piece, candidate_pattern, candidate_spans, find_pieces, marked_texts, pieces
-from stages.pii.config import ENTITIES, NER_ENTITIES, PATTERN_ENTITIES, PiiConfig, count_column
+from stages.pii.config import ENTITIES, NER_ENTITIES, PATTERN_ENTITIES, URL_COUNT_COLUMN, URL_ORIGINAL_COLUMN, PiiConfig, count_column
+from stages.pii.normalize import PERCENT_RE2, TRIGGER_RE2, TextView, text_view
 from stages.pii.recognizers import ner_analyzer, pattern_analyzer
 from stages.pii.redact import Finding, Redactor, resolve
+from stages.pii.urls import UrlRedactor
 
 # Between two windows in one presidio call: more words than presidio's context
 # reaches back (5), none of them a stop word, so context never crosses windows.
@@ -52,10 +54,13 @@ class PiiStage:
     name = "pii"
     #: columns it may add (one per enabled entity), for the phase layer's chain check; it reads ``text``
     #: and, when present, ``language`` (which picks the phone regions)
-    provides = tuple(count_column(e) for e in ENTITIES)
+    provides = (*(count_column(e) for e in ENTITIES), URL_COUNT_COLUMN, URL_ORIGINAL_COLUMN)
 
-    def __init__(self, config: PiiConfig | None = None):
+    def __init__(self, config: PiiConfig | None = None, decode_percent: bool = False):
         self.config = config or PiiConfig()
+        #: also read percent-encoded text decoded (URL values and published strings; see normalize.py)
+        self.decode_percent = decode_percent
+        self.trigger = TRIGGER_RE2 + (f"|{PERCENT_RE2}" if decode_percent else "")
         enabled = self.config.entities.enabled() if self.config.enabled else []  # disabled: no engine is built
         self.entities = enabled
         self.pattern_entities = [e for e in enabled if e in PATTERN_ENTITIES]
@@ -68,7 +73,27 @@ class PiiStage:
         self.redactor = Redactor(self.config)
         self.overlap = 2 * max(self.config.context_chars, MAX_ENTITY_CHARS)
         self.columns = {e: count_column(e) for e in enabled}
+        self.urls = self._url_redactor() if self.config.enabled and self.config.urls.enabled else None
         self._counters: Counter = Counter()
+
+    def _url_redactor(self) -> UrlRedactor:
+        """The url column's redactor: the same recognizers (pattern entities: a slug is not a sentence for NER)."""
+        keep = {e for e in self.entities if self.config.entities.of(e).action == "annotate"}
+
+        def token(f: Finding, value: str) -> str | None:
+            return None if f.entity in keep else self.redactor.ops[f.entity](value)
+
+        return UrlRedactor(self._detect_url_values, token, self.pattern.re2 if self.pattern is not None else None)
+
+    def _detect_url_values(self, texts: list[str], langs: list[str | None]):
+        """detect_all on URL values, its counters kept apart (``url.chars_analyzed``, ...)."""
+        text_counters, self._counters = self._counters, Counter()
+        try:
+            return self.detect_all(texts, langs, ner=False)
+        finally:
+            for k, v in self._counters.items():
+                text_counters[f"url.{k}"] += v
+            self._counters = text_counters
 
     # ---------------------------------------------------------------- helpers
 
@@ -122,11 +147,11 @@ class PiiStage:
         if n and self.entities:
             col = batch.column("text")
             langs = batch.column("language") if "language" in batch.column_names else pa.nulls(n, pa.string())
-            rows = np.flatnonzero(self._needs_presidio(col, langs))
+            need, viewed = self._scan(col, langs)
+            rows = np.flatnonzero(need)
             sub = pc.take(col, rows)
             texts = sub.to_pylist()  # only these documents become Python strings
-            found, dense = self._find(texts, pc.take(langs, rows).to_pylist(), self._marked(sub))
-            found = {k: resolve(f) for k, f in found.items()}
+            found, dense = self._detect(texts, pc.take(langs, rows).to_pylist(), self._marked(sub), viewed[rows])
             changed: dict[int, str] = {}
             for k, findings in found.items():
                 new, per_entity = self.redactor.apply(texts[k], findings)
@@ -135,7 +160,7 @@ class PiiStage:
                     self._counters[f"found.{e}"] += c
                 if new != texts[k]:
                     changed[int(rows[k])] = new
-            batch = self._replace_texts(batch, changed)
+            batch = self._replace_values(batch, "text", changed)
             if dense:
                 batch = self._reject_dense(batch, {int(rows[k]): d for k, d in dense.items()})
             self._counters["docs"] += n
@@ -143,30 +168,94 @@ class PiiStage:
             self._counters["docs_changed"] += len(changed)
         for e, col_name in self.columns.items():
             batch = set_column(batch, col_name, pa.array(counts[e], pa.int32()))
+        if self.urls is not None:
+            batch = self._redact_urls(batch)
         return batch
 
-    def _needs_presidio(self, texts: pa.ChunkedArray, langs: pa.ChunkedArray) -> np.ndarray:
-        """Documents with a candidate (one vectorized RE2 scan of the batch) or in a language with an NER model."""
+    def _redact_urls(self, batch: pa.Table) -> pa.Table:
+        """The url column redacted (urls.py), ``pii_url`` counts, and ``url_original`` when asked for."""
+        n = len(batch)
+        found = np.zeros(n, dtype=np.int32)
+        if "url" in batch.column_names and n:
+            col = batch.column("url")
+            if self.config.urls.keep_original:
+                batch = set_column(batch, URL_ORIGINAL_COLUMN, col)
+            rows = np.flatnonzero(self.urls.needs(col))
+            langs = pc.take(batch.column("language"), rows).to_pylist() if "language" in batch.column_names else None
+            changed = {}
+            for row, r in zip(rows, self.urls.redact(pc.take(col, rows).to_pylist(), langs)):
+                found[row] = r.findings
+                for e, c in r.counts.items():
+                    self._counters[f"url.found.{e}"] += c
+                self._counters["url.values_masked"] += r.masked
+                self._counters["url.cut"] += r.cut
+                if r.url != col[int(row)].as_py():
+                    changed[int(row)] = r.url
+            self._counters["url.read"] += len(rows)
+            self._counters["url.changed"] += len(changed)
+            batch = self._replace_values(batch, "url", changed)
+        return set_column(batch, URL_COUNT_COLUMN, pa.array(found, pa.int32()))
+
+    def _scan(self, texts: pa.ChunkedArray | pa.Array, langs: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray]:
+        """(documents presidio must see, documents that need a normalized view): vectorized RE2 scans of the batch.
+
+        presidio sees a document with a candidate, with a view trigger (an obfuscated form may hide a
+        candidate) or in a language with an NER model.
+        """
+        def matches(pattern: str) -> np.ndarray:
+            return pc.fill_null(pc.match_substring_regex(texts, pattern), False).to_numpy(zero_copy_only=False)
+
         need = np.zeros(len(texts), dtype=bool)
+        viewed = np.zeros(len(texts), dtype=bool)
         if self.pattern is not None:
-            need |= pc.fill_null(pc.match_substring_regex(texts, self.pattern.re2), False).to_numpy(zero_copy_only=False)
+            need |= matches(self.pattern.re2)
+            viewed = matches(self.trigger)
+            need |= viewed
         if self.ner is not None:
             need |= pc.fill_null(pc.is_in(langs, pa.array(list(self.config.ner_models))), False).to_numpy(zero_copy_only=False)
-        return need
+        return need, viewed
 
     def detect(self, texts: list[str | None], langs: list[str | None]) -> dict[int, list[Finding]]:
-        """Document index -> its findings (no overlaps, in text order), for documents with any.
+        """Document index -> its findings (no overlaps, in text order, original offsets), for documents with any.
 
         Documents over ``max_candidate_digits`` are left out (the stage rejects them).
         """
-        found, _dense = self._find(texts, langs, self._marked(pa.array(texts, pa.large_string())))
-        return {doc: resolve(f) for doc, f in found.items()}
+        found, _dense = self.detect_all(texts, langs)
+        return found
+
+    def detect_all(
+        self, texts: list[str | None], langs: list[str | None], ner: bool = True
+    ) -> tuple[dict[int, list[Finding]], dict[int, str]]:
+        """:meth:`detect`, and the documents too dense to analyze (index -> why); ``ner=False``: pattern entities only."""
+        arr = pa.array(texts, pa.large_string())
+        _need, viewed = self._scan(arr, pa.array(langs, pa.string()))
+        return self._detect(texts, langs, self._marked(arr), viewed, ner)
+
+    def _detect(
+        self, texts: list[str | None], langs: list[str | None], marked: list[str | None], viewed: np.ndarray, ner: bool = True
+    ) -> tuple[dict[int, list[Finding]], dict[int, str]]:
+        """Findings per document in original offsets, resolved; documents with a trigger are read through their view."""
+        views: dict[int, TextView] = {}
+        for i in np.flatnonzero(viewed):
+            if texts[i]:
+                view = text_view(texts[i], self.decode_percent)
+                if view.changed:
+                    views[int(i)] = view
+        read = [views[i].text if i in views else t for i, t in enumerate(texts)]
+        marks = [None if i in views else m for i, m in enumerate(marked)]  # the RE2 marks are of the original
+        found, dense = self._find(read, langs, marks, ner)
+        out = {}
+        for k, fs in found.items():
+            if k in views:
+                fs = [Finding(*views[k].span(f.start, f.end), f.entity, f.score) for f in fs]
+            out[k] = resolve(fs)
+        return out, dense
 
     def _marked(self, texts: pa.Array | pa.ChunkedArray) -> list[str | None]:
         return marked_texts(texts, self.pattern) if self.pattern is not None else [None] * len(texts)
 
     def _find(
-        self, texts: list[str | None], langs: list[str | None], marked: list[str | None]
+        self, texts: list[str | None], langs: list[str | None], marked: list[str | None], ner: bool = True
     ) -> tuple[dict[int, list[Finding]], dict[int, str]]:
         """Raw findings per document, and the documents too dense to analyze (with the reason's details)."""
         by_lang: dict[tuple[str, frozenset], list[Piece]] = defaultdict(list)
@@ -186,7 +275,7 @@ class PiiStage:
                     self._counters["docs_with_candidates"] += 1
                     for p in found:
                         by_lang[lang, p.entities].append(p)
-            if self.ner is not None and langs[i] in self.config.ner_models:
+            if ner and self.ner is not None and langs[i] in self.config.ner_models:
                 ner_pieces[langs[i]] += pieces(i, 0, len(text), self.config.chunk_chars, self.overlap)
         results: dict[int, list[Finding]] = defaultdict(list)
         for (lang, kinds), ps in by_lang.items():
@@ -210,16 +299,16 @@ class PiiStage:
         return add_rejections(batch, reasons, details)
 
     @staticmethod
-    def _replace_texts(batch: pa.Table, changed: dict[int, str]) -> pa.Table:
-        """Swap in the changed texts; every other value is the same Arrow string."""
+    def _replace_values(batch: pa.Table, name: str, changed: dict[int, str | None]) -> pa.Table:
+        """Swap in the changed values of a string column; every other value is the same Arrow string."""
         if not changed:
             return batch
-        col = batch.column("text")
+        col = batch.column(name)
         mask = np.zeros(len(batch), dtype=bool)
         rows = sorted(changed)
         mask[rows] = True
         new = pc.replace_with_mask(col.combine_chunks(), pa.array(mask), pa.array([changed[r] for r in rows], col.type))
-        return set_column(batch, "text", new)
+        return set_column(batch, name, new)
 
     def drain_counters(self) -> dict:
         out, self._counters = dict(self._counters), Counter()

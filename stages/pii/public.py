@@ -1,0 +1,255 @@
+"""Redaction of strings about to be published (the dataset card, stats.json), whatever the run's PII settings.
+
+The run may have switched entities off, annotated them, or set a low
+``max_candidate_digits``; what the card shows must hold no PII anyway:
+
+- every pattern entity is on and *replaced* (``<EMAIL_ADDRESS>``), always the
+  whole value (an e-mail with its name, an IBAN with every group); the run's
+  thresholds, phone regions and NER models are kept;
+- text is read through its normalized view with percent-decoding on
+  (``john.smith%40gmail.com``, ``536%2D22%2D1974``, full-width forms, ``(at)``);
+- a text too dense to analyze (more than ``max(run's max_candidate_digits,
+  20,000)`` digits in candidates) is masked whole;
+- whatever still looks like PII afterwards (the PII stage's candidate pattern:
+  7+ digits, ``x@y.z``, a dotted quad, an IBAN shape, ``://user:pass@``...) is
+  masked as a whole token (``<MASKED>``): a date or an order number may be
+  masked too, a missed phone number is never shown;
+- URLs: the userinfo removed, values decoded and read as in the PII stage
+  (stages/pii/urls.py), the leftover check on each value, and an IP host
+  (any spelling) replaced by ``<IP_ADDRESS>``;
+- hosts: an IP address in any spelling a browser accepts (``81.2.69.161.``,
+  ``1359103393``, ``0x51.2.0105.161``, IPv6, bracketed, full-width digits) is
+  :data:`IP_HOST`; a label with PII (``536-22-1974.example``) is replaced.
+
+presidio is built only when some string needs it (seconds, once per process).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from urllib.parse import unquote
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from stages.pii.candidates import candidate_pattern
+from stages.pii.config import PATTERN_ENTITIES, PiiConfig
+from stages.pii.normalize import PERCENT_RE2, TRIGGER_RE2, text_view
+from stages.pii.redact import Finding, Redactor, resolve
+from stages.pii.urls import MASK, UrlRedactor
+
+log = logging.getLogger(__name__)
+
+#: A host that is an IP address (an IP address is PII: never printed), and a URL without a host.
+IP_HOST = "(IP address)"
+NO_HOST = "(no host)"
+#: What an IP host becomes inside a published URL.
+IP_TOKEN = "<IP_ADDRESS>"
+#: Published texts are short (the card's examples: 2,000 characters); past this many candidate digits
+#: a text is masked whole rather than shown unread, whatever the run's own limit.
+PUBLIC_MAX_CANDIDATE_DIGITS = 20_000
+
+# WHATWG URL: a host whose last label is a number (decimal, 0x hex, 0 octal) is an IPv4 address
+_NUMBER_LABEL = re.compile(r"0[xX][0-9A-Fa-f]*|[0-9]+")
+_PORT = re.compile(r":[0-9]*$")
+# the host of a URL, as parts.py reads it (scheme://[userinfo@]host)
+_URL_HOST = re.compile(r"^(?P<head>[A-Za-z][A-Za-z0-9+.\-]*://)(?P<host>\[[^\]/?#]*\]|[^:/?#]*)", re.DOTALL)
+# where a leftover candidate's whole value ends: an IBAN's later groups, else the whitespace-delimited token
+_IBAN_HEAD = re.compile(r"[A-Za-z]{2}\d{2}")
+_IBAN_TAIL = re.compile(r"(?:[ -]?[A-Z0-9]{1,4}(?![a-z]))+")
+_IBAN_TAIL_DIGITS = re.compile(r"(?:[ -]?(?=[a-zA-Z]{0,3}\d)[A-Za-z0-9]{1,4}(?![A-Za-z0-9]))+")  # lower case: groups with a digit
+
+
+def public_config(run_pii: dict | None) -> PiiConfig:
+    """The run's PII settings (thresholds, phone regions, NER models) with every pattern entity on and replaced."""
+    from pydantic import ValidationError
+
+    raw = dict(run_pii or {})
+    raw.pop("enabled", None)
+    try:
+        config = PiiConfig.model_validate(raw)
+    except ValidationError as e:  # e.g. a NER model not installed here
+        log.warning("public redaction: the run's pii settings do not validate here (%s); using the defaults",
+                    str(e).splitlines()[0])
+        config = PiiConfig()
+    for entity in PATTERN_ENTITIES:
+        config.entities.of(entity).enabled = True
+    for entity in config.entities.enabled():
+        config.entities.of(entity).action = "replace"
+    config.placeholder = "<{entity}>"
+    config.max_candidate_digits = max(config.max_candidate_digits, PUBLIC_MAX_CANDIDATE_DIGITS)
+    config.urls.enabled = False  # URLs are read value by value here (urls())
+    return config
+
+
+def ip_host(host: str) -> bool:
+    """Whether a host is an IP address in any spelling a browser accepts (see the module docstring)."""
+    h = _plain_host(host)
+    if h.startswith("[") or h.count(":") >= 2:
+        return True
+    h = _PORT.sub("", h).rstrip(".")
+    last = h.rsplit(".", 1)[-1]
+    return bool(last) and _NUMBER_LABEL.fullmatch(last) is not None
+
+
+def _plain_host(host: str) -> str:
+    """Percent-decoded, NFKC (full-width digits and dots), lower-case: what a browser resolves."""
+    return unicodedata.normalize("NFKC", unquote(host)).strip().lower()
+
+
+class PublicRedactor:
+    """Strings about to be published (the dataset card, stats.json): every pattern entity on and
+    replaced, whole values only (never a partial mask), whatever the run's own pii settings."""
+
+    def __init__(self, run_pii: dict | None = None):
+        self.config = public_config(run_pii)
+        pattern = candidate_pattern(self.config, list(PATTERN_ENTITIES))
+        self.leftover_pattern = pattern.python
+        # a string needs presidio when it has a candidate or a view trigger (escapes included)
+        self.prefilter = f"(?:{pattern.re2})|(?:{TRIGGER_RE2})|(?:{PERCENT_RE2})"
+        self._urls = UrlRedactor(self._detect_values, self._token, pattern.re2, encode=False, leftover=self.looks_like_pii)
+
+    # ------------------------------------------------------------ building blocks
+
+    @functools.cached_property
+    def stage(self):
+        from stages.pii.stage import PiiStage
+
+        return PiiStage(self.config, decode_percent=True)
+
+    @functools.cached_property
+    def redactor(self) -> Redactor:
+        return Redactor(self.config)
+
+    def _token(self, f: Finding, value: str) -> str:
+        return self.redactor.ops[f.entity](value)
+
+    def _needs(self, values: Sequence[str | None]) -> list[bool]:
+        arr = pa.array(list(values), pa.large_string())
+        return pc.fill_null(pc.match_substring_regex(arr, self.prefilter), False).to_pylist()
+
+    def _ner_languages(self, lang: str | None) -> list[str | None]:
+        """The languages a text is read in: its own, or, without a NER model for it, every NER model's too."""
+        models = list(self.config.ner_models) if self.stage.ner is not None else []
+        return [lang] if lang in models or not models else [lang, *models]
+
+    def _detect_values(self, texts: list[str], langs: list[str | None]):
+        return self.stage.detect_all(texts, langs, ner=False)
+
+    def looks_like_pii(self, text: str) -> bool:
+        """A leftover candidate (the PII stage's pattern) in the text or its normalized view."""
+        return bool(self.leftover_pattern.search(text_view(text, decode_percent=True).text))
+
+    def mask_leftovers(self, text: str) -> str:
+        """Every token (whitespace-delimited; an IBAN with its later groups) around a leftover candidate as MASK."""
+        view = text_view(text, decode_percent=True)
+        spans = []
+        for m in self.leftover_pattern.finditer(view.text):
+            s, e = view.span(*m.span())
+            s = max(text.rfind(c, 0, s) for c in " \t\n\r\f\v") + 1
+            head = _IBAN_HEAD.match(m.group())
+            tail = (_IBAN_TAIL if head and head.group().isupper() else _IBAN_TAIL_DIGITS).match(text, e) if head else None
+            e = tail.end() if tail else e
+            nxt = [i for i in (text.find(c, e) for c in " \t\n\r\f\v") if i >= 0]
+            spans.append((s, min(nxt) if nxt else len(text)))
+        out, pos = [], 0
+        for s, e in sorted(spans):
+            if e <= pos:
+                continue
+            out += [text[pos : max(s, pos)], MASK]
+            pos = e
+        out.append(text[pos:])
+        return "".join(out)
+
+    # ------------------------------------------------------------ the public API
+
+    def texts(self, texts: Iterable[str | None], languages: Iterable[str | None] | None = None) -> list[str | None]:
+        """Each text with PII replaced by typed placeholders and leftovers masked; too dense: MASK alone."""
+        texts = list(texts)
+        langs = list(languages) if languages is not None else [None] * len(texts)
+        out = list(texts)
+        todo = [i for i, (t, need) in enumerate(zip(texts, self._needs(texts))) if t and (need or self.config.ner_models)]
+        if not todo:
+            return out
+        findings: dict[int, list[Finding]] = {i: [] for i in todo}
+        dense: set[int] = set()
+        by_lang: dict[str | None, list[int]] = {}
+        for i in todo:
+            for lang in self._ner_languages(langs[i]):
+                by_lang.setdefault(lang, []).append(i)
+        for lang, rows in by_lang.items():
+            found, too_dense = self.stage.detect_all([texts[i] for i in rows], [lang] * len(rows))
+            for k, fs in found.items():
+                findings[rows[k]] += fs
+            dense.update(rows[k] for k in too_dense)
+        for i in todo:
+            if i in dense:
+                out[i] = MASK
+                continue
+            redacted, _ = self.redactor.apply(texts[i], resolve(findings[i]))
+            out[i] = self.mask_leftovers(redacted)
+        return out
+
+    def urls(self, urls: Iterable[str | None]) -> list[str | None]:
+        """Each URL without userinfo, PII values replaced (``<EMAIL_ADDRESS>``, leftovers ``<MASKED>``), an IP host as IP_TOKEN."""
+        urls = list(urls)
+        out = [r.url for r in self._urls.redact(urls)]
+        return [self._url_host(u) if u else u for u in out]
+
+    def _url_host(self, url: str) -> str:
+        m = _URL_HOST.match(url)
+        if not m or not m.group("host"):
+            return url
+        host = m.group("host")
+        public = IP_TOKEN if ip_host(host) else self.hosts([host])[0]
+        return url if public == host else m.group("head") + public + url[m.end("host") :]
+
+    def hosts(self, hosts: Iterable[str | None]) -> list[str]:
+        """Each host as it may be published: IP_HOST for an IP address, labels with PII replaced (NO_HOST for none)."""
+        hosts = list(hosts)
+        out: list[str] = []
+        for h in hosts:
+            out.append(NO_HOST if not h else IP_HOST if ip_host(h) else h)
+        todo = [i for i, (h, need) in enumerate(zip(out, self._needs(out))) if need and out[i] not in (IP_HOST, NO_HOST)]
+        for i in todo:
+            out[i] = ".".join(self._label(label) for label in out[i].split("."))
+        return out
+
+    def _label(self, label: str) -> str:
+        if not label or not self._needs([label])[0]:
+            return label
+        found, dense = self.stage.detect_all([label], [None])
+        if 0 in dense or self.looks_like_pii(label) and not found:
+            return MASK
+        if found:
+            return "".join(self._token(f, label[f.start : f.end]) for f in found[0])
+        return label
+
+    def details(self, details: Iterable[str | None]) -> list[str | None]:
+        """Each details string redacted: a JSON value has its strings redacted (URLs as URLs), other text as text."""
+        return [None if d is None else self._detail(d) for d in details]
+
+    def _detail(self, detail: str) -> str:
+        try:
+            parsed = json.loads(detail)
+        except ValueError:
+            return self.texts([detail])[0]
+        if isinstance(parsed, str):
+            return self.texts([detail])[0]
+        return json.dumps(self._json(parsed), ensure_ascii=False, separators=(", ", ": "))
+
+    def _json(self, value):
+        if isinstance(value, str):
+            return self.urls([value])[0] if _URL_HOST.match(value) else self.texts([value])[0]
+        if isinstance(value, dict):
+            return {self._json(k): self._json(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self._json(v) for v in value]
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and self.looks_like_pii(str(value)):
+            return MASK  # a long number (a phone, a card) written as a JSON number
+        return value
