@@ -1,0 +1,102 @@
+"""Tokenizers as a family: one protocol, one module per kind, picked by the file's content.
+
+    tok = load("samples/tokenizer_sp/sp.model")         # or a tokenizer.json, or s3://...
+    ids = tok.encode(["text", ...])                      # TokenIds: flat buffer + lengths, no BOS/EOS
+    specials = resolve_specials(tok, eos=None)           # BOS from the model, no EOS
+
+Adding a kind is one module with a :class:`Tokenizer` subclass plus one entry in :data:`KINDS`.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pyarrow.fs as pafs
+
+from stages.tokenizers.base import (
+    ENCODE_CHUNK,
+    SpecialToken,
+    Specials,
+    TokenIds,
+    Tokenizer,
+    TokenizerFileError,
+    TokenizerInfo,
+    UnencodableText,
+    token_dtype,
+)
+from stages.tokenizers.huggingface import HuggingFaceTokenizer
+from stages.tokenizers.sentencepiece import SentencePieceTokenizer
+from stages.tokenizers.source import read_bytes
+
+#: Every tokenizer kind, tried in this order on a file's first bytes.
+KINDS: tuple[type[Tokenizer], ...] = (HuggingFaceTokenizer, SentencePieceTokenizer)
+
+#: A tiktoken BPE file's first line: a base64 token, a space, its rank.
+TIKTOKEN_LINE = re.compile(rb"[A-Za-z0-9+/]+=* \d+\n")
+
+
+class _FromModel:
+    def __repr__(self) -> str:
+        return "FROM_MODEL"
+
+
+#: "The tokenizer's own choice" for :func:`resolve_specials` (None means: no such token).
+FROM_MODEL = _FromModel()
+
+
+def load(source: str | bytes, *, name: str | None = None, threads: int = 1, filesystem: pafs.FileSystem | None = None) -> Tokenizer:
+    """The tokenizer in a file (local path or ``s3://``) or in its bytes, of whichever kind it is.
+
+    ``name`` is what errors call bytes passed in (a driver reads the file once
+    and hands the bytes to every worker); ``threads`` bounds the library's
+    threads per batch call.  A file of no known kind, or one its library
+    refuses, is a one-line :class:`TokenizerFileError` naming it.
+    """
+    data = read_bytes(source, filesystem) if isinstance(source, str) else bytes(source)
+    name = source if isinstance(source, str) else name or "tokenizer bytes"
+    for kind in KINDS:
+        if kind.sniff(data):
+            try:
+                return kind(data, threads)
+            except ValueError as e:
+                raise TokenizerFileError(f"{name}: looks like a {kind.label} but does not load: {e}") from None
+    kinds = " nor a ".join(k.label for k in KINDS)
+    hint = "; a tiktoken file like Llama 3's original tokenizer.model: use its tokenizer.json" if TIKTOKEN_LINE.match(data[:200]) else ""
+    raise TokenizerFileError(f"{name}: neither a {kinds} (it starts with {data[:12]!r}){hint}")
+
+
+def resolve_specials(tok: Tokenizer, bos=FROM_MODEL, eos=FROM_MODEL, pad=FROM_MODEL, where: str = "shards.tokenize") -> Specials:
+    """The BOS/EOS/pad a run uses: each the model's own (``FROM_MODEL``), none (``None``) or a token string.
+
+    A configured token must be in the vocabulary: else a config error naming the field (``where.bos`` ...).
+    """
+    chosen = {}
+    for field, value, default in (("bos", bos, tok.defaults.bos), ("eos", eos, tok.defaults.eos), ("pad", pad, tok.defaults.pad)):
+        if value is FROM_MODEL or value is None:
+            chosen[field] = default if value is FROM_MODEL else None
+            continue
+        tid = tok.token_to_id(value)
+        if tid is None:
+            raise ValueError(f"config error: {where}.{field}: token {value!r} is not in the tokenizer's vocabulary ({tok.label}, {tok.vocab_size} ids)")
+        chosen[field] = SpecialToken(value, tid)
+    return Specials(**chosen)
+
+
+__all__ = [
+    "ENCODE_CHUNK",
+    "FROM_MODEL",
+    "KINDS",
+    "HuggingFaceTokenizer",
+    "SentencePieceTokenizer",
+    "SpecialToken",
+    "Specials",
+    "TokenIds",
+    "Tokenizer",
+    "TokenizerFileError",
+    "TokenizerInfo",
+    "UnencodableText",
+    "load",
+    "read_bytes",
+    "resolve_specials",
+    "token_dtype",
+]

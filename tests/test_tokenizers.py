@@ -1,0 +1,229 @@
+"""The tokenizer family (stages/tokenizers/): each kind's ids against its own library's
+encode, the kind picked by content, BOS/EOS/pad defaults and overrides, and bad files and texts."""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+import random
+import shutil
+
+import numpy as np
+import pyarrow as pa
+import pytest
+import sentencepiece as spm
+from tokenizers import Tokenizer as HFTokenizer
+from tokenizers import processors
+
+import stages.tokenizers.base
+from stages.tokenizers import (
+    FROM_MODEL,
+    HuggingFaceTokenizer,
+    SentencePieceTokenizer,
+    SpecialToken,
+    TokenizerFileError,
+    UnencodableText,
+    load,
+    resolve_specials,
+)
+from tests.conftest import REPO
+
+HF_FILE = REPO / "samples" / "tokenizer" / "tokenizer.json"
+SP_FILE = REPO / "samples" / "tokenizer_sp" / "tokenizer.model"
+
+#: Texts that are hard for a tokenizer rather than typical: empty, NUL and control
+#: characters, whitespace runs, combining marks, astral characters, a BOM, and large ones.
+EDGE_TEXTS = [
+    "",
+    "\x00",
+    "a\x00b\x00\x00c",
+    "   ",
+    "\n\n\t \r\n",
+    "e\u0301 n\u0303 \u200b\u200d \ufeffBOM",
+    "🙂🧪𝔘𝔫𝔦𝔠𝔬𝔡𝔢 \U0010fffd",
+    "x" * 200_000,  # one 200k-character word
+    " ".join(random.Random(0).choice(["the", "Konfiguration", "日本語", "données", "проверка", "2026", "\x00"]) for _ in range(100_000)),
+]
+
+
+@pytest.fixture(scope="module")
+def sample_texts() -> list[str]:
+    """Every HTML response's text in samples/ (the sample run's reader, decoding and extraction), by id."""
+    from stages.base import ChainStats, run_chain
+    from stages.charset import CharsetConfig, DecodeStage
+    from stages.extract import ExtractConfig, ExtractStage
+    from stages.warc import ReadStats, WarcConfig, WarcReader
+
+    reader, chain = WarcReader(WarcConfig()), [DecodeStage(CharsetConfig()), ExtractStage(ExtractConfig())]
+    parts = []
+    for path in sorted(glob.glob(str(REPO / "samples" / "*.warc.gz"))):
+        with open(path, "rb") as raw:
+            parts += [run_chain(chain, batch, ChainStats())[0].select(["id", "text"]) for batch in reader.iter_batches(raw, path, ReadStats())]
+    table = pa.concat_tables(parts).sort_by("id")
+    truth = {r["id"]: r["language"] for r in map(json.loads, (REPO / "samples" / "ground_truth.jsonl").read_text().splitlines())}
+    assert {truth[i] for i in table.column("id").to_pylist()} == set(truth.values()) - {None}  # every language of the samples
+    return table.column("text").to_pylist()
+
+
+@pytest.fixture(scope="module")
+def sp() -> SentencePieceTokenizer:
+    return load(str(SP_FILE))
+
+
+@pytest.fixture(scope="module")
+def hf() -> HuggingFaceTokenizer:
+    return load(str(HF_FILE))
+
+
+def test_sentencepiece_ids_equal_the_library_encode(sp, sample_texts):
+    reference = spm.SentencePieceProcessor(model_file=str(SP_FILE))
+    texts = sample_texts + EDGE_TEXTS
+    got = sp.encode(texts)
+    assert got.flat.dtype == np.uint16 and got.lengths.dtype == np.int64
+    assert got.to_lists() == [reference.encode(t) for t in texts]
+    assert sum(got.lengths) > 1_000_000
+
+
+def test_huggingface_ids_equal_the_library_encode(hf, sample_texts):
+    reference = HFTokenizer.from_file(str(HF_FILE))
+    texts = sample_texts + EDGE_TEXTS
+    assert hf.encode(texts).to_lists() == [reference.encode(t, add_special_tokens=False).ids for t in texts]
+
+
+@pytest.mark.parametrize("kind", ["sp", "hf"])
+def test_ids_do_not_depend_on_the_encode_chunk(kind, request, sample_texts, monkeypatch):
+    tok = request.getfixturevalue(kind)
+    texts = ["", *sample_texts[:9], "", "\x00"]  # several chunks, the last one short, empty texts inside and at a boundary
+    whole = tok.encode(texts)
+    monkeypatch.setattr(stages.tokenizers.base, "ENCODE_CHUNK", 3)
+    chunked = tok.encode(texts)
+    assert np.array_equal(chunked.flat, whole.flat) and np.array_equal(chunked.lengths, whole.lengths)
+    assert tok.encode([]).to_lists() == []
+
+
+def test_sentencepiece_model_defaults_give_the_library_bos_and_eos(sp, sample_texts):
+    reference = spm.SentencePieceProcessor(model_file=str(SP_FILE))
+    specials = resolve_specials(sp)
+    assert specials.bos == SpecialToken("<s>", 1) and specials.eos == SpecialToken("</s>", 2) and specials.pad == SpecialToken("<pad>", 3)
+    for text, ids in zip(sample_texts[:50], sp.encode(sample_texts[:50]).to_lists()):
+        assert [specials.bos.id, *ids, specials.eos.id] == reference.encode(text, add_bos=True, add_eos=True)
+
+
+def test_configured_specials_override_the_model(sp, hf):
+    chosen = resolve_specials(sp, bos=None, eos="<pad>", pad="</s>")
+    assert (chosen.bos, chosen.eos, chosen.pad) == (None, SpecialToken("<pad>", 3), SpecialToken("</s>", 2))
+    assert resolve_specials(hf, bos="<|begin_of_text|>", eos=None, pad="<|pad|>").bos == SpecialToken("<|begin_of_text|>", 1)
+    with pytest.raises(ValueError, match=r"^config error: shards\.tokenize\.eos: token '<\|endoftext\|>' is not in the tokenizer's vocabulary \(SentencePiece \.model, 8000 ids\)$"):
+        resolve_specials(sp, eos="<|endoftext|>")
+    with pytest.raises(ValueError, match=r"^config error: shards\.tokenize\.bos: token '<s>' is not in"):
+        resolve_specials(hf, bos="<s>")
+
+
+def test_huggingface_defaults_follow_the_file(hf, tmp_path):
+    # The sample file (GPT-2 style, ByteLevel post-processor): no BOS, <|endoftext|> by convention, no pad.
+    assert resolve_specials(hf) == resolve_specials(hf, bos=FROM_MODEL, eos=FROM_MODEL, pad=FROM_MODEL)
+    assert (hf.defaults.bos, hf.defaults.eos, hf.defaults.pad) == (None, SpecialToken("<|endoftext|>", 0), None)
+
+    def defaults_with(edit) -> tuple:
+        tok = HFTokenizer.from_file(str(HF_FILE))
+        edit(tok)
+        path = tmp_path / "edited.json"
+        path.write_text(tok.to_str())
+        d = load(str(path)).defaults
+        return tuple(s and s.token for s in (d.bos, d.eos, d.pad))
+
+    bos_eos = processors.TemplateProcessing(single="<|begin_of_text|> $A <|pad|>", special_tokens=[("<|begin_of_text|>", 1), ("<|pad|>", 2)])
+    assert defaults_with(lambda t: setattr(t, "post_processor", bos_eos)) == ("<|begin_of_text|>", "<|pad|>", None)
+    llama3 = processors.Sequence([processors.ByteLevel(trim_offsets=False),  # Llama 3's tokenizer.json: BOS only
+                                  processors.TemplateProcessing(single="<|begin_of_text|> $A", special_tokens=[("<|begin_of_text|>", 1)])])
+    assert defaults_with(lambda t: setattr(t, "post_processor", llama3)) == ("<|begin_of_text|>", "<|endoftext|>", None)
+    assert defaults_with(lambda t: t.enable_padding(pad_id=2, pad_token="<|pad|>")) == (None, "<|endoftext|>", "<|pad|>")
+
+
+def test_token_to_id_says_none_for_a_token_not_in_the_vocabulary(sp, hf):
+    # SentencePiece's own piece_to_id answers <unk>'s id (0) for anything it does not know.
+    assert spm.SentencePieceProcessor(model_file=str(SP_FILE)).piece_to_id("no such piece") == 0
+    assert sp.token_to_id("no such piece") is None and sp.token_to_id("<unk>") == 0 and sp.token_to_id("<0x00>") == 4
+    assert hf.token_to_id("no such piece") is None and hf.token_to_id("<|pad|>") == 2
+
+
+def test_describe_and_the_file_facts(sp, hf):
+    info = sp.describe()
+    assert (info.kind, info.vocab_size, info.max_id, info.dtype) == ("sentencepiece", 8000, 7999, "uint16")
+    assert info.sha256 == hashlib.sha256(SP_FILE.read_bytes()).hexdigest() and info.defaults == sp.defaults
+    info = hf.describe()
+    assert (info.kind, info.vocab_size, info.max_id, info.dtype) == ("huggingface", 8192, 8191, "uint16")
+    assert info.sha256 == hashlib.sha256(HF_FILE.read_bytes()).hexdigest()
+
+
+def test_a_vocabulary_past_16_bits_gives_uint32(tmp_path):
+    spec = json.loads(HF_FILE.read_text())
+    base = len(spec["model"]["vocab"])
+    spec["added_tokens"] += [{"id": base + i, "content": f"zzword{i}", "single_word": False, "lstrip": False, "rstrip": False,
+                              "normalized": False, "special": False} for i in range(57_500)]
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(spec))
+    tok = load(str(path))
+    ids = tok.encode(["alpha zzword57499 beta"])
+    assert tok.dtype == np.uint32 and ids.flat.dtype == np.uint32 and ids.flat.max() == base + 57_499
+
+
+def test_the_kind_comes_from_the_content_not_the_name(tmp_path):
+    swapped_sp, swapped_hf = tmp_path / "tokenizer.json", tmp_path / "tokenizer.model"
+    shutil.copy(SP_FILE, swapped_sp)
+    shutil.copy(HF_FILE, swapped_hf)
+    assert load(str(swapped_sp)).kind == "sentencepiece" and load(str(swapped_hf)).kind == "huggingface"
+    assert load(SP_FILE.read_bytes()).sha256 == load(str(SP_FILE)).sha256  # bytes handed to a worker
+    assert load(b"\xef\xbb\xbf \n" + HF_FILE.read_bytes()).kind == "huggingface"  # a BOM and whitespace before the JSON
+
+
+def test_a_file_of_neither_kind_is_a_one_line_error_naming_it(tmp_path):
+    cases = {
+        "notes.txt": (b"just some text\n", r"notes\.txt: neither a Hugging Face tokenizer\.json nor a SentencePiece \.model \(it starts with b'just some te'\)$"),
+        "empty.model": (b"", r"empty\.model: neither .* \(it starts with b''\)$"),
+        "tokenizer.model": (b"IQ== 0\nIg== 1\nIw== 2\n", r"tokenizer\.model: neither .*; a tiktoken file like Llama 3's original tokenizer\.model: use its tokenizer\.json$"),
+        "cut.model": (SP_FILE.read_bytes()[:5000], r"cut\.model: looks like a SentencePiece \.model but does not load: "),
+        "broken.json": (b'{"version": "1.0", "model": ', r"broken\.json: looks like a Hugging Face tokenizer\.json but does not load: "),
+    }
+    for name, (data, message) in cases.items():
+        (tmp_path / name).write_bytes(data)
+        with pytest.raises(TokenizerFileError, match=f"^{tmp_path}/{message}") as e:
+            load(str(tmp_path / name))
+        assert "\n" not in str(e.value)
+    with pytest.raises(TokenizerFileError, match=r"^shipped bytes: neither"):
+        load(b"\x89PNG\r\n", name="shipped bytes")
+
+
+def test_a_missing_file_or_a_folder_is_a_one_line_error(tmp_path):
+    with pytest.raises(TokenizerFileError, match=f"^{tmp_path}/nope.model: no such tokenizer file$"):
+        load(str(tmp_path / "nope.model"))
+    with pytest.raises(TokenizerFileError, match=f"^{tmp_path}: cannot read the tokenizer file: "):
+        load(str(tmp_path))
+
+
+@pytest.mark.parametrize("kind", ["sp", "hf"])
+def test_a_text_no_library_can_take_is_an_error_naming_it(kind, request, monkeypatch):
+    tok = request.getfixturevalue(kind)
+    monkeypatch.setattr(stages.tokenizers.base, "ENCODE_CHUNK", 2)  # the index is the batch's, not the chunk's
+    with pytest.raises(UnencodableText, match=r"^text 3 of the batch is not valid Unicode: unpaired surrogate U\+D800 at character 2$"):
+        tok.encode(["ok", "fine", "also fine", "ab\ud800cd"])
+    with pytest.raises(UnencodableText, match=r"^text 0 of the batch is NoneType, not str$"):
+        tok.encode([None, "x"])
+
+
+@pytest.mark.s3
+def test_loads_from_s3(s3_server, monkeypatch):
+    import pyarrow.fs as pafs
+
+    fs = pafs.S3FileSystem(endpoint_override=s3_server.removeprefix("http://"), scheme="http", region="us-east-1",
+                           access_key="testing", secret_key="testing", allow_bucket_creation=True, force_virtual_addressing=False)
+    fs.create_dir("tokenizers")
+    for path in (SP_FILE, HF_FILE):
+        with fs.open_output_stream(f"tokenizers/{path.name}") as f:
+            f.write(path.read_bytes())
+    assert load("s3://tokenizers/tokenizer.model", filesystem=fs).sha256 == hashlib.sha256(SP_FILE.read_bytes()).hexdigest()
+    with pytest.raises(TokenizerFileError, match=r"^s3://tokenizers/missing\.model: no such tokenizer file$"):
+        load("s3://tokenizers/missing.model", filesystem=fs)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", s3_server)  # no filesystem given: the AWS_* variables, as a worker has them
+    assert load("s3://tokenizers/tokenizer.json").kind == "huggingface"
