@@ -1,14 +1,20 @@
 """The card's plots: PNG bytes drawn with matplotlib (Agg) from stats.json alone.
 
 Each function takes the stats dict and returns a PNG; with nothing to show it
-still returns an image that says why (an empty run, a phase that did not run),
-so the card's image links never break.  PNGs carry no software version, so the
-same stats give the same bytes.
+still returns an image that says why (an empty run, a phase that did not run).
+PNGs carry no software version, so the same stats give the same bytes.
+
+Labels come from the data (hosts, languages, stage names): every text is drawn
+as plain text (``text.parse_math`` off, no TeX), so ``$\\foo$.example.com`` is a
+host, not a formula that fails to parse; control characters become spaces.  A
+plot that fails anyway costs only itself: :func:`draw_all` logs it and the card
+says the plot is missing.
 """
 
 from __future__ import annotations
 
 import io
+import logging
 import warnings
 
 import matplotlib
@@ -17,6 +23,12 @@ matplotlib.use("Agg")  # before pyplot: no display on workers or in CI
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from pipeline.card.escape import one_line  # noqa: E402
+
+log = logging.getLogger(__name__)
+
+#: Every text drawn as it is: no mathtext (``$...$``), no TeX, whatever the user's matplotlibrc says.
+PLAIN_TEXT = {"text.parse_math": False, "text.usetex": False}
 KEPT, REMOVED, GREY = "#2b6cb0", "#c05621", "#a0aec0"
 TOP = 20
 
@@ -36,7 +48,9 @@ def _empty(ax, why: str) -> None:
     ax.set_axis_off()
 
 
-def _short(label: str, n: int = 48) -> str:
+def _short(label, n: int = 48) -> str:
+    """A data string as a one-line label of at most ``n`` characters."""
+    label = one_line(label)
     return label if len(label) <= n else label[: n - 1] + "…"
 
 
@@ -75,9 +89,9 @@ def languages(stats: dict) -> bytes:
     shown = [first] if first == last else [first, last]
     width = 0.8 / len(shown)
     for i, p in enumerate(shown):
-        ax.bar(x + i * width, [by_phase[p].get(lang, 0) for lang in langs], width, label=p,
+        ax.bar(x + i * width, [by_phase[p].get(lang, 0) for lang in langs], width, label=_short(p),
                color=GREY if i == 0 and len(shown) > 1 else KEPT)
-    ax.set_xticks(x + width * (len(shown) - 1) / 2, langs, rotation=45, fontsize=8)
+    ax.set_xticks(x + width * (len(shown) - 1) / 2, [_short(lang, 24) for lang in langs], rotation=45, fontsize=8)
     ax.set_ylabel("documents")
     ax.set_title(f"Languages (top {len(langs)})")
     ax.legend(fontsize=8)
@@ -112,9 +126,9 @@ def length(stats: dict) -> bytes:
     if not before["documents"] and not after["documents"]:
         _empty(ax, "no documents")
         return _png(fig)
-    series = [(f"{before['phase']} ({before['documents']:,})", before["hist"], GREY)]
+    series = [(f"{_short(before['phase'])} ({before['documents']:,})", before["hist"], GREY)]
     if after["phase"] != before["phase"]:
-        series.append((f"{after['phase']} ({after['documents']:,})", after["hist"], KEPT))
+        series.append((f"{_short(after['phase'])} ({after['documents']:,})", after["hist"], KEPT))
     _hist_ax(ax, [_k(e) for e in ln["edges"]], series, "characters (bin start; log scale)")
     ax.set_title("Document length, before and after")
     return _png(fig)
@@ -129,7 +143,7 @@ def quality(stats: dict) -> bytes:
     phases = list(q["by_phase"])
     shown = phases if len(phases) <= 2 else [phases[-2], phases[-1]]
     colors = [GREY, KEPT][-len(shown):]
-    series = [(f"{p} ({q['by_phase'][p]['scored']:,} scored)", q["by_phase"][p]["hist"], c) for p, c in zip(shown, colors)]
+    series = [(f"{_short(p)} ({q['by_phase'][p]['scored']:,} scored)", q["by_phase"][p]["hist"], c) for p, c in zip(shown, colors)]
     _hist_ax(ax, [f"{e:.2f}" for e in q["edges"][:-1]], series, "quality score (bin start)")
     if q["threshold"] is not None:
         ax.axvline(q["threshold"] * q["bins"], color=REMOVED, linestyle="--", label=f"threshold {q['threshold']}")
@@ -167,7 +181,7 @@ def pii(stats: dict) -> bytes:
     x = np.arange(len(ents))
     ax.bar(x - 0.2, [p["entities"][e]["documents"] for e in ents], 0.4, label="documents", color=KEPT)
     ax.bar(x + 0.2, [p["entities"][e]["findings"] for e in ents], 0.4, label="findings", color=REMOVED)
-    ax.set_xticks(x, [e.lower() for e in ents], rotation=30, fontsize=8)
+    ax.set_xticks(x, [_short(e.lower(), 24) for e in ents], rotation=30, fontsize=8)
     ax.set_title("PII found and redacted, per entity")
     ax.legend(fontsize=8)
     return _png(fig)
@@ -192,6 +206,24 @@ PLOTS = {"funnel": funnel, "languages": languages, "length": length, "quality": 
          "dup_clusters": dup_clusters, "pii": pii, "hosts": hosts}
 
 
-def draw_all(stats: dict) -> dict[str, bytes]:
-    """``{"<name>.png": bytes}`` for every plot."""
-    return {f"{name}.png": fn(stats) for name, fn in PLOTS.items()}
+def draw(fn, stats: dict) -> bytes:
+    """One plot as PNG bytes, every text plain; a failed plot leaves no open figure behind."""
+    before = set(plt.get_fignums())
+    try:
+        with plt.rc_context(PLAIN_TEXT):
+            return fn(stats)
+    finally:
+        for num in set(plt.get_fignums()) - before:
+            plt.close(num)
+
+
+def draw_all(stats: dict) -> tuple[dict[str, bytes], dict[str, str]]:
+    """``{"<name>.png": bytes}`` of every plot that could be drawn, and ``{"<name>.png": error type}`` of the others."""
+    images, failed = {}, {}
+    for name, fn in PLOTS.items():
+        try:
+            images[f"{name}.png"] = draw(fn, stats)
+        except Exception as e:  # noqa: BLE001 - a plot is an illustration: its failure must not cost the card
+            log.warning("card: the %s plot could not be drawn: %s", name, one_line(f"{type(e).__name__}: {e}")[:500])
+            failed[f"{name}.png"] = type(e).__name__  # the message may quote the data: only the log has it
+    return images, failed

@@ -4,19 +4,25 @@ Every number printed here is read from the stats dict; nothing is counted
 here.  The YAML front matter follows the Hub's dataset-card metadata
 (``language``, ``license``, ``size_categories``, ``source_datasets``,
 ``task_categories``, ``pretty_name``, ``configs``); the ``configs`` paths are
-relative to the output root (publish the output root as the dataset
-repository, with this card as its README).
+relative to the output root and name only what may be published
+(``stats["publish"]``: the documents after PII redaction and the shards, never
+``rejected/`` nor a phase before redaction; docs/card.md says which folders to
+upload).
+
+Every string from the data or the run's record goes through pipeline.card.escape
+(text, code span, HTML, fenced block, table cell) before it is written here.
 """
 
 from __future__ import annotations
 
-import html
+import re
 import shlex
 from collections import defaultdict
 
 import yaml
 
 from pipeline.card import names as N
+from pipeline.card.escape import cell, code, fence, html_text, one_line, text
 from pipeline.card.examples import MASK, SHOW_CHARS
 
 #: Rows of a long table shown before the rest goes into a collapsed section.
@@ -24,14 +30,17 @@ SHOWN_ROWS = 20
 SIZE_CATEGORIES = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
                    (10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M"), (1_000_000_000, "100M<n<1B"),
                    (10_000_000_000, "1B<n<10B"), (100_000_000_000, "10B<n<100B"), (1_000_000_000_000, "100B<n<1T")]
+#: A language code the Hub's metadata accepts in shape (ISO 639 with optional subtags); other labels stay out of the front matter.
+LANGUAGE_CODE = re.compile(r"[a-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*")
 SAMPLE_MODELS = {"samples/quality/model.ftz": "the demonstration quality model trained on samples/ (samples/quality/)",
                  "samples/tokenizer/tokenizer.json": "the demonstration tokenizer trained on samples/ (samples/tokenizer/)"}
 
 
 def n(v) -> str:
+    """A count as Markdown (a value that is not a number, from a hand-edited record, as escaped text)."""
     if v is None:
         return "–"
-    return f"{v:,.1f}" if isinstance(v, float) else f"{v:,}" if isinstance(v, int) else str(v)
+    return f"{v:,.1f}" if isinstance(v, float) else f"{v:,}" if isinstance(v, int) else text(v)
 
 
 def pct(v: float | None) -> str:
@@ -43,22 +52,24 @@ def size_category(docs: int) -> str:
 
 
 def _table(header: list[str], rows: list[list], align: str | None = None) -> str:
+    """A GFM table; header and cells are Markdown whose data strings the caller escaped (``|`` is escaped here)."""
     align = align or "l" + "r" * (len(header) - 1)
     marks = ["---:" if a == "r" else "---" for a in align]
-    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(marks) + " |"]
-    lines += ["| " + " | ".join(str(c).replace("|", "\\|").replace("\n", " ") for c in r) + " |" for r in rows]
+    lines = ["| " + " | ".join(cell(h) for h in header) + " |", "| " + " | ".join(marks) + " |"]
+    lines += ["| " + " | ".join(cell(str(c)) for c in r) + " |" for r in rows]
     return "\n".join(lines)
 
 
 def _long_table(header: list[str], rows: list[list], what: str, align: str | None = None) -> str:
     out = _table(header, rows[:SHOWN_ROWS], align)
     if len(rows) > SHOWN_ROWS:
-        out += f"\n\n<details><summary>{len(rows) - SHOWN_ROWS} more {what}</summary>\n\n" + _table(header, rows[SHOWN_ROWS:], align) + "\n\n</details>"
+        out += "\n\n" + _details(f"{len(rows) - SHOWN_ROWS} more {what}", _table(header, rows[SHOWN_ROWS:], align))
     return out
 
 
 def _details(summary: str, body: str) -> str:
-    return f"<details><summary>{summary}</summary>\n\n{body}\n\n</details>"
+    """A collapsed section: ``summary`` is plain text (escaped here), ``body`` Markdown."""
+    return f"<details><summary>{html_text(summary)}</summary>\n\n{body}\n\n</details>"
 
 
 def _flatten(d: dict, prefix: str = "") -> dict:
@@ -79,7 +90,15 @@ def _defaults() -> dict:
 
 
 def _value(v) -> str:
-    return f"`{yaml.safe_dump(v, default_flow_style=True, width=10_000).strip().removesuffix('...').strip()}`"
+    return code(yaml.safe_dump(v, default_flow_style=True, width=10_000, allow_unicode=True).strip().removesuffix("...").strip())
+
+
+def _image(stats: dict, name: str) -> str:
+    """The plot's image link, or a line saying it could not be drawn (the card never links a missing file)."""
+    drawn = stats.get("plots")
+    if drawn is None or f"{name}.png" in drawn:
+        return f"![{name.replace('_', ' ')}]({name}.png)"
+    return f"*The plot {name}.png could not be drawn: see Known limitations.*"
 
 
 # ----------------------------------------------------------------------------- front matter
@@ -88,15 +107,9 @@ def _value(v) -> str:
 def front_matter(stats: dict) -> str:
     s = stats["summary"]
     phase = s["dataset_phase"]
-    langs = [k for k in stats["languages"].get(phase, {}) if k != "unknown"] if phase else []
-    configs = []
-    if phase:
-        configs.append({"config_name": "default", "data_files": [{"split": "train", "path": f"documents/{phase}/*.parquet"}]})
-    if stats["tokens"]["present"] and "webdataset" in stats["tokens"]["formats"]:
-        configs.append({"config_name": "shards_webdataset", "data_files": [{"split": "train", "path": "shards/webdataset/**/*.tar"}]})
-    configs.append({"config_name": "rejected", "data_files": [{"split": "train", "path": "rejected/*/*.parquet"}]})
+    langs = [k for k in stats["languages"].get(phase, {}) if k != "unknown" and LANGUAGE_CODE.fullmatch(k)] if phase else []
     meta = {
-        "pretty_name": f"{stats['run']['name']} (curated Common Crawl text)",
+        "pretty_name": f"{one_line(stats['run']['name'])} (curated Common Crawl text)",
         "language": langs,
         "license": "other",
         "license_name": "common-crawl-terms-of-use",
@@ -105,8 +118,9 @@ def front_matter(stats: dict) -> str:
         "source_datasets": ["original"],
         "task_categories": ["text-generation"],
         "task_ids": ["language-modeling"],
-        "configs": configs,
     }
+    if stats["publish"]["configs"]:
+        meta["configs"] = stats["publish"]["configs"]
     return "---\n" + yaml.safe_dump(meta, sort_keys=False, allow_unicode=True) + "---\n"
 
 
@@ -116,21 +130,21 @@ def front_matter(stats: dict) -> str:
 def summary(stats: dict) -> str:
     s, r = stats["summary"], stats["run"]
     src = stats["sources"]
-    snap = f" of Common Crawl {', '.join(src['snapshots'])}" if src["snapshots"] else ""
+    snap = f" of Common Crawl {', '.join(text(k) for k in src['snapshots'])}" if src["snapshots"] else ""
     tokens = f" and **{n(s['tokens'])} tokens**" if s["tokens"] is not None else ""
-    where = f"`documents/{s['dataset_phase']}/`" if s["dataset_phase"] else "no documents folder"
+    where = code(f"documents/{s['dataset_phase']}/") if s["dataset_phase"] else "no documents folder"
     lines = [
         f"**{n(s['documents'])} documents**{tokens} ({pct(s['documents_share'])} of the {n(s['responses'])} HTTP responses read) "
         f"in {n(s['languages'])} languages, from {n(src['files'])} WARC files{snap}, in {where}. "
-        f"Made by curate `{r['versions'].get('curate-pipeline', '?')}`, run `{r['name']}` started {r['started'] or '–'}"
-        + (f", finished {r['finished']}." if r["finished"] else " (this card is its last phase)."),
+        f"Made by curate {code(r['versions'].get('curate-pipeline', '?'))}, run {code(r['name'])} started {text(r['started'] or '–')}"
+        + (f", finished {text(r['finished'])}." if r["finished"] else " (this card is its last phase)."),
         "",
         "Every number below is computed from the output itself (the kept and rejected Parquet files and the shards "
         "manifest) and is in [`stats.json`](stats.json); `curate report OUTPUT_ROOT` rebuilds this card.",
         "",
-        _table(["check", "result"], [[c["check"], "ok" if c["ok"] else "**FAILED**"] for c in stats["checks"]], "ll"),
+        _table(["check", "result"], [[text(c["check"]), "ok" if c["ok"] else "**FAILED**"] for c in stats["checks"]], "ll"),
         "",
-        "![funnel](funnel.png)",
+        _image(stats, "funnel"),
     ]
     return "\n".join(lines)
 
@@ -139,14 +153,14 @@ def sources(stats: dict) -> str:
     src = stats["sources"]
     reader = src["reader"]
     phases = [p for p, v in stats["phases"].items() if v["status"] == "ran" and v.get("kept") is not None]
-    rows = [[f"`{f['file']}`", n(f["records"]), n(f["responses"]), *[n(f["kept"].get(p, 0)) for p in phases]] for f in src["per_file"]]
-    snap = "; snapshots: " + ", ".join(f"{k} ({n(v)} files)" for k, v in src["snapshots"].items()) if src["snapshots"] else ""
-    types = ", ".join(f"{n(v)} {k}" for k, v in reader["by_type"].items())
+    rows = [[code(f["file"]), n(f["records"]), n(f["responses"]), *[n(f["kept"].get(p, 0)) for p in phases]] for f in src["per_file"]]
+    snap = "; snapshots: " + ", ".join(f"{text(k)} ({n(v)} files)" for k, v in src["snapshots"].items()) if src["snapshots"] else ""
+    types = ", ".join(f"{n(v)} {text(k)}" for k, v in reader["by_type"].items())
     return "\n".join([
         f"{n(src['files'])} input WARC files{snap}. The reader read {n(reader['records'])} records ({types or 'none'}) "
         f"and skipped {n(reader['malformed'])} malformed ones.",
         "",
-        _long_table(["file", "records", "responses", *[f"kept: {p}" for p in phases]], rows, "files"),
+        _long_table(["file", "records", "responses", *[f"kept: {text(p)}" for p in phases]], rows, "files"),
     ])
 
 
@@ -157,32 +171,32 @@ def processing(stats: dict) -> str:
     out = []
     for phase, info in stats["phases"].items():
         sections = N.PHASE_SETTINGS.get(phase, ())
-        head = f"### {phase}: {info['status'].replace('_', ' ')}"
+        head = f"### {text(phase)}: {text(info['status'].replace('_', ' '))}"
         if info["status"] == "ran":
-            stages = ", ".join(f"`{s}`" for s in info.get("stages") or []) or "(its own steps)"
+            stages = ", ".join(code(s) for s in info.get("stages") or []) or "(its own steps)"
             head += f" ({n(info['parts'])} parts); stages: {stages}"
         out.append(head)
         keys = [k for k in flat if any(k == s or k.startswith(s + ".") for s in sections)]
-        changed = [[f"`{k}`", _value(flat[k]), _value(defaults[k]) if k in defaults else "–"] for k in keys
+        changed = [[code(k), _value(flat[k]), _value(defaults[k]) if k in defaults else "–"] for k in keys
                    if k not in defaults or defaults[k] != flat[k]]
         if changed:
             out += ["", "Settings that differ from the defaults:", "", _table(["setting", "value", "default"], changed, "lll")]
         if keys:
             full = yaml.safe_dump({k: flat[k] for k in keys}, sort_keys=False, allow_unicode=True, width=120)
-            out += ["", _details(f"all {len(keys)} settings", f"```yaml\n{full}```")]
+            out += ["", _details(f"all {len(keys)} settings", fence(full, "yaml"))]
         out.append("")
     versions = stats["run"]["versions"]
-    out.append(_details("package versions", _table(["package", "version"], [[k, f"`{v}`"] for k, v in versions.items()], "ll")))
+    out.append(_details("package versions", _table(["package", "version"], [[text(k), code(v)] for k, v in versions.items()], "ll")))
     return "\n".join(out)
 
 
 def _reasons(by_reason: dict, limit: int = 4) -> str:
-    items = [f"{k} {n(v)}" for k, v in by_reason.items()]
+    items = [f"{text(k)} {n(v)}" for k, v in by_reason.items()]
     return ", ".join(items[:limit]) + (f", … ({len(items) - limit} more)" if len(items) > limit else "")
 
 
 def funnel(stats: dict, examples: list[dict]) -> str:
-    rows = [[r["label"] if r["status"] == "ran" else f"*{r['label']}*", n(r["in"]), n(r["removed"]), n(r["out"]),
+    rows = [[text(r["label"]) if r["status"] == "ran" else f"*{text(r['label'])}*", n(r["in"]), n(r["removed"]), n(r["out"]),
              pct(r["out_share"]), _reasons(r["by_reason"])] for r in stats["funnel"]]
     body = [
         "Each step's *out* is the next step's *in*; *share* is the share of the HTTP responses left after the step. "
@@ -190,7 +204,7 @@ def funnel(stats: dict, examples: list[dict]) -> str:
         "",
         _table(["step", "in", "removed", "out", "share", "removed by reason"], rows, "lrrrrl"),
         "",
-        "![funnel](funnel.png)",
+        _image(stats, "funnel"),
         "",
         "### Removed documents, by reason",
         "",
@@ -207,10 +221,20 @@ def _removed_by_reason(stats: dict) -> str:
     rows = []
     for r in stats["funnel"]:
         for reason, count in r["by_reason"].items():
-            rows.append([r["phase"], r["stage"] or "–", f"`{reason}`", n(count), pct(count / r["in"] if r["in"] else None)])
+            rows.append([text(r["phase"]), text(r["stage"] or "–"), code(reason), n(count), pct(count / r["in"] if r["in"] else None)])
     if not rows:
         return "Nothing was removed."
     return _long_table(["phase", "stage", "reason", "removed", "of the step's in"], rows, "reasons", "lllrr")
+
+
+def _example(e: dict) -> str:
+    """One removed document as an HTML list item (inside a raw HTML block: every value HTML-escaped)."""
+    parts = [f"<code>{html_text(e['url'] or '(no url)')}</code>"]
+    if e["details"]:
+        parts.append(f"details: <code>{html_text(e['details'][:200])}</code>")
+    if e["text"] is not None:
+        parts.append(f"<br><q>{html_text(e['text'])}{'…' if (e['text_chars'] or 0) > len(e['text']) else ''}</q>")
+    return "<li>" + " ".join(parts) + "</li>"
 
 
 def _examples(stats: dict, examples: list[dict]) -> str:
@@ -225,20 +249,11 @@ def _examples(stats: dict, examples: list[dict]) -> str:
     intro = (f"URL, details and the first {SHOW_CHARS} characters of the text" if texts else
              "URL and details (the text of removed documents is stored only with `output.rejected_text: true`)")
     out = [f"The first documents removed for each reason: {intro}. PII is redacted (typed placeholders such as "
-           f"`<EMAIL_ADDRESS>`; anything else that looks like PII is `{MASK}`).", ""]
+           f"`<EMAIL_ADDRESS>`; anything else that looks like PII is {code(MASK)}).", ""]
     for key, rows in groups.items():
         phase, stage, reason = key
-        items = []
-        for e in rows:
-            parts = [f"<code>{html.escape(e['url'] or '(no url)')}</code>"]
-            if e["details"]:
-                parts.append(f"details: <code>{html.escape(e['details'][:200])}</code>")
-            if e["text"] is not None:
-                parts.append(f"<br><q>{html.escape(e['text'])}{'…' if (e['text_chars'] or 0) > len(e['text']) else ''}</q>")
-            items.append("<li>" + " ".join(parts) + "</li>")
-        total = counts.get(key)
-        summary = f"<code>{html.escape(phase)} · {html.escape(reason)}</code>: {n(total)} removed, {len(rows)} shown"
-        out.append(f"<details><summary>{summary}</summary>\n<ol>\n" + "\n".join(items) + "\n</ol>\n</details>")
+        summary = f"<code>{html_text(phase)} · {html_text(reason)}</code>: {n(counts.get(key))} removed, {len(rows)} shown"
+        out.append(f"<details><summary>{summary}</summary>\n<ol>\n" + "\n".join(_example(e) for e in rows) + "\n</ol>\n</details>")
     return "\n".join(out)
 
 
@@ -250,44 +265,44 @@ def languages(stats: dict) -> str:
     last = phases[-1]
     total = sum(by_phase[last].values())
     langs = list(dict.fromkeys([*by_phase[last], *[k for p in phases for k in by_phase[p]]]))
-    rows = [[f"`{lang}`", *[n(by_phase[p].get(lang, 0)) for p in phases], pct(by_phase[last].get(lang, 0) / total if total else None)]
+    rows = [[code(lang), *[n(by_phase[p].get(lang, 0)) for p in phases], pct(by_phase[last].get(lang, 0) / total if total else None)]
             for lang in langs]
     return "\n".join([
         f"Documents per language after each phase (fastText lid.176 on the extracted text; `unknown`: no language). "
-        f"*share*: of `{last}`.",
+        f"*share*: of {code(last)}.",
         "",
-        _long_table(["language", *phases, "share"], rows, "languages"),
+        _long_table(["language", *[text(p) for p in phases], "share"], rows, "languages"),
         "",
-        "![languages](languages.png)",
+        _image(stats, "languages"),
     ])
 
 
 def length(stats: dict) -> str:
     ln = stats["length"]
-    rows = [[k, f"`{v['phase']}`" if v["phase"] else "–", n(v["documents"]), n(v["chars"]), n(v["mean_chars"])]
+    rows = [[k, code(v["phase"]) if v["phase"] else "–", n(v["documents"]), n(v["chars"]), n(v["mean_chars"])]
             for k, v in (("before", ln["before"]), ("after", ln["after"]))]
     return "\n".join(["Text length in characters, of the documents the first phase kept (*before*) and of the documents "
                       "written (*after*).", "", _table(["", "phase", "documents", "characters", "mean"], rows, "llrrr"),
-                      "", "![length](length.png)"])
+                      "", _image(stats, "length")])
 
 
 def quality(stats: dict) -> str:
     q = stats["quality"]
     if not q["present"]:
         return "No quality classifier scored this run (`quality.enabled: false`)."
-    rule = (f"threshold {q['threshold']}" if q["threshold"] is not None else
-            f"the best {q['top_fraction']} of each language" if q["top_fraction"] is not None else "no quality filter")
-    model = SAMPLE_MODELS.get(q["model"] or "", f"the fastText model `{q['model']}`")
-    rows = [[f"`{p}`", n(v["scored"]), n(v["missing"])] for p, v in q["by_phase"].items()]
-    return "\n".join([f"`{q['column']}` from {model}; filter: {rule}; "
+    rule = (f"threshold {text(q['threshold'])}" if q["threshold"] is not None else
+            f"the best {text(q['top_fraction'])} of each language" if q["top_fraction"] is not None else "no quality filter")
+    model = SAMPLE_MODELS.get(q["model"] or "", f"the fastText model {code(q['model'])}")
+    rows = [[code(p), n(v["scored"]), n(v["missing"])] for p, v in q["by_phase"].items()]
+    return "\n".join([f"{code(q['column'])} from {model}; filter: {rule}; "
                       f"{n(q['removed'])} documents removed by it.", "", _table(["phase", "scored", "no score"], rows),
-                      "", "![quality](quality.png)"])
+                      "", _image(stats, "quality")])
 
 
 def dedup(stats: dict) -> str:
     d = stats["dedup"]
     if d["status"] != "ran":
-        return f"Deduplication did not run ({d['status'].replace('_', ' ')})."
+        return f"Deduplication did not run ({text(d['status'].replace('_', ' '))})."
     cfg = stats["run"]["config"].get("dedup", {})
     mh = cfg.get("minhash", {})
     rows = [["exact duplicates removed", n(d["exact_duplicate"])], ["near duplicates removed", n(d["near_duplicate"])],
@@ -295,60 +310,66 @@ def dedup(stats: dict) -> str:
             ["clusters of 2 or more", n(d["cluster_count"])], ["documents in them", n(d["documents_in_clusters"])],
             ["largest cluster", n(d["largest_cluster"])]]
     method = (f"Exact: {'on' if cfg.get('exact', {}).get('enabled') else 'off'}; MinHash-LSH: "
-              f"{'on' if mh.get('enabled') else 'off'} (threshold {mh.get('threshold')}, {mh.get('ngram')}-{mh.get('shingle')} "
-              f"shingles, {mh.get('num_perm')} permutations). One document per cluster is kept.")
-    return "\n".join([method, "", _table(["", "documents"], rows), "", "![duplicate clusters](dup_clusters.png)"])
+              f"{'on' if mh.get('enabled') else 'off'} (threshold {text(mh.get('threshold'))}, {text(mh.get('ngram'))}-"
+              f"{text(mh.get('shingle'))} shingles, {text(mh.get('num_perm'))} permutations). One document per cluster is kept.")
+    return "\n".join([method, "", _table(["", "documents"], rows), "", _image(stats, "dup_clusters")])
 
 
 def pii(stats: dict) -> str:
     p = stats["pii"]
     if not p["present"]:
         return "PII was not detected or redacted: no phase wrote PII counts (`pii_<entity>` columns)."
-    rows = [[f"`{e}`", v["action"], n(v["documents"]), pct(v["share"]), n(v["findings"])] for e, v in p["entities"].items()]
-    return "\n".join([f"In `{p['phase']}`: {n(p['redacted_documents'])} of {n(p['documents'])} documents "
+    rows = [[code(e), text(v["action"]), n(v["documents"]), pct(v["share"]), n(v["findings"])] for e, v in p["entities"].items()]
+    return "\n".join([f"In {code(p['phase'])}: {n(p['redacted_documents'])} of {n(p['documents'])} documents "
                       f"({pct(p['redacted_share'])}) had PII redacted; {n(p['documents_with_pii'])} had any finding, "
                       f"{n(p['findings'])} findings in all.", "",
-                      _table(["entity", "action", "documents", "share", "findings"], rows, "llrrr"), "", "![pii](pii.png)"])
+                      _table(["entity", "action", "documents", "share", "findings"], rows, "llrrr"), "", _image(stats, "pii")])
 
 
 def tokens(stats: dict) -> str:
     t = stats["tokens"]
     if not t["present"]:
         return "No shards were written (no `shards/manifest.json`): the dataset is the Parquet files only."
-    rows = [[f"`{f}`", n(v["shards"]), n(v["samples"]), n(v["tokens"]), n(v["bytes"])] for f, v in t["formats"].items()]
+    rows = [[code(f), n(v["shards"]), n(v["samples"]), n(v["tokens"]), n(v["bytes"])] for f, v in t["formats"].items()]
     tok = t["tokenizer"] or {}
     tok_name = tok.get("path") or tok.get("name") or "?"
-    tok_name = SAMPLE_MODELS.get(tok_name, f"`{tok_name}`")
+    tok_name = SAMPLE_MODELS.get(tok_name, code(tok_name))
     return "\n".join([f"{n(t['documents'])} documents, {n(t['tokens'])} tokens ({n(t['tokens_per_document'])} per document); "
-                      f"tokenizer {tok_name}" + (f", config hash `{t['config_hash']}`" if t["config_hash"] else "") + ".",
+                      f"tokenizer {tok_name}" + (f", config hash {code(t['config_hash'])}" if t["config_hash"] else "") + ".",
                       "", _table(["format", "shards", "samples", "tokens", "bytes"], rows)])
 
 
 def hosts(stats: dict) -> str:
     h = stats["hosts"]
 
-    def cell(rows: list, i: int) -> str:
-        return f"`{rows[i][0]}` ({n(rows[i][1])})" if i < len(rows) else ""
+    def host_cell(rows: list, i: int) -> str:
+        return f"{code(rows[i][0])} ({n(rows[i][1])})" if i < len(rows) else ""
 
-    rows = [[i + 1, cell(h["kept"], i), cell(h["removed"], i)] for i in range(max(len(h["kept"]), len(h["removed"])))]
+    rows = [[i + 1, host_cell(h["kept"], i), host_cell(h["removed"], i)] for i in range(max(len(h["kept"]), len(h["removed"])))]
     return "\n".join([f"Hosts (`www.` dropped, IP addresses grouped) of the documents kept ({n(h['kept_distinct'])} hosts) "
                       f"and removed at any step ({n(h['removed_distinct'])} hosts).", "",
-                      _table(["#", "kept", "removed"], rows, "rll"), "", "![hosts](hosts.png)"])
+                      _table(["#", "kept", "removed"], rows, "rll"), "", _image(stats, "hosts")])
 
 
 def limitations(stats: dict) -> str:
     items = []
     run = stats["run"]
     if run["status"] not in ("ok", "running"):
-        items.append(f"The run ended with status `{run['status']}`.")
+        items.append(f"The run ended with status {code(run['status'])}.")
     if run["parts_by"] != "fingerprints":
-        items.append(f"Parts were found by {run['parts_by']}: parts left from an earlier run may be counted.")
-    items += [f"Check failed: {c['check']}." for c in stats["checks"] if not c["ok"]]
+        items.append(f"Parts were found by {text(run['parts_by'])}: parts left from an earlier run may be counted.")
+    items += [f"Check failed: {text(c['check'])}." for c in stats["checks"] if not c["ok"]]
+    items += [f"{code(u['file'])} could not be read ({text(u['error'])}): the card is built without it."
+              for u in stats.get("unreadable", [])]
+    if stats["publish"]["withheld"]:
+        items.append(f"No dataset config is offered: {text(stats['publish']['withheld'])}.")
+    items += [f"The plot {code(name)} could not be drawn ({text(err)}): the card shows no image for it."
+              for name, err in stats.get("plot_errors", {}).items()]
     for r in stats["funnel"]:
         if r["status"] not in ("ran",):
-            items.append(f"{r['label'][0].upper()}{r['label'][1:]}.")
+            items.append(f"{text(r['label'][:1].upper() + r['label'][1:])}.")
         elif r["step"].endswith((":not_processed", ":unaccounted")):
-            items.append(f"{n(r['removed'])} documents: {r['label']}.")
+            items.append(f"{n(r['removed'])} documents: {text(r['label'])}.")
     if stats["quality"]["present"] and stats["quality"]["model"] in SAMPLE_MODELS:
         items.append("Quality scores come from a demonstration model trained on the sample WARCs, not a production classifier.")
     if not stats["pii"]["present"]:
@@ -357,13 +378,15 @@ def limitations(stats: dict) -> str:
     else:
         items.append("PII is found by patterns (presidio recognizers with validation): names and places only with "
                      "`pii.ner_models`; recall per entity is measured in benchmarks/results/pii_eval.md.")
-        items += [f"`{e}` is counted but not redacted (action `annotate`)." for e, v in stats["pii"]["entities"].items()
+        items += [f"{code(e)} is counted but not redacted (action `annotate`)." for e, v in stats["pii"]["entities"].items()
                   if v["action"] == "annotate"]
     if not stats["run"]["config"].get("output", {}).get("rejected_text"):
         items.append("The text of removed documents was not stored (`output.rejected_text: false`): examples show URLs only.")
     items += ["Language labels come from fastText lid.176 on the extracted text; short and mixed-language documents are the least reliable.",
               "Counts of WARC records other than responses come from the reader's per-file counts (`_done/extracted`); "
-              "every other count comes from the Parquet files and the shards manifest."]
+              "every other count comes from the Parquet files and the shards manifest.",
+              "Only `documents/final` (the documents after PII redaction), `shards/` and `card/` are meant to be published: "
+              "`documents/extracted`, `documents/deduped`, `rejected/` and `dedup/` hold text before PII redaction."]
     return "\n".join(f"- {i}" for i in items)
 
 
@@ -375,9 +398,10 @@ def reproduce(stats: dict) -> str:
         f"The run's exact configuration (as `run.json` records it; {n(run['inputs'])} input files) and the package versions "
         "above. Save it as `config.yaml` and run:", "",
         "```bash\ncurate run config.yaml\n```", "",
-        f"The command of the last invocation was `{command}` (phases run: {', '.join(run['phases_run'] or []) or '–'}). "
+        f"The command of the last invocation was {code(command)} (phases run: "
+        f"{', '.join(text(p) for p in run['phases_run'] or []) or '–'}). "
         "`curate report OUTPUT_ROOT` rebuilds this card from the output without rerunning anything.", "",
-        _details("config.yaml", f"```yaml\n{config}```"),
+        _details("config.yaml", fence(config, "yaml")),
     ])
 
 
@@ -388,5 +412,5 @@ def render(stats: dict, examples: list[dict]) -> str:
         ("Quality", quality(stats)), ("Deduplication", dedup(stats)), ("PII", pii(stats)), ("Tokens", tokens(stats)),
         ("Top hosts", hosts(stats)), ("Known limitations", limitations(stats)), ("How to reproduce", reproduce(stats)),
     ]
-    title = f"# {stats['run']['name']}: curated Common Crawl text\n"
+    title = f"# {text(stats['run']['name'])}: curated Common Crawl text\n"
     return front_matter(stats) + "\n" + title + "\n" + "\n\n".join(f"## {h}\n\n{body}" for h, body in sections) + "\n"
