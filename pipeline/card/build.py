@@ -35,10 +35,10 @@ def compute(plan: CardPlan, storage: Storage, *, config=None, workers: int | Cal
     """stats.json of the output (the redacted examples included)."""
     run_config = plan.record.get("config", {})
     units = collect.tasks(plan, annotated_columns(run_config))
-    aggs = collect.aggregate(storage, units, config=config, workers=workers, ray=ray)
+    aggs, unreadable = collect.aggregate(storage, units, config=config, workers=workers, ray=ray)
     shards = plan.phase(N.SHARDS)
     manifest = read_manifest(storage) if shards is not None and shards.status == "ran" else None
-    stats = build_stats(plan, aggs, manifest)
+    stats = build_stats(plan, aggs, manifest, unreadable)
     stats["examples"] = examples(aggs, [p.name for p in plan.phases], run_config.get("pii"))
     return stats
 
@@ -47,8 +47,9 @@ def publish(storage: Storage, stats: dict) -> dict:
     """Write card/*.png, card/stats.json and card/README.md; returns what the card phase reports."""
     from pipeline.card import plots  # matplotlib: only the process that draws pays its import
 
-    images = plots.draw_all(stats)
+    images, failed = plots.draw_all(stats)
     stats["plots"] = sorted(images)
+    stats["plot_errors"] = failed
     readme = render(stats, stats["examples"])
     for name, data in images.items():
         with storage.atomic_output(FOLDER, name) as out:
@@ -63,4 +64,5 @@ def publish(storage: Storage, stats: dict) -> dict:
     log.info("card written: %s", storage.uri(FOLDER, "README.md"))
     return {"card": storage.uri(FOLDER, "README.md"), "documents": stats["summary"]["documents"],
             "tokens": stats["summary"]["tokens"], "plots": len(images), "funnel_adds_up": stats["funnel_adds_up"],
-            "checks_failed": sum(1 for c in stats["checks"] if not c["ok"])}
+            "checks_failed": sum(1 for c in stats["checks"] if not c["ok"]),
+            "unreadable": [u["file"] for u in stats["unreadable"]], "plot_errors": sorted(failed)}

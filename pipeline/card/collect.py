@@ -6,21 +6,27 @@ saves); a larger one on Ray (``map_units``: one task per part, as every
 phase does) or, in ``curate report``, in a local process pool.  Results are
 merged in part-name order, so the examples (the first rows of each reason)
 are the same whatever the number of workers.
+
+A file that cannot be read (a corrupt or truncated Parquet file, a column of
+the wrong type) costs only itself: its part is read again file by file, the
+others are counted, and the file is returned as :class:`Unreadable` for the
+card to name (stats.json ``unreadable``, a failed check).
 """
 
 from __future__ import annotations
 
 import logging
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Callable, Iterable
 
 import pyarrow.fs as pafs
 
-from pipeline.card.parts import EXAMPLES_PER_REASON, PartStats, cap_examples, merge, open_worker
+from pipeline.card.escape import one_line
+from pipeline.card.parts import EXAMPLES_PER_REASON, PartStats, cap_examples, merge
 from pipeline.card.plan import CardPlan
 from pipeline.phase import Unit
-from pipeline.storage import Storage
+from pipeline.storage import S3Options, Storage
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +37,46 @@ LOCAL_MAX_BYTES = 256 << 20
 
 def part_file(name: str) -> str:
     return f"part-{name}.parquet"
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A file the card could not read: it is left out of every count, and the card says so."""
+
+    file: str  # relative to the output root, e.g. documents/final/part-x.parquet
+    error: str  # one line: the exception type and message
+
+
+def _error(e: BaseException) -> str:
+    return one_line(f"{type(e).__name__}: {e}")[:300]
+
+
+class SafePartStats:
+    """PartStats that skips the files it cannot read instead of failing their whole part."""
+
+    def __init__(self, storage: Storage):
+        self.inner = PartStats(storage)
+
+    def process(self, unit: Unit) -> dict:
+        try:
+            return self.inner.process(unit)
+        except Exception:  # noqa: BLE001 - any error of a file's bytes or schema: find which file, keep the rest
+            pass
+        files: dict[str, dict] = {}
+        unreadable = []
+        for f in unit.params["files"]:
+            phase, kind, name, _ = f
+            try:
+                files.update(self.inner.process(Unit(unit.name, unit.fingerprint, {**unit.params, "files": [f]}))["files"])
+            except Exception as e:  # noqa: BLE001
+                log.warning("card: %s/%s/%s cannot be read, left out: %s", kind, phase, name, _error(e))
+                unreadable.append(asdict(Unreadable(f"{kind}/{phase}/{name}", _error(e))))
+        return {"unit": unit.name, "files": files, "unreadable": unreadable}
+
+
+def open_worker(config, root: str, s3: dict) -> SafePartStats:
+    """For pipeline.distribute.map_units (built once per task)."""
+    return SafePartStats(Storage(root, S3Options(**s3)))
 
 
 def tasks(plan: CardPlan, annotated: list[str], examples: int = EXAMPLES_PER_REASON) -> list[Unit]:
@@ -58,14 +104,12 @@ def total_bytes(storage: Storage, units: list[Unit]) -> int:
 
 
 def run_local(storage: Storage, units: list[Unit]) -> Iterable[dict]:
-    worker = PartStats(storage)
+    worker = SafePartStats(storage)
     return (worker.process(u) for u in units)
 
 
 def _pool_task(root: str, s3: dict, unit: Unit) -> dict:
-    from pipeline.storage import S3Options
-
-    return PartStats(Storage(root, S3Options(**s3))).process(unit)
+    return open_worker(None, root, s3).process(unit)
 
 
 def run_pool(storage: Storage, units: list[Unit], workers: int) -> Iterable[dict]:
@@ -81,25 +125,38 @@ def run_ray(config, storage: Storage, units: list[Unit], workers: int) -> Iterab
     return map_units(config, units, open_worker, workers=workers, extra={"root": storage.root_uri, "s3": s3})
 
 
-def combine(results: Iterable[dict], examples: int = EXAMPLES_PER_REASON) -> dict[str, dict]:
-    """``{"<phase>/<kind>": aggregate}`` summed over every part (in part-name order)."""
+def _unit_files(unit: Unit) -> list[str]:
+    return [f"{kind}/{phase}/{name}" for phase, kind, name, _ in unit.params["files"]]
+
+
+def combine(results: Iterable[dict], units: list[Unit] = (),
+            examples: int = EXAMPLES_PER_REASON) -> tuple[dict[str, dict], list[Unreadable]]:
+    """``{"<phase>/<kind>": aggregate}`` summed over every part (in part-name order), and the files left out.
+
+    A unit that failed as a whole (its Ray worker died past the retries) leaves out all its files.
+    """
     results = sorted(results, key=lambda r: r["unit"])
-    failed = [f"{r['unit']}: {r['failed']}" for r in results if "failed" in r]
-    if failed:
-        raise RuntimeError(f"{len(failed)} parts could not be read for the card: {'; '.join(failed[:5])}")
+    by_name = {u.name: u for u in units}
     out: dict[str, dict] = {}
+    unreadable = []
     for r in results:
+        if "failed" in r:
+            files = _unit_files(by_name[r["unit"]]) if r["unit"] in by_name else [f"part {r['unit']}"]
+            unreadable += [Unreadable(f, one_line(r["failed"])[:300]) for f in files]
+            continue
+        unreadable += [Unreadable(**u) for u in r.get("unreadable", [])]
         for key, agg in r["files"].items():
             out[key] = merge(out.get(key), agg)
     for agg in out.values():
         if "examples" in agg:
             agg["examples"] = cap_examples(agg["examples"], examples)
-    return out
+    return out, unreadable
 
 
 def aggregate(storage: Storage, units: list[Unit], *, config=None, workers: int | Callable[[], int] = 1,
-              ray: bool = False) -> dict[str, dict]:
-    """Aggregates of every part: here when the run is small, else on Ray (``ray``) or a process pool.
+              ray: bool = False) -> tuple[dict[str, dict], list[Unreadable]]:
+    """Aggregates of every part (and the files that could not be read): here when the run is small,
+    else on Ray (``ray``) or a process pool.
 
     ``workers`` may be a function (asked only when the run is not small: it may start Ray).
     """
@@ -108,9 +165,9 @@ def aggregate(storage: Storage, units: list[Unit], *, config=None, workers: int 
         workers = workers()
     if small or workers <= 1:
         log.info("card: aggregating %d parts in this process", len(units))
-        return combine(run_local(storage, units))
+        return combine(run_local(storage, units), units)
     if ray:
         log.info("card: aggregating %d parts on Ray (%d workers)", len(units), workers)
-        return combine(run_ray(config, storage, units, workers))
+        return combine(run_ray(config, storage, units, workers), units)
     log.info("card: aggregating %d parts in %d processes", len(units), workers)
-    return combine(run_pool(storage, units, workers))
+    return combine(run_pool(storage, units, workers), units)

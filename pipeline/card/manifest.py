@@ -11,36 +11,61 @@ format, tokenizer and config hashes"); the names are in pipeline.card.names::
      "config_sha256": "..."}
 
 A format's totals, when absent, are the sums over its shard list.  Nothing
-else in the card reads the manifest.
+else in the card reads the manifest.  A manifest that is truncated or not
+shaped like this is a ManifestError naming the file and the field.
 """
 
 from __future__ import annotations
 
 from pipeline.card import names as N
+from pipeline.card.reading import CardInputError, read_object
 from pipeline.storage import Storage
 
 
-class ManifestError(ValueError):
-    """The manifest exists but lacks what the card needs."""
+class ManifestError(CardInputError):
+    """The manifest exists but is not valid JSON or lacks what the card needs."""
 
 
 def read_manifest(storage: Storage) -> dict | None:
     """The normalized manifest, or None when the shards phase has not written one."""
     if not storage.exists(*N.MANIFEST):
         return None
-    return normalize(storage.read_json(*N.MANIFEST))
+    try:
+        raw = read_object(storage, *N.MANIFEST)
+    except CardInputError as e:
+        raise ManifestError(str(e)) from None
+    return normalize(raw, storage.uri(*N.MANIFEST))
 
 
-def normalize(raw: dict) -> dict:
+def _count(value, where: str) -> int:
+    if type(value) is int or (type(value) is float and value.is_integer()):
+        return int(value)
+    raise ManifestError(f"{where} is {value!r:.40}, expected a whole number")
+
+
+def _object(value, where: str) -> dict:
+    if not isinstance(value, dict):
+        raise ManifestError(f"{where} is not a JSON object")
+    return value
+
+
+def normalize(raw: dict, uri: str = "/".join(N.MANIFEST)) -> dict:
     formats = {}
-    for name, fmt in sorted((raw.get(N.MANIFEST_FORMATS) or {}).items()):
+    for name, fmt in sorted(_object(raw.get(N.MANIFEST_FORMATS) or {}, f"{uri}: {N.MANIFEST_FORMATS!r}").items()):
+        where = f"{uri}: {N.MANIFEST_FORMATS}.{name}"
+        fmt = _object(fmt, where)
         shards = fmt.get(N.MANIFEST_SHARDS) or []
-        totals = {k: int(fmt[k]) if k in fmt else sum(int(s.get(k, 0)) for s in shards) for k in N.MANIFEST_TOTALS}
+        if not isinstance(shards, list):
+            raise ManifestError(f"{where}.{N.MANIFEST_SHARDS} is not a list")
+        shards = [_object(s, f"{where}.{N.MANIFEST_SHARDS}[{i}]") for i, s in enumerate(shards)]
+        totals = {k: _count(fmt[k], f"{where}.{k}") if k in fmt else
+                  sum(_count(s.get(k, 0), f"{where}.{N.MANIFEST_SHARDS}[{i}].{k}") for i, s in enumerate(shards))
+                  for k in N.MANIFEST_TOTALS}
         formats[name] = {"shards": len(shards), **totals}
     if N.MANIFEST_DOCUMENTS not in raw:
-        raise ManifestError(f"{'/'.join(N.MANIFEST)}: no {N.MANIFEST_DOCUMENTS!r} (documents written)")
+        raise ManifestError(f"{uri}: no {N.MANIFEST_DOCUMENTS!r} (documents written)")
     tokenizer = raw.get(N.MANIFEST_TOKENIZER)
     config_hash = next((raw[k] for k in N.MANIFEST_HASHES if k in raw), None)
-    return {"documents": int(raw[N.MANIFEST_DOCUMENTS]), "formats": formats,
+    return {"documents": _count(raw[N.MANIFEST_DOCUMENTS], f"{uri}: {N.MANIFEST_DOCUMENTS}"), "formats": formats,
             "tokenizer": tokenizer if isinstance(tokenizer, dict) else {"name": tokenizer} if tokenizer else {},
             "config_hash": config_hash}

@@ -6,7 +6,8 @@ whose markers are current for the recorded inputs and settings
 (``RunContext.parts``), so a part left over from an earlier run with other
 inputs is never counted.  When the recorded config no longer validates here
 (a model file that is not on this machine...), ``curate report`` falls back to
-every part that has a marker, and the card says so.
+every part that has a marker, and the card says so.  Every marker the card
+uses is checked (pipeline.card.reading): a truncated one is an error naming it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import logging
 from dataclasses import dataclass, field
 
 from pipeline.card import names as N
+from pipeline.card.reading import check_marker, read_object
 from pipeline.phase import registered
 from pipeline.storage import Storage
 
@@ -63,6 +65,11 @@ def _stages(markers: list[dict]) -> list[str]:
     return stage_order({s for m in markers for s in m.get("stage_docs_in", {})})
 
 
+def _checked(storage: Storage, phase: str, markers: dict[str, dict]) -> dict[str, dict]:
+    """``{unit: marker}``, each marker checked for the fields the card reads (an error names the file)."""
+    return {u: check_marker(m, storage.uri("_done", phase, f"{u}.json")) for u, m in markers.items()}
+
+
 def _info(storage: Storage, phase, parts: list[str], markers: list[dict]) -> PhaseInfo:
     rejected_files = set(storage.list("rejected", phase.name, suffix=".parquet"))
     if phase.writes_documents:
@@ -97,11 +104,11 @@ def plan_from_context(ctx, record: dict) -> CardPlan:
             infos.append(PhaseInfo(phase.name, "disabled", phase.writes_documents))
             continue
         phase = enabled[phase.name]
-        done = {u.name: m for u in ctx.units_of(phase) if (m := ctx.marker(phase, u)) is not None}
+        done = _checked(ctx.storage, phase.name, {u.name: m for u in ctx.units_of(phase) if (m := ctx.marker(phase, u)) is not None})
         parts = [p.name for p in ctx.parts(phase)] if phase.writes_documents else []
         markers = ctx.markers(phase)  # a global phase (deduped) marks its parts beside its one unit
-        part_markers = [markers[p] for p in parts if p not in done and p in markers]
-        infos.append(_info(ctx.storage, phase, parts, [*done.values(), *part_markers]))
+        part_markers = _checked(ctx.storage, phase.name, {p: markers[p] for p in parts if p not in done and p in markers})
+        infos.append(_info(ctx.storage, phase, parts, [*done.values(), *part_markers.values()]))
         if phase.name == N.EXTRACTED:
             reader = list(done.values())
     return CardPlan(record, _with_expected(infos), reader)
@@ -135,7 +142,8 @@ def plan_from_markers(storage: Storage, record: dict, why: str) -> CardPlan:
     for name, writes_documents in _phase_names(storage):
         names = [n.removesuffix(".json") for n in storage.list("_done", name, suffix=".json") if "/" not in n]
         with ThreadPoolExecutor(16) as pool:
-            markers = list(pool.map(lambda n: storage.read_json("_done", name, f"{n}.json"), names))
+            markers = list(pool.map(lambda n: read_object(storage, "_done", name, f"{n}.json"), names))
+        markers = list(_checked(storage, name, dict(zip(names, markers))).values())
         files = {f.removeprefix("part-").removesuffix(".parquet") for f in storage.list("documents", name, suffix=".parquet")}
         parts = [n for n, m in zip(names, markers) if m.get("documents_part") and n in files] if writes_documents else []
         infos.append(_info(storage, _Named(name, writes_documents), parts, markers))

@@ -7,6 +7,12 @@ so a later ``curate run`` with nothing changed does not redo it).  When the
 recorded config does not validate here (a model file that is not on this
 machine, a section this version does not know), the parts are those with a
 marker, the card says so, and no marker is written.
+
+What it reads is checked (pipeline.card.reading): a missing, truncated or
+malformed run.json, marker or shards manifest is a one-line error naming the
+file (exit 2); a Parquet file that cannot be read is left out, the card names
+it and a check fails (exit 1, no marker: a later run rebuilds the card).
+Nothing else ends in a traceback either (``-v`` shows it).
 """
 
 from __future__ import annotations
@@ -16,6 +22,8 @@ import logging
 import os
 import sys
 
+from pipeline.card.escape import one_line
+from pipeline.card.reading import CardInputError, check_record, find_bad_marker, read_object
 from pipeline.storage import S3Options, Storage
 
 log = logging.getLogger(__name__)
@@ -60,7 +68,7 @@ def report(root: str, s3: S3Options | None = None, workers: int = 1) -> dict:
     storage = Storage(root, s3)
     if not storage.exists("run.json"):
         raise FileNotFoundError(f"{storage.uri('run.json')} not found: not the output of a curate run")
-    record = storage.read_json("run.json")
+    record = check_record(read_object(storage, "run.json"), storage.uri("run.json"))
     ctx, why = _context(storage, record)
     if ctx is None:
         log.warning("the recorded config does not validate here (%s): taking every part with a marker", why)
@@ -68,8 +76,15 @@ def report(root: str, s3: S3Options | None = None, workers: int = 1) -> dict:
         return publish(storage, stats)
     from pipeline.phases.card import card_unit
 
-    stats = compute(plan_from_context(ctx, record), storage, workers=workers)
-    unit = card_unit(ctx)
+    try:
+        plan, unit = plan_from_context(ctx, record), card_unit(ctx)
+    except CardInputError:
+        raise
+    except (ValueError, AttributeError, TypeError) as e:  # the run's context reads markers without naming them
+        raise find_bad_marker(storage) or e
+    stats = compute(plan, storage, workers=workers)
+    if stats["unreadable"]:  # the card says what it left out; no marker, so the next run rebuilds it
+        return publish(storage, stats)
     with UnitWork.for_phase(storage, CARD, unit) as work:
         return work.commit(publish(storage, stats))
 
@@ -81,10 +96,18 @@ def main(argv: list[str] | None = None) -> int:
     s3 = S3Options(args.endpoint_url, args.region, args.anonymous) if args.output.startswith("s3://") else None
     try:
         out = report(args.output, s3, max(1, args.workers))
-    except FileNotFoundError as e:
-        print(f"error: {e}", file=sys.stderr)
+    except (FileNotFoundError, CardInputError) as e:
+        print(f"error: {one_line(e)}", file=sys.stderr)
         return 2
+    except Exception as e:  # noqa: BLE001 - one line, never a traceback (unless asked for)
+        if args.verbose:
+            log.exception("curate report failed")
+        print(f"error: {type(e).__name__}: {one_line(e)[:1000]}" + ("" if args.verbose else " (-v shows the traceback)"),
+              file=sys.stderr)
+        return 1
     print(f"card: {out['card']}")
+    for name in out.get("unreadable", []):
+        print(f"warning: {name} could not be read: the card is built without it", file=sys.stderr)
     print(f"documents: {out['documents']:,}" + (f", tokens: {out['tokens']:,}" if out.get("tokens") is not None else ""))
     if not out["funnel_adds_up"] or out["checks_failed"]:
         print(f"warning: {out['checks_failed']} checks failed (see the card's summary)", file=sys.stderr)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import asdict
 
 from pipeline.card import names as N
 from pipeline.card.funnel import adds_up, funnel, reader_counts, share
@@ -21,7 +22,8 @@ TOP_HOSTS = 20
 _SNAPSHOT = re.compile(r"CC-MAIN-\d{4}-\d{2}")
 
 
-def build_stats(plan: CardPlan, aggs: dict[str, dict], manifest: dict | None) -> dict:
+def build_stats(plan: CardPlan, aggs: dict[str, dict], manifest: dict | None, unreadable: list = ()) -> dict:
+    """Every number of the card; ``unreadable``: the files left out (pipeline.card.collect.Unreadable)."""
     config = plan.record.get("config", {})
     rows = funnel(plan, aggs, manifest)
     docs = [p.name for p in plan.phases if p.status == "ran" and p.writes_documents]
@@ -50,7 +52,9 @@ def build_stats(plan: CardPlan, aggs: dict[str, dict], manifest: dict | None) ->
         "pii": _pii(docs, aggs, config),
         "tokens": _tokens(manifest),
         "hosts": _hosts(dataset, plan, aggs),
-        "checks": _checks(plan, aggs, rows, manifest),
+        "checks": _checks(plan, aggs, rows, manifest, unreadable),
+        "unreadable": [asdict(u) for u in unreadable],
+        "publish": _publish(plan, config, dataset, manifest),
     }
 
 
@@ -183,9 +187,46 @@ def _hosts(dataset: str | None, plan: CardPlan, aggs: dict) -> dict:
             "kept": top(kept), "removed": top(removed)}
 
 
-def _checks(plan: CardPlan, aggs: dict, rows: list[dict], manifest: dict | None) -> list[dict]:
+def _pii_enabled(config: dict) -> bool:
+    """Whether the recorded run redacts PII (a record without a ``pii`` section predates PII: no)."""
+    section = config.get("pii")
+    if not isinstance(section, dict):
+        return False
+    return section.get("enabled", True) is not False  # the default is on (pipeline.config)
+
+
+def _publish(plan: CardPlan, config: dict, dataset: str | None, manifest: dict | None) -> dict:
+    """The Hub configs the card offers: the documents the run meant to publish and their shards, or none and why.
+
+    Never ``rejected/`` (removed documents, raw text), never a phase that a later enabled phase with
+    missing markers would have changed, never a phase before PII redaction when the run redacts PII.
+    """
+    docs = [p for p in plan.phases if p.writes_documents]
+    after = docs[[p.name for p in docs].index(dataset) + 1:] if dataset else docs
+    missing = [p.name for p in after if p.status == "not_run"]
+    final = plan.phase(N.FINAL)
+    withheld = None
+    if _pii_enabled(config) and (final is None or final.status != "ran"):
+        withheld = (f"the run redacts PII in phase {N.FINAL}, which has no finished parts (no markers in _done/{N.FINAL}), "
+                    f"so {'documents/' + dataset if dataset else 'no folder'} holds text before PII redaction")
+    elif missing:
+        withheld = (f"phase {', '.join(missing)} is enabled but has no finished parts (no markers), "
+                    f"so documents/{dataset} is not the run's output" if dataset else "no phase wrote documents")
+    elif dataset is None:
+        withheld = "no phase wrote documents"
+    configs = []
+    if withheld is None:
+        configs.append({"config_name": "default", "data_files": [{"split": "train", "path": f"documents/{dataset}/*.parquet"}]})
+        if manifest is not None and "webdataset" in manifest["formats"]:
+            configs.append({"config_name": "shards_webdataset", "data_files": [{"split": "train", "path": "shards/webdataset/**/*.tar"}]})
+    return {"configs": configs, "withheld": withheld}
+
+
+def _checks(plan: CardPlan, aggs: dict, rows: list[dict], manifest: dict | None, unreadable: list = ()) -> list[dict]:
     """Cross-checks of the data against the counters in run.json and the markers (shown in the card)."""
     out = [{"check": "the funnel adds up (each step's out is the next step's in)", "ok": adds_up(rows)}]
+    if unreadable:
+        out.append({"check": f"every part file could be read ({len(unreadable)} could not: left out of every count)", "ok": False})
     reader = reader_counts(plan)
     responses = rows[0]["out"]
     if plan.phase(N.EXTRACTED) and plan.phase(N.EXTRACTED).status == "ran":

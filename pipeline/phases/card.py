@@ -5,7 +5,9 @@ Its unit is the run.  The fingerprint covers the state of every other phase
 fingerprint), the config and the package versions, so a rerun after any
 change to the data rebuilds the card, and a rerun with nothing changed skips
 it.  The card is written last: ``card/README.md``, ``card/*.png``,
-``card/stats.json``, then ``_done/card/run.json``.
+``card/stats.json``, then ``_done/card/run.json``.  A part file the card cannot
+read is left out and named in the card, which is written without its marker:
+the unit fails with that one line, and a rerun rebuilds the card.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import traceback
 
 from pipeline.card.build import compute, publish
 from pipeline.card.plan import CARD, plan_from_context
+from pipeline.card.reading import CardInputError, check_record, read_object
 from pipeline.config import RunConfig
 from pipeline.context import RunContext
 from pipeline.phase import Phase, Unit, fingerprint, register
@@ -24,7 +27,7 @@ from pipeline.units import UnitWork
 log = logging.getLogger(__name__)
 
 #: Bump when the card's content changes, so existing cards are rebuilt.
-CARD_VERSION = 1
+CARD_VERSION = 2
 
 
 def card_settings(config: RunConfig) -> dict:
@@ -44,11 +47,20 @@ def card_unit(ctx: RunContext) -> Unit:
     return Unit("run", fingerprint(state, card_settings(ctx.config)))
 
 
+class CardIncomplete(RuntimeError):
+    """The card was written without some part files it could not read (it names them)."""
+
+
 def write_card(ctx: RunContext, unit: Unit) -> dict:
     """Compute and publish the card of ``ctx``'s output, then its marker."""
-    record = ctx.storage.read_json("run.json")
+    record = check_record(read_object(ctx.storage, "run.json"), ctx.storage.uri("run.json"))
     plan = plan_from_context(ctx, record)
     stats = compute(plan, ctx.storage, config=ctx.config, workers=ctx.workers, ray=True)
+    if stats["unreadable"]:
+        publish(ctx.storage, stats)
+        files = [u["file"] for u in stats["unreadable"]]
+        raise CardIncomplete(f"{len(files)} part files could not be read; the card is written without them and says so: "
+                             + ", ".join(files[:5]) + (" ..." if len(files) > 5 else ""))
     with UnitWork.for_phase(ctx.storage, CARD, unit) as work:
         return work.commit(publish(ctx.storage, stats))
 
@@ -71,6 +83,9 @@ class CardPhase(Phase):
         for unit in todo:
             try:
                 yield write_card(ctx, unit)
+            except (CardInputError, CardIncomplete) as e:  # one line names the file: no traceback needed
+                log.error("card: %s", e)
+                yield {"unit": unit.name, "failed": str(e)[:2000]}
             except Exception as e:  # the data phases are done: a card failure is a failed unit, retried on rerun
                 log.error("card: %s", traceback.format_exc())
                 yield {"unit": unit.name, "failed": f"{type(e).__name__}: {e}"[:2000]}
