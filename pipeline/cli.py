@@ -17,7 +17,7 @@ import logging
 import sys
 
 from pipeline.config import ConfigError, load_config
-from pipeline.inputs import InputError, expand_inputs
+from pipeline.inputs import InputError
 
 
 def _add_config_args(p: argparse.ArgumentParser) -> None:
@@ -93,9 +93,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = load_config(args.config, args.input, args.output)
         if args.command == "validate":
-            from pipeline.config import s3_options
+            from pipeline.runner import plan_context
 
-            files = expand_inputs(config.inputs, config.inputs_base, s3_options(config))
+            files = plan_context(config).inputs  # every check a run makes before work
             print(f"config ok: {len(files)} input files, output {config.output.root}")
             for f in files:
                 print(f"  {f}")

@@ -112,7 +112,8 @@ def _describe(err: dict) -> str:
         return f"config error: {where}: required field is missing"
     got = err.get("input")
     got_txt = f" (got {got!r})" if got is not None and not isinstance(got, (dict, list)) else ""
-    return f"config error: {where}: {err['msg']}{got_txt}"
+    msg = err["msg"].removeprefix("Value error, ")  # pydantic's prefix for a validator's own message
+    return f"config error: {where}: {msg}{got_txt}"
 
 
 def parse_config(data: dict) -> RunConfig:

@@ -18,6 +18,7 @@ from pipeline.config import ConfigError, RunConfig, s3_options
 from pipeline.context import RunContext
 from pipeline.inputs import expand_inputs, without_output
 from pipeline.phase import Phase, registered
+from pipeline.preflight import preflight
 from pipeline.record import RunRecord
 from pipeline.storage import Storage
 
@@ -32,9 +33,11 @@ def init_ray(config: RunConfig, address: str | None = None) -> None:
 
 
 def plan_context(config: RunConfig, address: str | None = None, progress: bool = True) -> RunContext:
-    """The run's inputs, output and enabled phases (nothing started, nothing written)."""
+    """The run's inputs, output and enabled phases, every check that can be made before work done
+    (pipeline.preflight): nothing started, nothing left written."""
     s3 = s3_options(config)
     inputs = without_output(expand_inputs(config.inputs, config.inputs_base, s3), config.output.root)
+    preflight(config, inputs)
     phases = [p for p in registered() if p.enabled(config)]
     for p in phases:
         p.check(config)

@@ -85,12 +85,13 @@ def token_dtype(max_id: int) -> np.dtype:
 
 
 def special_id(tokenizer, field: str, token: str | None) -> int | None:
-    """The id of a configured special token, or a one-line error naming the field."""
+    """The id of a configured special token, or a one-line error naming the field (``tokenize.eos``,
+    ``layout.pad``...: relative to ``shards``)."""
     if token is None:
         return None
     tid = tokenizer.token_to_id(token)
     if tid is None:
-        raise ValueError(f"config error: shards.tokenize.{field}: token {token!r} is not in the tokenizer's vocabulary")
+        raise ValueError(f"config error: shards.{field}: token {token!r} is not in the tokenizer's vocabulary")
     return tid
 
 
@@ -146,8 +147,8 @@ class TokenizeStage:
         vocab = self.tokenizer.get_vocab(with_added_tokens=True)
         self.vocab_size = len(vocab)
         self.dtype = token_dtype(max(vocab.values()))
-        self.bos_id = special_id(self.tokenizer, "bos", self.config.bos)
-        self.eos_id = special_id(self.tokenizer, "eos", self.config.eos)
+        self.bos_id = special_id(self.tokenizer, "tokenize.bos", self.config.bos)
+        self.eos_id = special_id(self.tokenizer, "tokenize.eos", self.config.eos)
         # Rust-side fast path (no offsets) when the installed tokenizers has it.
         self._encode = getattr(self.tokenizer, "encode_batch_fast", self.tokenizer.encode_batch)
         self._counters: Counter = Counter()

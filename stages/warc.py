@@ -323,7 +323,8 @@ class Sniffed:
         if self.format == "empty":
             return "an empty file" if self.compression is None else f"{self.compression} data holding nothing"
         if self.compression is None:
-            return f"a {what} file" if self.format != "unknown" else "a file of unknown content"
+            article = "an" if what[0] in "AEHIOX" else "a"  # an ARC, an HTML, an XML file
+            return f"{article} {what} file" if self.format != "unknown" else "a file of unknown content"
         return f"{self.compression}-compressed {what}"
 
 

@@ -20,7 +20,9 @@ from tests.conftest import SAMPLES
 pytestmark = pytest.mark.ray
 
 BROKEN = SAMPLES / "broken"
-EXPECTED = json.loads((BROKEN / "expected.json").read_text())
+#: Not WARC files by content (an S3 error body, a zero-byte file): refused before the run, by name.
+NOT_WARCS = ("not-a-warc.warc.gz", "empty.warc.gz")
+EXPECTED = {k: v for k, v in json.loads((BROKEN / "expected.json").read_text()).items() if k not in NOT_WARCS}
 NO_TEXT_FILTERS = {name: {"enabled": False} for name in ("gopher_quality", "gopher_repetition", "c4", "fineweb")}
 
 
@@ -36,6 +38,22 @@ def hostile_run(ray_local, tmp_path_factory):
         "shards": {"enabled": False}, "card": {"enabled": False},  # PII runs on the survivors; shards have their own tests
     })
     return out, run(cfg, progress=False)
+
+
+def test_files_that_are_not_warcs_are_refused_by_name_before_the_run(tmp_path):
+    from pipeline.config import ConfigError
+    from pipeline.runner import plan_context
+
+    for name in ("truncated.warc.gz", *NOT_WARCS):
+        shutil.copy(BROKEN / name, tmp_path / name)
+    cfg = parse_config({"inputs": [str(tmp_path / "*.warc.gz")], "output": str(tmp_path / "out")})
+    with pytest.raises(ConfigError) as e:
+        plan_context(cfg)
+    assert str(e.value).splitlines() == [
+        f"input error: input {tmp_path / 'empty.warc.gz'} is not a WARC file: it is an empty file (give WARC files, plain or gzipped)",
+        f"input error: input {tmp_path / 'not-a-warc.warc.gz'} is not a WARC file: it is a XML file (give WARC files, plain or gzipped)",
+    ]
+    assert not (tmp_path / "out").exists()
 
 
 def _rows(out, kind):

@@ -91,3 +91,31 @@ def test_many_bad_inputs_are_summed_up(tmp_path):
         check_formats(files)
     lines = str(e.value).splitlines()
     assert len(lines) == 21 and lines[-1] == "input error: ... and 5 more files that are not WARC files"
+
+
+@pytest.mark.ray
+@pytest.mark.s3
+def test_a_remote_input_that_is_not_a_warc_fails_its_unit_with_one_line(ray_local, s3_server, tmp_path):
+    import pyarrow.fs as pafs
+
+    from pipeline.config import parse_config
+    from pipeline.runner import run
+
+    fs = pafs.S3FileSystem(endpoint_override=s3_server.split("//")[1], scheme="http", region="us-east-1",
+                           allow_bucket_creation=True, force_virtual_addressing=False)
+    fs.create_dir("sniff")
+    good = write_warc(tmp_path / "good.warc.gz", [Page(f"http://a.example/{i}", html(f"Page {i}", "Some words here. " * 30).encode())
+                                                   for i in range(3)])
+    for name, data in (("in/good.warc.gz", good.read_bytes()), ("in/dump.warc.gz", gzip.compress(JSONL))):
+        with fs.open_output_stream(f"sniff/{name}", compression=None) as f:
+            f.write(data)
+    cfg = parse_config({"inputs": ["s3://sniff/in/*"], "output": str(tmp_path / "out"), "storage": {"endpoint_url": s3_server},
+                        "langid": {"min_score": 0.0}, "dedup": {"enabled": False}, "pii": {"enabled": False},
+                        "shards": {"enabled": False}, "card": {"enabled": False},
+                        "filters": {k: {"enabled": False} for k in ("gopher_quality", "gopher_repetition", "c4", "fineweb")}})
+    record = run(cfg, progress=False)
+    assert record["status"] == "failed_units"
+    phase = record["phases"]["extracted"]
+    assert list(phase["files_failed"].values()) == ["NotAWarcError: input s3://sniff/in/dump.warc.gz is not a WARC file: "
+                                     "it is gzip-compressed JSON lines (give WARC files, plain or gzipped)"]
+    assert phase["kept"] == 3

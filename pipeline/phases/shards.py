@@ -233,7 +233,7 @@ def _write_one_group(rows: pa.Table, config: RunConfig, tokenizer: str, unit: Un
     rows = rows.sort_by([("key", "ascending"), ("id", "ascending")])
     docs, rejected = split_rejected(rows, "shards")
     keys = docs.column("key").to_numpy()
-    pad = special_id(stage.tokenizer, "pad", shards.layout.pad or shards.tokenize.eos)
+    pad = special_id(stage.tokenizer, "layout.pad" if shards.layout.pad else "tokenize.eos", shards.layout.pad or shards.tokenize.eos)
     with UnitWork.for_phase(storage, ShardsPhase.name, unit) as work, tempfile.TemporaryDirectory() as staging:
         if rejected is not None:
             work.rejected().write(rejected)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from stages.named_files import NamedFile, tokenizer_json
 from stages.pack import LayoutConfig
 from stages.shuffle_plan import ShuffleConfig
 from stages.tokenize import TokenizeConfig
@@ -26,6 +27,11 @@ class ShardsConfig(BaseModel):
         20_000, ge=0, description="at most this many documents to shard (and at most 256 parts): tokenize and group them "
         "in the driver, without Ray Data's shuffle, whose set-up costs ~3 s (same bytes); 0 = always shuffle on Ray"
     )
+
+    def named_files(self) -> list[NamedFile]:
+        """The tokenizer, which must hold every special token the shards use."""
+        specials = {"tokenize.bos": self.tokenize.bos, "tokenize.eos": self.tokenize.eos, "layout.pad": self.layout.pad}
+        return [NamedFile("tokenize.tokenizer", self.tokenize.tokenizer, tokenizer_json(specials))]
 
     @model_validator(mode="after")
     def _consistent(self) -> "ShardsConfig":

@@ -1,0 +1,135 @@
+"""What a run can know before it starts any work, checked by ``validate``, ``run --dry-run`` and ``run``.
+
+- every file and model the config names: each enabled config section lists
+  them in ``named_files()`` (stages.named_files), and each is opened and
+  checked here (a tokenizer loads and holds its special tokens, a fastText
+  model has the fastText header, a block list is readable text, a spaCy
+  pipeline is importable);
+- the output root: a folder (or S3 prefix) where a probe file can be created
+  and removed;
+- the local inputs: WARC files by their content (pipeline.inputs.check_formats).
+
+Every problem is one line naming the field (or the input) and the fix; all of
+them are reported at once, as one ConfigError.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import posixpath
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from typing import Iterator
+
+from pydantic import BaseModel
+
+from pipeline.config import ConfigError, RunConfig, s3_options
+from pipeline.inputs import InputError, check_formats
+from pipeline.storage import Storage, is_s3, open_input
+from stages.named_files import NamedFile, NamedFileError
+
+
+def named_files(section: BaseModel, prefix: str = "") -> Iterator[tuple[str, NamedFile]]:
+    """(path of its section, e.g. ``shards.``; named file) of every enabled section of ``section`` (a
+    section with ``enabled: false`` reads nothing, nor do the sections inside it)."""
+    if getattr(section, "enabled", True) is False:
+        return
+    lister = getattr(section, "named_files", None)
+    for named in lister() if callable(lister) else ():
+        yield prefix, named
+    for name in type(section).model_fields:
+        value = getattr(section, name)
+        if isinstance(value, BaseModel):
+            yield from named_files(value, f"{prefix}{name}.")
+
+
+def check_named_files(config: RunConfig) -> list[str]:
+    """One line per named file that is missing or not what its field needs."""
+    s3 = s3_options(config)
+
+    def open_file(path: str):  # local files through Python: its errors say what is wrong (a folder...)
+        return open_input(path, s3) if is_s3(path) else open(os.path.expanduser(path), "rb")
+
+    def problem(item: tuple[str, NamedFile]) -> str | None:
+        section, named = item
+        try:
+            named.check(named.path, open_file)
+        except NamedFileError as e:  # e.field: another field of the section is at fault (a special token...)
+            return f"config error: {section}{e.field or named.field}: {e}"
+        return None
+
+    with ThreadPoolExecutor(8) as pool:
+        return [p for p in pool.map(problem, list(named_files(config))) if p]
+
+
+_OUTPUT_FIX = {
+    errno.EACCES: "choose another output.root or give this user write access to it",
+    errno.EPERM: "choose another output.root or give this user write access to it",
+    errno.EROFS: "it is on a read-only filesystem: choose another output.root",
+    errno.ENOSPC: "its disk is full: free space or choose another output.root",
+    errno.EDQUOT: "the disk quota is exhausted: free space or choose another output.root",
+}
+
+
+def check_output(config: RunConfig) -> list[str]:
+    """The output root must be a folder (or S3 prefix) where a file can be created and removed."""
+    root = config.output.root
+    if is_s3(root):
+        return _probe_s3(config)
+    path = os.path.abspath(os.path.expanduser(root))
+    blocker = next((p for p in _ancestors(path) if os.path.exists(p) and not os.path.isdir(p)), None)
+    if blocker is not None:
+        where = "is a file" if blocker == path else f"is inside {blocker}, which is a file"
+        return [f"config error: output.root: {root} {where}, not a folder (give the path of a folder)"]
+    created = [p for p in _ancestors(path) if not os.path.exists(p)]
+    probe = os.path.join(path, f".curate-probe-{uuid.uuid4().hex}")
+    try:
+        os.makedirs(path, exist_ok=True)
+        with open(probe, "wb") as f:
+            f.write(b"\0" * 4096)  # a few blocks: an empty file is created even on a full disk
+    except OSError as e:
+        fix = _OUTPUT_FIX.get(e.errno, "choose another output.root")
+        return [f"config error: output.root: cannot write in {root} ({e.strerror or e}): {fix}"]
+    finally:
+        if os.path.exists(probe):
+            os.remove(probe)
+        for p in reversed(created):  # leave the disk as it was: a dry run writes nothing
+            try:
+                os.rmdir(p)
+            except OSError:
+                break
+    return []
+
+
+def _ancestors(path: str) -> list[str]:
+    """``path`` and its parents, outermost first."""
+    out = [path]
+    while os.path.dirname(out[-1]) != out[-1]:
+        out.append(os.path.dirname(out[-1]))
+    return list(reversed(out))
+
+
+def _probe_s3(config: RunConfig) -> list[str]:
+    storage = Storage(config.output.root, s3_options(config))
+    probe = storage.path(f".curate-probe-{uuid.uuid4().hex}")
+    try:
+        with storage.fs.open_output_stream(probe) as out:
+            out.write(b"probe")
+        storage.fs.delete_file(probe)
+    except OSError as e:
+        first = str(e).strip().splitlines()[0][:300] if str(e).strip() else type(e).__name__
+        return [f"config error: output.root: cannot write to {posixpath.join(config.output.root, '')} ({first}): "
+                f"check the bucket, the credentials and storage.endpoint_url"]
+    return []
+
+
+def preflight(config: RunConfig, inputs: list[str]) -> None:
+    """Raise one ConfigError listing every problem found before any work (none: returns)."""
+    problems = [*check_named_files(config), *check_output(config)]
+    try:
+        check_formats(inputs)
+    except InputError as e:
+        problems += str(e).splitlines()
+    if problems:
+        raise ConfigError("\n".join(problems))
