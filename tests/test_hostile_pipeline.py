@@ -51,7 +51,7 @@ def test_files_that_are_not_warcs_are_refused_by_name_before_the_run(tmp_path):
         plan_context(cfg)
     assert str(e.value).splitlines() == [
         f"input error: input {tmp_path / 'empty.warc.gz'} is not a WARC file: it is an empty file (give WARC files, plain or gzipped)",
-        f"input error: input {tmp_path / 'not-a-warc.warc.gz'} is not a WARC file: it is a XML file (give WARC files, plain or gzipped)",
+        f"input error: input {tmp_path / 'not-a-warc.warc.gz'} is not a WARC file: it is an XML file (give WARC files, plain or gzipped)",
     ]
     assert not (tmp_path / "out").exists()
 
