@@ -8,6 +8,7 @@ and what is allowed.
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 from typing import Any, Literal
@@ -48,8 +49,8 @@ class RayConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     address: str | None = Field(None, description="cluster address; null = embedded local Ray (RAY_ADDRESS also works)")
-    num_cpus: int | None = Field(None, ge=1, description="CPUs for the embedded local Ray; null = all")
-    workers: int | None = Field(None, ge=1, description="units run at once in the unit-by-unit phases (extracted, final, ...); null = one per CPU of the cluster")
+    num_cpus: int | None = Field(None, ge=1, le=4096, description="CPUs for the embedded local Ray; null = all")
+    workers: int | None = Field(None, ge=1, le=100_000, description="units run at once in the unit-by-unit phases (extracted, final, ...); null = one per CPU of the cluster")
     shuffle: Literal["sort", "hash"] = Field(
         "sort", description="Ray Data's shuffle for dedup and shards: sort (pull-based; measured 0.35 s vs 3-4 s fixed "
         "cost per shuffle, and 3.1 s vs 6.7 s for 4M rows into 16 groups on 2 CPUs) or hash (aggregator actors)")
@@ -116,7 +117,20 @@ def _describe(err: dict) -> str:
     return f"config error: {where}: {msg}{got_txt}"
 
 
+def _non_finite(data: Any, path: tuple[str, ...] = ()) -> list[str]:
+    """Where the raw config holds inf or nan (YAML's .inf, .nan): never a meaningful count, size or time."""
+    if isinstance(data, float) and not math.isfinite(data):
+        return [f"config error: {'.'.join(path) or '(top level)'}: must be a finite number (got {data})"]
+    items = data.items() if isinstance(data, dict) else enumerate(data) if isinstance(data, list) else ()
+    return [p for k, v in items for p in _non_finite(v, (*path, str(k)))]
+
+
 def parse_config(data: dict) -> RunConfig:
+    """The typed config, or a ConfigError with one line per problem.  Every count, size and time is
+    bounded by its field (a lower and an upper bound) and finite."""
+    problems = _non_finite(data)
+    if problems:
+        raise ConfigError("\n".join(problems))
     try:
         return RunConfig.model_validate(data)
     except ValidationError as e:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import annotated_types as at
 from pydantic import BaseModel
 
 from pipeline.config import RunConfig
@@ -21,13 +22,28 @@ def _rows(model: type[BaseModel], prefix: str = ""):
         else:
             value = field.get_default(call_default_factory=True)
             default = json.dumps(value.model_dump() if isinstance(value, BaseModel) else value, default=str)
-        yield f"{prefix}{name}", default, (field.description or "").replace("|", "\\|")
+        yield f"{prefix}{name}", default, allowed(field.metadata), (field.description or "").replace("|", "\\|")
+
+
+def _number(v) -> str:
+    return f"{v:_}" if isinstance(v, int) and abs(v) >= 10_000 else f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def allowed(metadata) -> str:
+    """A number field's bounds as an interval: ``[1, 256]``, ``(0, 3600]``; empty for other fields."""
+    low = next((("[", m.ge) if isinstance(m, at.Ge) else ("(", m.gt) for m in metadata if isinstance(m, (at.Ge, at.Gt))), None)
+    high = next(((m.le, "]") if isinstance(m, at.Le) else (m.lt, ")") for m in metadata if isinstance(m, (at.Le, at.Lt))), None)
+    if low is None and high is None:
+        return ""
+    left = f"{low[0]}{_number(low[1])}" if low else "(-inf"
+    right = f"{_number(high[0])}{high[1]}" if high else "inf)"
+    return f"`{left}, {right}`"
 
 
 def config_reference(section: str = "") -> str:
     """The settings table; with ``section`` (e.g. ``"dedup."``) only the fields under it, named without the prefix."""
-    lines = ["| field | default | meaning |", "|---|---|---|"]
-    lines += [f"| `{k.removeprefix(section)}` | `{d}` | {m} |" for k, d, m in _rows(RunConfig) if k.startswith(section)]
+    lines = ["| field | default | allowed | meaning |", "|---|---|---|---|"]
+    lines += [f"| `{k.removeprefix(section)}` | `{d}` | {a} | {m} |" for k, d, a, m in _rows(RunConfig) if k.startswith(section)]
     return "\n".join(lines)
 
 

@@ -37,7 +37,7 @@ class CharsetConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    meta_scan_bytes: int = Field(4096, ge=256, description="how far into the page to look for <meta charset>")
+    meta_scan_bytes: int = Field(4096, ge=256, le=1 << 20, description="how far into the page to look for <meta charset>")
     max_control_fraction: float = Field(
         0.05, ge=0, le=1, description="pages whose first 4 KB have more C0 control bytes (not tab/CR/LF) are binary"
     )

@@ -24,7 +24,7 @@ class LangIdConfig(BaseModel):
     keep: list[str] = Field(default_factory=list, description="language codes to keep (e.g. [en, de]); empty = all")
     min_score: float = Field(0.65, ge=0, le=1, description="reject documents whose top-language score is lower (FineWeb: 0.65)")
     max_chars: int = Field(
-        4000, ge=100, description="characters of each document given to the model (on samples/ the same labels as the whole text, 2.7x faster)"
+        4000, ge=100, le=1_000_000, description="characters of each document given to the model (on samples/ the same labels as the whole text, 2.7x faster)"
     )
 
     def named_files(self) -> list[NamedFile]:

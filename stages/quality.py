@@ -80,7 +80,7 @@ class QualityConfig(BaseModel):
     )
     lowercase: bool = Field(False, description="lowercase the text first (only if the model was trained on lowercased text)")
     max_chars: int | None = Field(
-        None, ge=1, description="score only the first characters of each document; null = the whole text (as DCLM does)"
+        None, ge=1, le=100_000_000, description="score only the first characters of each document; null = the whole text (as DCLM does)"
     )
     filter: QualityFilterConfig = Field(default_factory=QualityFilterConfig, description="removal by score, after dedup")
 

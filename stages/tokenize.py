@@ -47,10 +47,11 @@ class TokenizeConfig(BaseModel):
         "<|endoftext|>", description="token string put after every document (GPT-2: <|endoftext|>, Llama 3: <|end_of_text|>); must be in the vocabulary; null = none"
     )
     max_chars: int = Field(
-        1_000_000, ge=1, description="longer texts are cut to this many characters before encoding (counted as truncated): bounds one document's time and memory"
+        1_000_000, ge=1, le=100_000_000, description="longer texts are cut to this many characters before encoding (counted as truncated): bounds one document's time and memory"
     )
     threads: int = Field(
-        1, ge=1, description="threads the tokenizers library may use in each process (RAYON_NUM_THREADS); 1 for one-CPU Ray tasks, where more threads only compete for the core"
+        1, ge=1, le=256, description="threads the tokenizers library may use in each process (RAYON_NUM_THREADS), at most "
+        "the CPUs of the machine it runs on; 1 for one-CPU Ray tasks, where more threads only compete for the core"
     )
 
 
@@ -61,6 +62,7 @@ def set_thread_budget(threads: int) -> None:
     pool at all).  Rayon sizes its global pool once, on first use, from
     RAYON_NUM_THREADS: call this before the first ``encode_batch``.
     """
+    threads = min(threads, os.cpu_count() or 1)  # more threads than cores only compete (and a typo must not spawn thousands)
     if threads <= 1:
         os.environ["TOKENIZERS_PARALLELISM"] = "false"
     else:

@@ -46,15 +46,17 @@ class WarcConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    batch_size: int = Field(64, ge=1, description="response records per Arrow batch (64: same CPU as 256 on real pages, half the peak memory)")
+    batch_size: int = Field(64, ge=1, le=10_000, description="response records per Arrow batch (64: same CPU as 256 on real pages, half the peak memory)")
     max_payload_bytes: int = Field(
         5_000_000,
         ge=1024,
+        le=1 << 30,
         description="larger HTTP payloads are rejected as too_large without being read whole, before and after Content-Encoding is undone",
     )
     max_decoded_ratio: float = Field(
         200,
         ge=2,
+        le=1_000_000,
         description="a Content-Encoding that inflates more than this many times its size (past 1 MiB) is rejected as "
         "decompression_bomb (HTML compresses 4-20x; gzip bombs ~1000x, brotli ones far more)",
     )

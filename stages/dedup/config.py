@@ -53,7 +53,7 @@ class BoilerplateConfig(BaseModel):
         "whose minimum comes from text that min_docs or more documents of the same host share",
     )
     min_docs: int = Field(
-        4, ge=2, description="a signature value (at one position) is host boilerplate when this many documents of the host, "
+        4, ge=2, le=1_000_000, description="a signature value (at one position) is host boilerplate when this many documents of the host, "
         "exact copies counted once, have it",
     )
     identical_threshold: float = Field(
@@ -61,7 +61,7 @@ class BoilerplateConfig(BaseModel):
         "what it shares is host boilerplate (copies of one page on its own site)",
     )
     max_host_docs: int = Field(
-        50_000, ge=100, description="a host with more documents is split by document hash into groups of about this many to "
+        50_000, ge=100, le=100_000_000, description="a host with more documents is split by document hash into groups of about this many to "
         "count shared values: bounds the memory of one task",
     )
     content_candidates: bool = Field(
@@ -86,7 +86,7 @@ class MinHashConfig(BaseModel):
     shingle: Literal["word", "char"] = Field("word", description="shingles of words or of characters (char suits text without spaces: zh, ja, th)")
     ngram: int = Field(5, ge=1, le=64, description="shingle length in words or characters")
     num_perm: int = Field(128, ge=2, le=1024, description="number of hash permutations (signature length)")
-    seed: int = Field(1, ge=0, description="seed of the permutations (datasketch's MinHash seed)")
+    seed: int = Field(1, ge=0, le=2**32 - 1, description="seed of the permutations (datasketch's MinHash seed)")
     scheme: Literal["affine32", "affine64", "legacy"] = Field(
         "affine32", description="datasketch permutation scheme: affine32 (32-bit, its default), affine64 (64-bit), legacy (datasketch < 2.0)"
     )
@@ -98,8 +98,8 @@ class MinHashConfig(BaseModel):
     threshold: float = Field(0.5, gt=0.0, lt=1.0, description="target Jaccard similarity; bands x rows are chosen for it by datasketch's optimal-parameter routine")
     false_positive_weight: float = Field(0.5, ge=0.0, le=1.0, description="weight of false positives when choosing bands x rows")
     false_negative_weight: float = Field(0.5, ge=0.0, le=1.0, description="weight of false negatives when choosing bands x rows")
-    bands: int | None = Field(None, ge=1, description="override: number of LSH bands (with rows)")
-    rows: int | None = Field(None, ge=1, description="override: signature values per band (with bands)")
+    bands: int | None = Field(None, ge=1, le=1024, description="override: number of LSH bands (with rows)")
+    rows: int | None = Field(None, ge=1, le=1024, description="override: signature values per band (with bands)")
     verify: Literal["off", "signature", "exact"] = Field(
         "signature",
         description="check every candidate pair (member vs bucket minimum) and drop it below verify_threshold: signature = "
@@ -133,9 +133,9 @@ class ComponentsConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     local_max_edges: int = Field(
-        20_000_000, ge=0, description="at most this many edges: one process (scipy); more: distributed large-star/small-star on Ray Data"
+        20_000_000, ge=0, le=2_000_000_000, description="at most this many edges: one process (scipy); more: distributed large-star/small-star on Ray Data"
     )
-    max_rounds: int = Field(64, ge=1, description="large-star/small-star rounds before giving up with an error")
+    max_rounds: int = Field(64, ge=1, le=10_000, description="large-star/small-star rounds before giving up with an error")
 
 
 class KeepConfig(BaseModel):
@@ -157,7 +157,7 @@ class DedupConfig(BaseModel):
     components: ComponentsConfig = Field(default_factory=ComponentsConfig, description="connected components")
     keep: KeepConfig = Field(default_factory=KeepConfig, description="keep policy")
     partition_rows: int = Field(
-        2_000_000, ge=100, description="target rows per shuffle partition (bucket rows, edges): bounds the memory of one task"
+        2_000_000, ge=100, le=100_000_000, description="target rows per shuffle partition (bucket rows, edges): bounds the memory of one task"
     )
-    batch_docs: int = Field(2000, ge=1, description="documents per signature batch")
+    batch_docs: int = Field(2000, ge=1, le=1_000_000, description="documents per signature batch")
     keep_intermediate: bool = Field(True, description="keep dedup/ (signatures, buckets, edges, components) after the run")

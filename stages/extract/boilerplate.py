@@ -47,7 +47,7 @@ class BoilerplateConfig(BaseModel):
         True, description="also keep the good paragraphs before the root: right before it, or in the content container "
         "around it (a lead above the body, past captions and bylines)",
     )
-    min_root_chars: int = Field(100, ge=0, description="a content container needs this much good text (non-space chars) to be the root")
+    min_root_chars: int = Field(100, ge=0, le=1_000_000, description="a content container needs this much good text (non-space chars) to be the root")
     max_prune_share: float = Field(
         0.3, gt=0, le=1,
         description="an element named boilerplate is a wrapper (kept) if it holds more than this share of the text "
@@ -62,7 +62,7 @@ class BoilerplateConfig(BaseModel):
         "(a page that carries its article twice: a visible copy and a flattened print or hidden one)",
     )
     drop_repeats: bool = Field(True, description="drop kept blocks that repeat other kept text (see repeat_share)")
-    max_depth: int = Field(2000, ge=50, description="pages nested deeper are refused (lexbor parsing time grows with depth x blocks)")
+    max_depth: int = Field(2000, ge=50, le=100_000, description="pages nested deeper are refused (lexbor parsing time grows with depth x blocks)")
     blocks: ClassifyConfig = Field(default_factory=ClassifyConfig)
 
 

@@ -24,9 +24,9 @@ class CascadeConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     min_chars_without_root: int = Field(
-        1000, ge=0, description="a page with no content container and less kept text (non-space chars) goes to trafilatura"
+        1000, ge=0, le=1_000_000, description="a page with no content container and less kept text (non-space chars) goes to trafilatura"
     )
-    min_chars: int = Field(300, ge=0, description="a page with less kept text goes to trafilatura even with a content container")
+    min_chars: int = Field(300, ge=0, le=1_000_000, description="a page with less kept text goes to trafilatura even with a content container")
 
 
 def trafilatura_extractor() -> Callable[[str], str]:

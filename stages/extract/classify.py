@@ -33,13 +33,13 @@ class ClassifyConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     max_link_density: float = Field(0.5, ge=0, le=1, description="a paragraph with more link text than this is boilerplate")
-    length_low: int = Field(30, ge=0, description="paragraphs shorter than this (non-space chars) are short: kept only between good ones")
-    length_high: int = Field(50, ge=1, description="paragraphs at least this long are good on their own")
+    length_low: int = Field(30, ge=0, le=100_000, description="paragraphs shorter than this (non-space chars) are short: kept only between good ones")
+    length_high: int = Field(50, ge=1, le=100_000, description="paragraphs at least this long are good on their own")
     max_good_link_density: float = Field(0.25, ge=0, le=1, description="a long paragraph is good only below this link density")
     max_heading_chars: int = Field(
-        100, ge=1, description="a heading this long is judged as a paragraph (a subtitle, or body text set in heading tags)"
+        100, ge=1, le=100_000, description="a heading this long is judged as a paragraph (a subtitle, or body text set in heading tags)"
     )
-    heading_distance: int = Field(3, ge=1, description="a heading is kept if the kept text after it follows within this many headings")
+    heading_distance: int = Field(3, ge=1, le=1000, description="a heading is kept if the kept text after it follows within this many headings")
     keep_captions: bool = Field(
         False, description="keep figure and table captions (on the dev set they are photo credits more often than text)"
     )

@@ -13,8 +13,14 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import math
 import threading
 import time
+
+#: Longest limit accepted (extract.timeout_s is bounded by the same), and the longest single wait of the
+#: watchdog: ``Condition.wait`` raises OverflowError past ``threading.TIMEOUT_MAX``, which would end the
+#: watchdog thread and with it every time limit of the process, silently.
+MAX_SECONDS = 3600.0
 
 
 class TimeLimitExceeded(Exception):
@@ -42,7 +48,7 @@ class _Watchdog:
                 now = time.monotonic()
                 tid, deadline = min(self._armed.items(), key=lambda kv: kv[1])
                 if deadline > now:
-                    self._cv.wait(deadline - now)
+                    self._cv.wait(min(deadline - now, MAX_SECONDS))
                     continue
                 del self._armed[tid]
                 self._fired.add(tid)
@@ -74,6 +80,8 @@ def time_limit(seconds: float | None):
     if not seconds:
         yield
         return
+    if not (math.isfinite(seconds) and 0 < seconds <= MAX_SECONDS):
+        raise ValueError(f"time limit: {seconds!r} seconds is not a number of seconds in (0, {MAX_SECONDS:g}]")
     tid = _watchdog.arm(seconds)
     try:
         yield

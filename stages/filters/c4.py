@@ -86,8 +86,8 @@ class C4Config(BaseModel):
         description=f"{C4}: remove lines not ending in terminal punctuation ({FINEWEB} turns it off; "
         "on resiliparse text it keeps more real pages and removes more menus, see docs/filters.md)",
     )
-    min_words_per_line: int | None = Field(3, ge=0, description=f"{C4}: remove lines with fewer words")
-    max_word_length: int | None = Field(1000, ge=1, description=f"{C4} reference code: remove lines with a longer word")
+    min_words_per_line: int | None = Field(3, ge=0, le=10_000, description=f"{C4}: remove lines with fewer words")
+    max_word_length: int | None = Field(1000, ge=1, le=100_000_000, description=f"{C4} reference code: remove lines with a longer word")
     filter_javascript: bool = Field(True, description=f"{C4}: remove lines containing 'javascript'")
     filter_policy: bool = Field(True, description=f"{C4}: remove cookie/terms/privacy policy lines")
     policy_substrings: list[str] = Field(
@@ -95,7 +95,7 @@ class C4Config(BaseModel):
     )
     filter_lorem_ipsum: bool = Field(True, description=f"{C4}: remove documents containing 'lorem ipsum'")
     filter_curly_bracket: bool = Field(True, description=f"{C4}: remove documents containing '{{'")
-    min_num_sentences: int | None = Field(5, ge=0, description=f"{C4}: remove documents with fewer sentences left")
+    min_num_sentences: int | None = Field(5, ge=0, le=1_000_000, description=f"{C4}: remove documents with fewer sentences left")
 
 
 def count_sentences(line: str) -> int:

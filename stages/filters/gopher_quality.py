@@ -38,14 +38,14 @@ class GopherQualityConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     enabled: bool = Field(True, description=f"{GOPHER}: run the Gopher quality rules")
-    min_doc_words: int | None = Field(50, ge=0, description=f"{GOPHER}: fewer words -> removed (null = off)")
-    max_doc_words: int | None = Field(100_000, ge=1, description=f"{GOPHER}: more words -> removed (null = off)")
+    min_doc_words: int | None = Field(50, ge=0, le=10_000_000, description=f"{GOPHER}: fewer words -> removed (null = off)")
+    max_doc_words: int | None = Field(100_000, ge=1, le=100_000_000, description=f"{GOPHER}: more words -> removed (null = off)")
     min_avg_word_length: float | None = Field(
-        3, ge=0, description=f"{GOPHER}: lower mean word length (characters) -> removed"
+        3, ge=0, le=1000, description=f"{GOPHER}: lower mean word length (characters) -> removed"
     )
-    max_avg_word_length: float | None = Field(10, ge=0, description=f"{GOPHER}: higher mean word length -> removed")
+    max_avg_word_length: float | None = Field(10, ge=0, le=1000, description=f"{GOPHER}: higher mean word length -> removed")
     max_symbol_word_ratio: float | None = Field(
-        0.1, ge=0, description=f"{GOPHER}: more '#' per word, or more ellipses ('...' or '…') per word -> removed"
+        0.1, ge=0, le=1000, description=f"{GOPHER}: more '#' per word, or more ellipses ('...' or '…') per word -> removed"
     )
     max_bullet_lines_ratio: float | None = Field(
         0.9, ge=0, le=1, description=f"{GOPHER}: larger fraction of lines starting with a bullet -> removed"
@@ -60,7 +60,7 @@ class GopherQualityConfig(BaseModel):
         0.8, ge=0, le=1, description=f"{GOPHER}: smaller fraction of words with an alphabetic character -> removed"
     )
     min_stop_words: int | None = Field(
-        2, ge=0, description=f"{GOPHER}: fewer distinct stop words -> removed (skipped for languages without a list)"
+        2, ge=0, le=10_000, description=f"{GOPHER}: fewer distinct stop words -> removed (skipped for languages without a list)"
     )
     stop_words: dict[str, list[str]] = Field(
         default_factory=dict,

@@ -65,7 +65,7 @@ class UrlFilterConfig(BaseModel):
     banned_words: list[str] = Field(default_factory=list, description=f"{REFINEDWEB}: extra banned URL words")
     soft_banned_words: list[str] = Field(default_factory=list, description=f"{REFINEDWEB}: extra soft-banned URL words")
     banned_subwords: list[str] = Field(default_factory=list, description=f"{REFINEDWEB}: extra banned URL substrings")
-    soft_word_threshold: int = Field(2, ge=1, description=f"{REFINEDWEB}: soft-banned words needed to remove a URL")
+    soft_word_threshold: int = Field(2, ge=1, le=1000, description=f"{REFINEDWEB}: soft-banned words needed to remove a URL")
 
     def named_files(self) -> list[NamedFile]:
         return [*(NamedFile("block_domains_files", p, list_file) for p in self.block_domains_files),

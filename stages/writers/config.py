@@ -24,7 +24,7 @@ class ShardsConfig(BaseModel):
     mds: MDSConfig = Field(default_factory=MDSConfig, description="MosaicML MDS output")
     webdataset: WebDatasetConfig = Field(default_factory=WebDatasetConfig, description="WebDataset output")
     local_max_docs: int = Field(
-        20_000, ge=0, description="at most this many documents to shard (and at most 256 parts): tokenize and group them "
+        20_000, ge=0, le=10_000_000, description="at most this many documents to shard (and at most 256 parts): tokenize and group them "
         "in the driver, without Ray Data's shuffle, whose set-up costs ~3 s (same bytes); 0 = always shuffle on Ray"
     )
 

@@ -45,8 +45,8 @@ class WebDatasetConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     enabled: bool = Field(True, description="write WebDataset tar shards (shards/webdataset/)")
-    maxcount: int = Field(100_000, ge=1, description="most samples in one tar shard")
-    maxsize: int = Field(1 << 28, ge=1 << 16, description="a shard closes before its tar file would pass this many bytes (256 MiB)")
+    maxcount: int = Field(100_000, ge=1, le=10_000_000, description="most samples in one tar shard")
+    maxsize: int = Field(1 << 28, ge=1 << 16, le=1 << 34, description="a shard closes before its tar file would pass this many bytes (256 MiB)")
 
 
 @functools.lru_cache(maxsize=1 << 16)
