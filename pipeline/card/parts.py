@@ -17,6 +17,7 @@ not depend on the number of workers.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from typing import Any
 
@@ -28,6 +29,8 @@ import pyarrow.parquet as pq
 from pipeline.card import names as N
 from pipeline.phase import Unit
 from pipeline.storage import S3Options, Storage
+from stages.pii.public import IP_HOST as PUBLIC_IP_HOST
+from stages.pii.public import NO_HOST as PUBLIC_NO_HOST
 
 #: Document length bins, in characters: [edge_i, edge_i+1), the last one open ([1e6, inf)).
 LENGTH_EDGES = [0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000,
@@ -38,12 +41,12 @@ QUALITY_BINS = 20
 EXAMPLES_PER_REASON = 3
 #: Characters of an example's text a task returns (redacted on the driver, then cut shorter).
 EXAMPLE_READ_CHARS = 2000
-#: Host label of URLs whose host is an IP address (an IP address is PII: never printed).
-IP_HOST = "(IP address)"
-NO_HOST = "(no host)"
+#: Host labels: an IP address (PII: never printed), a URL without a host (stages/pii/public.py).
+IP_HOST, NO_HOST = PUBLIC_IP_HOST, PUBLIC_NO_HOST
 
 _HOST = r"^[A-Za-z][A-Za-z0-9+.\-]*://(?:[^/?#]*@)?(?P<host>\[[^\]/?#]*\]|[^:/?#]*)"
-_IPV4 = r"^[0-9]{1,3}(\.[0-9]{1,3}){3}$"
+# WHATWG URL: a host whose last label is a number (decimal, 0x hex, 0 octal; one trailing dot) is an IPv4 address
+_IP_LAST_LABEL = r"(^|\.)(0x[0-9a-f]*|[0-9]+)\.?$"
 BATCH_ROWS = 8192
 
 
@@ -51,17 +54,39 @@ BATCH_ROWS = 8192
 
 
 def hosts(urls: pa.ChunkedArray | pa.Array) -> pa.Array:
-    """The host of each URL as ``urllib.parse.urlsplit(url).hostname`` gives it, without a leading
-    ``www.``; IP addresses become IP_HOST and URLs without a host NO_HOST."""
+    """The host of each URL as ``urllib.parse.urlsplit(url).hostname`` gives it, without a leading ``www.``,
+    as it may be published: an IP address in any spelling becomes IP_HOST, a URL without a host NO_HOST,
+    and a host whose labels hold PII has them replaced (PublicRedactor.hosts: ``<US_SSN>.example``)."""
     host = pc.struct_field(pc.extract_regex(urls, _HOST), "host")
     host = pc.utf8_lower(host)
     bracketed = pc.fill_null(pc.starts_with(host, "["), False)
     host = pc.if_else(bracketed, pc.utf8_trim(host, "[]"), host)
     host = pc.replace_substring_regex(host, "^www\\.", "")
-    is_ip = pc.or_(bracketed, pc.fill_null(pc.match_substring_regex(host, _IPV4), False))
+    is_ip = pc.or_(bracketed, pc.fill_null(pc.match_substring_regex(host, _IP_LAST_LABEL), False))
     host = pc.if_else(is_ip, IP_HOST, host)
     host = pc.if_else(pc.fill_null(pc.equal(host, ""), True), NO_HOST, host)
-    return host
+    return _public_hosts(host, is_ip)
+
+
+def _public_hosts(host: pa.Array, is_ip: pa.Array) -> pa.Array:
+    """Hosts that may hold PII (non-ASCII, an escape, a PII candidate) redacted in Python by PublicRedactor.hosts;
+    the rest keep their Arrow values."""
+    if isinstance(host, pa.ChunkedArray):
+        host, is_ip = host.combine_chunks(), is_ip.combine_chunks()
+    suspect = pc.fill_null(pc.match_substring_regex(host, f"[^\\x00-\\x7f]|{_public_redactor().prefilter}"), False)
+    suspect = pc.and_(suspect, pc.invert(is_ip))
+    rows = pc.indices_nonzero(suspect)
+    if not len(rows):
+        return host
+    public = _public_redactor().hosts(pc.take(host, rows).to_pylist())
+    return pc.replace_with_mask(host, suspect, pa.array(public, host.type))
+
+
+@functools.cache
+def _public_redactor():
+    from stages.pii.public import PublicRedactor
+
+    return PublicRedactor()
 
 
 def _counts(values) -> dict[str, int]:

@@ -60,6 +60,7 @@ _PORT = re.compile(r":[0-9]*$")
 # the host of a URL, as parts.py reads it (scheme://[userinfo@]host)
 _URL_HOST = re.compile(r"^(?P<head>[A-Za-z][A-Za-z0-9+.\-]*://)(?P<host>\[[^\]/?#]*\]|[^:/?#]*)", re.DOTALL)
 # where a leftover candidate's whole value ends: an IBAN's later groups, else the whitespace-delimited token
+_TRAILING = ".,;:!?)]}>'\""
 _IBAN_HEAD = re.compile(r"[A-Za-z]{2}\d{2}")
 _IBAN_TAIL = re.compile(r"(?:[ -]?[A-Z0-9]{1,4}(?![a-z]))+")
 _IBAN_TAIL_DIGITS = re.compile(r"(?:[ -]?(?=[a-zA-Z]{0,3}\d)[A-Za-z0-9]{1,4}(?![A-Za-z0-9]))+")  # lower case: groups with a digit
@@ -156,7 +157,10 @@ class PublicRedactor:
             tail = (_IBAN_TAIL if head and head.group().isupper() else _IBAN_TAIL_DIGITS).match(text, e) if head else None
             e = tail.end() if tail else e
             nxt = [i for i in (text.find(c, e) for c in " \t\n\r\f\v") if i >= 0]
-            spans.append((s, min(nxt) if nxt else len(text)))
+            end = min(nxt) if nxt else len(text)
+            while end > e and text[end - 1] in _TRAILING:  # the sentence's punctuation is not the value's
+                end -= 1
+            spans.append((s, end))
         out, pos = [], 0
         for s, e in sorted(spans):
             if e <= pos:
