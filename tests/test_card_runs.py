@@ -1,5 +1,6 @@
 """The card phase at the edges, on real runs: no document survives, one input file with dedup off
-and no shards (each absent step says so), and a card failure costs only the card."""
+and no shards (each absent step says so, the last phase is the default config), a malformed current
+marker and an unreadable part in the run's context, and a card failure costs only the card."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import json
 
 import matplotlib.image as mpimg
 import pytest
+import yaml
 
+from pipeline.card.report import main as report_main
 from pipeline.config import RunConfig, parse_config
 from pipeline.runner import run
 from tests.conftest import Page, html
@@ -68,9 +71,22 @@ def test_one_input_file_with_dedup_off_says_what_did_not_run(ray_local, warc_fac
     assert "Deduplication did not run (disabled)." in readme
     assert "PII was not detected or redacted" in readme and "No shards were written" in readme
     assert "not run: disabled by the config" in readme
-    # a card that cannot be made fails alone: the data phases stay done, a rerun retries it
-    next((out / "documents" / "extracted").glob("*.parquet")).write_bytes(b"not parquet")
+    configs = yaml.safe_load(readme[4:].split("\n---\n", 1)[0])["configs"]  # pii off, final disabled: the last phase
+    assert [c["data_files"][0]["path"] for c in configs] == ["documents/extracted/*.parquet"]
+    # a marker the card uses (current) but malformed: `curate report` names it, exit 2
+    marker = next((out / "_done" / "extracted").glob("*.json"))
+    good = marker.read_text()
+    marker.write_text(json.dumps({**json.loads(good), "records_by_type": "many"}))
+    assert report_main([str(out)]) == 2
+    marker.write_text(good)
+    # a part the card cannot read: the card is written without it and names it, but the unit fails (no marker),
+    # the data phases stay done, a rerun retries it
+    part = next((out / "documents" / "extracted").glob("*.parquet"))
+    part.write_bytes(b"not parquet")
     (out / "_done" / "card" / "run.json").unlink()
     again = run(_config(tmp_path, out, dedup={"enabled": False}), progress=False)
     assert again["status"] == "failed_units" and list(again["phases"]["card"]["failed_units"]) == ["run"]
+    assert f"documents/extracted/{part.name}" in again["phases"]["card"]["failed_units"]["run"]
     assert again["phases"]["extracted"]["units_skipped"] == 1 and not (out / "_done" / "card" / "run.json").exists()
+    assert f"documents/extracted/{part.name}" in (out / "card" / "README.md").read_text()
+    assert report_main([str(out)]) == 1 and not (out / "_done" / "card" / "run.json").exists()

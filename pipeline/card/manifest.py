@@ -51,10 +51,12 @@ def _object(value, where: str) -> dict:
 
 def normalize(raw: dict, uri: str = "/".join(N.MANIFEST)) -> dict:
     formats = {}
-    for name, fmt in sorted(_object(raw.get(N.MANIFEST_FORMATS) or {}, f"{uri}: {N.MANIFEST_FORMATS!r}").items()):
+    raw_formats = raw.get(N.MANIFEST_FORMATS)
+    for name, fmt in sorted(_object({} if raw_formats is None else raw_formats, f"{uri}: {N.MANIFEST_FORMATS!r}").items()):
         where = f"{uri}: {N.MANIFEST_FORMATS}.{name}"
         fmt = _object(fmt, where)
-        shards = fmt.get(N.MANIFEST_SHARDS) or []
+        shards = fmt.get(N.MANIFEST_SHARDS)
+        shards = [] if shards is None else shards
         if not isinstance(shards, list):
             raise ManifestError(f"{where}.{N.MANIFEST_SHARDS} is not a list")
         shards = [_object(s, f"{where}.{N.MANIFEST_SHARDS}[{i}]") for i, s in enumerate(shards)]
