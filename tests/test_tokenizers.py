@@ -3,6 +3,7 @@ encode, the kind picked by content, BOS/EOS/pad defaults and overrides, and bad 
 
 from __future__ import annotations
 
+import functools
 import glob
 import hashlib
 import json
@@ -13,6 +14,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 import sentencepiece as spm
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tokenizers import Tokenizer as HFTokenizer
 from tokenizers import processors
 
@@ -66,18 +69,34 @@ def sample_texts() -> list[str]:
     return table.column("text").to_pylist()
 
 
-@pytest.fixture(scope="module")
-def sp() -> SentencePieceTokenizer:
+@functools.cache
+def _sp() -> SentencePieceTokenizer:
     return load(str(SP_FILE))
 
 
-@pytest.fixture(scope="module")
-def hf() -> HuggingFaceTokenizer:
+@functools.cache
+def _hf() -> HuggingFaceTokenizer:
     return load(str(HF_FILE))
 
 
+@functools.cache
+def _references() -> tuple[spm.SentencePieceProcessor, HFTokenizer]:
+    """Each library loaded on its own, as its users call it."""
+    return spm.SentencePieceProcessor(model_file=str(SP_FILE)), HFTokenizer.from_file(str(HF_FILE))
+
+
+@pytest.fixture
+def sp() -> SentencePieceTokenizer:
+    return _sp()
+
+
+@pytest.fixture
+def hf() -> HuggingFaceTokenizer:
+    return _hf()
+
+
 def test_sentencepiece_ids_equal_the_library_encode(sp, sample_texts):
-    reference = spm.SentencePieceProcessor(model_file=str(SP_FILE))
+    reference = _references()[0]
     texts = sample_texts + EDGE_TEXTS
     got = sp.encode(texts)
     assert got.flat.dtype == np.uint16 and got.lengths.dtype == np.int64
@@ -86,7 +105,7 @@ def test_sentencepiece_ids_equal_the_library_encode(sp, sample_texts):
 
 
 def test_huggingface_ids_equal_the_library_encode(hf, sample_texts):
-    reference = HFTokenizer.from_file(str(HF_FILE))
+    reference = _references()[1]
     texts = sample_texts + EDGE_TEXTS
     assert hf.encode(texts).to_lists() == [reference.encode(t, add_special_tokens=False).ids for t in texts]
 
@@ -100,10 +119,22 @@ def test_ids_do_not_depend_on_the_encode_chunk(kind, request, sample_texts, monk
     chunked = tok.encode(texts)
     assert np.array_equal(chunked.flat, whole.flat) and np.array_equal(chunked.lengths, whole.lengths)
     assert tok.encode([]).to_lists() == []
+    for variable in ("TOKENIZERS_PARALLELISM", "RAYON_NUM_THREADS"):  # the HF kind's thread budget is process-wide: restored after
+        monkeypatch.delenv(variable, raising=False)
+    threaded = load(str(SP_FILE if kind == "sp" else HF_FILE), threads=2).encode(texts)
+    assert np.array_equal(threaded.flat, whole.flat) and np.array_equal(threaded.lengths, whole.lengths)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.text(max_size=80), max_size=6))
+def test_any_unicode_batch_equals_the_libraries(texts):
+    sp_reference, hf_reference = _references()
+    assert _sp().encode(texts).to_lists() == [sp_reference.encode(t) for t in texts]
+    assert _hf().encode(texts).to_lists() == [hf_reference.encode(t, add_special_tokens=False).ids for t in texts]
 
 
 def test_sentencepiece_model_defaults_give_the_library_bos_and_eos(sp, sample_texts):
-    reference = spm.SentencePieceProcessor(model_file=str(SP_FILE))
+    reference = _references()[0]
     specials = resolve_specials(sp)
     assert specials.bos == SpecialToken("<s>", 1) and specials.eos == SpecialToken("</s>", 2) and specials.pad == SpecialToken("<pad>", 3)
     for text, ids in zip(sample_texts[:50], sp.encode(sample_texts[:50]).to_lists()):
@@ -114,15 +145,16 @@ def test_configured_specials_override_the_model(sp, hf):
     chosen = resolve_specials(sp, bos=None, eos="<pad>", pad="</s>")
     assert (chosen.bos, chosen.eos, chosen.pad) == (None, SpecialToken("<pad>", 3), SpecialToken("</s>", 2))
     assert resolve_specials(hf, bos="<|begin_of_text|>", eos=None, pad="<|pad|>").bos == SpecialToken("<|begin_of_text|>", 1)
-    with pytest.raises(ValueError, match=r"^config error: shards\.tokenize\.eos: token '<\|endoftext\|>' is not in the tokenizer's vocabulary \(SentencePiece \.model, 8000 ids\)$"):
+    with pytest.raises(ValueError, match=r"^config error: shards\.tokenize\.eos: token '<\|endoftext\|>' is not in the tokenizer's vocabulary "
+                       r"\(SentencePiece \.model, 8000 ids; its own: bos '<s>', eos '</s>', pad '<pad>'; or set it to null\)$"):
         resolve_specials(sp, eos="<|endoftext|>")
-    with pytest.raises(ValueError, match=r"^config error: shards\.tokenize\.bos: token '<s>' is not in"):
-        resolve_specials(hf, bos="<s>")
+    with pytest.raises(ValueError, match=r"^config error: shards\.layout\.pad: token '<s>' is not in .*; its own: eos '<\|endoftext\|>'; or"):
+        resolve_specials(hf, pad="<s>")
 
 
 def test_huggingface_defaults_follow_the_file(hf, tmp_path):
     # The sample file (GPT-2 style, ByteLevel post-processor): no BOS, <|endoftext|> by convention, no pad.
-    assert resolve_specials(hf) == resolve_specials(hf, bos=FROM_MODEL, eos=FROM_MODEL, pad=FROM_MODEL)
+    assert FROM_MODEL == "auto" and resolve_specials(hf) == resolve_specials(hf, bos="auto", eos="auto", pad="auto")
     assert (hf.defaults.bos, hf.defaults.eos, hf.defaults.pad) == (None, SpecialToken("<|endoftext|>", 0), None)
 
     def defaults_with(edit) -> tuple:
@@ -143,7 +175,7 @@ def test_huggingface_defaults_follow_the_file(hf, tmp_path):
 
 def test_token_to_id_says_none_for_a_token_not_in_the_vocabulary(sp, hf):
     # SentencePiece's own piece_to_id answers <unk>'s id (0) for anything it does not know.
-    assert spm.SentencePieceProcessor(model_file=str(SP_FILE)).piece_to_id("no such piece") == 0
+    assert _references()[0].piece_to_id("no such piece") == 0
     assert sp.token_to_id("no such piece") is None and sp.token_to_id("<unk>") == 0 and sp.token_to_id("<0x00>") == 4
     assert hf.token_to_id("no such piece") is None and hf.token_to_id("<|pad|>") == 2
 

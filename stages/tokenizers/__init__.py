@@ -1,14 +1,15 @@
 """Tokenizers as a family: one protocol, one module per kind, picked by the file's content.
 
-    tok = load("samples/tokenizer_sp/sp.model")         # or a tokenizer.json, or s3://...
+    tok = load("samples/tokenizer_sp/tokenizer.model")  # or a tokenizer.json, or s3://...
     ids = tok.encode(["text", ...])                      # TokenIds: flat buffer + lengths, no BOS/EOS
-    specials = resolve_specials(tok, eos=None)           # BOS from the model, no EOS
+    specials = resolve_specials(tok, eos=None)           # BOS the model's own ("auto"), no EOS
 
 Adding a kind is one module with a :class:`Tokenizer` subclass plus one entry in :data:`KINDS`.
 """
 
 from __future__ import annotations
 
+import os
 import re
 
 import pyarrow.fs as pafs
@@ -35,13 +36,12 @@ KINDS: tuple[type[Tokenizer], ...] = (HuggingFaceTokenizer, SentencePieceTokeniz
 TIKTOKEN_LINE = re.compile(rb"[A-Za-z0-9+/]+=* \d+\n")
 
 
-class _FromModel:
-    def __repr__(self) -> str:
-        return "FROM_MODEL"
+#: "The tokenizer's own choice" for :func:`resolve_specials`, as a config writes it
+#: (None means: no such token); a string, so a config's dump and fingerprint tell it from null.
+FROM_MODEL = "auto"
 
-
-#: "The tokenizer's own choice" for :func:`resolve_specials` (None means: no such token).
-FROM_MODEL = _FromModel()
+#: Where a run's config sets each special token (named by resolve_specials' errors).
+CONFIG_FIELDS = {"bos": "shards.tokenize.bos", "eos": "shards.tokenize.eos", "pad": "shards.layout.pad"}
 
 
 def load(source: str | bytes, *, name: str | None = None, threads: int = 1, filesystem: pafs.FileSystem | None = None) -> Tokenizer:
@@ -52,6 +52,7 @@ def load(source: str | bytes, *, name: str | None = None, threads: int = 1, file
     threads per batch call.  A file of no known kind, or one its library
     refuses, is a one-line :class:`TokenizerFileError` naming it.
     """
+    threads = max(1, min(threads, os.cpu_count() or 1))  # more threads than cores only compete
     data = read_bytes(source, filesystem) if isinstance(source, str) else bytes(source)
     name = source if isinstance(source, str) else name or "tokenizer bytes"
     for kind in KINDS:
@@ -65,24 +66,32 @@ def load(source: str | bytes, *, name: str | None = None, threads: int = 1, file
     raise TokenizerFileError(f"{name}: neither a {kinds} (it starts with {data[:12]!r}){hint}")
 
 
-def resolve_specials(tok: Tokenizer, bos=FROM_MODEL, eos=FROM_MODEL, pad=FROM_MODEL, where: str = "shards.tokenize") -> Specials:
-    """The BOS/EOS/pad a run uses: each the model's own (``FROM_MODEL``), none (``None``) or a token string.
+def resolve_specials(tok: Tokenizer, bos: str | None = FROM_MODEL, eos: str | None = FROM_MODEL, pad: str | None = FROM_MODEL, fields: dict[str, str] = CONFIG_FIELDS) -> Specials:
+    """The BOS/EOS/pad a run uses: each the model's own (``"auto"``), none (``None``) or a token string.
 
-    A configured token must be in the vocabulary: else a config error naming the field (``where.bos`` ...).
+    A configured token must be in the vocabulary: else a config error naming its field (``fields``).
     """
     chosen = {}
     for field, value, default in (("bos", bos, tok.defaults.bos), ("eos", eos, tok.defaults.eos), ("pad", pad, tok.defaults.pad)):
-        if value is FROM_MODEL or value is None:
-            chosen[field] = default if value is FROM_MODEL else None
+        if value == FROM_MODEL or value is None:
+            chosen[field] = default if value == FROM_MODEL else None
             continue
         tid = tok.token_to_id(value)
         if tid is None:
-            raise ValueError(f"config error: {where}.{field}: token {value!r} is not in the tokenizer's vocabulary ({tok.label}, {tok.vocab_size} ids)")
+            raise ValueError(f"config error: {fields[field]}: token {value!r} is not in the tokenizer's vocabulary "
+                             f"({tok.label}, {tok.vocab_size} ids; {own_specials(tok)}; or set it to null)")
         chosen[field] = SpecialToken(value, tid)
     return Specials(**chosen)
 
 
+def own_specials(tok: Tokenizer) -> str:
+    """The model's own BOS/EOS/pad, for a message: "its own: bos '<s>', eos '</s>'"."""
+    own = [f"{field} {s.token!r}" for field, s in vars(tok.defaults).items() if s is not None]
+    return f"its own: {', '.join(own)}" if own else "it names no BOS, EOS or pad"
+
+
 __all__ = [
+    "CONFIG_FIELDS",
     "ENCODE_CHUNK",
     "FROM_MODEL",
     "KINDS",
