@@ -8,6 +8,8 @@ import datasketch
 import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from stages.dedup.config import MinHashConfig, NormalizeConfig
 from stages.dedup.minhash import (
@@ -165,3 +167,51 @@ def test_signatures_can_be_queried_with_datasketch_lsh():
     query = datasketch.MinHash(num_perm=128, hashfunc=datasketch_hashfunc(config))
     query.update_batch(reference_shingles(base, config))
     assert sorted(lsh.query(query)) == ["base", "near"]
+
+
+def _assert_equal_datasketch(texts: list[str], config: MinHashConfig, max_bytes: int = 1 << 19) -> None:
+    sig, counts, _ = signatures(pa.array(texts, pa.large_string()), config, max_bytes=max_bytes)
+    for i, text in enumerate(texts):
+        shingles = reference_shingles(text, config)
+        m = datasketch.MinHash(num_perm=config.num_perm, seed=config.seed, scheme=config.scheme,
+                               hashfunc=datasketch_hashfunc(config))  # fmt: skip
+        m.update_batch(shingles)
+        assert counts[i] == len(shingles), (i, text)
+        assert sig[i].tolist() == m.hashvalues.tolist(), (i, text)
+
+
+@pytest.mark.parametrize("ngram", [1, 2, 5])
+def test_ascii_char_path_short_and_empty_documents(ngram):
+    # An all-ASCII batch takes the contiguous-slice path of shingle: char: documents shorter
+    # than ngram (one whole-text shingle each), empty ones, and ones of exactly ngram characters.
+    texts = ["ab", "", "abcde", "x", "Hello, world! Hello again.", "", "abcd", "q r", "no more text here", "z"]
+    config = MinHashConfig(shingle="char", ngram=ngram, num_perm=32, seed=3)
+    _assert_equal_datasketch(texts, config)
+    _assert_equal_datasketch(texts, config, max_bytes=7)  # the same through slices of a few documents
+
+
+@pytest.mark.parametrize("texts", [["abc", "", "a", "hello world", "xy"], ["日本", "", "é", "naïve café", "ab"]])
+def test_char_poly_hashes_equal_hashed_spans(texts):
+    from stages.dedup.minhash import char_poly_hashes
+
+    data, offsets = normalize_batch(pa.array(texts), NormalizeConfig())
+    for n in (1, 2, 3, 4, 6):
+        counts, hashes = char_poly_hashes(data, offsets, n)
+        c2, starts, ends = char_shingle_spans(data, offsets, n)
+        assert counts.tolist() == c2.tolist()
+        assert hashes.tolist() == poly_hash_spans(data, starts, ends).tolist()
+
+
+_WORDS = st.sampled_from(["a", "bb", "Ünï", "日本語", "x-y", "10,5", "—", "ccc", "the", "Ωmega", "é"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    docs=st.lists(st.lists(_WORDS, max_size=12).map(" ".join), min_size=1, max_size=6),
+    shingle=st.sampled_from(["word", "char"]),
+    ngram=st.integers(1, 6),
+    max_bytes=st.sampled_from([1, 16, 1 << 19]),
+)
+def test_signatures_equal_datasketch_any_batch(docs, shingle, ngram, max_bytes):
+    # Any mix of short, empty, ASCII and multi-byte documents, whole or in slices.
+    _assert_equal_datasketch(docs, MinHashConfig(shingle=shingle, ngram=ngram, num_perm=16, seed=5), max_bytes)

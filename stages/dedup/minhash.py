@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -101,11 +102,20 @@ class _Powers:
 _POWERS = _Powers()
 
 
-def poly_hash_spans(data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """``poly_hash64`` of every byte range ``data[starts[i]:ends[i]]`` at once."""
+def _poly_prefix(data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(T, P**i) for ``data``: T[k] = sum_{i<k} (data_i + 1) * Q**i mod 2**64."""
     q, p = _POWERS.get(len(data) + 1)
     prefix = np.zeros(len(data) + 1, U64)
-    np.cumsum((data.astype(U64) + U64(1)) * q[: len(data)], dtype=U64, out=prefix[1:])
+    terms = data.astype(U64)
+    terms += U64(1)
+    terms *= q[: len(data)]
+    np.cumsum(terms, dtype=U64, out=prefix[1:])
+    return prefix, p
+
+
+def poly_hash_spans(data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """``poly_hash64`` of every byte range ``data[starts[i]:ends[i]]`` at once."""
+    prefix, p = _poly_prefix(data)
     return _fmix64((prefix[ends] - prefix[starts]) * p[starts])
 
 
@@ -122,16 +132,45 @@ def _count_shingles(units: np.ndarray, n: int) -> np.ndarray:
     return np.where(units >= n, units - n + 1, np.minimum(units, 1))
 
 
-def _shingle_units(units: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For every shingle: its document, first unit index and last unit index (global)."""
-    counts = _count_shingles(units, n)
-    first_unit = np.concatenate(([0], np.cumsum(units)))[:-1]
-    doc = np.repeat(np.arange(len(units)), counts)
-    first_shingle = np.concatenate(([0], np.cumsum(counts)))[:-1]
-    j = np.arange(int(counts.sum())) - first_shingle[doc]
-    lo = first_unit[doc] + j
-    hi = first_unit[doc] + np.minimum(j + n - 1, units[doc] - 1)
-    return counts, lo, hi
+@dataclass(frozen=True)
+class _Layout:
+    """Where a batch's shingles start, over the global unit (word or character) positions.
+
+    A shingle of ``n`` units starts at every position of a document with at
+    least ``n`` units but the last ``n - 1`` (``regular`` marks them); a short
+    non-empty document (fewer units) is one shingle of its whole text.  Masking
+    positions beats building per-shingle indices: a few passes over a bool array.
+    """
+
+    counts: np.ndarray  # shingles per document
+    regular: np.ndarray  # bool per unit position: a shingle of n units starts there
+    short_docs: np.ndarray  # documents with 0 < units < n
+    first_unit: np.ndarray  # global index of each document's first unit (one more: the total)
+
+    @staticmethod
+    def of(units: np.ndarray, n: int) -> _Layout:
+        first_unit = np.zeros(len(units) + 1, np.int64)
+        np.cumsum(units, out=first_unit[1:])
+        regular = np.ones(int(first_unit[-1]), dtype=bool)
+        end = first_unit[1:]
+        for k in range(1, n):  # the last n - 1 positions of each document start no full shingle
+            regular[(end - k)[units >= k]] = False
+        short_docs = np.flatnonzero((units > 0) & (units < n))
+        return _Layout(_count_shingles(units, n), regular, short_docs, first_unit)
+
+    def place(self, regular_values: np.ndarray, short_values: np.ndarray) -> np.ndarray:
+        """One value per shingle in document order: the regular ones, each short document's inserted in its place."""
+        if not len(self.short_docs):
+            return regular_values
+        # a short document's shingle goes after the regular shingles of the documents before it
+        regular_before = np.cumsum(self.counts)[self.short_docs] - 1 - np.arange(len(self.short_docs))
+        return np.insert(regular_values, regular_before, short_values)
+
+    def spans(self, unit_starts: np.ndarray, unit_ends: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """Byte (starts, ends) of every shingle, given each unit's first byte and end byte."""
+        last = np.concatenate((unit_ends[n - 1 :], np.zeros(n - 1, unit_ends.dtype)))[: len(unit_ends)]
+        lo, hi = self.first_unit[self.short_docs], self.first_unit[self.short_docs + 1] - 1
+        return (self.place(unit_starts[self.regular], unit_starts[lo]), self.place(last[self.regular], unit_ends[hi]))
 
 
 def _positions(size: int, *marks: np.ndarray) -> np.ndarray:
@@ -142,8 +181,8 @@ def _positions(size: int, *marks: np.ndarray) -> np.ndarray:
     return np.flatnonzero(mask)
 
 
-def word_shingle_spans(data: np.ndarray, offsets: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Byte spans of word n-grams; returns (shingles per doc, starts, ends)."""
+def _word_units(data: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(words per document, first byte of every word, end byte of every word) of normalized text."""
     lengths = np.diff(offsets)
     nonempty = lengths > 0
     spaces = np.flatnonzero(data == 32)
@@ -151,19 +190,58 @@ def word_shingle_spans(data: np.ndarray, offsets: np.ndarray, n: int) -> tuple[n
     word_starts = _positions(len(data), spaces + 1, offsets[:-1][nonempty])
     word_ends = _positions(len(data) + 1, spaces, offsets[1:][nonempty])
     spaces_per_doc = np.diff(np.searchsorted(spaces, offsets))
-    words = np.where(nonempty, spaces_per_doc + 1, 0)
-    counts, lo, hi = _shingle_units(words, n)
-    return counts, word_starts[lo], word_ends[hi]
+    return np.where(nonempty, spaces_per_doc + 1, 0), word_starts, word_ends
+
+
+def word_shingle_spans(data: np.ndarray, offsets: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Byte spans of word n-grams; returns (shingles per doc, starts, ends)."""
+    words, word_starts, word_ends = _word_units(data, offsets)
+    layout = _Layout.of(words, n)
+    return (layout.counts, *layout.spans(word_starts, word_ends, n))
+
+
+def _char_starts(data: np.ndarray) -> np.ndarray:
+    """The first byte of every UTF-8 character (every byte of ASCII text)."""
+    return np.flatnonzero((data & 0xC0) != 0x80)
 
 
 def char_shingle_spans(data: np.ndarray, offsets: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Byte spans of character n-grams (characters, not bytes, of UTF-8 text)."""
-    char_starts = np.flatnonzero((data & 0xC0) != 0x80)
+    char_starts = _char_starts(data)
     chars = np.diff(np.searchsorted(char_starts, offsets))
-    counts, lo, hi = _shingle_units(chars, n)
-    bounds = np.concatenate((char_starts, [len(data)]))
+    layout = _Layout.of(chars, n)
     # A character ends where the next one starts (the buffer's documents are contiguous).
-    return counts, bounds[lo], bounds[hi + 1]
+    char_ends = np.concatenate((char_starts[1:], [len(data)]))
+    return (layout.counts, *layout.spans(char_starts, char_ends, n))
+
+
+def char_poly_hashes(data: np.ndarray, offsets: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``poly`` hashes of character n-grams straight from the prefix sums at character boundaries.
+
+    The shingle starting at character u ends where character u + n starts, so the
+    prefix sums at every boundary, read twice as slices n apart, give every
+    window's hash without a gather per shingle (the hot path of ``shingle: char``);
+    ASCII text needs no boundary gather at all: every byte is a character.
+    """
+    prefix, p = _poly_prefix(data)
+    if _is_ascii(data):
+        bounds_prefix, start_powers, chars = prefix, p[: len(data)], np.diff(offsets)
+    else:
+        char_starts = _char_starts(data)
+        bounds_prefix = prefix[np.append(char_starts, len(data))]
+        start_powers = p[char_starts]
+        chars = np.diff(np.searchsorted(char_starts, offsets))
+    layout = _Layout.of(chars, n)
+    size = len(start_powers)
+    windows = np.empty(size, U64)  # T at the window's end; past the buffer padded (masked out below)
+    full = max(size - n + 1, 0)
+    windows[:full] = bounds_prefix[n : n + full]
+    windows[full:] = bounds_prefix[size]
+    windows -= bounds_prefix[:size]
+    windows *= start_powers
+    lo, hi = layout.first_unit[layout.short_docs], layout.first_unit[layout.short_docs + 1]
+    short = (bounds_prefix[hi] - bounds_prefix[lo]) * start_powers[lo]
+    return layout.counts, _fmix64(layout.place(windows[layout.regular], short))
 
 
 @functools.lru_cache(maxsize=16)
@@ -223,11 +301,17 @@ def permute(hv: np.ndarray, a, b, scheme: str, out: np.ndarray) -> np.ndarray:
 
 def shingle_hashes(data: np.ndarray, offsets: np.ndarray, config: MinHashConfig) -> tuple[np.ndarray, np.ndarray]:
     """(shingles per document, one 64-bit hash per shingle) of normalized texts."""
+    if config.shingle == "char" and config.hash == "poly":
+        return char_poly_hashes(data, offsets, config.ngram)
     spans = word_shingle_spans if config.shingle == "word" else char_shingle_spans
     counts, starts, ends = spans(data, offsets, config.ngram)
     if config.hash == "poly":
         return counts, poly_hash_spans(data, starts, ends)
     return counts, sha1_hash_spans(data, starts, ends, 64 if config.scheme == "affine64" else 32)
+
+
+def _is_ascii(data: np.ndarray) -> bool:
+    return not len(data) or int(data.max()) < 0x80
 
 
 def signatures(
