@@ -13,9 +13,10 @@ import logging
 from typing import Callable
 
 from pipeline.card import collect, names as N
-from pipeline.card.examples import examples
+from pipeline.card.examples import examples, public_redactor
 from pipeline.card.manifest import read_manifest
 from pipeline.card.plan import CardPlan
+from pipeline.card.redaction import redact_stats
 from pipeline.card.render import render
 from pipeline.card.stats import build_stats, pii_action
 from pipeline.storage import Storage
@@ -32,7 +33,7 @@ def annotated_columns(config: dict) -> list[str]:
 
 
 def compute(plan: CardPlan, storage: Storage, *, config=None, workers: int | Callable[[], int] = 1, ray: bool = False) -> dict:
-    """stats.json of the output (the redacted examples included)."""
+    """stats.json of the output (the redacted examples included), every string from the data redacted."""
     run_config = plan.record.get("config", {})
     units = collect.tasks(plan, annotated_columns(run_config))
     aggs, unreadable = collect.aggregate(storage, units, config=config, workers=workers, ray=ray)
@@ -40,7 +41,7 @@ def compute(plan: CardPlan, storage: Storage, *, config=None, workers: int | Cal
     manifest = read_manifest(storage) if shards is not None and shards.status == "ran" else None
     stats = build_stats(plan, aggs, manifest, unreadable)
     stats["examples"] = examples(aggs, [p.name for p in plan.phases], run_config.get("pii"))
-    return stats
+    return redact_stats(stats, public_redactor(run_config.get("pii")))
 
 
 def publish(storage: Storage, stats: dict) -> dict:

@@ -395,8 +395,8 @@ def reproduce(stats: dict) -> str:
     config = yaml.safe_dump(run["config"], sort_keys=False, allow_unicode=True, width=120)
     command = shlex.join(run["command"]) if run["command"] else "(not recorded)"
     return "\n".join([
-        f"The run's exact configuration (as `run.json` records it; {n(run['inputs'])} input files) and the package versions "
-        "above. Save it as `config.yaml` and run:", "",
+        f"The run's configuration (as `run.json` records it, any value that looks like PII redacted; {n(run['inputs'])} "
+        "input files) and the package versions above. Save it as `config.yaml` and run:", "",
         "```bash\ncurate run config.yaml\n```", "",
         f"The command of the last invocation was {code(command)} (phases run: "
         f"{', '.join(text(p) for p in run['phases_run'] or []) or '–'}). "

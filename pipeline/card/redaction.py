@@ -1,0 +1,103 @@
+"""The strings of stats.json that come from the data or the run's record, redacted before anything is published.
+
+Hosts are redacted where they are counted (pipeline/card/parts.py ``hosts``)
+and the examples' URL, details and text where they are picked
+(pipeline/card/examples.py).  Everything else the card, the plots and
+stats.json print goes through here, with the same PublicRedactor
+(stages/pii/public.py): input file names, language labels, stage and reason
+names, the run's name, its config (keys and values), its command, the
+tokenizer and quality-model paths, the error messages the card quotes.  A
+URL-shaped string is redacted as a URL (userinfo dropped, PII values
+replaced), any other as text.  Two labels that redact to the same string have
+their counts added, so the funnel still adds up.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, Iterator
+
+#: ``scheme://``: redacted as a URL (the userinfo removed, an IP host replaced), not as text.
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
+
+
+def _strings(value) -> Iterator[str]:
+    """Every dict key and string leaf of a JSON value."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield k
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+def _deep(value, f: Callable[[str], str]):
+    """A JSON value with its keys and string leaves mapped by ``f``."""
+    if isinstance(value, str):
+        return f(value)
+    if isinstance(value, dict):
+        return {f(k): _deep(v, f) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_deep(v, f) for v in value]
+    return value
+
+
+def _keys(counts: dict, f: Callable[[str], str]) -> dict:
+    """``counts`` with its keys mapped by ``f``; keys that map to the same string have their counts added."""
+    out: dict = {}
+    for k, v in counts.items():
+        out[f(k)] = out.get(f(k), 0) + v
+    return out
+
+
+def _published(stats: dict) -> Iterator[str]:
+    """The strings of ``stats`` that come from the data or the run's record (hosts and examples' bodies aside)."""
+    run = stats["run"]
+    yield from (run["name"] or "", run["parts_by"], *(run["command"] or []), *_strings(run["config"]))
+    yield from _strings(stats["quality"].get("model"))
+    yield from _strings(stats["tokens"].get("tokenizer"))
+    yield from (f["file"] for f in stats["sources"]["per_file"])
+    yield from (lang for counts in stats["languages"].values() for lang in counts)
+    for r in stats["funnel"]:
+        yield from (r["stage"], r["label"], *r["by_reason"])
+    yield from (s for p in stats["phases"].values() for s in p.get("stages") or [])
+    yield from (u["error"] for u in stats.get("unreadable", []))
+    yield from (s for e in stats.get("examples", []) for s in (e["stage"], e["reason"]))
+
+
+def redact_stats(stats: dict, redactor) -> dict:
+    """``stats`` (changed in place and returned) with its data strings as ``redactor`` (a PublicRedactor) publishes them."""
+    todo = sorted({s for s in _published(stats) if isinstance(s, str) and s})
+    urls = [s for s in todo if _URL.match(s)]
+    texts = [s for s in todo if not _URL.match(s)]
+    public = {**dict(zip(urls, redactor.urls(urls))), **dict(zip(texts, redactor.texts(texts)))}
+    if all(public[s] == s for s in todo):
+        return stats
+
+    def f(s):
+        return public.get(s, s) if isinstance(s, str) else s
+
+    run = stats["run"]
+    run.update(name=f(run["name"]), parts_by=f(run["parts_by"]), command=[f(c) for c in run["command"]] if run["command"] else run["command"],
+               config=_deep(run["config"], f))
+    if "model" in stats["quality"]:
+        stats["quality"]["model"] = _deep(stats["quality"]["model"], f)
+    if stats["tokens"].get("tokenizer") is not None:
+        stats["tokens"]["tokenizer"] = _deep(stats["tokens"]["tokenizer"], f)
+    for file in stats["sources"]["per_file"]:
+        file["file"] = f(file["file"])
+    stats["languages"] = {p: _keys(counts, f) for p, counts in stats["languages"].items()}
+    for r in stats["funnel"]:
+        step = f"{r['phase']}:{f(r['stage'])}" if r.get("step") == f"{r['phase']}:{r['stage']}" else r.get("step")
+        r.update(step=step, stage=f(r["stage"]), label=f(r["label"]), by_reason=_keys(r["by_reason"], f))
+    for p in stats["phases"].values():
+        if p.get("stages"):
+            p["stages"] = [f(s) for s in p["stages"]]
+    for u in stats.get("unreadable", []):
+        u["error"] = f(u["error"])
+    for e in stats.get("examples", []):
+        e.update(stage=f(e["stage"]), reason=f(e["reason"]))
+    return stats
