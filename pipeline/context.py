@@ -63,7 +63,9 @@ class RunContext:
             names = [n.removesuffix(".json") for n in self.storage.list("_done", phase.name, suffix=".json") if "/" not in n]
             with ThreadPoolExecutor(16) as pool:
                 found = list(pool.map(lambda n: self.storage.read_json("_done", phase.name, f"{n}.json"), names))
-            self._markers[phase.name] = dict(zip(names, found))
+            markers = dict(zip(names, found))
+            expand = getattr(phase, "expand_markers", None)  # a phase that records many units in one marker (shards)
+            self._markers[phase.name] = expand(markers) if callable(expand) else markers
         return self._markers[phase.name]
 
     def marker(self, phase: Phase, unit: Unit) -> dict | None:

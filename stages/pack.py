@@ -95,6 +95,7 @@ class Packer:
         self._ids = pa.array([], pa.string())
         self._head = 0  # tokens of the first carried document already in earlier sequences
         self.dropped_tokens = 0
+        self.dropped_documents = 0  #: documents none of whose tokens reached a sequence (remainder drop)
         self.sequences = 0
 
     def add(self, tokens: pa.Array | pa.ChunkedArray, ids: pa.Array | pa.ChunkedArray) -> pa.Table:
@@ -144,6 +145,7 @@ class Packer:
         n = len(self._flat)
         if n == 0 or self.remainder == "drop":
             self.dropped_tokens += n
+            self.dropped_documents += len(self._lengths) - (1 if n and self._head else 0)  # the first may have started earlier
             out = self._sequences(self._flat[:0], self._lengths[:0], self._ids.slice(0, 0), self.seq_len)
         else:
             flat = self._flat

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import logging
 import os
 from collections import Counter
 
@@ -23,7 +24,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import BaseModel, ConfigDict, Field
 
-from stages.base import reject_where, set_column
+from stages.base import note_error, reject_where, set_column
+
+log = logging.getLogger(__name__)
+
+
+
+def _refused(err: BaseException) -> bool:
+    """Whether ``err`` is the tokenizer refusing a text: its own errors, or pyo3's PanicException (a
+    BaseException) when its Rust code panics; never an interrupt or an exit."""
+    return isinstance(err, Exception) or type(err).__name__ == "PanicException"
 
 #: Where the demonstration tokenizer lives (trained by samples/tokenizer/train.py).
 SAMPLE_TOKENIZER = "samples/tokenizer/tokenizer.json"
@@ -155,17 +165,41 @@ class TokenizeStage:
         self._encode = getattr(self.tokenizer, "encode_batch_fast", self.tokenizer.encode_batch)
         self._counters: Counter = Counter()
 
-    def encode(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        """Token ids of texts as (flat buffer, lengths), without BOS/EOS.
+    def encode(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray, list[str | None]]:
+        """Token ids of texts as (flat buffer, lengths), without BOS/EOS, and per text why the tokenizer
+        refused it (None: encoded; a refused text has no ids).
 
         In chunks of ``ENCODE_CHUNK`` documents: the library hands ids back as Python lists
         (~36 bytes a token), so a whole part at once would hold several GB of them."""
-        flats, lengths = [np.zeros(0, self.dtype)], [np.zeros(0, np.int64)]
+        flats, lengths, errors = [np.zeros(0, self.dtype)], [np.zeros(0, np.int64)], []
         for start in range(0, len(texts), ENCODE_CHUNK):
-            ids = [e.ids for e in self._encode(texts[start:start + ENCODE_CHUNK], add_special_tokens=False)]
+            ids, errs = self._encode_chunk(texts[start:start + ENCODE_CHUNK])
+            errors += errs
             lengths.append(np.fromiter(map(len, ids), np.int64, count=len(ids)))
             flats.append(np.fromiter(itertools.chain.from_iterable(ids), self.dtype, count=int(lengths[-1].sum())))
-        return np.concatenate(flats), np.concatenate(lengths)
+        return np.concatenate(flats), np.concatenate(lengths), errors
+
+    def _encode_chunk(self, texts: list[str]) -> tuple[list[list[int]], list[str | None]]:
+        """A chunk's ids; if the tokenizer refuses it (a word-level model without an unknown token meeting
+        a new word, a panic inside the library...), the chunk again text by text: a text costs only itself."""
+        try:
+            return [e.ids for e in self._encode(texts, add_special_tokens=False)], [None] * len(texts)
+        except BaseException as e:
+            if not _refused(e):
+                raise
+        ids: list[list[int]] = []
+        errors: list[str | None] = []
+        for text in texts:
+            try:
+                ids.append(self._encode([text], add_special_tokens=False)[0].ids)
+                errors.append(None)
+            except BaseException as e:
+                if not _refused(e):
+                    raise
+                kind = note_error("tokenize, one document", e, log)
+                ids.append([])
+                errors.append(f"{kind}: {e}"[:300])
+        return ids, errors
 
     def __call__(self, batch: pa.Table) -> pa.Table:
         if "text" not in batch.column_names:
@@ -176,14 +210,18 @@ class TokenizeStage:
         if n_long:
             text = pc.if_else(too_long, pc.utf8_slice_codeunits(text, 0, self.config.max_chars), text)
             self._counters["truncated"] += n_long
-        flat, lengths = self.encode(text.to_pylist())
-        empty = lengths == 0
+        flat, lengths, errors = self.encode(text.to_pylist())
+        refused = np.array([e is not None for e in errors], bool)
+        empty = (lengths == 0) & ~refused
         flat, lengths = add_specials(flat, lengths, self.bos_id, self.eos_id)
         batch = set_column(batch, "tokens", list_array(flat, lengths))
         batch = set_column(batch, "num_tokens", pa.array(lengths.astype(np.int32)))
-        self._counters["tokens"] += int(lengths.sum())
+        self._counters["tokens"] += int(lengths[~refused & ~empty].sum())
         if empty.any():
             self._counters["no_tokens"] += int(empty.sum())
+        if refused.any():
+            self._counters["tokenize_error"] += int(refused.sum())
+            batch = reject_where(batch, refused, "tokenize_error", errors)
         return reject_where(batch, empty, "no_tokens")
 
     def drain_counters(self) -> dict:

@@ -186,3 +186,15 @@ def test_null_id_is_an_error():
 def test_config_bounds():
     with pytest.raises(ValueError):
         ShuffleConfig(groups=0)
+
+
+@pytest.mark.parametrize("lengths, seq_len, dropped_tokens, dropped_documents", [
+    ([3, 5, 2, 7], 4, 1, 0),   # the last token of a document whose start is in a sequence
+    ([6, 3, 2], 4, 3, 1),      # the tail of one document and the whole of the next
+    ([3, 2], 10, 5, 2),        # a seq_len longer than the group: everything
+    ([4, 4], 4, 0, 0),
+])
+def test_drop_counts_the_tokens_and_the_whole_documents_it_drops(lengths, seq_len, dropped_tokens, dropped_documents):
+    toks, ids = docs(lengths)
+    _, packer = run_packer(toks, ids, seq_len, "drop", [1] * len(lengths))
+    assert (packer.dropped_tokens, packer.dropped_documents) == (dropped_tokens, dropped_documents)

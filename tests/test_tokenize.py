@@ -161,3 +161,23 @@ def test_training_is_deterministic():
     b = train_bpe(texts, 400, ["<|endoftext|>"]).to_str()
     assert a == b
     assert len(json.loads(a)["model"]["vocab"]) == 400
+
+
+def test_a_text_the_tokenizer_refuses_costs_only_itself(tmp_path):
+    from tokenizers import models, pre_tokenizers
+
+    from stages.tokenize import ENCODE_CHUNK
+
+    tok = Tokenizer(models.WordLevel(vocab={"red": 0, "green": 1, "<|endoftext|>": 2}, unk_token="[UNK]"))  # no [UNK]
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok.save(str(tmp_path / "words.json"))
+    s = TokenizeStage(TokenizeConfig(tokenizer=str(tmp_path / "words.json")))
+    texts = ["red green"] * (ENCODE_CHUNK + 3)
+    texts[5] = "red blue"  # refused: in the first chunk, whose other texts must still be encoded
+    out = s(pa.table({"id": [str(i) for i in range(len(texts))], "text": texts}))
+    reasons = out.column(REASON).to_pylist()
+    assert reasons[5] == "tokenize_error" and reasons.count(None) == len(texts) - 1
+    assert "Missing [UNK] token" in out.column("details")[5].as_py()
+    assert out.column("tokens")[0].as_py() == [0, 1, 2] and out.column("tokens")[ENCODE_CHUNK + 1].as_py() == [0, 1, 2]
+    counters = s.drain_counters()
+    assert counters["tokenize_error"] == 1 and counters["tokens"] == 3 * (len(texts) - 1)

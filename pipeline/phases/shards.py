@@ -31,7 +31,7 @@ from collections import Counter
 import numpy as np
 import pyarrow as pa
 
-from pipeline.config import RunConfig, s3_options
+from pipeline.config import ConfigError, RunConfig, s3_options
 from pipeline.context import RunContext
 from pipeline.distribute import Progress
 from pipeline.phase import Phase, Unit, fingerprint, register
@@ -44,8 +44,11 @@ from stages.writers import StorageSink, merge_mds_indexes, merge_wds_indexes, wr
 from stages.writers.mds import index_bytes
 
 MANIFEST = "_manifest"  # the unit that writes the merged indexes and the manifest, after every group
-#: Settings of how the phase runs, not of what it writes (left out of fingerprints and the manifest).
-RUN_ONLY = {"enabled", "local_max_docs"}
+#: One marker for every group the plan gave no document (a file per empty group would be 500k files for
+#: 10 documents in 500k groups): it names them and the corpus they are empty for.
+EMPTY = "_empty_groups"
+#: Settings of how the phase runs, not of what it writes (left out of fingerprints and the manifest's hash).
+RUN_ONLY = {"enabled": True, "local_max_docs": True, "layout": {"max_dropped_share"}}
 #: Above this many parts the input is never small: counting their rows would cost a request each on S3.
 LOCAL_MAX_PARTS = 256
 
@@ -64,6 +67,15 @@ class ShardsPhase(Phase):
 
     def settings(self, config: RunConfig) -> dict:
         return config.shards.model_dump(mode="json", exclude=RUN_ONLY)
+
+    def expand_markers(self, markers: dict[str, dict]) -> dict[str, dict]:
+        """The empty groups' marker read as one marker per group (RunContext.markers)."""
+        empty = markers.pop(EMPTY, None)
+        for g in (empty or {}).get("groups", []):
+            virtual = _empty_marker(g, empty["corpus"])
+            if markers.get(virtual["unit"], {}).get("fingerprint") != virtual["fingerprint"]:
+                markers[virtual["unit"]] = virtual
+        return markers
 
     def units(self, ctx: RunContext) -> list[Unit]:
         source = ctx.source(self)
@@ -87,7 +99,9 @@ class ShardsPhase(Phase):
         every = [u for u in ctx.units_of(self) if u.name != MANIFEST]
         if all(u.name in stats and "failed" not in stats[u.name] and stats[u.name].get("fingerprint") == u.fingerprint
                for u in every):
-            yield write_manifest(ctx, manifest, [stats[u.name] for u in every])
+            groups = [stats[u.name] for u in every]
+            check_dropped(ctx.config, groups)
+            yield write_manifest(ctx, manifest, groups)
 
     def _write_groups(self, ctx: RunContext, manifest: Unit, groups: list[Unit]):
         import ray
@@ -124,12 +138,13 @@ class ShardsPhase(Phase):
                 seen.add(stats["unit"])
                 progress.update(stats)
                 yield stats
-        storage = ctx.storage
-        for g, u in sorted(todo.items()):  # groups the plan gave no document
-            if u.name not in seen:
-                stats = UnitWork.for_phase(storage, self.name, u).commit(_empty_group())
-                progress.update(stats)
-                yield stats
+        empty = [g for g, u in sorted(todo.items()) if u.name not in seen]  # groups the plan gave no document
+        if empty:
+            _mark_empty(ctx.storage, manifest.params["corpus"], empty)
+        for g in empty:
+            stats = _empty_marker(g, manifest.params["corpus"])
+            progress.update(stats)
+            yield stats
         progress.close()
 
     def summarize(self, stats: list[dict]) -> dict:
@@ -137,7 +152,7 @@ class ShardsPhase(Phase):
         totals: Counter = Counter()
         reasons: Counter = Counter()
         for s in groups:
-            totals.update({k: s[k] for k in ("in", "documents", "samples", "tokens", "dropped_tokens", "rejected")})
+            totals.update({k: s.get(k, 0) for k in ("in", "documents", "samples", "tokens", "dropped_tokens", "dropped_documents", "rejected")})
             totals.update({f"{fmt}_shards": len(s[f"{fmt}_shards"]) for fmt in ("mds", "wds")})
             reasons.update(s.get("rejected_by_reason", {}))
         manifest = next((s for s in stats if s["unit"] == MANIFEST), None)
@@ -247,7 +262,8 @@ def _write_one_group(rows: pa.Table, config: RunConfig, tokenizer: str, unit: Un
         reasons = Counter(rejected.column(REASON).to_pylist()) if rejected is not None else Counter()
         return work.commit({
             "in": len(rows), "documents": result.documents, "samples": result.samples, "tokens": result.tokens,
-            "dropped_tokens": result.dropped_tokens, "rejected": n_rej, "rejected_by_reason": dict(reasons),
+            "dropped_tokens": result.dropped_tokens, "dropped_documents": result.dropped_documents,
+            "rejected": n_rej, "rejected_by_reason": dict(reasons),
             "dtype": np.dtype(stage.dtype).name, "tokenizer_sha256": stage.tokenizer_sha256,
             "mds_index": result.mds_index, "wds_index": result.wds_index,
             "mds_shards": [s.to_dict() for s in result.mds_shards], "wds_shards": [s.to_dict() for s in result.wds_shards],
@@ -256,14 +272,45 @@ def _write_one_group(rows: pa.Table, config: RunConfig, tokenizer: str, unit: Un
 
 
 def _empty_group() -> dict:
-    return {"in": 0, "documents": 0, "samples": 0, "tokens": 0, "dropped_tokens": 0, "rejected": 0,
+    return {"in": 0, "documents": 0, "samples": 0, "tokens": 0, "dropped_tokens": 0, "dropped_documents": 0, "rejected": 0,
             "rejected_by_reason": {}, "mds_index": None, "wds_index": None, "mds_shards": [], "wds_shards": []}
+
+
+def _empty_marker(group: int, corpus: str) -> dict:
+    """The marker an empty group would have had: the same fingerprint as its unit."""
+    return {"unit": group_name(group), "fingerprint": fingerprint(corpus, group), **_empty_group()}
+
+
+def _mark_empty(storage: Storage, corpus: str, groups: list[int]) -> None:
+    """Add ``groups`` to the one marker of the empty groups of ``corpus`` (an earlier corpus's list is dropped)."""
+    where = marker_path(ShardsPhase.name, EMPTY)
+    old = storage.read_json(*where) if storage.exists(*where) else {}
+    known = set(old.get("groups", [])) if old.get("corpus") == corpus else set()
+    storage.write_json({"unit": EMPTY, "fingerprint": corpus, "corpus": corpus, "groups": sorted(known | set(groups)),
+                        **_empty_group()}, *where)
+
+
+def check_dropped(config: RunConfig, groups: list[dict]) -> None:
+    """Packing that drops more than ``shards.layout.max_dropped_share`` of the tokens is an error, before any
+    manifest makes the shards visible (a seq_len longer than a group's tokens used to write 0 samples and exit 0)."""
+    layout = config.shards.layout
+    dropped = sum(g.get("dropped_tokens", 0) for g in groups)
+    total = dropped + sum(g.get("tokens", 0) for g in groups)
+    if not total or dropped / total <= layout.max_dropped_share:
+        return
+    documents = sum(g.get("dropped_documents", 0) for g in groups)
+    raise ConfigError(
+        f"config error: shards.layout.max_dropped_share: packing dropped {dropped:,} of {total:,} tokens ({dropped / total:.1%}, "
+        f"{documents:,} whole documents), more than the {layout.max_dropped_share:.1%} allowed: each of the "
+        f"{config.shards.shuffle.groups} groups drops its last partial sequence of seq_len {layout.seq_len}. Fix: lower "
+        f"shards.layout.seq_len, use fewer shards.shuffle.groups, set shards.layout.remainder to pad or keep, or raise "
+        f"shards.layout.max_dropped_share (the groups already written are kept)")
 
 
 def processing_config(config: RunConfig) -> dict:
     """The config minus where things run and are stored: what decides the bytes."""
     return config.model_dump(mode="json", exclude={"output": {"root"}, "storage": True, "ray": True, "name": True,
-                                                   "shards": {"local_max_docs"}})
+                                                   "shards": {"local_max_docs": True, "layout": {"max_dropped_share"}}})
 
 
 def write_manifest(ctx: RunContext, unit: Unit, groups: list[dict]) -> dict:
@@ -287,7 +334,9 @@ def write_manifest(ctx: RunContext, unit: Unit, groups: list[dict]) -> dict:
         "documents": sum(g["documents"] for g in groups),
         "tokenizer": {"path": cfg.tokenize.tokenizer, "sha256": next(iter({g["tokenizer_sha256"] for g in groups if g.get("tokenizer_sha256")}), None),
                       "dtype": next(iter(dtypes), None)},
-        "layout": cfg.layout.model_dump(mode="json"),
+        "layout": cfg.layout.model_dump(mode="json", exclude={"max_dropped_share"}),
+        "dropped": {"documents": sum(g.get("dropped_documents", 0) for g in groups),
+                    "tokens": sum(g.get("dropped_tokens", 0) for g in groups)},
         "shuffle": cfg.shuffle.model_dump(mode="json"),
         "config_sha256": fingerprint(processing_config(ctx.config)),
         "fingerprint": unit.fingerprint,

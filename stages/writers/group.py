@@ -30,6 +30,7 @@ class GroupResult:
     tokens: int = 0  #: token ids in samples, padding included
     documents: int = 0
     dropped_tokens: int = 0  #: packed layout, remainder drop
+    dropped_documents: int = 0  #: ... documents none of whose tokens reached a sample
     mds_index: dict | None = None
     wds_index: dict | None = None
     mds_shards: list[ShardFile] = field(default_factory=list)
@@ -80,7 +81,7 @@ def write_group(
         emit(packer.add(batch.column("tokens"), batch.column("id")) if packer else document_samples(batch, layout))
     if packer is not None:
         emit(packer.finish())
-        result.dropped_tokens = packer.dropped_tokens
+        result.dropped_tokens, result.dropped_documents = packer.dropped_tokens, packer.dropped_documents
     for w in writers:
         index = w.finish()
         if isinstance(w, MDSWriter):
