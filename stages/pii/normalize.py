@@ -41,6 +41,11 @@ _OBFUSCATED_EMAIL = re.compile(
     rf"{_LABEL}(?:(?:{_DOT}|\.){_LABEL})*(?:{_AT}|@){_LABEL}(?:(?:{_DOT}|\.){_LABEL})+", re.IGNORECASE
 )
 _BRACKETED = re.compile(rf"(?P<at>{_AT})|(?P<dot>{_DOT})", re.IGNORECASE)
+_LAST_LABEL = re.compile(rf"(?:{_DOT}|\.)\s*([\w-]+)$", re.IGNORECASE)
+# The top-level domains an obfuscated address may end in: any country code (two letters) and the
+# generic ones people write addresses in.  Brand and dictionary TLDs (.sharp, .party, .link) would
+# turn "meet me (at) noon (dot) sharp" into an address; presidio's public-suffix check accepts them.
+MAIL_TLDS = frozenset("com net org edu gov mil int info biz name pro mobi app dev io co me tv email online".split())
 # 13-19 digits in dotted groups of 4 (the last 1-7), or Amex's 4.6.5
 _DOTTED_CARD = re.compile(r"(?<![\d.])(?:\d{4}\.\d{4}\.\d{4}\.\d{1,7}|\d{4}\.\d{6}\.\d{5})(?![\d]|\.\d)")
 # an IBAN written with lower-case letters (country code, check digits, groups of 4, a shorter last group)
@@ -157,6 +162,9 @@ def _valid_utf8(escapes: str) -> bool:
 def _deobfuscated_emails(view: TextView) -> TextView:
     edits = []
     for m in _OBFUSCATED_EMAIL.finditer(view.text):
+        tld = _LAST_LABEL.search(m.group()).group(1).lower()
+        if not (tld in MAIL_TLDS or len(tld) == 2 and tld.isalpha()):
+            continue
         for b in _BRACKETED.finditer(view.text, m.start(), m.end()):
             edits.append((b.start(), b.end(), "@" if b.group("at") else "."))
     return _rewrite(view, edits)

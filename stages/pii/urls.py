@@ -189,10 +189,10 @@ class UrlRedactor:
         results = {i: _Pending() for i, p in parsed.items() if p is not None}
         for t, (i, group) in enumerate(owners):
             pending = results[i]
-            if t in dense:
-                pending.masked.update(group)
-                continue
             values = parsed[i][1]
+            if t in dense:  # the members with digits (a key such as "ids" stays)
+                pending.masked.update([j for j in group if any(c.isdigit() for c in values[j].decoded)] or group)
+                continue
             bounds = _bounds(values, group)
             for f in found.get(t, []):
                 pending.counts[f.entity] += 1
