@@ -418,28 +418,17 @@ def test_a_2_gb_line_is_skipped_in_bounded_memory():
 # ---------------------------------------------------------------------------- I/O errors are not damage
 
 
-class Failing(io.RawIOBase):
+class Failing(io.BytesIO):
     """A file whose reads fail (as S3 does when it gives up) once ``after`` bytes have been read."""
 
     def __init__(self, data: bytes, after: int):
-        self.f, self.after = io.BytesIO(data), after
-
-    def readable(self):
-        return True
-
-    def seekable(self):
-        return True
-
-    def seek(self, offset, whence=0):
-        return self.f.seek(offset, whence)
-
-    def tell(self):
-        return self.f.tell()
+        super().__init__(data)
+        self.after = after
 
     def read(self, n=-1):
-        if self.f.tell() >= self.after:
+        if self.tell() >= self.after:
             raise OSError("simulated: the connection was reset")
-        return self.f.read(n if n >= 0 else self.after - self.f.tell())
+        return super().read(n if n >= 0 else self.after - self.tell())
 
 
 @pytest.mark.parametrize("kind", ["jsonl.zst", "jsonl.gz", "parquet"])
