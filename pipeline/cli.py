@@ -18,6 +18,7 @@ import sys
 
 from pipeline.config import ConfigError, load_config
 from pipeline.inputs import InputError
+from pipeline.storage import OutputError
 
 
 def _add_config_args(p: argparse.ArgumentParser) -> None:
@@ -109,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
                      command=["curate", *(argv if argv is not None else sys.argv[1:])])
     except (ConfigError, InputError) as e:
         return _fail(str(e))
+    except OutputError as e:  # a full disk, a read-only output...: the run stopped, run.json says so
+        return _fail(str(e), 1)
     return _report(record, config.output.root)
 
 

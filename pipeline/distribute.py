@@ -26,6 +26,7 @@ from typing import Callable, Iterable, Iterator, Protocol
 from tqdm import tqdm
 
 from pipeline.phase import Unit
+from stages.storage_faults import output_fault
 
 log = logging.getLogger(__name__)
 
@@ -68,18 +69,30 @@ def cluster_cpus() -> int:
     return max(1, int(ray.cluster_resources().get("CPU", 1)))
 
 
-def _failure(unit: Unit, err: BaseException) -> dict:
-    log.error("unit %s failed: %s", unit.name, "".join(traceback.format_exception(err, limit=4)))
-    return {"unit": unit.name, "failed": f"{type(err).__name__}: {err}"[:2000]}
+def failure(unit: str, err: BaseException, output_path: str = "") -> dict:
+    """A failed unit's stats; ``fatal`` (an errno) when the output cannot be written (full disk, read-only
+    filesystem...): the runner then stops the run instead of failing every unit in turn."""
+    stats = {"unit": unit, "failed": f"{type(err).__name__}: {err}"[:2000]}
+    fault = output_fault(err, output_path)
+    if fault is not None:  # not a bug: one line, the runner says what to do
+        stats["fatal"] = fault
+        log.error("unit %s failed: %s", unit, stats["failed"])
+    else:
+        log.error("unit %s failed: %s", unit, "".join(traceback.format_exception(err, limit=4)))
+    return stats
 
 
-def _run(worker: Worker | BaseException, unit: Unit) -> dict:
+def _failure(unit: Unit, err: BaseException, output_path: str = "") -> dict:
+    return failure(unit.name, err, output_path)
+
+
+def _run(worker: Worker | BaseException, unit: Unit, output_path: str = "") -> dict:
     if isinstance(worker, BaseException):  # the worker could not be built: every unit fails with its error
-        return _failure(unit, worker)
+        return _failure(unit, worker, output_path)
     try:
         return worker.process(unit)
     except Exception as e:  # the unit fails alone; no marker, so a rerun retries it
-        return _failure(unit, e)
+        return _failure(unit, e, output_path)
 
 
 def _open(open_worker: OpenWorker, config: dict, extra: dict) -> Worker | BaseException:
@@ -117,7 +130,7 @@ def _unit_task(job: dict, unit_json: str) -> str:
         if job["key"] not in _KEPT:
             _KEPT[job["key"]] = _open(job["open_worker"], job["config"], job["extra"])
         worker = _KEPT[job["key"]]
-    return json.dumps(_run(worker, unit), default=str)
+    return json.dumps(_run(worker, unit, job.get("output_path", "")), default=str)
 
 
 _REMOTE = None
@@ -157,26 +170,32 @@ def map_units(
     import ray
 
     # Each call builds its own workers (the key is new): a kept worker never outlives its phase's run.
+    from pipeline.storage import resolve
+
     job = ray.put({"config": config.model_dump(mode="json"), "extra": extra or {}, "open_worker": open_worker,
-                   "keep_worker": keep_worker, "key": uuid.uuid4().hex})
+                   "keep_worker": keep_worker, "key": uuid.uuid4().hex, "output_path": resolve(config.output.root)[1]})
     task = _remote_unit_task()
     todo = list(reversed(units))
     running: dict = {}
     size = max(1, min(workers, len(units)))
-    while todo or running:
-        while todo and len(running) < size:
-            unit = todo.pop()
-            running[task.remote(job, unit.to_json())] = unit
-        done, _ = ray.wait(list(running), num_returns=1)
-        for ref in done:
-            unit = running.pop(ref)
-            try:
-                stats = json.loads(ray.get(ref))
-            except Exception as e:  # its worker died past the retries: the unit fails, the phase goes on
-                stats = _failure(unit, e)
-            if progress is not None:
-                progress.update(stats)
-            yield stats
+    try:
+        while todo or running:
+            while todo and len(running) < size:
+                unit = todo.pop()
+                running[task.remote(job, unit.to_json())] = unit
+            done, _ = ray.wait(list(running), num_returns=1)
+            for ref in done:
+                unit = running.pop(ref)
+                try:
+                    stats = json.loads(ray.get(ref))
+                except Exception as e:  # its worker died past the retries: the unit fails, the phase goes on
+                    stats = _failure(unit, e)
+                if progress is not None:
+                    progress.update(stats)
+                yield stats
+    finally:  # the caller stopped early (the output cannot be written): the units still running are cancelled
+        for ref in running:
+            ray.cancel(ref)
 
 
 class _Metrics:

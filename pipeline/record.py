@@ -11,11 +11,13 @@ others.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import platform
 from importlib import metadata
 
 from pipeline.config import RunConfig
 from pipeline.storage import Storage
+from stages.storage_faults import storage_fault
 
 #: Distributions whose versions decide the output (recorded, and shown in the dataset card).
 VERSIONED = ("curate-pipeline", "ray", "pyarrow", "numpy", "fastwarc", "resiliparse", "selectolax", "trafilatura",
@@ -79,4 +81,12 @@ class RunRecord:
         return self.data
 
     def _write(self) -> None:
-        self.storage.write_json(self.data, "run.json")
+        try:
+            self.storage.write_json(self.data, "run.json")
+        except OSError as e:
+            if not (self.storage.local and storage_fault(e) is not None and self.storage.exists("run.json")):
+                raise
+            # A full disk has no room for the temporary copy: overwrite the record in place (truncating it
+            # first frees its blocks), so that it still says why the run stopped.
+            with open(self.storage.path("run.json"), "w", encoding="utf-8") as f:
+                f.write(json.dumps(self.data, indent=2, sort_keys=True, default=str))

@@ -20,7 +20,8 @@ from pipeline.inputs import expand_inputs, without_output
 from pipeline.phase import Phase, registered
 from pipeline.preflight import preflight
 from pipeline.record import RunRecord
-from pipeline.storage import Storage
+from pipeline.storage import OutputError, Storage, resolve
+from stages.storage_faults import output_fault
 
 log = logging.getLogger(__name__)
 
@@ -105,9 +106,27 @@ def run(config: RunConfig, address: str | None = None, progress: bool = True, ph
         for phase in selected:
             record.phase_done(phase.name, run_phase(ctx, phase))
     except BaseException as e:  # the record says where the run stopped, then the error goes on
-        record.finish(error="".join(traceback.format_exception_only(type(e), e)).strip())
+        fault = output_fault(e, resolve(config.output.root)[1]) if not isinstance(e, OutputError) else None
+        error = OutputError.of(fault, config.output.root) if fault is not None else e
+        try:
+            record.finish(error=str(error) if isinstance(error, (OutputError, ConfigError)) else
+                          "".join(traceback.format_exception_only(type(error), error)).strip())
+        except OSError as failed:  # the disk that stopped the run may refuse the record too: the error still goes on
+            log.error("run.json could not record the error: %s", failed)
+        if error is not e:
+            raise error from e
         raise
     return record.finish()
+
+
+def _stop_at_output_fault(stats, root: str):
+    """The phase's unit stats, until a unit says the output cannot be written (``fatal``: a full disk...):
+    then the phase stops (its units still running are cancelled) and the run with it, with one line."""
+    for s in stats:
+        if s.get("fatal") is not None:
+            getattr(stats, "close", lambda: None)()  # a generator: its finally blocks cancel what still runs
+            raise OutputError.of(s["fatal"], root)
+        yield s
 
 
 def run_phase(ctx: RunContext, phase: Phase) -> dict:
@@ -119,7 +138,7 @@ def run_phase(ctx: RunContext, phase: Phase) -> dict:
     if done:
         log.info("phase %s: %d of %d units (%s) already done (current markers); skipping them", phase.name, len(done), len(units), phase.unit_kind)
     log.info("phase %s: started, %d of %d units (%s) to do", phase.name, len(todo), len(units), phase.unit_kind)
-    new = list(phase.run(ctx, todo)) if todo else []
+    new = list(_stop_at_output_fault(phase.run(ctx, todo), ctx.config.output.root)) if todo else []
     ctx.forget(phase)
     stats = [*done.values(), *new]
     summary = phase.summarize(stats)

@@ -9,6 +9,7 @@ temporary name and moved to its final name once complete.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import posixpath
@@ -20,6 +21,20 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from wcmatch import glob as wglob
+
+
+class OutputError(RuntimeError):
+    """The output root cannot be written (a full disk, a read-only filesystem, a refused permission): the run
+    stops, with one line saying why and what to do."""
+
+    @classmethod
+    def of(cls, fault: int, root: str) -> "OutputError":
+        from stages.storage_faults import FAULTS
+
+        fix = ("free space (or set another output.root)" if fault in (errno.ENOSPC, errno.EDQUOT)
+               else "make it writable (or set another output.root)")
+        return cls(f"output error: {FAULTS[fault]} writing to {root}: {fix}, then rerun the same command "
+                   f"(finished units are kept)")
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,6 @@ import functools
 import json
 import tempfile
 import time
-import traceback
 from collections import Counter
 
 import numpy as np
@@ -33,9 +32,9 @@ import pyarrow as pa
 
 from pipeline.config import ConfigError, RunConfig, s3_options
 from pipeline.context import RunContext
-from pipeline.distribute import Progress
+from pipeline.distribute import Progress, failure
 from pipeline.phase import Phase, Unit, fingerprint, register
-from pipeline.storage import Storage
+from pipeline.storage import Storage, resolve
 from pipeline.units import UnitWork, marker_path, part_file
 from stages.base import REASON, split_rejected
 from stages.shuffle_plan import plan
@@ -229,13 +228,11 @@ def _tokenize_and_plan(batch: pa.Table, config: dict, tokenizer: str, groups: li
 def _write_group_task(rows: pa.Table, config: dict, tokenizer: str, units: dict) -> pa.Table:
     """Ray Data map_groups: one group's documents -> its shards, indexes and marker; a stats row."""
     unit = Unit.from_json(units[int(rows.column("group")[0].as_py())])
+    run_config = RunConfig.model_validate(config)
     try:
-        stats = _write_one_group(rows, RunConfig.model_validate(config), tokenizer, unit)
-    except Exception as e:  # the group fails alone: no marker, a rerun redoes it
-        stats = {"unit": unit.name, "failed": f"{type(e).__name__}: {e}"[:2000]}
-        import logging
-
-        logging.getLogger(__name__).error("group %s failed: %s", unit.name, traceback.format_exc(limit=4))
+        stats = _write_one_group(rows, run_config, tokenizer, unit)
+    except Exception as e:  # the group fails alone (no marker, a rerun redoes it), unless the output cannot be written
+        stats = failure(unit.name, e, resolve(run_config.output.root)[1])
     return pa.table({"stats": [json.dumps(stats)]})
 
 

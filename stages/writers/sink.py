@@ -17,6 +17,8 @@ import shutil
 import time
 from typing import Callable, Protocol
 
+from stages.storage_faults import storage_fault
+
 log = logging.getLogger(__name__)
 
 #: Error words of S3 failures that a retry cannot fix (pyarrow reports every S3 error as OSError).
@@ -50,9 +52,11 @@ class LocalSink:
 
 
 def is_transient(err: BaseException) -> bool:
-    """A failed upload worth retrying: connection and server trouble, not a bad bucket or key."""
-    if isinstance(err, (FileNotFoundError, PermissionError, IsADirectoryError)):
-        return False  # the local staged file: retrying cannot help
+    """A failed upload worth retrying: connection and server trouble, not a bad bucket or key, nor a full
+    disk, a read-only filesystem or a refused permission (retried six times with backoff, they only
+    delayed the error by a minute)."""
+    if isinstance(err, (FileNotFoundError, PermissionError, IsADirectoryError)) or storage_fault(err) is not None:
+        return False  # the local staged file, or the output's disk: retrying cannot help
     if isinstance(err, (OSError, ConnectionError, TimeoutError)):
         return not any(word in str(err) for word in PERMANENT_S3_ERRORS)
     return False
