@@ -369,7 +369,7 @@ class Timeline:
 
 
 def run_curate(warc: Path, out: Path, phases: str | None, no_progress_timeout: float | None = None) -> dict:
-    from benchmarks.dedup_scale import TreeCpu
+    from benchmarks.memory import TreeCpu
 
     shutil.rmtree(out, ignore_errors=True)
     curate = Path(sys.executable).parent / "curate"

@@ -14,6 +14,12 @@ of the removed documents against the planted clusters.  ``--datatrove``
 (signatures, buckets, clusters, filter; LocalPipelineExecutor with as many
 workers) on the first corpus with the same shingles, bands and rows, and
 reports its time, memory, precision/recall and agreement with ours.
+``--data-juicer PYTHON`` (default: ``.venv-dj/bin/python`` when it exists) runs
+Data-Juicer 1.6's ``ray_bts_minhash_deduplicator`` on every corpus with that
+interpreter (benchmarks/dedup_datajuicer.py; its own venv, see
+benchmarks/README.md), same Ray CPUs, shingles, bands and rows.  NeMo Curator
+1.4 has no CPU path for this: its MinHash, LSH and connected components are
+cuDF/GPU stages (``Resources(gpus=1.0)``), and so is its exact deduplication.
 Writes benchmarks/results/dedup_scale.md.
 """
 
@@ -38,10 +44,11 @@ import time
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from benchmarks.memory import PeakMemory  # noqa: E402
+from benchmarks.memory import PeakMemory, TreeCpu  # noqa: E402
 from benchmarks.synth_corpus import write as write_corpus  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "dedup_scale.md"
+DATA_JUICER_PYTHON = ROOT / ".venv-dj" / "bin" / "python"
 
 
 def score(removed: set[str], truth: pa.Table) -> dict:
@@ -85,61 +92,6 @@ def agreement(a: set[str], b: set[str], truth: pa.Table) -> str:
 def removed_ids(root: str) -> set[str]:
     folder = Path(root) / "rejected" / "deduped"
     return {i for f in sorted(folder.glob("*.parquet")) for i in pq.read_table(f, columns=["id"]).column("id").to_pylist()}
-
-
-class TreeCpu:
-    """CPU seconds (user + system) of a process tree during a run, sampled in a background thread.
-
-    Each process's CPU time is read every ``interval`` seconds and the largest
-    value per pid is kept, minus what it had used when the run started; a
-    process that exits loses at most its last interval.
-    """
-
-    def __init__(self, interval: float = 0.5):
-        from benchmarks.memory import psutil
-
-        self.psutil = psutil
-        self.root = psutil.Process(os.getpid())
-        self.interval = interval
-        self.start: dict[int, float] = {}
-        self.last: dict[int, float] = {}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _read(self) -> dict[int, float]:
-        out = {}
-        try:
-            procs = [self.root, *self.root.children(recursive=True)]
-        except self.psutil.Error:  # the root has exited
-            return out
-        for p in procs:
-            try:
-                t = p.cpu_times()
-                out[(p.pid, p.create_time())] = t.user + t.system
-            except self.psutil.Error:
-                continue
-        return out
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            for k, v in self._read().items():
-                self.last[k] = max(self.last.get(k, 0.0), v)
-            time.sleep(self.interval)
-
-    def __enter__(self) -> "TreeCpu":
-        self.start = self._read()
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
-        for k, v in self._read().items():
-            self.last[k] = max(self.last.get(k, 0.0), v)
-
-    @property
-    def seconds(self) -> float:
-        return sum(v - self.start.get(k, 0.0) for k, v in self.last.items())
 
 
 def run_ours(root: str, workers: int, distributed: bool, boilerplate: bool = True) -> dict:
@@ -293,12 +245,27 @@ def pc_replace(column, old: str, new: str):
     return pc.replace_substring(column, old, new, max_replacements=1)
 
 
-def measure(args: list[str]) -> dict:
+def measure(args: list[str], command: list[str] | None = None) -> dict:
     """Run one system in a fresh Python process, so that its process tree is all that is measured."""
-    out = subprocess.run([sys.executable, __file__, "--measure", *args], capture_output=True, text=True)
+    out = subprocess.run(command or [sys.executable, __file__, "--measure", *args], capture_output=True, text=True)
     if out.returncode != 0:
         raise RuntimeError(f"measurement {args} failed:\n{out.stderr[-3000:]}")
     return json.loads([line for line in out.stdout.splitlines() if line.startswith("RESULT ")][-1][len("RESULT "):])
+
+
+def data_juicer_row(python: str, root: Path, n: int, workers: int, sm: dict, truth: pa.Table, ours_removed: set[str]) -> str:
+    """Data-Juicer's Ray MinHash dedup on the same corpus, in its own venv, as one table row."""
+    script = str(ROOT / "benchmarks" / "dedup_datajuicer.py")
+    d = measure([], [python, script, str(root), str(workers), str(sm["bands"]), str(sm["rows"])])
+    removed = set(json.loads((root / "datajuicer" / "removed.json").read_text()))
+    s = score(removed, truth)
+    agree = agreement(ours_removed, removed, truth).replace("DataTrove", "Data-Juicer")
+    mib = 1 << 20
+    return (f"| Data-Juicer 1.6 `ray_bts_minhash_deduplicator` (Ray) | {n:,} | {d['wall']:.1f} | {n / d['wall'] / workers:,.0f} | "
+            f"{d['peak_rss'] / mib:,.0f} MiB | {d['peak_total'] / mib:,.0f} MiB | {s['removed']:,} | {s['precision']:.4f} | "
+            f"{s['recall']:.4f} | CPU path: word 5-grams of the lower-cased text without `\\p{{P}}`, sha1, 128 permutations, "
+            f"{sm['bands']}x{sm['rows']} bands, BTS union-find actors: {max(1, workers // 2)} (its auto: half the CPUs); "
+            f"CPU {d['cpu']:,.0f} s ({n / d['cpu']:,.0f} docs per CPU-second); largest process: {d['peak_name']}; {agree} |")
 
 
 def main(argv=None) -> int:
@@ -309,6 +276,9 @@ def main(argv=None) -> int:
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--distributed", action="store_true", help="force distributed connected components")
     ap.add_argument("--no-datatrove", dest="datatrove", action="store_false")
+    ap.add_argument("--data-juicer", metavar="PYTHON", default=str(DATA_JUICER_PYTHON) if DATA_JUICER_PYTHON.exists() else None,
+                    help="the Python of a venv with py-data-juicer 1.6 (default: .venv-dj/bin/python when it exists)")
+    ap.add_argument("--no-data-juicer", dest="data_juicer", action="store_const", const=None)
     ap.add_argument("--no-boilerplate", dest="boilerplate", action="store_false",
                     help="turn off the host-boilerplate step of the signature checks (dedup.minhash.boilerplate.enabled)")
     ap.add_argument("--chunk-docs", type=int, default=1_000_000,
@@ -364,6 +334,9 @@ def main(argv=None) -> int:
         lines.append(f"| ours (Ray) | {n:,} | {r['wall']:.1f} | {n / r['wall'] / args.workers:,.0f} | {r['peak_rss'] / mib:,.0f} MiB | "
                      f"{r['peak_total'] / mib:,.0f} MiB | {s['removed']:,} | {s['precision']:.4f} | {s['recall']:.4f} | {notes} |")
         print(lines[-1], flush=True)
+        if args.data_juicer:
+            lines.append(data_juicer_row(args.data_juicer, root, n, args.workers, sm, truth, r["removed"]))
+            print(lines[-1], flush=True)
         if first is None:
             first = (root, r, sm)
     if args.datatrove and first:

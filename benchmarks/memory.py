@@ -73,3 +73,56 @@ class PeakMemory:
         self._stop.set()
         self._thread.join()
         self._sample()
+
+
+class TreeCpu:
+    """CPU seconds (user + system) of a process tree during a run, sampled in a background thread.
+
+    Each process's CPU time is read every ``interval`` seconds and the largest
+    value per pid is kept, minus what it had used when the run started; a
+    process that exits loses at most its last interval.
+    """
+
+    def __init__(self, interval: float = 0.5):
+        self.psutil = psutil
+        self.root = psutil.Process(os.getpid())
+        self.interval = interval
+        self.start: dict[int, float] = {}
+        self.last: dict[int, float] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _read(self) -> dict[int, float]:
+        out = {}
+        try:
+            procs = [self.root, *self.root.children(recursive=True)]
+        except self.psutil.Error:  # the root has exited
+            return out
+        for p in procs:
+            try:
+                t = p.cpu_times()
+                out[(p.pid, p.create_time())] = t.user + t.system
+            except self.psutil.Error:
+                continue
+        return out
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            for k, v in self._read().items():
+                self.last[k] = max(self.last.get(k, 0.0), v)
+            time.sleep(self.interval)
+
+    def __enter__(self) -> "TreeCpu":
+        self.start = self._read()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        for k, v in self._read().items():
+            self.last[k] = max(self.last.get(k, 0.0), v)
+
+    @property
+    def seconds(self) -> float:
+        return sum(v - self.start.get(k, 0.0) for k, v in self.last.items())
