@@ -5,6 +5,7 @@
     curate config-reference       print every config field with its default
     curate train-quality ...      train a fastText quality classifier (classifiers/train_quality.py)
     curate report OUTPUT_ROOT     rebuild the dataset card of an output (pipeline/card/report.py)
+    curate unlock OUTPUT_ROOT     break the lock a dead run left on an output (pipeline/lock.py)
 
 The CLI knows no phase by name: it prints what each phase's ``headline`` returns.
 """
@@ -18,6 +19,7 @@ import sys
 
 from pipeline.config import ConfigError, load_config
 from pipeline.inputs import InputError
+from pipeline.lock import OutputLocked
 from pipeline.storage import OutputError
 
 
@@ -54,6 +56,12 @@ def _parser() -> argparse.ArgumentParser:
                                  description="Train a supervised fastText quality classifier from labeled Parquet/JSONL "
                                              "or from positives vs negatives; held-out precision/recall/F1 saved beside the model."))
     sub.add_parser("report", help="rebuild the dataset card (card/) of an existing output (see `curate report --help`)")
+    unlock = sub.add_parser("unlock", help="break the lock a dead run left on an output root",
+                            description="Remove the lock of an output root (local or s3://), left by a run that died "
+                                        "without giving it back. Only for a run that is really dead: two live runs on "
+                                        "one output mix their outputs.")
+    unlock.add_argument("root", help="output folder or s3://bucket/prefix")
+    unlock.add_argument("--endpoint-url", help="S3-compatible endpoint (default: AWS_ENDPOINT_URL or AWS)")
     return parser
 
 
@@ -85,6 +93,8 @@ def main(argv: list[str] | None = None) -> int:
         from classifiers.train_quality import run as train
 
         return train(args)
+    if args.command == "unlock":
+        return _unlock(args.root, args.endpoint_url)
     if args.command == "config-reference":
         from pipeline.reference import config_reference
 
@@ -110,9 +120,26 @@ def main(argv: list[str] | None = None) -> int:
                      command=["curate", *(argv if argv is not None else sys.argv[1:])])
     except (ConfigError, InputError) as e:
         return _fail(str(e))
+    except OutputLocked as e:  # another run holds the output: nothing was done
+        return _fail(str(e), 2)
     except OutputError as e:  # a full disk, a read-only output...: the run stopped, run.json says so
         return _fail(str(e), 1)
     return _report(record, config.output.root)
+
+
+def _unlock(root: str, endpoint_url: str | None) -> int:
+    from pipeline.lock import unlock
+    from pipeline.storage import S3Options, Storage
+
+    try:
+        removed = unlock(Storage(root, S3Options(endpoint_url=endpoint_url)))
+    except OSError as e:
+        return _fail(f"output error: cannot unlock {root}: {e}", 1)
+    for holder in removed:
+        print(f"removed the lock of {holder.describe()}")
+    if not removed:
+        print(f"{root} holds no lock")
+    return 0
 
 
 def _print_plan(config, phases: list[str]) -> int:

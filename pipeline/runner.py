@@ -17,6 +17,7 @@ import traceback
 from pipeline.config import ConfigError, RunConfig, s3_options
 from pipeline.context import RunContext
 from pipeline.inputs import expand_inputs, without_output
+from pipeline.lock import Holder, OutputLock
 from pipeline.phase import Phase, registered
 from pipeline.preflight import preflight
 from pipeline.record import RunRecord
@@ -100,6 +101,11 @@ def run(config: RunConfig, address: str | None = None, progress: bool = True, ph
     for phase in selected:
         _check_source(ctx, phase, selected)
     log.info("%d input files, phases %s, output %s", len(ctx.inputs), [p.name for p in selected], ctx.storage.root_uri)
+    with OutputLock(ctx.storage, Holder.me(config.name, command)):  # a second run on this output refuses
+        return _run_locked(ctx, config, selected, command)
+
+
+def _run_locked(ctx: RunContext, config: RunConfig, selected: list[Phase], command: list[str] | None) -> dict:
     record = RunRecord(ctx.storage, config, ctx.inputs, [p.name for p in selected], command)
     record.start()
     try:
