@@ -44,10 +44,11 @@ class NamedFile:
     check: Callable[[str, Opener], None]
 
 
-def _head(path: str, open_file: Opener, what: str) -> bytes:
+def _head(path: str, open_file: Opener, what: str, size: int | None = _HEAD) -> bytes:
+    """The first ``size`` bytes of the file (None: all of it), or a NamedFileError saying what is wrong."""
     try:
         with open_file(path) as f:
-            return f.read(_HEAD)
+            return f.read(size) if size is not None else f.read()
     except FileNotFoundError:
         raise NamedFileError(f"no {what} at {path!r} (check the path; it must exist where the run starts)") from None
     except IsADirectoryError:
@@ -100,14 +101,9 @@ def tokenizer_json(specials: dict[str, str | None]) -> Callable[[str, Opener], N
         from tokenizers import Tokenizer
 
         try:
-            with open_file(path) as f:
-                text = f.read().decode("utf-8")
-        except FileNotFoundError:
-            raise NamedFileError(f"no tokenizer at {path!r} (give the path of a Hugging Face tokenizer.json)") from None
+            text = _head(path, open_file, "tokenizer", None).decode("utf-8")
         except UnicodeDecodeError:
             raise NamedFileError(f"{path!r} is not a tokenizer.json (not UTF-8 text; give a Hugging Face tokenizer.json)") from None
-        except OSError as e:
-            raise NamedFileError(f"tokenizer {path!r} cannot be read: {e}") from None
         try:
             tokenizer = Tokenizer.from_str(text)
         except Exception as e:

@@ -45,7 +45,7 @@ def files(tmp_path):
 
 @pytest.mark.parametrize("sections, expected", [
     ({"shards": {"tokenize": {"tokenizer": "{d}/missing.json"}}},
-     "config error: shards.tokenize.tokenizer: no tokenizer at '{d}/missing.json' (give the path of a Hugging Face tokenizer.json)"),
+     "config error: shards.tokenize.tokenizer: no tokenizer at '{d}/missing.json' (check the path; it must exist where the run starts)"),
     ({"shards": {"tokenize": {"tokenizer": "{d}/not-json.json"}}},
      "config error: shards.tokenize.tokenizer: '{d}/not-json.json' is not a tokenizer.json (not UTF-8 text; give a Hugging Face tokenizer.json)"),
     ({"shards": {"tokenize": {"tokenizer": "{d}/json-not-tokenizer.json"}}},
