@@ -36,12 +36,15 @@ _KIND = {**{h: "h" for h in HEADINGS}, "p": "p", "li": "li", "dt": "li", "dd": "
 class Block:
     """One output line and its features."""
 
-    __slots__ = ("text", "chars", "link_chars", "kind", "group", "skip", "box")
+    __slots__ = ("text", "chars", "link_chars", "links", "kind", "group", "skip", "box")
 
-    def __init__(self, text: str, chars: int, link_chars: int, kind: str, group: int, skip: int, box: int):
+    def __init__(
+        self, text: str, chars: int, link_chars: int, kind: str, group: int, skip: int, box: int, links: int = 0
+    ):
         self.text = text
         self.chars = chars            # non-whitespace characters (wide scripts count double)
         self.link_chars = link_chars  # of those, inside <a href>
+        self.links = links            # <a href> elements started in the line
         self.kind = kind              # p, h, li, tr, pre, quote, caption, div (anything else)
         self.group = group
         self.skip = skip              # innermost marked-boilerplate element around it, or -1
@@ -97,11 +100,14 @@ class Marks:
         boilerplate: list[bool],
         footer: list[bool] | None = None,
         tag_ids: frozenset[int] | None = None,
+        thread: list[bool] | None = None,
     ):
         self.index = index
         self.boilerplate = boilerplate
         #: the page says outright this is its footer (<footer>, role=contentinfo, class "footer")
         self.footer = footer or [False] * len(boilerplate)
+        #: boilerplate only as readers' comments or replies (``comment-list``): the posts of a forum thread
+        self.thread = thread or [False] * len(boilerplate)
         self.tag_ids = tag_ids
         self.parent = [-1] * len(boilerplate)
         self.wraps_content = [False] * len(boilerplate)
@@ -162,6 +168,7 @@ def extract_blocks(root: LexborNode, marks: Marks | None = None) -> list[Block]:
     blocks: list[Block] = []
     parts: list[str] = []  # text of the line being built
     link_parts: list[str] = []  # of which inside <a href>
+    n_links = 0            # links started in the line
     group = 0
     new_group = True       # a block boundary was passed since the last line
     skip = box = -1        # innermost boilerplate / content mark around
@@ -177,7 +184,7 @@ def extract_blocks(root: LexborNode, marks: Marks | None = None) -> list[Block]:
     actions, block_kind, text_id = _ACTION, _BLOCK_KIND, _TEXT_ID
 
     def flush() -> None:
-        nonlocal parts, link_parts, group, new_group
+        nonlocal parts, link_parts, group, new_group, n_links
         text = " ".join((parts[0] if len(parts) == 1 else "".join(parts)).split())
         if text:
             if new_group:
@@ -190,9 +197,10 @@ def extract_blocks(root: LexborNode, marks: Marks | None = None) -> list[Block]:
                 link_chars = chars  # the whole line is a link (menus)
             else:  # counted once a line, not once a link: the count adds up over pieces
                 link_chars = min(_nonspace("".join(link_parts)), chars)
-            blocks.append(Block(text, chars, link_chars, kinds[-1], group, skip, box))
+            blocks.append(Block(text, chars, link_chars, kinds[-1], group, skip, box, n_links))
         parts = []
         link_parts = []
+        n_links = links  # a link around block elements (a card) counts in each of their lines
 
     # Open elements: (node, what leaving it undoes, mark number or -1).
     stack: list[tuple[LexborNode, int, int]] = []
@@ -274,6 +282,7 @@ def extract_blocks(root: LexborNode, marks: Marks | None = None) -> list[Block]:
             # parse as open <a> elements around the text that follows.
             if "href" in node.attrs:
                 links += 1
+                n_links += 1
                 leave = _LEAVE_LINK
         elif action == _CELL:
             parts.append(" ")

@@ -29,9 +29,10 @@ import unicodedata
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from stages.extract import dom, hints
+from stages.extract import dom, hints, pagetype
 from stages.extract.blocks import Block, Marks, extract_blocks
 from stages.extract.classify import ClassifyConfig, classify
+from stages.extract.profiles import ARTICLE_PROFILE, PROFILES, Profile
 from stages.extract.repeats import drop_repeats
 
 
@@ -62,6 +63,10 @@ class BoilerplateConfig(BaseModel):
         "(a page that carries its article twice: a visible copy and a flattened print or hidden one)",
     )
     drop_repeats: bool = Field(True, description="drop kept blocks that repeat other kept text (see repeat_share)")
+    page_types: bool = Field(
+        True, description="tell forum threads, product pages, listings, documentation... from articles and adapt the "
+        "rules to them (stages/extract/profiles.py); false: every page is read as an article",
+    )
     max_depth: int = Field(2000, ge=50, le=100_000, description="pages nested deeper are refused (lexbor parsing time grows with depth x blocks)")
     blocks: ClassifyConfig = Field(default_factory=ClassifyConfig)
 
@@ -69,13 +74,14 @@ class BoilerplateConfig(BaseModel):
 class Result:
     """The text and what the extractor saw on the way (for the cascade and for debugging)."""
 
-    __slots__ = ("text", "blocks", "kept", "root_found")
+    __slots__ = ("text", "blocks", "kept", "root_found", "page_type")
 
-    def __init__(self, text: str, blocks: list[Block], kept: list[Block], root_found: bool):
+    def __init__(self, text: str, blocks: list[Block], kept: list[Block], root_found: bool, page_type: str = "article"):
         self.text = text
         self.blocks = blocks          # every block of the body
         self.kept = kept              # those in the text
         self.root_found = root_found  # a content container was chosen
+        self.page_type = page_type    # the kind of page it was taken for (stages.extract.pagetype)
 
 
 def _totals(inner: list[int], marks: Marks, weights: list[int], weights2: list[int]) -> tuple[list[int], list[int]]:
@@ -166,9 +172,42 @@ def choose_root(blocks: list[Block], marks: Marks, cfg: BoilerplateConfig, good:
     return best
 
 
-def select(blocks: list[Block], marks: Marks, cfg: BoilerplateConfig) -> tuple[list[Block], bool]:
-    """The blocks of the content root, less those in boilerplate elements."""
+def open_threads(blocks: list[Block], marks: Marks) -> None:
+    """Forget the marks of comment and reply elements (:attr:`Marks.thread`):
+    on a forum thread or a Q&A page, the replies are the content."""
+    thread, parent = marks.thread, marks.parent
+    for b in blocks:
+        m = b.skip
+        while m >= 0 and thread[m]:
+            m = parent[m]
+        b.skip = m
+
+
+def open_threads_if_content(blocks: list[Block], marks: Marks, good: list[int]) -> bool:
+    """On a forum page, open the comment and reply elements when they hold
+    more good text than the rest of the page (the posts of a thread), not
+    when the rest holds more (a Q&A page's question and answers, with short
+    comments under each)."""
+    inside = outside = 0
+    thread = marks.thread
+    for b, g in zip(blocks, good):
+        if g:
+            if b.skip < 0:
+                outside += g
+            elif thread[b.skip]:
+                inside += g
+    if inside > outside:
+        open_threads(blocks, marks)
+        return True
+    return False
+
+
+def select(blocks: list[Block], marks: Marks, cfg: BoilerplateConfig, profile: Profile = ARTICLE_PROFILE) -> tuple[list[Block], bool]:
+    """The blocks of the content root, less those in boilerplate elements,
+    under the rules of the page's kind (``profile``)."""
     good = _good_chars(blocks, cfg.blocks)  # fixed per block: computed once
+    if profile.threads:
+        open_threads_if_content(blocks, marks, good)
     unmark_wrappers(blocks, marks, cfg, good)
     root = choose_root(blocks, marks, cfg, good)
     if root >= 0:
@@ -202,25 +241,32 @@ class BoilerplateExtractor:
 
     def __init__(self, config: BoilerplateConfig | None = None):
         self.config = config or BoilerplateConfig()
+        # The block rules per kind of page, built once.
+        self._rules = {kind: p.block_rules(self.config.blocks) for kind, p in PROFILES.items()}
 
-    def run(self, html: str) -> Result:
-        tree = dom.parse(html, self.config.max_depth)
+    def run(self, html: str, url: str | None = None) -> Result:
+        """Extract; ``url`` (where the page is from) helps tell its kind."""
+        cfg = self.config
+        tree = dom.parse_raw(html, cfg.max_depth)
+        signals = pagetype.read_signals(tree, url) if cfg.page_types else None
+        dom.strip_invisible(tree)
         body = tree.body or tree.root
         if body is None:
             return Result("", [], [], False)
-        marks = hints.scan(body, drop_captions=not self.config.blocks.keep_captions)
+        marks = hints.scan(body, drop_captions=not cfg.blocks.keep_captions)
         blocks = extract_blocks(body, marks)
-        chosen, root_found = select(blocks, marks, self.config)
-        kept = classify(chosen, self.config.blocks)
-        if self.config.drop_repeats:
-            kept = drop_repeats(kept, self.config.repeat_share)
+        kind = pagetype.classify(signals, pagetype.shape(blocks, cfg.blocks.length_high)) if signals else pagetype.ARTICLE
+        chosen, root_found = select(blocks, marks, cfg, PROFILES[kind])
+        kept = classify(chosen, self._rules[kind])
+        if cfg.drop_repeats:
+            kept = drop_repeats(kept, cfg.repeat_share)
         text = "\n".join(b.text for b in kept)
         if not text.isascii():
             # One form per character: pages mix composed and decomposed
             # forms (Bengali, Vietnamese, macOS-made text), which would make
             # the same words differ for the filters and for dedup.
             text = unicodedata.normalize("NFC", text)
-        return Result(text, blocks, kept, root_found)
+        return Result(text, blocks, kept, root_found, kind)
 
-    def __call__(self, html: str) -> str:
-        return self.run(html).text
+    def __call__(self, html: str, url: str | None = None) -> str:
+        return self.run(html, url).text

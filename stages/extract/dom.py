@@ -102,8 +102,19 @@ def parse(html: str, max_depth: int = 2000, depth_check_tags: int = 20_000) -> L
     by the stage's time limit, so pages with enough tags to be that deep are
     checked first (one regex pass, only for those pages) and refused.
     """
+    tree = parse_raw(html, max_depth, depth_check_tags)
+    strip_invisible(tree)
+    return tree
+
+
+def parse_raw(html: str, max_depth: int = 2000, depth_check_tags: int = 20_000) -> LexborHTMLParser:
+    """The DOM of ``html`` as parsed, after the nesting check of :func:`parse`."""
     refuse_deep_nesting(html, max_depth, depth_check_tags)
-    tree = LexborHTMLParser(html)
+    return LexborHTMLParser(html)
+
+
+def strip_invisible(tree: LexborHTMLParser) -> None:
+    """Remove the invisible elements of a parsed page, in place."""
     # As tree.strip_tags(INVISIBLE_TAGS), in one walk: each element is
     # unlinked with its subtree (one inside another is unlinked with it).
     fallbacks = []
@@ -113,7 +124,6 @@ def parse(html: str, max_depth: int = 2000, depth_check_tags: int = 20_000) -> L
         else:
             node.decompose(recursive=False)
     _drop_noscript(tree, fallbacks)
-    return tree
 
 
 #: A <noscript> with at least this much text may be the page's only copy of its content.

@@ -24,11 +24,13 @@ BOILERPLATE_WORDS = (
     "nav", "menu", "breadcrumb", "pagination", "pager", "footer", "sidebar", "widget", "masthead",
     "topbar", "toolbar", "skip-link", "skiplink", "skip-to", "skip-nav", "gdpr",
     "newsletter", "subscri", "signup", "login", "share", "sharing", "social", "related", "recommend",
-    "popular", "trending", "more-stories", "comment", "disqus", "respond", "reply", "promo", "advert",
+    "popular", "trending", "more-stories", "promo", "advert",
     "sponsor", "banner", "popup", "modal", "overlay", "outbrain", "taboola", "tag-cloud", "tagcloud",
     "author", "about-author", "byline", "post-meta", "entry-meta", "article-meta",
     "meta-info", "sr-only", "screen-reader", "visually-hidden", "print-only", "rating",
 )
+#: ... that name readers' comments and replies: boilerplate under an article, the content of a forum thread.
+THREAD_WORDS = ("comment", "disqus", "respond", "reply")
 #: ... that count only as a whole word: "tags" but not "tagStyle", "cta" (call to action) but not "ctaxonomy".
 BOILERPLATE_TOKENS = ("ad", "ads", "tags", "cta")
 #: ... that count anywhere in a name: consent managers name their banners "BorlabsCookie", "cmplz-consent".
@@ -57,10 +59,11 @@ def _alternation(words: tuple[str, ...]) -> str:
 
 
 # A word counts from the start of the name or after a character other than a-z0-9.
-_WORD_RE = re.compile(
+_FURNITURE_RE = re.compile(
     r"(?<![a-z0-9])(?:" + _alternation(BOILERPLATE_WORDS) + "|" + _alternation(BOILERPLATE_TOKENS) + r"(?![a-z]))|"
     + _alternation(BOILERPLATE_ANYWHERE)
 )
+_THREAD_RE = re.compile(r"(?<![a-z0-9])" + _alternation(THREAD_WORDS))
 _CAPTION_RE = re.compile(r"(?<![a-z0-9])" + _alternation(CAPTION_WORDS))
 _EXCEPT_RE = re.compile("|".join(_NOT_BOILERPLATE))
 
@@ -94,13 +97,20 @@ _CANDIDATES = (
 )
 
 
-BOILERPLATE, CONTENT = 1, 2  # what a hint says
+BOILERPLATE, CONTENT, THREAD = 1, 2, 3  # what a hint says; THREAD: comments or replies (boilerplate but on threads)
+
+
+def name_hint(name: str, drop_captions: bool = True) -> int:
+    """What a lower-case "class id" string says: BOILERPLATE, CONTENT or 0;
+    a caption's name says BOILERPLATE if ``drop_captions``."""
+    h = _name_hint(name, drop_captions)
+    return BOILERPLATE if h == THREAD else h
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def name_hint(name: str, drop_captions: bool = True) -> int:
-    """What a lower-case "class id" string says: BOILERPLATE, CONTENT or 0;
-    a caption's name says BOILERPLATE if ``drop_captions``.
+def _name_hint(name: str, drop_captions: bool = True) -> int:
+    """:func:`name_hint`, with THREAD for names that are boilerplate only as
+    comments or replies (``comment-list``, ``replies``).
 
     Cached: class names repeat heavily within a page and across a site.
     """
@@ -108,11 +118,13 @@ def name_hint(name: str, drop_captions: bool = True) -> int:
         return CONTENT  # "article-content sticky-sidebar": the specific content word wins
     words = name.split()
     if (
-        (_WORD_RE.search(name) and not _EXCEPT_RE.search(name))
+        (_FURNITURE_RE.search(name) and not _EXCEPT_RE.search(name))
         or not HIDDEN_CLASSES.isdisjoint(words)
         or (drop_captions and _CAPTION_RE.search(name))
     ):
         return BOILERPLATE
+    if _THREAD_RE.search(name) and not _EXCEPT_RE.search(name):
+        return THREAD
     if not CONTENT_NAMES.isdisjoint(words):
         return CONTENT
     return 0
@@ -147,7 +159,7 @@ def _hint(tag_id: int, attrs: dict, drop_captions: bool = True) -> int:
     if others and (role in BOILERPLATE_ROLES or _hidden(attrs)):
         return BOILERPLATE
     name = f"{attrs.get('class') or ''} {attrs.get('id') or ''}"
-    by_name = name_hint(name.lower(), drop_captions) if len(name) > 1 else 0
+    by_name = _name_hint(name.lower(), drop_captions) if len(name) > 1 else 0
     if by_name:
         return by_name
     if tag_id in _CONTENT_TAG_IDS or (
@@ -159,7 +171,8 @@ def _hint(tag_id: int, attrs: dict, drop_captions: bool = True) -> int:
 
 def hint(node: LexborNode) -> int:
     """What an element's tag and attributes say it is: BOILERPLATE, CONTENT or 0."""
-    return _hint(node.tag_id, node.attributes)
+    h = _hint(node.tag_id, node.attributes)
+    return BOILERPLATE if h == THREAD else h
 
 
 _FOOTER_NAMES = frozenset(("footer", "site-footer", "page-footer", "global-footer"))
@@ -180,6 +193,7 @@ def scan(root: LexborNode, drop_captions: bool = True) -> Marks:
     index: dict[int, int] = {}
     boilerplate: list[bool] = []
     footer: list[bool] = []
+    thread: list[bool] = []
     tag_ids: set[int] = set()
     seen: set[int] = set()
     for node in root.css(_CANDIDATES):
@@ -193,8 +207,9 @@ def scan(root: LexborNode, drop_captions: bool = True) -> Marks:
         h = _hint(tag_id, attrs, drop_captions)
         if h:
             index[key] = len(boilerplate)
-            is_bp = h == BOILERPLATE
+            is_bp = h != CONTENT
             boilerplate.append(is_bp)
             footer.append(is_bp and _is_footer(tag_id, attrs))
+            thread.append(h == THREAD)
             tag_ids.add(tag_id)
-    return Marks(index, boilerplate, footer, frozenset(tag_ids))
+    return Marks(index, boilerplate, footer, frozenset(tag_ids), thread)

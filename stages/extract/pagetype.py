@@ -1,0 +1,215 @@
+"""What kind of page this is: an article, a forum thread, a product page...
+
+The boilerplate rules were made for articles: one container of prose, with
+navigation and readers' comments around it.  Other pages put their content
+elsewhere: a forum thread's posts are named like comments, a listing's
+items are links, documentation's code is neither prose nor link-poor.  The
+extractor asks this module which kind of page it has, then adjusts its
+rules to it (:data:`stages.extract.boilerplate.PROFILES`).
+
+The evidence is what the page says about itself, read from the parsed
+document before its scripts are dropped (a few CSS queries in C):
+
+- its URL (given, or its ``<link rel=canonical>`` / ``og:url``): the path
+  words forum software and shops use (``/threads/``, ``viewtopic.php``,
+  ``/products/``, ``/collections/``, ``/docs/``);
+- its schema.org types, in JSON-LD or microdata (``DiscussionForumPosting``,
+  ``QAPage``, ``Product``, ``CollectionPage``, ``TechArticle``...) and its
+  ``og:type`` (``article``, ``product``, ``product.group``);
+- the software that made it (``<meta name=generator>``: Discourse, vBulletin,
+  Sphinx, MkDocs...);
+
+and, after the walk, the shape of its text (:func:`shape`): how much of it is
+long link-poor paragraphs, how many headline-sized links and prices it
+shows, how much sits in code blocks.
+
+Each kind is decided by a few rules, strongest evidence first
+(:func:`classify`); a page with nothing telling is an article, and a page
+that says it is an article (``og:type`` or schema type) and reads like one
+(most of its text in long paragraphs) stays one, so that news pages keep the
+rules they were tuned for.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from selectolax.lexbor import LexborHTMLParser
+
+from stages.extract.blocks import Block
+
+ARTICLE, FORUM, PRODUCT, COLLECTION, LISTING, DOCUMENTATION, SERVICE = (
+    "article", "forum", "product", "collection", "listing", "documentation", "service",
+)
+PAGE_TYPES = (ARTICLE, FORUM, PRODUCT, COLLECTION, LISTING, DOCUMENTATION, SERVICE)
+
+
+@dataclass(frozen=True)
+class Signals:
+    """What the page says about itself, read before its scripts and head are dropped."""
+
+    host: str = ""
+    path: str = ""                     # lower case, with the query string
+    og_type: str = ""                  # lower case
+    generator: str = ""                # lower case
+    types: frozenset[str] = frozenset()  # schema.org types, JSON-LD and microdata
+
+
+_SIGNAL_SELECTOR = (
+    'meta[property="og:type"],meta[name="generator"],link[rel="canonical"],meta[property="og:url"],'
+    'script[type="application/ld+json"],[itemtype]'
+)
+_LD_TYPE_RE = re.compile(r'"@type"\s*:\s*(?:\[\s*)?"([A-Za-z]+)"')
+_ITEMTYPE_RE = re.compile(r"schema\.org/([A-Za-z]+)")
+
+
+def read_signals(tree: LexborHTMLParser, url: str | None = None) -> Signals:
+    """The page's :class:`Signals`; ``url`` is where it was fetched from
+    (else its canonical URL, if it names one)."""
+    og_type = generator = canonical = ""
+    types: set[str] = set()
+    for node in tree.css(_SIGNAL_SELECTOR):
+        tag = node.tag
+        attrs = node.attributes
+        if tag == "script":
+            types.update(_LD_TYPE_RE.findall(node.text(deep=True) or ""))
+        elif tag == "link":
+            canonical = canonical or (attrs.get("href") or "")
+        elif tag == "meta":
+            content = (attrs.get("content") or "").strip()
+            prop = attrs.get("property")
+            if prop == "og:type":
+                og_type = og_type or content.lower()
+            elif prop == "og:url":
+                canonical = canonical or content
+            else:
+                generator = generator or content.lower()
+        if "itemtype" in attrs:
+            types.update(_ITEMTYPE_RE.findall(attrs.get("itemtype") or ""))
+    host = path = ""
+    try:
+        parts = urlsplit(url or canonical)
+        host, path = parts.netloc.lower(), (parts.path + ("?" + parts.query if parts.query else "")).lower()
+    except ValueError:  # a malformed URL says nothing
+        pass
+    return Signals(host, path, og_type, generator, frozenset(types))
+
+
+@dataclass(frozen=True)
+class Shape:
+    """The shape of a page's text, from its blocks outside boilerplate marks."""
+
+    chars: int          # all text
+    good_share: float   # share of it in long, link-poor paragraphs
+    headlines: int      # lines that are one long link each (a teaser, an item title)
+    prices: int         # lines with a price
+    code_share: float   # share of the text in <pre>
+
+
+_PRICE_RE = re.compile(r"[$€£¥₹]\s?\d|\d(?:[.,]\d\d)?\s?(?:€|EUR|USD|GBP|kr|zł)\b")
+
+
+def shape(blocks: list[Block], length_high: int = 50, headline_chars: int = 30) -> Shape:
+    chars = good = code = headlines = prices = 0
+    for b in blocks:
+        if b.skip >= 0:
+            continue
+        n = b.chars
+        chars += n
+        if b.kind == "pre":
+            code += n
+        elif n >= length_high and b.link_chars * 4 <= n:
+            good += n
+        if b.links and b.link_chars >= headline_chars * b.links and b.link_chars * 2 > n:
+            headlines += 1
+        if n < 40 and _PRICE_RE.search(b.text):
+            prices += 1
+    total = max(chars, 1)
+    return Shape(chars, good / total, headlines, prices, code / total)
+
+
+# --- evidence per kind --------------------------------------------------------
+
+_FORUM_TYPES = frozenset(("DiscussionForumPosting", "QAPage"))
+_FORUM_PATH_RE = re.compile(
+    r"/(?:forums?|threads?|topics?|t|discussions?|community|boards?|questions|comments|talk|showtopic)/"
+    r"|viewtopic\.php|showthread\.php|/thread-\d|[?&]topic=\d"
+)
+_FORUM_HOST_RE = re.compile(r"^(?:forums?|community|discuss|discussion|boards?|bbs|answers)\.")
+_FORUM_GENERATORS = ("discourse", "vbulletin", "xenforo", "phpbb", "invision", "simple machines", "mybb",
+                     "flarum", "nodebb", "vanilla")
+
+_DOC_GENERATORS = ("sphinx", "docutils", "mkdocs", "docusaurus", "rustdoc", "gitbook", "mediawiki",
+                   "dokuwiki", "vuepress", "vitepress", "bookdown", "hugo", "jekyll", "starlight", "nextra")
+_DOC_PATH_RE = re.compile(r"/(?:docs?|documentation|reference|manual|handbook|api|man-?pages|wiki|guides?|tutorials?|"
+                          r"userguide|library|learn|book|title)/")
+_DOC_HOST_RE = re.compile(r"^(?:docs?|developers?|devdocs|wiki|learn|man\d?)\.|\.readthedocs\.|^docs\.rs$")
+_DOC_TYPES = frozenset(("TechArticle", "APIReference", "SoftwareSourceCode"))
+
+_PRODUCT_TYPES = frozenset(("Product", "ProductGroup", "IndividualProduct"))
+_PRODUCT_PATH_RE = re.compile(r"/(?:products?|p|dp|ip|itm|item|pdp|listing|app|store/detail)/[^/]+"
+                              r"|/[^/]*-\d{5,}(?:\.html?)?/?$")
+_COLLECTION_TYPES = frozenset(("CollectionPage", "OfferCatalog", "SomeProducts"))
+_COLLECTION_PATH_RE = re.compile(r"/(?:collections?|categor(?:y|ies)|c|cat|b|browse|shop|department|departments|l|"
+                                 r"sub-?categor(?:y|ies)|product-category)(?:/|$)")
+
+_ARTICLE_TYPES = frozenset(("Article", "NewsArticle", "BlogPosting", "ReportageNewsArticle", "OpinionNewsArticle",
+                            "AnalysisNewsArticle", "LiveBlogPosting", "ScholarlyArticle", "Recipe", "HowTo"))
+
+_SERVICE_PATH_RE = re.compile(r"/(?:services?|solutions?|features?|platform|pricing|what-we-do|capabilities)(?:/|$|\.)")
+
+
+def _forum(s: Signals) -> bool:
+    return (
+        not _FORUM_TYPES.isdisjoint(s.types)
+        or s.og_type == "forum"
+        or bool(_FORUM_PATH_RE.search(s.path))
+        or bool(_FORUM_HOST_RE.search(s.host))
+        or any(g in s.generator for g in _FORUM_GENERATORS)
+    )
+
+
+def _documentation(s: Signals, sh: Shape) -> bool:
+    said = (
+        any(g in s.generator for g in _DOC_GENERATORS)
+        or not _DOC_TYPES.isdisjoint(s.types)
+        or bool(_DOC_HOST_RE.search(s.host))
+        or bool(_DOC_PATH_RE.search(s.path))
+    )
+    return said or sh.code_share > 0.15
+
+
+def _says_article(s: Signals) -> bool:
+    return s.og_type == "article" or not _ARTICLE_TYPES.isdisjoint(s.types)
+
+
+def classify(s: Signals, sh: Shape) -> str:
+    """The page's kind, from what it says about itself and the shape of its text."""
+    if _forum(s):
+        return FORUM
+    # A page that says it is an article and reads like one (a news story,
+    # a blog post, a review) keeps the article rules, whatever else it shows.
+    if _says_article(s) and sh.good_share >= 0.4:
+        return ARTICLE
+    if _documentation(s, sh):
+        return DOCUMENTATION
+    product = s.og_type.startswith("product") and "group" not in s.og_type or not _PRODUCT_TYPES.isdisjoint(s.types)
+    collection = (
+        "group" in s.og_type
+        or not _COLLECTION_TYPES.isdisjoint(s.types)
+        or bool(_COLLECTION_PATH_RE.search(s.path))
+        or sh.prices >= 8
+    )
+    if product and not collection and (_PRODUCT_PATH_RE.search(s.path) or sh.prices < 8):
+        return PRODUCT
+    if collection:
+        return COLLECTION
+    if _PRODUCT_PATH_RE.search(s.path):
+        return PRODUCT
+    if sh.headlines >= 8 and sh.good_share < 0.3:
+        return LISTING
+    if _SERVICE_PATH_RE.search(s.path) or (s.host and s.path in ("", "/")):
+        return SERVICE
+    return ARTICLE

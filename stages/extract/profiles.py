@@ -1,0 +1,49 @@
+"""How the boilerplate rules change with the kind of page (:mod:`stages.extract.pagetype`).
+
+The defaults were made for articles.  On other pages, content takes shapes
+those rules call boilerplate:
+
+- a forum thread's posts sit in elements named ``comment`` or ``reply``
+  (IPS, XenForo, vBulletin): there, those elements are content when they
+  hold more good text than the rest of the page (:attr:`Profile.threads`);
+- a listing's or a shop category's items are links (a card is one link
+  around a title and a teaser), documentation links every other word to
+  the reference, a service page's feature cards end in "learn more":
+  link density says little there (:attr:`Profile.block_updates`).
+
+See docs/extraction.md for the per-type numbers behind each choice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from stages.extract import pagetype
+from stages.extract.classify import ClassifyConfig
+
+
+@dataclass(frozen=True)
+class Profile:
+    """The rules for one kind of page, as changes to the article rules."""
+
+    #: comment and reply elements are content when they hold more good text than the rest
+    threads: bool = False
+    #: changes to the block rules (:class:`ClassifyConfig` fields)
+    block_updates: dict = field(default_factory=dict)
+
+    def block_rules(self, base: ClassifyConfig) -> ClassifyConfig:
+        return base.model_copy(update=self.block_updates) if self.block_updates else base
+
+
+ARTICLE_PROFILE = Profile()
+_LINKS_ARE_TEXT = {"max_link_density": 1.0, "max_good_link_density": 1.0}
+
+PROFILES: dict[str, Profile] = {
+    pagetype.ARTICLE: ARTICLE_PROFILE,
+    pagetype.FORUM: Profile(threads=True),
+    pagetype.PRODUCT: ARTICLE_PROFILE,
+    pagetype.COLLECTION: Profile(block_updates=_LINKS_ARE_TEXT),
+    pagetype.LISTING: Profile(block_updates=_LINKS_ARE_TEXT),
+    pagetype.DOCUMENTATION: Profile(block_updates=_LINKS_ARE_TEXT),
+    pagetype.SERVICE: Profile(block_updates=_LINKS_ARE_TEXT),
+}
