@@ -1,7 +1,8 @@
 """Main-text extraction: ``html`` -> ``text``, paragraphs kept as newlines.
 
 Extractors are selected by name in the config.  Each is a function
-``(html: str) -> str`` built once per worker by :func:`make_extractor`; the
+``(html: str, url: str | None) -> str`` built once per worker by
+:func:`make_extractor` (the URL helps tell what kind of page it is); the
 stage applies it per document under a size and time limit and rejects pages
 with no main text.
 
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-Extractor = Callable[[str], str]
+Extractor = Callable[[str, "str | None"], str]  # (html, url) -> text
 
 
 class ExtractConfig(BaseModel):
@@ -74,7 +75,7 @@ def _resiliparse() -> Extractor:
 
     from stages.extract.dom import refuse_deep_nesting
 
-    def run(html: str) -> str:
+    def run(html: str, url: str | None = None) -> str:
         refuse_deep_nesting(html)  # its main_content pass hangs on 100k nested elements
         return extract_plain_text(
             html, preserve_formatting=True, main_content=True, list_bullets=True, alt_texts=False, links=False
@@ -130,21 +131,21 @@ class ExtractStage:
             self._helper.close()
             self._helper = None
 
-    def one(self, html: str | None) -> tuple[str | None, str | None, str | None]:
-        """(text, reason, details) for one page."""
+    def one(self, html: str | None, url: str | None = None) -> tuple[str | None, str | None, str | None]:
+        """(text, reason, details) for one page fetched from ``url``."""
         if not html:
             return None, "no_text", "empty html"
         html = html[: self.config.max_html_chars]
         limit = self.config.isolate_tags
         if limit is not None and html.count("<") > limit:
-            text, reason, details = self._isolated().extract(html)
+            text, reason, details = self._isolated().extract(html, url)
             self.counters["isolated"] += 1
             if reason is not None:
                 return None, reason, details
         else:
             try:
                 with time_limit(self.config.timeout_s):
-                    text = self.extract(html)
+                    text = self.extract(html, url)
             except TimeLimitExceeded:
                 self.counters["timeout"] += 1
                 return None, "extract_timeout", f"> {self.config.timeout_s}s"
@@ -188,7 +189,9 @@ class ExtractStage:
 
         from stages.base import add_rejections, set_column
 
-        results = [self.one(h) for h in batch.column("html").to_pylist()]
+        htmls = batch.column("html").to_pylist()
+        urls = batch.column("url").to_pylist() if "url" in batch.column_names else [None] * len(htmls)
+        results = [self.one(h, u) for h, u in zip(htmls, urls)]
         texts = [r[0] for r in results]
         batch = set_column(batch.drop_columns(["html"]), "text", pa.array(texts, pa.large_string()))
         return add_rejections(batch, [r[1] for r in results], [r[2] for r in results])

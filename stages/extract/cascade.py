@@ -37,7 +37,7 @@ def trafilatura_extractor() -> Callable[[str], str]:
     config = use_config()
     config.set("DEFAULT", "EXTRACTION_TIMEOUT", "0")  # the stage's own limit applies; two alarms would clash
 
-    def run(html: str) -> str:
+    def run(html: str, url: str | None = None) -> str:  # the URL is not passed: the baseline as FineWeb runs it
         return trafilatura.extract(html, favor_precision=True, include_comments=False, deduplicate=True, config=config) or ""
 
     return run
@@ -60,8 +60,8 @@ class CascadeExtractor:
         self.cascade = cascade or CascadeConfig()
         self.stats: Counter = Counter()  # pages per path: fast, slow, slow_empty
 
-    def __call__(self, html: str) -> str:
-        result = self.fast.run(html)
+    def __call__(self, html: str, url: str | None = None) -> str:
+        result = self.fast.run(html, url)
         if not unsure(result, self.cascade):
             self.stats["fast"] += 1
             return result.text

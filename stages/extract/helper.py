@@ -111,10 +111,11 @@ class KillableExtractor:
         if not self._ready:
             self._wait_ready()
 
-    def extract(self, html: str) -> tuple[str | None, str | None, str | None]:
+    def extract(self, html: str, url: str | None = None) -> tuple[str | None, str | None, str | None]:
         self.ready()
         try:
             _write_msg(self._w, html.encode("utf-8", "surrogatepass"))
+            _write_msg(self._w, (url or "").encode("utf-8", "surrogatepass"))
             reply = _read_msg(self._r, time.monotonic() + self.hard_limit_s)
         except TimeoutError:
             self.close()  # the only way to stop a parse inside C code
@@ -165,9 +166,10 @@ def serve(read_fd: int, write_fd: int) -> None:
     while True:
         try:
             html = _read_msg(read_fd).decode("utf-8", "surrogatepass")
+            url = _read_msg(read_fd).decode("utf-8", "surrogatepass") or None
         except EOFError:  # the worker is gone
             return
-        text, reason, details = stage.one(html)
+        text, reason, details = stage.one(html, url)
         _write_msg(write_fd, pickle.dumps((text, reason, details, stage.drain_counters()), protocol=pickle.HIGHEST_PROTOCOL))
 
 
