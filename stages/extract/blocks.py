@@ -100,14 +100,15 @@ class Marks:
         boilerplate: list[bool],
         footer: list[bool] | None = None,
         tag_ids: frozenset[int] | None = None,
-        thread: list[bool] | None = None,
+        reason: list[int] | None = None,
     ):
         self.index = index
         self.boilerplate = boilerplate
         #: the page says outright this is its footer (<footer>, role=contentinfo, class "footer")
         self.footer = footer or [False] * len(boilerplate)
-        #: boilerplate only as readers' comments or replies (``comment-list``): the posts of a forum thread
-        self.thread = thread or [False] * len(boilerplate)
+        #: why a boilerplate element is marked, when the kind of page may overrule it
+        #: (hints.THREAD: comments or replies; hints.HIDDEN: hidden), else 0
+        self.reason = reason or [0] * len(boilerplate)
         self.tag_ids = tag_ids
         self.parent = [-1] * len(boilerplate)
         self.wraps_content = [False] * len(boilerplate)

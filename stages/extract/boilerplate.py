@@ -172,13 +172,14 @@ def choose_root(blocks: list[Block], marks: Marks, cfg: BoilerplateConfig, good:
     return best
 
 
-def open_threads(blocks: list[Block], marks: Marks) -> None:
-    """Forget the marks of comment and reply elements (:attr:`Marks.thread`):
-    on a forum thread or a Q&A page, the replies are the content."""
-    thread, parent = marks.thread, marks.parent
+def open_marks(blocks: list[Block], marks: Marks, reason: int) -> None:
+    """Forget the boilerplate marks given for ``reason`` (:attr:`Marks.reason`):
+    a block in a comment inside a comment list is left with the innermost
+    mark around it given for another reason, or none."""
+    why, parent = marks.reason, marks.parent
     for b in blocks:
         m = b.skip
-        while m >= 0 and thread[m]:
+        while m >= 0 and why[m] == reason:
             m = parent[m]
         b.skip = m
 
@@ -189,15 +190,15 @@ def open_threads_if_content(blocks: list[Block], marks: Marks, good: list[int]) 
     when the rest holds more (a Q&A page's question and answers, with short
     comments under each)."""
     inside = outside = 0
-    thread = marks.thread
+    why = marks.reason
     for b, g in zip(blocks, good):
         if g:
             if b.skip < 0:
                 outside += g
-            elif thread[b.skip]:
+            elif why[b.skip] == hints.THREAD:
                 inside += g
     if inside > outside:
-        open_threads(blocks, marks)
+        open_marks(blocks, marks, hints.THREAD)
         return True
     return False
 
@@ -206,6 +207,8 @@ def select(blocks: list[Block], marks: Marks, cfg: BoilerplateConfig, profile: P
     """The blocks of the content root, less those in boilerplate elements,
     under the rules of the page's kind (``profile``)."""
     good = _good_chars(blocks, cfg.blocks)  # fixed per block: computed once
+    if profile.hidden:
+        open_marks(blocks, marks, hints.HIDDEN)
     if profile.threads:
         open_threads_if_content(blocks, marks, good)
     unmark_wrappers(blocks, marks, cfg, good)

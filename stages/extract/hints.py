@@ -97,34 +97,37 @@ _CANDIDATES = (
 )
 
 
-BOILERPLATE, CONTENT, THREAD = 1, 2, 3  # what a hint says; THREAD: comments or replies (boilerplate but on threads)
+# What a hint says.  THREAD and HIDDEN are boilerplate on an article, but
+# the kind of page decides (stages.extract.profiles): readers' comments and
+# replies are a forum thread's posts; hidden elements are the closed tabs and
+# accordions of product, service and documentation pages.
+BOILERPLATE, CONTENT, THREAD, HIDDEN = 1, 2, 3, 4
 
 
 def name_hint(name: str, drop_captions: bool = True) -> int:
     """What a lower-case "class id" string says: BOILERPLATE, CONTENT or 0;
     a caption's name says BOILERPLATE if ``drop_captions``."""
     h = _name_hint(name, drop_captions)
-    return BOILERPLATE if h == THREAD else h
+    return BOILERPLATE if h in (THREAD, HIDDEN) else h
 
 
 @functools.lru_cache(maxsize=1 << 16)
 def _name_hint(name: str, drop_captions: bool = True) -> int:
     """:func:`name_hint`, with THREAD for names that are boilerplate only as
-    comments or replies (``comment-list``, ``replies``).
+    comments or replies (``comment-list``, ``replies``) and HIDDEN for those
+    that hide an element (``hidden``, ``d-none``).
 
     Cached: class names repeat heavily within a page and across a site.
     """
     if _CONTENT_RE.search(name):
         return CONTENT  # "article-content sticky-sidebar": the specific content word wins
     words = name.split()
-    if (
-        (_FURNITURE_RE.search(name) and not _EXCEPT_RE.search(name))
-        or not HIDDEN_CLASSES.isdisjoint(words)
-        or (drop_captions and _CAPTION_RE.search(name))
-    ):
+    if (_FURNITURE_RE.search(name) and not _EXCEPT_RE.search(name)) or (drop_captions and _CAPTION_RE.search(name)):
         return BOILERPLATE
     if _THREAD_RE.search(name) and not _EXCEPT_RE.search(name):
         return THREAD
+    if not HIDDEN_CLASSES.isdisjoint(words):
+        return HIDDEN
     if not CONTENT_NAMES.isdisjoint(words):
         return CONTENT
     return 0
@@ -156,10 +159,14 @@ def _hint(tag_id: int, attrs: dict, drop_captions: bool = True) -> int:
     # Most elements have no attribute but class and id: the tests on the others are skipped.
     others = not _OTHER_HINT_ATTRS.isdisjoint(attrs)
     role = attrs.get("role") if others else None
-    if others and (role in BOILERPLATE_ROLES or _hidden(attrs)):
+    if others and role in BOILERPLATE_ROLES:
         return BOILERPLATE
     name = f"{attrs.get('class') or ''} {attrs.get('id') or ''}"
     by_name = _name_hint(name.lower(), drop_captions) if len(name) > 1 else 0
+    if by_name == BOILERPLATE:
+        return BOILERPLATE  # a hidden menu is a menu, whatever the page
+    if others and _hidden(attrs):
+        return HIDDEN
     if by_name:
         return by_name
     if tag_id in _CONTENT_TAG_IDS or (
@@ -172,7 +179,7 @@ def _hint(tag_id: int, attrs: dict, drop_captions: bool = True) -> int:
 def hint(node: LexborNode) -> int:
     """What an element's tag and attributes say it is: BOILERPLATE, CONTENT or 0."""
     h = _hint(node.tag_id, node.attributes)
-    return BOILERPLATE if h == THREAD else h
+    return BOILERPLATE if h in (THREAD, HIDDEN) else h
 
 
 _FOOTER_NAMES = frozenset(("footer", "site-footer", "page-footer", "global-footer"))
@@ -193,7 +200,7 @@ def scan(root: LexborNode, drop_captions: bool = True) -> Marks:
     index: dict[int, int] = {}
     boilerplate: list[bool] = []
     footer: list[bool] = []
-    thread: list[bool] = []
+    reason: list[int] = []
     tag_ids: set[int] = set()
     seen: set[int] = set()
     for node in root.css(_CANDIDATES):
@@ -210,6 +217,6 @@ def scan(root: LexborNode, drop_captions: bool = True) -> Marks:
             is_bp = h != CONTENT
             boilerplate.append(is_bp)
             footer.append(is_bp and _is_footer(tag_id, attrs))
-            thread.append(h == THREAD)
+            reason.append(h if h in (THREAD, HIDDEN) else 0)
             tag_ids.add(tag_id)
-    return Marks(index, boilerplate, footer, frozenset(tag_ids), thread)
+    return Marks(index, boilerplate, footer, frozenset(tag_ids), reason)

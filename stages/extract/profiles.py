@@ -6,6 +6,9 @@ those rules call boilerplate:
 - a forum thread's posts sit in elements named ``comment`` or ``reply``
   (IPS, XenForo, vBulletin): there, those elements are content when they
   hold more good text than the rest of the page (:attr:`Profile.threads`);
+- shop categories, service and documentation pages keep text in closed
+  tabs and accordions (a product's details, an FAQ's answers): hidden
+  elements are content there (:attr:`Profile.hidden`);
 - a listing's or a shop category's items are links (a card is one link
   around a title and a teaser), documentation links every other word to
   the reference, a service page's feature cards end in "learn more":
@@ -28,6 +31,8 @@ class Profile:
 
     #: comment and reply elements are content when they hold more good text than the rest
     threads: bool = False
+    #: hidden elements are content (closed tabs and accordions)
+    hidden: bool = False
     #: changes to the block rules (:class:`ClassifyConfig` fields)
     block_updates: dict = field(default_factory=dict)
 
@@ -42,8 +47,8 @@ PROFILES: dict[str, Profile] = {
     pagetype.ARTICLE: ARTICLE_PROFILE,
     pagetype.FORUM: Profile(threads=True),
     pagetype.PRODUCT: ARTICLE_PROFILE,
-    pagetype.COLLECTION: Profile(block_updates=_LINKS_ARE_TEXT),
+    pagetype.COLLECTION: Profile(hidden=True, block_updates=_LINKS_ARE_TEXT),
     pagetype.LISTING: Profile(block_updates=_LINKS_ARE_TEXT),
-    pagetype.DOCUMENTATION: Profile(block_updates=_LINKS_ARE_TEXT),
-    pagetype.SERVICE: Profile(block_updates=_LINKS_ARE_TEXT),
+    pagetype.DOCUMENTATION: Profile(hidden=True, block_updates=_LINKS_ARE_TEXT),
+    pagetype.SERVICE: Profile(hidden=True, block_updates=_LINKS_ARE_TEXT),
 }
