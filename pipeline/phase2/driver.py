@@ -8,6 +8,7 @@ import time
 from pipeline.config import RunConfig
 from pipeline.phase import Part, Unit, fingerprint
 from pipeline.phase2 import boilerplate, components, content, decisions, edges, ids, resume, signatures, verify, write
+from pipeline.phase2 import paragraphs  # [H11]
 from pipeline.phase2.context import PHASE, Phase2Context, timed
 from pipeline.storage import Storage
 from pipeline.units import UnitWork, marker_path
@@ -22,6 +23,7 @@ def corpus_unit(parts: list[Part], config: RunConfig) -> Unit:
     """The unit that deduplicates ``parts``: its fingerprint covers every part and the settings."""
     parts = sorted(parts, key=lambda p: p.name)
     settings = resume.corpus_settings(config.dedup, config.output.rejected_text)
+    settings.update(paragraphs.settings(config))  # [H11] paragraph dedup and the rules it re-applies ({} when off)
     return Unit(CORPUS, fingerprint([(p.name, p.fingerprint) for p in parts], settings),
                 {"parts": [p.name for p in parts], "signature_fingerprint": resume.signature_fingerprint(parts, config.dedup)})
 
@@ -108,6 +110,11 @@ def deduplicate(ctx: Phase2Context, corpus: Unit, signature_fp: str) -> dict:
         with timed(steps, "decisions"):
             summary.update(decisions.decide(ctx, found, use_score))
 
+    para = None
+    if ctx.dedup.paragraphs.enabled:  # [H11] paragraph dedup, after document dedup (docs/dedup.md)
+        with timed(steps, "paragraphs"):
+            para = paragraphs.find_repeated(ctx)
+
     with timed(steps, "write"):
         part_stats = write.write_outputs(ctx, corpus.fingerprint)
     failed = {s["unit"]: s["failed"] for s in part_stats if "failed" in s}
@@ -116,6 +123,8 @@ def deduplicate(ctx: Phase2Context, corpus: Unit, signature_fp: str) -> dict:
         log.error("phase deduped: %d of %d parts could not be written", len(failed), len(ctx.units))
         return {**summary, "failed_parts": failed}
     summary.update({**write.summarize(part_stats), "use_score": use_score})
+    if para is not None:  # [H11]
+        summary["paragraphs"] = paragraphs.summarize_parts(para, part_stats)
     summary = _done(ctx, corpus, summary)
     if not ctx.dedup.keep_intermediate:
         ctx.storage.delete_dir("dedup")

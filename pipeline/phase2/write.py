@@ -21,8 +21,9 @@ from pipeline.config import RunConfig
 from pipeline.phase import Unit, fingerprint, sum_counts
 from pipeline.phase2.context import PHASE, STAGE, Phase2Context, row_of, run_storage
 from pipeline.phase2.decisions import read_decisions
+from pipeline.phase2.paragraphs import STAGE as PARAGRAPH_STAGE, PartEdits  # [H11]
 from pipeline.units import UnitWork, part_file
-from stages.base import DETAILS, REASON, set_column, to_rejected
+from stages.base import DETAILS, REASON, set_column, split_rejected, to_rejected
 
 
 def part_unit(corpus_fingerprint: str, part: str) -> Unit:
@@ -45,15 +46,18 @@ class PartWriterWorker:
     """Step 5 for one part, in a Ray task."""
 
     def __init__(self, config: RunConfig, source: str):
+        self.config = config
         self.storage = run_storage(config)
         self.source = source
         self.rejected_text = config.output.rejected_text
 
     def process(self, unit: Unit) -> dict:
-        return write_part(self.storage, self.source, unit, read_decisions(self.storage, unit.name), self.rejected_text)
+        # [H11] paragraph dedup: the part's texts lose their repeated pieces (pipeline/phase2/paragraphs.py)
+        edits = PartEdits(self.config, self.storage, unit.name) if self.config.dedup.paragraphs.enabled else None
+        return write_part(self.storage, self.source, unit, read_decisions(self.storage, unit.name), self.rejected_text, edits)
 
 
-def write_part(storage, source_phase: str, unit: Unit, decided: pa.Table, rejected_text: bool) -> dict:
+def write_part(storage, source_phase: str, unit: Unit, decided: pa.Table, rejected_text: bool, edits: PartEdits | None = None) -> dict:
     """Copy an input part to documents/deduped minus its removed rows, which go to rejected/deduped."""
     t0 = time.perf_counter()
     decisions = _PartDecisions(decided)
@@ -63,16 +67,26 @@ def write_part(storage, source_phase: str, unit: Unit, decided: pa.Table, reject
     with UnitWork.for_phase(storage, PHASE, unit) as work:
         kept, rejected = work.documents(), work.rejected()
         for batch in source.iter_batches(batch_size=4096):
-            table, removed = decisions.apply(pa.Table.from_batches([batch]), start=n_in)
+            table = pa.Table.from_batches([batch])
+            if edits is not None:  # [H11] rewrite first: rows are still numbered as in the input
+                table = edits.apply(table, start=n_in)
+            table, removed = decisions.apply(table, start=n_in)
             if removed is not None:
                 rejected.write(to_rejected(removed, STAGE, rejected_text))
                 reasons.update(removed.column(REASON).to_pylist())
+            if edits is not None:  # [H11] documents left empty or failing a filter rule after the rewrite
+                table, refused = split_rejected(table, PARAGRAPH_STAGE, rejected_text)
+                if refused is not None:
+                    rejected.write(refused)
+                    reasons.update(refused.column(REASON).to_pylist())
             kept.write(table)
             n_in += len(batch)
         if n_in == 0:  # an empty part still gets its (empty) output
-            kept.write(set_column(source.schema_arrow.empty_table(), "dup_cluster_size", pa.array([], pa.int32())))
+            empty = set_column(source.schema_arrow.empty_table(), "dup_cluster_size", pa.array([], pa.int32()))
+            kept.write(edits.empty(empty) if edits is not None else empty)  # [H11]
+        paragraph_stats = {"paragraphs": dict(edits.stats)} if edits is not None else {}  # [H11]
         return work.commit({"in": n_in, "rejected_by_reason": dict(sorted(reasons.items())),
-                            "seconds": round(time.perf_counter() - t0, 3)}, docs_in=n_in)
+                            "seconds": round(time.perf_counter() - t0, 3), **paragraph_stats}, docs_in=n_in)
 
 
 class _PartDecisions:

@@ -148,6 +148,46 @@ class KeepConfig(BaseModel):
     )
 
 
+class ParagraphsConfig(BaseModel):
+    """Paragraph (or line) deduplication: exact repeats of normalized paragraphs across the corpus (docs/dedup.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = Field(
+        False, description="remove repeated paragraphs (or lines) from the documents that document dedup kept; a document "
+        "left too short goes through the Gopher/C4/FineWeb rules again"
+    )
+    unit: Literal["paragraph", "line"] = Field(
+        "paragraph",
+        description="paragraph: the blocks between blank lines, or every line of a text without a blank line (the extractor "
+        "writes one block per line; Dolma's paragraph dedup splits at newlines); line: every line (CCNet)",
+    )
+    mode: Literal["keep_first", "min_count"] = Field(
+        "keep_first",
+        description="keep_first: keep the first occurrence (parts by name, then row, then position) and remove later copies "
+        "(Dolma's paragraph dedup); min_count: remove every copy of a paragraph seen min_count times or more (CCNet)",
+    )
+    min_count: int = Field(
+        2, ge=2, le=1_000_000_000, description="with mode: min_count, a paragraph seen this many times in the corpus is removed "
+        "everywhere (CCNet: 2, within a shard)"
+    )
+    min_chars: int = Field(
+        30, ge=0, le=1_000_000, description="a paragraph shorter than this (characters, normalized) is never counted nor "
+        "removed: headings, dates, 'Read more' stay"
+    )
+    min_words: int = Field(
+        0, ge=0, le=100_000, description="a paragraph with fewer words (normalized, split at spaces) is never counted nor "
+        "removed (Dolma's min_words; 0: off, as for text without spaces)"
+    )
+    normalize: NormalizeConfig = Field(
+        default_factory=NormalizeConfig,
+        description="normalization before the 64-bit hash: lower case, numbers to 0, punctuation and symbols to spaces "
+        "(CCNet's normalize_for_dedup, which deletes punctuation); whitespace is always collapsed",
+    )
+    top: int = Field(20, ge=0, le=1000, description="the most repeated paragraphs listed in the phase summary (hash, count, "
+                     "first 100 characters, PII-redacted)")
+
+
 class DedupConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -156,6 +196,9 @@ class DedupConfig(BaseModel):
     minhash: MinHashConfig = Field(default_factory=MinHashConfig, description="near duplicates")
     components: ComponentsConfig = Field(default_factory=ComponentsConfig, description="connected components")
     keep: KeepConfig = Field(default_factory=KeepConfig, description="keep policy")
+    paragraphs: ParagraphsConfig = Field(
+        default_factory=ParagraphsConfig, description="paragraph and line dedup, after document dedup"
+    )
     partition_rows: int = Field(
         2_000_000, ge=100, le=100_000_000, description="target rows per shuffle partition (bucket rows, edges): bounds the memory of one task"
     )
