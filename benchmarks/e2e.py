@@ -19,6 +19,9 @@ and peak PSS of the whole process tree (Ray's daemons and workers; DataTrove's e
   -> LanguageFilter -> Gopher repetition / quality -> C4 -> FineWeb -> JsonlWriter, its 4-stage MinHash
   (signatures, buckets, clusters, filter) with our shingles, bands and rows, then DocumentTokenizer with
   our tokenizer.json; ``LocalPipelineExecutor(tasks=1, workers=1)`` (buckets: one task per band);
+- NeMo Curator 1.4 (``--systems nemo``; its own venv, ``--nemo-python``, default ``.venv-nemo``): its WARC
+  iterator and Common Crawl HTML extractor, its English heuristic filter set, JsonlWriter, on an embedded
+  Ray with one CPU (benchmarks/e2e_nemo.py says which stages and why its dedup cannot run here: GPU-only);
 - Ray's fixed cost alone: ``init_ray`` with one CPU, one task, one Ray Data map, shutdown.
 
 Then the kept documents of both are compared record by record, and every document one system kept
@@ -62,7 +65,9 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "e2e.md"
 QUICK_DEVSET_PAGES = 100
 COPY_MARK = re.compile(r"[?&]e2e-copy=\d+$")
-ORDER = ["ours", "datatrove", "ray"]  # run order within a round
+ORDER = ["ours", "datatrove", "nemo", "ray"]  # run order within a round
+NEMO_PYTHON = ROOT / ".venv-nemo" / "bin" / "python"
+NEMO = {"python": str(NEMO_PYTHON), "executor": "ray_data"}  # main() sets them from --nemo-python / --nemo-executor
 
 
 # ---------------------------------------------------------------- corpus
@@ -393,6 +398,25 @@ def run_datatrove(corpus: dict, job: dict, tmp: Path, cpu: int | None, timeout_s
     return r
 
 
+# ---------------------------------------------------------------- NeMo Curator (child process, its own venv)
+
+
+def run_nemo(corpus: dict, tmp: Path, cpu: int | None, timeout_s: float, python: str, executor: str) -> dict:
+    """benchmarks/e2e_nemo.py with NeMo Curator's interpreter, measured from outside like the others."""
+    if not Path(python).exists():
+        return {"failed": f"no NeMo Curator venv at {python} (see benchmarks/README.md)"}
+    run_dir = Path(tempfile.mkdtemp(prefix="nemo-", dir=tmp))
+    spec_path = run_dir / "spec.json"
+    spec_path.write_text(json.dumps({"files": corpus["files"], "executor": executor}))
+    result_path = run_dir / "result.json"
+    env = {"BENCH_RESULT": str(result_path), "BENCH_CPU": "" if cpu is None else str(cpu)}
+    argv = [python, str(Path(__file__).resolve().parent / "e2e_nemo.py"), str(spec_path)]
+    r = run_measured(argv, cpu, run_dir / "child.log", timeout_s, env)
+    if not r.get("failed"):
+        r.update(json.loads(result_path.read_text()))
+    return r
+
+
 # ---------------------------------------------------------------- Ray's fixed cost (child process)
 
 
@@ -479,7 +503,7 @@ def results_table(docs: int, results: dict) -> str:
         return docs / r[key] if r and not r.get("failed") else None
 
     rows = []
-    for name in ("ours", "datatrove"):
+    for name in ("ours", "datatrove", "nemo"):
         r = results.get(name)
         if r is None:
             continue
@@ -534,7 +558,8 @@ def reason_table(counter: Counter, who: str, limit: int = 12) -> str:
     return markdown_table([f"removed by {who} because", "docs"], rows)
 
 
-def render(args, machine: dict, cpu: int | None, corpus: dict, results: dict, ov: dict | None, scale: dict | None = None) -> str:
+def render(args, machine: dict, cpu: int | None, corpus: dict, results: dict, ov: dict | None, scale: dict | None = None,
+           ov_nemo: dict | None = None) -> str:
     ours, dt, ray = results.get("ours"), results.get("datatrove"), results.get("ray")
     pinned = f"pinned to CPU {cpu}" if cpu is not None else "not pinned"
     if args.parallel:
@@ -578,6 +603,8 @@ def render(args, machine: dict, cpu: int | None, corpus: dict, results: dict, ov
         "write MDS/WebDataset or a card: ours does more work in this table.",
         "- **tokens**: ours from `run.json` (shards), DataTrove from its tokenizer's stats; both with one `<|endoftext|>` per document.",
     ]
+    if results.get("nemo"):
+        out.append(nemo_line(results["nemo"]))
     if ours and ours.get("ray_start_retries"):
         out.append(f"- ours: `ray.init` timed out {ours['ray_start_retries']} time(s) on the busy machine (its raylet must "
                    "register within a fixed 30 s); the run was started again and the table reports the run that started")
@@ -598,34 +625,69 @@ def render(args, machine: dict, cpu: int | None, corpus: dict, results: dict, ov
             out += [f"DataTrove's Trafilatura hit its 1 s timeout on {dt['extract_timeouts']} documents.", ""]
     if ov:
         out += overlap_section(ov)
+    if ov_nemo:
+        out += overlap_section(ov_nemo, "NeMo Curator", WHY_NEMO)
     return "\n".join(out) + "\n"
 
 
-def overlap_section(ov: dict) -> list[str]:
+def overlap_section(ov: dict, other: str = "DataTrove", why: list[str] | None = None) -> list[str]:
     rows = [["documents (record id / URL)", ov["both"], ov["only_ours"], ov["only_dt"], ov["neither"]],
             ["pages (URL without the copy mark)", ov["pages_both"], ov["pages_only_ours"], ov["pages_only_dt"], ""]]
     return [
-        "## Kept documents: overlap and why they differ",
+        "## Kept documents: overlap and why they differ" + ("" if other == "DataTrove" else f" (ours vs {other})"),
         "",
-        markdown_table(["unit", "kept by both", "only ours", "only DataTrove", "kept by neither (docs)"], rows),
+        markdown_table(["unit", "kept by both", "only ours", f"only {other}", "kept by neither (docs)"], rows),
         "",
-        "Documents only ours kept, by the DataTrove step that removed them (step: its reason):",
+        f"Documents only ours kept, by the {other} step that removed them (step: its reason):",
         "",
-        reason_table(ov["only_ours_by"], "DataTrove"),
+        reason_table(ov["only_ours_by"], other),
         "",
-        "Documents only DataTrove kept, by the reason ours removed them (phase: reason):",
+        f"Documents only {other} kept, by the reason ours removed them (phase: reason):",
         "",
         reason_table(ov["only_dt_by"], "ours"),
         "",
-        *language_notes(ov),
+        *language_notes(ov, other),
         "",
-        *WHY,
+        *(WHY if why is None else why),
         "Every HTML document's fate in each system (top reasons):",
         "",
-        markdown_table(["ours", "docs", "DataTrove", "docs "],
+        markdown_table(["ours", "docs", other, "docs "],
                        [[*a, *b] for a, b in zip(ov["removed_ours_by"].most_common(15), ov["removed_dt_by"].most_common(15))]),
         "",
     ]  # fmt: skip
+
+
+def nemo_line(r: dict) -> str:
+    if r.get("failed"):
+        return f"- **NeMo Curator**: did not run: {r['failed']}"
+    return (
+        "- **NeMo Curator 1.4** (its own venv; benchmarks/e2e_nemo.py): `FilePartitioningStage → DocumentIterateExtractStage("
+        "CommonCrawlWarcIterator, CommonCrawlHTMLExtractor)` (warcio; charset decoding, pycld2 language detection, its default "
+        "jusText with the detected language's stop list) `→` its English heuristic filter set, the "
+        f"{len(r.get('filters', []))} `ScoreFilter` stages of its packaged `heuristic_filter_english_pipeline.yaml`, in order "
+        f"(non-alphanumeric, symbols, numbers, URLs, white space, parentheses, boilerplate strings, repeated lines/paragraphs, "
+        "word count 50–100,000, punctuation, words without letters, common English words, mean and longest word, ellipses, "
+        f"top 2–4-grams, duplicate 5–10-grams, bullets) `→ JsonlWriter`, `{r.get('executor')}` on an embedded Ray with one "
+        "CPU. **Not run: its exact and fuzzy deduplication** — in 1.4 both are cuDF stages that ask Ray for a GPU "
+        "(`Resources(gpus=1.0)`) and this machine has none; so its kept documents still hold the corpus's exact copies. "
+        "No quality score, PII, tokenizing or shards either. Installed offline from the registry only: "
+        "`pip install torch==2.13.0 'nemo-curator[text-cpu]==1.4.0'` (benchmarks/README.md); nothing is downloaded at run time."
+    )
+
+
+WHY_NEMO = [
+    "Why the kept sets differ (ours vs NeMo Curator):",
+    "",
+    "- **No deduplication on its side.** Its exact and fuzzy dedup need a GPU (see above), so every copy of a page it "
+    "keeps stays: the documents only NeMo Curator kept that ours removed as `exact_duplicate` / `duplicate` are those.",
+    "- **English rules on every language.** Its packaged heuristic set is the English one (common English words, "
+    "English word splitting), applied to all pages as the sample config keeps every language; its extractor also "
+    "returns nothing for a language without a jusText stop list.",
+    "- **Extraction.** jusText keeps paragraphs by stop-word density and length, a different cut from our boilerplate "
+    "extractor, which moves pages across the word-count and repetition thresholds both ways; it does not look at the "
+    "HTTP status (ours rejects non-2xx pages before extracting).",
+    "",
+]
 
 
 WHY = [
@@ -653,14 +715,14 @@ WHY = [
 ]
 
 
-def language_notes(ov: dict) -> list[str]:
+def language_notes(ov: dict, other: str = "DataTrove") -> list[str]:
     """The languages (ours' language ID) behind the largest one-sided groups: the main systematic difference."""
     def share(c: Counter) -> str:
         total = sum(c.values())
         return ", ".join(f"{k} {v}" for k, v in c.most_common(6)) + f" (English {c.get('en', 0) / max(total, 1):.0%})"
 
     lines = [f"- languages of what ours kept: {share(ov['kept_lang']['ours'])}; of what both kept: {share(ov['kept_lang']['both'])}"]
-    lines += [f"- only ours kept, DataTrove removed by `{why}`: {share(c)}" for why, c in ov["only_ours_lang"].items()]
+    lines += [f"- only ours kept, {other} removed by `{why}`: {share(c)}" for why, c in ov["only_ours_lang"].items()]
     return ["Languages (ours' language ID) of the kept documents:", "", *lines]
 
 
@@ -725,6 +787,8 @@ def run_one(name: str, corpus: dict, job: dict, tmp: Path, cpu: int | None, time
         r = run_ours(corpus, tmp, cpu, timeout_s, alone)
     elif name == "datatrove":
         r = run_datatrove(corpus, job, tmp, cpu, timeout_s, alone)
+    elif name == "nemo":
+        r = run_nemo(corpus, tmp, cpu, timeout_s, **NEMO)
     else:
         r = run_ray(tmp, cpu, timeout_s)
     print(f"{name}: {r.get('failed') or format(r['wall_s'], '.1f') + ' s, ' + format(r['cpu_s'], '.1f') + ' CPU s'}",
@@ -766,6 +830,10 @@ def main() -> int:
     parser.add_argument("--scale", type=int, metavar="COPIES", default=None,
                         help="also run ours and DataTrove on COPIES copies of the corpus: what the extra documents cost "
                         "(per-document cost, fixed costs cancelled) is reported beside the main table")
+    parser.add_argument("--nemo-python", default=str(NEMO_PYTHON),
+                        help="the Python of a venv with nemo-curator[text-cpu] 1.4 (default: .venv-nemo/bin/python)")
+    parser.add_argument("--nemo-executor", choices=["xenna", "ray_data"], default="ray_data",
+                        help="NeMo Curator's executor: ray_data (its fastest on one CPU) or xenna (its default, batch mode: ~8x slower on one CPU)")
     parser.add_argument("--timeout", type=float, default=3600, help="seconds before a run is killed")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder (corpus, outputs, logs)")
     parser.add_argument("--out", default=None, help="markdown output (default benchmarks/results/e2e.md; none with --quick)")
@@ -780,6 +848,7 @@ def main() -> int:
         args = parser.parse_args(raw["argv"])  # the options the run had
         args.out = out or args.out
         return publish(args, render_raw(args, raw))
+    NEMO.update(python=args.nemo_python, executor=args.nemo_executor)
     job = job_config()
     machine = machine_info()
     cpu = None if args.no_pin else args.cpu if args.cpu is not None else pick_cpu()
@@ -804,11 +873,14 @@ def main() -> int:
 
 def render_raw(args, raw: dict) -> str:
     results, corpus = raw["results"], raw["corpus"]
-    ours, dt = results.get("ours"), results.get("datatrove")
-    ok = ours and dt and not ours.get("failed") and not dt.get("failed")
+    ours, dt, nemo = results.get("ours"), results.get("datatrove"), results.get("nemo")
+
+    def ok(other: dict | None) -> bool:
+        return bool(ours and other and not ours.get("failed") and not other.get("failed"))
+
     sys.argv[1:] = raw["argv"]  # the command shown is the one that ran
-    return render(args, raw["machine"], raw["cpu"], corpus, results, overlap(corpus, ours, dt) if ok else None,
-                  raw.get("scale"))
+    return render(args, raw["machine"], raw["cpu"], corpus, results, overlap(corpus, ours, dt) if ok(dt) else None,
+                  raw.get("scale"), overlap(corpus, ours, nemo) if ok(nemo) else None)
 
 
 def publish(args, report: str) -> int:
