@@ -107,8 +107,8 @@ def run(config: RunConfig, address: str | None = None, progress: bool = True, ph
 
 def _run_locked(ctx: RunContext, config: RunConfig, selected: list[Phase], command: list[str] | None) -> dict:
     record = RunRecord(ctx.storage, config, ctx.inputs, [p.name for p in selected], command)
-    record.start()
     try:
+        record.start()  # (a full disk may refuse even this first write)
         for phase in selected:
             record.phase_done(phase.name, run_phase(ctx, phase))
     except BaseException as e:  # the record says where the run stopped, then the error goes on
