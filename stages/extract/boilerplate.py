@@ -207,8 +207,9 @@ def select(blocks: list[Block], marks: Marks, cfg: BoilerplateConfig, profile: P
     """The blocks of the content root, less those in boilerplate elements,
     under the rules of the page's kind (``profile``)."""
     good = _good_chars(blocks, cfg.blocks)  # fixed per block: computed once
-    if profile.hidden:
-        open_marks(blocks, marks, hints.HIDDEN)
+    for reason, opened in ((hints.HIDDEN, profile.hidden), (hints.REVIEW, profile.reviews)):
+        if opened and reason in marks.reason:
+            open_marks(blocks, marks, reason)
     if profile.threads:
         open_threads_if_content(blocks, marks, good)
     unmark_wrappers(blocks, marks, cfg, good)

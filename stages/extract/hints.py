@@ -31,6 +31,8 @@ BOILERPLATE_WORDS = (
 )
 #: ... that name readers' comments and replies: boilerplate under an article, the content of a forum thread.
 THREAD_WORDS = ("comment", "disqus", "respond", "reply")
+#: ... that name customers' reviews: boilerplate under a product, the content of a review article.
+REVIEW_WORDS = ("review",)
 #: ... that count only as a whole word: "tags" but not "tagStyle", "cta" (call to action) but not "ctaxonomy".
 BOILERPLATE_TOKENS = ("ad", "ads", "tags", "cta")
 #: ... that count anywhere in a name: consent managers name their banners "BorlabsCookie", "cmplz-consent".
@@ -64,6 +66,7 @@ _FURNITURE_RE = re.compile(
     + _alternation(BOILERPLATE_ANYWHERE)
 )
 _THREAD_RE = re.compile(r"(?<![a-z0-9])" + _alternation(THREAD_WORDS))
+_REVIEW_RE = re.compile(r"(?<![a-z0-9])" + _alternation(REVIEW_WORDS))
 _CAPTION_RE = re.compile(r"(?<![a-z0-9])" + _alternation(CAPTION_WORDS))
 _EXCEPT_RE = re.compile("|".join(_NOT_BOILERPLATE))
 
@@ -97,18 +100,21 @@ _CANDIDATES = (
 )
 
 
-# What a hint says.  THREAD and HIDDEN are boilerplate on an article, but
-# the kind of page decides (stages.extract.profiles): readers' comments and
+# What a hint says.  THREAD, HIDDEN and REVIEW mark elements whose fate the
+# kind of page decides (stages.extract.profiles): readers' comments and
 # replies are a forum thread's posts; hidden elements are the closed tabs and
-# accordions of product, service and documentation pages.
-BOILERPLATE, CONTENT, THREAD, HIDDEN = 1, 2, 3, 4
+# accordions of shop, service and documentation pages; customers' reviews are
+# boilerplate under a product, and content elsewhere (a review article).
+BOILERPLATE, CONTENT, THREAD, HIDDEN, REVIEW = 1, 2, 3, 4, 5
+#: the hints that are boilerplate unless the kind of page says otherwise
+_OVERRULED = (THREAD, HIDDEN, REVIEW)
 
 
 def name_hint(name: str, drop_captions: bool = True) -> int:
     """What a lower-case "class id" string says: BOILERPLATE, CONTENT or 0;
     a caption's name says BOILERPLATE if ``drop_captions``."""
     h = _name_hint(name, drop_captions)
-    return BOILERPLATE if h in (THREAD, HIDDEN) else h
+    return 0 if h == REVIEW else BOILERPLATE if h in _OVERRULED else h
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -128,6 +134,8 @@ def _name_hint(name: str, drop_captions: bool = True) -> int:
         return THREAD
     if not HIDDEN_CLASSES.isdisjoint(words):
         return HIDDEN
+    if _REVIEW_RE.search(name):
+        return REVIEW
     if not CONTENT_NAMES.isdisjoint(words):
         return CONTENT
     return 0
@@ -179,7 +187,7 @@ def _hint(tag_id: int, attrs: dict, drop_captions: bool = True) -> int:
 def hint(node: LexborNode) -> int:
     """What an element's tag and attributes say it is: BOILERPLATE, CONTENT or 0."""
     h = _hint(node.tag_id, node.attributes)
-    return BOILERPLATE if h in (THREAD, HIDDEN) else h
+    return 0 if h == REVIEW else BOILERPLATE if h in _OVERRULED else h
 
 
 _FOOTER_NAMES = frozenset(("footer", "site-footer", "page-footer", "global-footer"))
@@ -217,6 +225,6 @@ def scan(root: LexborNode, drop_captions: bool = True) -> Marks:
             is_bp = h != CONTENT
             boilerplate.append(is_bp)
             footer.append(is_bp and _is_footer(tag_id, attrs))
-            reason.append(h if h in (THREAD, HIDDEN) else 0)
+            reason.append(h if h in _OVERRULED else 0)
             tag_ids.add(tag_id)
     return Marks(index, boilerplate, footer, frozenset(tag_ids), reason)

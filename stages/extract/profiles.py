@@ -9,6 +9,8 @@ those rules call boilerplate:
 - shop categories, service and documentation pages keep text in closed
   tabs and accordions (a product's details, an FAQ's answers): hidden
   elements are content there (:attr:`Profile.hidden`);
+- customers' reviews under a product (``product-reviews``) are to a shop
+  page what readers' comments are to an article (:attr:`Profile.reviews`);
 - a listing's or a shop category's items are links (a card is one link
   around a title and a teaser), documentation links every other word to
   the reference, a service page's feature cards end in "learn more":
@@ -33,6 +35,8 @@ class Profile:
     threads: bool = False
     #: hidden elements are content (closed tabs and accordions)
     hidden: bool = False
+    #: elements named as customers' reviews are content (on a review article, not under a product)
+    reviews: bool = True
     #: changes to the block rules (:class:`ClassifyConfig` fields)
     block_updates: dict = field(default_factory=dict)
 
@@ -46,8 +50,8 @@ _LINKS_ARE_TEXT = {"max_link_density": 1.0, "max_good_link_density": 1.0}
 PROFILES: dict[str, Profile] = {
     pagetype.ARTICLE: ARTICLE_PROFILE,
     pagetype.FORUM: Profile(threads=True),
-    pagetype.PRODUCT: ARTICLE_PROFILE,
-    pagetype.COLLECTION: Profile(hidden=True, block_updates=_LINKS_ARE_TEXT),
+    pagetype.PRODUCT: Profile(reviews=False),
+    pagetype.COLLECTION: Profile(hidden=True, reviews=False, block_updates=_LINKS_ARE_TEXT),
     pagetype.LISTING: Profile(block_updates=_LINKS_ARE_TEXT),
     pagetype.DOCUMENTATION: Profile(hidden=True, block_updates=_LINKS_ARE_TEXT),
     pagetype.SERVICE: Profile(hidden=True, block_updates=_LINKS_ARE_TEXT),
