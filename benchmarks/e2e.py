@@ -67,6 +67,7 @@ QUICK_DEVSET_PAGES = 100
 COPY_MARK = re.compile(r"[?&]e2e-copy=\d+$")
 ORDER = ["ours", "datatrove", "nemo", "ray"]  # run order within a round
 NEMO_PYTHON = ROOT / ".venv-nemo" / "bin" / "python"
+SYSTEM_LABEL = {"ours": "ours", "datatrove": "datatrove", "nemo": "NeMo Curator 1.4 (no dedup: GPU-only)"}
 NEMO = {"python": str(NEMO_PYTHON), "executor": "ray_data"}  # main() sets them from --nemo-python / --nemo-executor
 
 
@@ -508,10 +509,10 @@ def results_table(docs: int, results: dict) -> str:
         if r is None:
             continue
         if r.get("failed"):
-            rows.append([f"**{name}**", docs, *[""] * 10, f"failed: {r['failed']}"])
+            rows.append([f"**{SYSTEM_LABEL[name]}**", docs, *[""] * 10, f"failed: {r['failed']}"])
             continue
         ratio = [f"{rate(r, k) / rate(base, k):.2f}×" if rate(base, k) else "–" for k in ("wall_s", "cpu_s")]
-        rows.append([f"**{name}**", docs, r["kept"], f"{r['tokens']:,}" if r.get("tokens") else "–", fmt(r["wall_s"]),
+        rows.append([f"**{SYSTEM_LABEL[name]}**", docs, r["kept"], f"{r['tokens']:,}" if r.get("tokens") else "–", fmt(r["wall_s"]),
                      fmt(rate(r, "wall_s"), 2), fmt(r["cpu_s"]), fmt(rate(r, "cpu_s"), 2), f"**{ratio[0]}**", ratio[1],
                      fmt(r["tree_pss_mb"], 0), fmt(r["mean_load"], 1)])  # fmt: skip
     headers = ["system", "docs", "kept docs", "tokens", "wall s", "docs/s (1 core)", "CPU s", "docs/CPU-s",
@@ -567,7 +568,8 @@ def render(args, machine: dict, cpu: int | None, corpus: dict, results: dict, ov
     runs = f"the fastest of {args.repeat} interleaved runs" if args.repeat > 1 else "one run each"
     docs = corpus["html"]
     out = [
-        "# End to end: ours vs DataTrove (WARC → … → tokens), one core each",
+        f"# End to end: ours vs {' and '.join(n for k, n in (('datatrove', 'DataTrove'), ('nemo', 'NeMo Curator')) if k in results) or 'nothing'} "
+        "(WARC → … → tokens), one core each",
         "",
         f"- {machine['date']} · {machine['nproc']} CPUs ({machine['cpu']}) · {machine['mem_gib']} GiB · Python {machine['python']}",
         f"- load average at the start {machine['load_avg']}, at the end {machine['load_avg_end']}; the table gives each "
@@ -604,7 +606,7 @@ def render(args, machine: dict, cpu: int | None, corpus: dict, results: dict, ov
         "- **tokens**: ours from `run.json` (shards), DataTrove from its tokenizer's stats; both with one `<|endoftext|>` per document.",
     ]
     if results.get("nemo"):
-        out.append(nemo_line(results["nemo"]))
+        out += [nemo_line(results["nemo"]), *per_core_vs(docs, ours, results["nemo"], "NeMo Curator")]
     if ours and ours.get("ray_start_retries"):
         out.append(f"- ours: `ray.init` timed out {ours['ray_start_retries']} time(s) on the busy machine (its raylet must "
                    "register within a fixed 30 s); the run was started again and the table reports the run that started")
@@ -673,6 +675,16 @@ def nemo_line(r: dict) -> str:
         "No quality score, PII, tokenizing or shards either. Installed offline from the registry only: "
         "`pip install torch==2.13.0 'nemo-curator[text-cpu]==1.4.0'` (benchmarks/README.md); nothing is downloaded at run time."
     )
+
+
+def per_core_vs(docs: int, ours: dict | None, other: dict, label: str) -> list[str]:
+    """Ours over another system, docs per second and per CPU-second (one core each)."""
+    if not ours or ours.get("failed") or other.get("failed"):
+        return []
+    wall, cpu = other["wall_s"] / ours["wall_s"], other["cpu_s"] / ours["cpu_s"]
+    return [f"- **ours vs {label}**: **{wall:.2f}×** its docs/s on one core, {cpu:.2f}× its docs per CPU-second, "
+            f"peak tree PSS {ours['tree_pss_mb']:,.0f} vs {other['tree_pss_mb']:,.0f} MB ({ours['tree_pss_mb'] / other['tree_pss_mb']:.2f}×); "
+            "ours runs every phase (dedup, PII, shards, card) in that time"]
 
 
 WHY_NEMO = [

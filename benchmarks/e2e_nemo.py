@@ -11,7 +11,7 @@ Ray with one CPU (``ray.init(num_cpus=1)`` before its executor, whose own ``ray.
   (charset decoding, pycld2 language detection, then its default jusText extractor with the stop
   list of the detected language; a page in a language without a stop list yields nothing);
 - its English heuristic filter set, exactly the ``ScoreFilter`` stages of its packaged
-  ``config/text/heuristic_filter_english_pipeline.yaml`` (27 filters, in that order);
+  ``config/text/heuristic_filter_english_pipeline.yaml`` (28 filters, in that order);
 - ``JsonlWriter`` of what is kept.
 
 Not run: its exact and fuzzy deduplication (``ExactDeduplicationWorkflow``, ``FuzzyDeduplicationWorkflow``):
