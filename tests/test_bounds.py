@@ -25,8 +25,9 @@ def _numeric_fields(model: type[BaseModel], prefix: str = ""):
     for name, field in model.model_fields.items():
         args = typing.get_args(field.annotation) or (field.annotation,)
         sub = next((a for a in args if isinstance(a, type) and issubclass(a, BaseModel)), None)
-        if sub is not None:
-            yield from _numeric_fields(sub, f"{prefix}{name}.")
+        if sub is not None:  # a section, or a map of sections (by language...): reached through a key
+            key = "xx." if typing.get_origin(field.annotation) is dict else ""
+            yield from _numeric_fields(sub, f"{prefix}{name}.{key}")
             continue
         kind = next((a for a in args if a in (int, float)), None)
         if kind is not None and typing.get_origin(field.annotation) not in (dict, list):  # maps: see below
