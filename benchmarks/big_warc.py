@@ -418,7 +418,7 @@ def run_curate(warc: Path, out: Path, phases: str | None, no_progress_timeout: f
 # ----------------------------------------------------------------------------- S3 requests per file
 
 def s3_requests(warc: Path) -> dict:
-    """Read ``warc`` from an S3 server as phase 1 does (pipeline.storage.open_input + WarcReader); count the requests.
+    """Read ``warc`` from an S3 server as phase 1 does (core.storage.open_input + WarcReader); count the requests.
 
     The server is moto on 127.0.0.1 behind tests/s3_proxy.py (which counts what it forwards); only
     reading and framing are done (no extraction), so the count is what one file costs in requests.
@@ -528,7 +528,7 @@ def report(gen: dict, res: dict, warc: Path) -> str:
         per_file = gen["compressed_bytes"] / s3["bytes_per_request"]
         lines += ["## S3 requests per input file", "",
                   f"A {s3['bytes'] / MIB:,.0f} MiB WARC from the same generator, read from a local S3 server (moto behind "
-                  f"tests/s3_proxy.py, which counts requests) by `pipeline.storage.open_input` + `WarcReader` (phase 1's reading, "
+                  f"tests/s3_proxy.py, which counts requests) by `core.storage.open_input` + `WarcReader` (phase 1's reading, "
                   f"no extraction): **{s3['requests']:,} requests, one per {s3['bytes_per_request'] / 1024:,.0f} KiB** "
                   f"({s3['responses']:,} responses framed). `open_input` returns pyarrow's random-access S3 file, and the gzip "
                   f"member loop reads it 64 KiB at a time (stages/gunzip.py `_CHUNK`): each read is one ranged GET. "

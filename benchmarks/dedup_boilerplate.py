@@ -54,7 +54,7 @@ import pyarrow.parquet as pq  # noqa: E402
 from benchmarks.dedup_boilerplate_corpus import generate, truth_rows, write_warcs  # noqa: E402
 from benchmarks.dedup_samples import read_ids, score  # noqa: E402
 from pipeline.config import parse_config  # noqa: E402
-from pipeline.storage import Storage  # noqa: E402
+from core.storage import Storage  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "dedup_boilerplate.md"
 

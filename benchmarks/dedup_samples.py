@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pipeline.config import load_config  # noqa: E402
-from pipeline.storage import Storage  # noqa: E402
+from core.storage import Storage  # noqa: E402
 from stages.extract import ExtractConfig  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "dedup_samples.md"

@@ -44,6 +44,7 @@ import time
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from benchmarks._common import machine_info  # noqa: E402
 from benchmarks.memory import PeakMemory, TreeCpu  # noqa: E402
 from benchmarks.synth_corpus import write as write_corpus  # noqa: E402
 
@@ -98,7 +99,7 @@ def run_ours(root: str, workers: int, distributed: bool, boilerplate: bool = Tru
     from pipeline.config import parse_config
     from pipeline.phase2 import run_phase2
     from pipeline.runner import init_ray
-    from pipeline.storage import Storage
+    from core.storage import Storage
 
     dedup = {"components": {"local_max_edges": 0}} if distributed else {}
     if not boilerplate:
@@ -179,7 +180,7 @@ def write_chunked(root: Path, docs: int, per_chunk: int, docs_per_part: int, dup
     import numpy as np
 
     from benchmarks import synth_corpus as sc
-    from pipeline.storage import Storage
+    from core.storage import Storage
 
     parts_per_chunk = max(1, per_chunk // docs_per_part)
     storage = Storage(str(root))
@@ -299,7 +300,11 @@ def main(argv=None) -> int:
         return 0
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="dedup-scale-"))
     mib = 1 << 20
+    m = machine_info()
     lines = ["# Phase 2 at scale (synthetic corpora)", "",
+             f"- {m['date']} · {m['nproc']} CPUs ({m['cpu']}) · {m['mem_gib']} GiB · Python {m['python']} · load average at the "
+             f"start {m['load_avg']} (well above 0: other work shared the machine, compare CPU seconds)",
+             f"- command: `python benchmarks/dedup_scale.py {' '.join(argv if argv is not None else sys.argv[1:])}`", "",
              f"Corpus: benchmarks/synth_corpus.py, ~330 words per document, {args.dup_fraction:.0%} of documents in planted "
              "clusters of 2-10 (copies on other site templates, with a changed date line, and edited words / a dropped or "
              f"added paragraph). Default dedup settings; {args.workers} workers on this machine. Peak RSS: largest single "
@@ -352,6 +357,7 @@ def main(argv=None) -> int:
                      f"{s['recall']:.4f} | sha1 64-bit hashes (its xxhash path fails with xxhash 4: str input), same 5-gram shingles and {sm['bands']}x{sm['rows']} bands; stage seconds "
                      f"{d['step_seconds']}; {agree} |")
         print(lines[-1], flush=True)
+    lines.insert(3, f"- load average at the end {machine_info()['load_avg']}")
     Path(args.results).parent.mkdir(parents=True, exist_ok=True)
     Path(args.results).write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -244,7 +244,7 @@ def _removed_lines(lines: list[str], out: str) -> set[int]:
 def run_phase2(root: Path, dedup: dict, workers: int = 2, filters: bool = True) -> tuple[dict, float]:
     from pipeline.config import parse_config
     from pipeline.phase2 import run_phase2 as phase2
-    from pipeline.storage import Storage
+    from core.storage import Storage
 
     data = {"inputs": ["unused"], "output": str(root), "dedup": dedup}
     if not filters:
@@ -268,7 +268,7 @@ def doc_score(storage, docs: list[Doc], removed: set[str]) -> tuple[float, float
 
 
 def exactness_rows(work: Path, pages: int, workers: int) -> list[str]:
-    from pipeline.storage import Storage
+    from core.storage import Storage
 
     docs = quoted_corpus(pages)
     lines = ["| mode | filters | documents after doc dedup | lines | repeated paragraphs | extra copies to remove | removed | "
@@ -288,7 +288,7 @@ def exactness_rows(work: Path, pages: int, workers: int) -> list[str]:
 
 
 def placement_rows(work: Path, pages: int, workers: int) -> list[str]:
-    from pipeline.storage import Storage
+    from core.storage import Storage
 
     docs = quoted_corpus(pages)
     lines = ["| placement | document dedup precision | recall | documents removed as duplicates | removed by the "
@@ -367,7 +367,7 @@ def measure_child(root: str, workers: int, paragraphs: bool) -> dict:
     from pipeline.config import parse_config
     from pipeline.phase2 import run_phase2 as phase2
     from pipeline.runner import init_ray
-    from pipeline.storage import Storage
+    from core.storage import Storage
 
     cfg = parse_config({"inputs": ["unused"], "output": root, "ray": {"num_cpus": workers},
                         "dedup": {"paragraphs": {"enabled": paragraphs}}})

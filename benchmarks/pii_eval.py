@@ -72,7 +72,7 @@ def run_phase1(data: dict, files: list[str]) -> "pa.Table":  # noqa: F821
 
     from pipeline.config import parse_config, s3_options
     from pipeline.phases.extracted import build_chain
-    from pipeline.storage import open_input
+    from core.storage import open_input
     from stages.base import ChainStats, run_chain
     from stages.warc import ReadStats, WarcReader
 

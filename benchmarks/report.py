@@ -14,6 +14,8 @@ HERE = Path(__file__).resolve().parent
 
 SECTIONS = [
     ("e2e", "python benchmarks/e2e.py --parallel --scale 4", "The whole pipeline end to end (WARC → … → tokens) against DataTrove's FineWeb pipeline"),
+    ("e2e_nemo", "python benchmarks/e2e.py --systems ours nemo --out benchmarks/results/e2e_nemo.md",
+     "End to end against NeMo Curator 1.4's CPU pipeline (until `e2e.py` above is re-run with it)"),
     ("startup", "python benchmarks/startup.py --before 1d3bd25", "Fixed costs of a run: start-up and each phase's set-up"),
     ("phase1", "python benchmarks/phase1.py --repeat 3", "Phase 1 end to end (WARC → text → filters → Parquet) against DataTrove"),
     ("extraction", "python benchmarks/extraction.py", "Main-text extraction: accuracy and speed on the shared dev set"),
@@ -23,6 +25,8 @@ SECTIONS = [
     ("filters_stages", "python benchmarks/filters_stages.py", "Heuristic filters: CPU time per filter, before and after the speed-up"),
     ("filters_verdicts", "python benchmarks/filters_verdicts.py", "Heuristic filters: same verdicts before and after the speed-up"),
     ("dedup_scale", "python benchmarks/dedup_scale.py --docs 100000 1000000", "Deduplication at scale against DataTrove"),
+    ("dedup_scale_datajuicer", "python benchmarks/dedup_scale.py --docs 100000 --no-datatrove --cpu --results benchmarks/results/dedup_scale_datajuicer.md",
+     "Deduplication at scale against Data-Juicer's Ray MinHash (until `dedup_scale.py` above is re-run with it)"),
     ("dedup_scale_distributed", "python benchmarks/dedup_scale.py --docs 100000 --distributed --no-datatrove --results benchmarks/results/dedup_scale_distributed.md",
      "Deduplication at scale: the distributed connected-components path"),
     ("dedup_scale_sim", "python benchmarks/dedup_scale.py --docs 1000000 2000000 4000000 --distributed --no-datatrove --cpu --results benchmarks/results/dedup_scale_sim.md",
@@ -39,12 +43,32 @@ SECTIONS = [
 INTRO = """# Benchmarks
 
 Every figure here is measured against a baseline in the same run on the same
-input (DataTrove 0.10, trafilatura, resiliparse, datasketch; see
-`../shared/BASELINES.md` for how they run offline). Throughput is docs/s per
-core (one process pinned to one CPU unless a table says otherwise), memory is
-peak RSS. The machine is the project's CI kind: 2 cores, 24 GiB. Baselines are
-installed with the `bench` extra: `pip install -e '.[bench]'` (never a runtime
-dependency).
+input (DataTrove 0.10, NeMo Curator 1.4, Data-Juicer 1.6, trafilatura,
+resiliparse, datasketch, rensa, marin-dupekit; see `../shared/BASELINES.md`
+for how they run offline). Throughput is docs/s per core (one process pinned
+to one CPU unless a table says otherwise), memory is peak RSS. The machine is
+the project's CI kind: 2 cores, 24 GiB. Baselines are never runtime
+dependencies. DataTrove comes with the `bench` extra:
+`pip install -e '.[bench]'`; the two others need their own venvs (their
+pins clash with ours), from the package registry only, with nothing
+downloaded at run time:
+
+```
+# Data-Juicer 1.6 (benchmarks/dedup_scale.py finds .venv-dj/bin/python; ~1.0 GB)
+python3.11 -m venv .venv-dj
+.venv-dj/bin/pip install 'py-data-juicer==1.6.1' 'ray[default,data]==2.60.0' psutil
+# NeMo Curator 1.4, CPU text stages (benchmarks/e2e.py finds .venv-nemo/bin/python; ~2.3 GB)
+python3.11 -m venv .venv-nemo
+.venv-nemo/bin/pip install torch==2.13.0        # the CPU build (this machine's pip cap)
+.venv-nemo/bin/pip install 'nemo-curator[text-cpu]==1.4.0' torch==2.13.0 lxml_html_clean psutil
+# the Rust MinHash kernels, in the venv that runs benchmarks/dedup_signatures.py (~17 MB)
+pip install 'rensa==0.5.0' 'marin-dupekit==0.1.1'
+```
+
+NeMo Curator needs `lxml_html_clean` beside its `text-cpu` extra (jusText
+imports `lxml.html.clean`, a separate distribution since lxml 5.2). Its exact
+and fuzzy deduplication are cuDF stages that ask Ray for a GPU: they cannot
+run on a CPU machine, here or on a CPU cluster.
 
 This file is assembled from `results/*.md` by `python benchmarks/report.py`;
 each section names the command that reproduces it. The main README's

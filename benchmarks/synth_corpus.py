@@ -27,7 +27,7 @@ import pyarrow.compute as pc
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipeline.storage import Storage  # noqa: E402
+from core.storage import Storage  # noqa: E402
 
 VOCAB = 50_000
 PARAS = 5

@@ -20,7 +20,7 @@ import sys
 from pipeline.config import ConfigError, load_config
 from pipeline.inputs import InputError
 from pipeline.lock import OutputLocked
-from pipeline.storage import OutputError
+from core.storage import OutputError
 
 
 def _add_config_args(p: argparse.ArgumentParser) -> None:
@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _unlock(root: str, endpoint_url: str | None) -> int:
     from pipeline.lock import unlock
-    from pipeline.storage import S3Options, Storage
+    from core.storage import S3Options, Storage
 
     try:
         removed = unlock(Storage(root, S3Options(endpoint_url=endpoint_url)))

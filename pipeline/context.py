@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from pipeline.config import RunConfig, s3_options
 from pipeline.phase import Part, Phase, Unit
-from pipeline.storage import S3Options, Storage
+from core.storage import S3Options, Storage
 
 
 @dataclass

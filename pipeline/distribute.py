@@ -26,7 +26,7 @@ from typing import Callable, Iterable, Iterator, Protocol
 from tqdm import tqdm
 
 from pipeline.phase import Unit
-from stages.storage_faults import output_fault
+from core.faults import output_fault
 
 log = logging.getLogger(__name__)
 
@@ -170,7 +170,7 @@ def map_units(
     import ray
 
     # Each call builds its own workers (the key is new): a kept worker never outlives its phase's run.
-    from pipeline.storage import resolve
+    from core.storage import resolve
 
     job = ray.put({"config": config.model_dump(mode="json"), "extra": extra or {}, "open_worker": open_worker,
                    "keep_worker": keep_worker, "key": uuid.uuid4().hex, "output_path": resolve(config.output.root)[1]})

@@ -16,7 +16,7 @@ import posixpath
 import re
 from concurrent.futures import ThreadPoolExecutor
 
-from pipeline import storage
+from core import storage
 from pipeline.storage import S3Options
 
 

@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass
 
 import pyarrow.fs as pafs
 
-from pipeline.storage import OutputError, Storage
+from core.storage import OutputError, Storage
 
 log = logging.getLogger(__name__)
 

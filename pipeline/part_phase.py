@@ -32,8 +32,9 @@ from pipeline.config import RunConfig, s3_options
 from pipeline.context import RunContext
 from pipeline.distribute import Progress, map_units
 from pipeline.phase import Phase, Unit, fingerprint
-from pipeline.storage import Storage
-from pipeline.units import UnitWork, part_file
+from core.storage import Storage
+from core.layout import part_file
+from pipeline.units import UnitWork
 from stages.base import ChainStats, run_chain
 
 

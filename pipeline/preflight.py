@@ -26,7 +26,7 @@ from pydantic import BaseModel
 
 from pipeline.config import ConfigError, RunConfig, s3_options
 from pipeline.inputs import InputError, check_formats
-from pipeline.storage import Storage, is_s3, open_input
+from core.storage import Storage, is_s3, open_input
 from stages.named_files import NamedFile, NamedFileError
 
 

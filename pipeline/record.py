@@ -16,8 +16,8 @@ import platform
 from importlib import metadata
 
 from pipeline.config import RunConfig
-from pipeline.storage import Storage
-from stages.storage_faults import storage_fault
+from core.storage import Storage
+from core.faults import storage_fault
 
 #: Distributions whose versions decide the output (recorded, and shown in the dataset card).
 VERSIONED = ("curate-pipeline", "ray", "pyarrow", "numpy", "fastwarc", "resiliparse", "selectolax", "trafilatura",

@@ -21,8 +21,8 @@ from pipeline.lock import Holder, OutputLock
 from pipeline.phase import Phase, registered
 from pipeline.preflight import preflight
 from pipeline.record import RunRecord
-from pipeline.storage import OutputError, Storage, resolve
-from stages.storage_faults import output_fault
+from core.storage import OutputError, Storage, resolve
+from core.faults import output_fault
 
 log = logging.getLogger(__name__)
 

@@ -27,8 +27,8 @@ import pyarrow as pa
 
 from pipeline.config import RunConfig, s3_options
 from pipeline.phase import Unit
-from pipeline.storage import Storage
-from pipeline.units import part_file
+from core.storage import Storage
+from core.layout import part_file
 from stages.quality import SCORE, Cutoff, _languages, _rank_scores
 
 BINS = 1 << 16  # bins over [0, 1]; bin 0 holds the missing scores (-inf)

@@ -18,21 +18,14 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from core.layout import marker_path, part_file
 from pipeline.phase import Unit
-from pipeline.storage import PartWriter, Storage
+from core.storage import PartWriter, Storage
 from stages.base import REJECTED_SCHEMA
 
 
 class AccountingError(RuntimeError):
     """Documents in != kept + rejected: a bug, and the unit is not marked done."""
-
-
-def part_file(name: str) -> str:
-    return f"part-{name}.parquet"
-
-
-def marker_path(phase: str, unit: str) -> tuple[str, str, str]:
-    return "_done", phase, f"{unit}.json"
 
 
 class UnitWork:

@@ -83,7 +83,7 @@ def set_thread_budget(threads: int) -> None:
 def read_tokenizer_json(path: str) -> str:
     """The text of a tokenizer.json, from a local path or ``s3://`` URI."""
     if path.startswith("s3://"):
-        from pipeline.storage import open_input
+        from core.storage import open_input
 
         with open_input(path) as f:
             return f.read().decode("utf-8")

@@ -21,7 +21,7 @@ from pipeline.card.build import publish
 from pipeline.card.escape import cell, code, fence, one_line, text
 from pipeline.card.render import render
 from pipeline.card.report import main as report_main
-from pipeline.storage import Storage
+from core.storage import Storage
 from tests.test_card_expected import expected, numbers
 from tests.test_card_fixture import make_output
 

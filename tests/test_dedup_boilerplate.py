@@ -145,7 +145,7 @@ def test_choose_keepers_names_the_kept_id_in_valid_json_and_keeps_failed_members
 
 
 def write_generator_parts(root, pages, parts: int = 3) -> None:
-    from pipeline.storage import Storage
+    from core.storage import Storage
 
     storage = Storage(str(root))
     for k in range(parts):
@@ -188,7 +188,7 @@ def _outputs(root) -> dict:
 def test_phase2_on_shared_block_pages_keeps_distinct_bodies_and_finds_copies(ray_local, tmp_path):
     from pipeline.config import parse_config
     from pipeline.phase2 import run_phase2
-    from pipeline.storage import Storage
+    from core.storage import Storage
 
     pages = generate(pages=20, seed=0)
     runs = {

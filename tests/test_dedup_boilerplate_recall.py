@@ -145,7 +145,7 @@ def _linked(root, pages) -> dict:
 def test_phase2_links_copies_under_other_blocks_with_content_candidates(ray_local, tmp_path):
     from pipeline.config import parse_config
     from pipeline.phase2 import run_phase2
-    from pipeline.storage import Storage
+    from core.storage import Storage
     from tests.test_dedup_boilerplate import score
 
     pages = generate(pages=40, seed=0)

@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.phase2 import run_phase2
-from pipeline.storage import Storage
+from core.storage import Storage
 from tests.test_dedup_phase2 import config, corpus, outputs, prose, removed, write_phase1
 
 pytestmark = pytest.mark.ray

@@ -13,7 +13,7 @@ import pytest
 from benchmarks.paragraph_dedup import outcome, quoted_corpus, read_rows, write_parts
 from pipeline.config import parse_config
 from pipeline.phase2 import run_phase2
-from pipeline.storage import Storage
+from core.storage import Storage
 from tests.test_dedup_phase2 import prose, write_phase1
 
 pytestmark = pytest.mark.ray

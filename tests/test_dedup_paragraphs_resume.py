@@ -14,7 +14,7 @@ import pytest
 
 from benchmarks.paragraph_dedup import quoted_corpus, write_parts
 from pipeline.phase2 import run_phase2
-from pipeline.storage import Storage
+from core.storage import Storage
 from tests.conftest import REPO
 from tests.test_dedup_paragraphs_phase2 import config, digests
 
@@ -26,7 +26,7 @@ import ray
 from pipeline.config import RunConfig
 from pipeline.distribute import init_ray
 from pipeline.phase2 import run_phase2
-from pipeline.storage import Storage
+from core.storage import Storage
 cfg = RunConfig.model_validate(json.loads(sys.argv[1]))
 ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")
 init_ray()

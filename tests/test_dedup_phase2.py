@@ -11,7 +11,7 @@ import pytest
 
 from pipeline.config import parse_config
 from pipeline.phase2 import run_phase2
-from pipeline.storage import Storage
+from core.storage import Storage
 from tests.conftest import Page, html
 
 pytestmark = pytest.mark.ray
@@ -204,7 +204,7 @@ def test_unreadable_part_stops_phase2_with_a_clear_report(ray_local, tmp_path):
 def test_phase2_on_s3_with_shuffles(ray_local, s3_server):
     import pyarrow.fs as pafs
 
-    from pipeline.storage import S3Options
+    from core.storage import S3Options
 
     fs = pafs.S3FileSystem(endpoint_override=s3_server.split("//")[1], scheme="http", region="us-east-1",
                            allow_bucket_creation=True, force_virtual_addressing=False)

@@ -31,7 +31,7 @@ import pytest
 
 from pipeline.config import load_config
 from pipeline.runner import run
-from pipeline.storage import S3Options, Storage
+from core.storage import S3Options, Storage
 from tests import s3_proxy
 from tests.conftest import REPO, SAMPLES
 

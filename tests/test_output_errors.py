@@ -21,8 +21,8 @@ import yaml
 from pipeline.config import parse_config
 from pipeline.preflight import check_output
 from pipeline.record import RunRecord
-from pipeline.storage import OutputError, Storage
-from stages.storage_faults import output_fault, storage_fault
+from core.storage import OutputError, Storage
+from core.faults import output_fault, storage_fault
 from stages.writers.sink import StorageSink, is_transient
 from tests.conftest import REPO
 

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from pipeline.lock import HOLDER, LOCK_DIR, Holder, OutputLock, OutputLocked, unlock
-from pipeline.storage import S3Options, Storage
+from core.storage import S3Options, Storage
 from tests.conftest import REPO
 
 
@@ -90,7 +90,7 @@ def test_the_heartbeat_keeps_a_long_run_live(tmp_path):
 RACER = textwrap.dedent("""
     import sys, time
     from pipeline.lock import Holder, OutputLock, OutputLocked
-    from pipeline.storage import S3Options, Storage
+    from core.storage import S3Options, Storage
     root, start, endpoint = sys.argv[1], float(sys.argv[2]), sys.argv[3] or None
     lock = OutputLock(Storage(root, S3Options(endpoint_url=endpoint)), Holder.me("racer"), settle_s=1.5)
     time.sleep(max(0.0, start - time.time()))

@@ -15,7 +15,7 @@ import pytest
 
 from pipeline.config import parse_config
 from pipeline.runner import run
-from pipeline.storage import S3Options, Storage
+from core.storage import S3Options, Storage
 from tests import s3_proxy
 from tests.conftest import REPO, Page, html
 

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pytest
 from tokenizers import Tokenizer
 
-from pipeline.storage import S3Options, Storage
+from core.storage import S3Options, Storage
 from stages.shuffle_plan import group_order, plan
 from stages.tokenize import SAMPLE_TOKENIZER
 from stages.writers import LocalSink, MDSConfig, MDSWriter, ShardsConfig, StorageSink, mds_columns, merge_mds_indexes, merge_wds_indexes, write_group

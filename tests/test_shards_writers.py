@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from pipeline.storage import Storage
+from core.storage import Storage
 from stages.pack import LayoutConfig
 from stages.shuffle_plan import plan
 from stages.tokenize import SAMPLE_TOKENIZER, TokenizeConfig, TokenizeStage
@@ -316,7 +316,7 @@ def test_storage_sink_survives_an_s3_server_outage(tmp_path):
     import pyarrow.fs as pafs
     from moto.server import ThreadedMotoServer
 
-    from pipeline.storage import S3Options
+    from core.storage import S3Options
 
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()

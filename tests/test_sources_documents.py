@@ -449,7 +449,7 @@ def test_a_failed_read_of_the_file_fails_the_unit_instead_of_rejecting_rows(kind
 
 @pytest.mark.s3
 def test_reads_json_lines_and_parquet_from_s3(tmp_path, s3_server):
-    from pipeline.storage import S3Options, open_input
+    from core.storage import S3Options, open_input
 
     fs = pafs.S3FileSystem(endpoint_override=s3_server.removeprefix("http://"), scheme="http", region="us-east-1",
                            access_key="testing", secret_key="testing", allow_bucket_creation=True, force_virtual_addressing=False)

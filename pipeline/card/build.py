@@ -19,7 +19,7 @@ from pipeline.card.plan import CardPlan
 from pipeline.card.redaction import redact_stats
 from pipeline.card.render import render
 from pipeline.card.stats import build_stats, pii_action
-from pipeline.storage import Storage
+from core.storage import Storage
 
 log = logging.getLogger(__name__)
 

@@ -26,7 +26,7 @@ from pipeline.card.escape import one_line
 from pipeline.card.parts import EXAMPLES_PER_REASON, PartStats, cap_examples, merge
 from pipeline.card.plan import CardPlan
 from pipeline.phase import Unit
-from pipeline.storage import S3Options, Storage
+from core.storage import S3Options, Storage
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from pipeline.card import names as N
 from pipeline.card.reading import CardInputError, read_object
-from pipeline.storage import Storage
+from core.storage import Storage
 
 
 class ManifestError(CardInputError):

@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 
 from pipeline.card import names as N
 from pipeline.phase import Unit
-from pipeline.storage import S3Options, Storage
+from core.storage import S3Options, Storage
 from stages.pii.public import IP_HOST as PUBLIC_IP_HOST
 from stages.pii.public import NO_HOST as PUBLIC_NO_HOST
 

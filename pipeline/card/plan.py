@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pipeline.card import names as N
 from pipeline.card.reading import check_marker, read_object
 from pipeline.phase import registered
-from pipeline.storage import Storage
+from core.storage import Storage
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ the fields the card uses are checked, for the type the card needs.
 
 from __future__ import annotations
 
-from pipeline.storage import Storage
+from core.storage import Storage
 
 
 class CardInputError(ValueError):

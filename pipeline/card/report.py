@@ -24,7 +24,7 @@ import sys
 
 from pipeline.card.escape import one_line
 from pipeline.card.reading import CardInputError, check_record, find_bad_marker, read_object
-from pipeline.storage import S3Options, Storage
+from core.storage import S3Options, Storage
 
 log = logging.getLogger(__name__)
 

@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline.phase2.context import ROW_BITS, Parts, Phase2Context, part_of
-from pipeline.units import part_file
+from core.layout import part_file
 from pipeline.phase2.shuffle import by_part, by_value
 from stages.dedup import boilerplate, minhash
 from stages.dedup.hashing import fmix64

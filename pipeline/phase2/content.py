@@ -28,7 +28,7 @@ from pipeline.phase import Unit
 from pipeline.phase2 import boilerplate as step2a
 from pipeline.phase2.context import Phase2Context, row_of, run_storage
 from pipeline.phase2.signatures import BUCKET_SCHEMA, signature_width
-from pipeline.units import part_file
+from core.layout import part_file
 from stages.dedup import boilerplate, lsh, minhash
 
 FOLDER = ("dedup", "buckets-content")

@@ -14,8 +14,8 @@ import pyarrow.parquet as pq
 from pipeline.config import RunConfig, s3_options
 from pipeline.distribute import OpenWorker, Progress, map_units
 from pipeline.phase import Unit
-from pipeline.storage import S3Options, Storage
-from pipeline.units import part_file
+from core.storage import S3Options, Storage
+from core.layout import part_file
 from stages.dedup.config import DedupConfig
 
 PHASE = "deduped"

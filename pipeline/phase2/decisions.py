@@ -20,8 +20,8 @@ from pipeline.phase2.context import Parts, Phase2Context, part_of, row_of
 from pipeline.phase2.shuffle import by_part, by_value
 from pipeline.phase2.signatures import signature_width
 from pipeline.phase2.verify import check_settings, duplicates, signatures_of
-from pipeline.storage import Storage
-from pipeline.units import part_file
+from core.storage import Storage
+from core.layout import part_file
 from stages.dedup import keep
 
 DECISION_SCHEMA = pa.schema(

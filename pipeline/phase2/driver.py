@@ -10,8 +10,9 @@ from pipeline.phase import Part, Unit, fingerprint
 from pipeline.phase2 import boilerplate, components, content, decisions, edges, ids, resume, signatures, verify, write
 from pipeline.phase2 import paragraphs  # [H11]
 from pipeline.phase2.context import PHASE, Phase2Context, timed
-from pipeline.storage import Storage
-from pipeline.units import UnitWork, marker_path
+from core.storage import Storage
+from core.layout import marker_path
+from pipeline.units import UnitWork
 
 log = logging.getLogger(__name__)
 

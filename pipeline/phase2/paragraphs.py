@@ -39,7 +39,7 @@ from pipeline.phase import Unit
 from pipeline.phase2.context import ROW_BITS, Parts, Phase2Context, part_of, row_of, run_storage
 from pipeline.phase2.decisions import read_decisions
 from pipeline.phase2.shuffle import by_part, by_value
-from pipeline.units import part_file
+from core.layout import part_file
 from stages.base import DETAILS, REASON, ChainStats, run_chain, set_column
 from stages.dedup import paragraphs
 from stages.dedup.config import ParagraphsConfig

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pipeline.phase import Part, fingerprint
 from pipeline.phase2.context import PHASE, Phase2Context
-from pipeline.storage import Storage
+from core.storage import Storage
 from stages.dedup import lsh
 from stages.dedup.config import DedupConfig
 

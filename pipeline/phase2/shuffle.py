@@ -1,4 +1,4 @@
-"""Phase 2's shuffles (pipeline.shuffle) by document number: by part, or by a value."""
+"""Phase 2's shuffles (core.shuffle) by document number: by part, or by a value."""
 
 from __future__ import annotations
 

@@ -26,8 +26,9 @@ import pyarrow.parquet as pq
 from pipeline.config import RunConfig
 from pipeline.phase import Unit
 from pipeline.phase2.context import ROW_BITS, Phase2Context, run_storage
-from pipeline.storage import PartWriter
-from pipeline.units import UnitWork, part_file
+from core.storage import PartWriter
+from core.layout import part_file
+from pipeline.units import UnitWork
 from stages.dedup import exact, lsh, minhash
 from stages.dedup.config import DedupConfig, MinHashConfig
 

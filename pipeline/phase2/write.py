@@ -22,7 +22,8 @@ from pipeline.phase import Unit, fingerprint, sum_counts
 from pipeline.phase2.context import PHASE, STAGE, Phase2Context, row_of, run_storage
 from pipeline.phase2.decisions import read_decisions
 from pipeline.phase2.paragraphs import STAGE as PARAGRAPH_STAGE, PartEdits  # [H11]
-from pipeline.units import UnitWork, part_file
+from core.layout import part_file
+from pipeline.units import UnitWork
 from stages.base import DETAILS, REASON, set_column, split_rejected, to_rejected
 
 

@@ -19,7 +19,7 @@ from pipeline.context import RunContext
 from pipeline.distribute import Progress, map_units
 from pipeline.inputs import unit_name
 from pipeline.phase import Phase, Unit, fingerprint, register
-from pipeline.storage import Storage, is_s3, open_input
+from core.storage import Storage, is_s3, open_input
 from pipeline.units import UnitWork
 from stages.base import ChainStats, run_chain
 from stages.charset import DecodeStage

@@ -34,8 +34,9 @@ from pipeline.config import ConfigError, RunConfig, s3_options
 from pipeline.context import RunContext
 from pipeline.distribute import Progress, failure
 from pipeline.phase import Phase, Unit, fingerprint, register
-from pipeline.storage import Storage, resolve
-from pipeline.units import UnitWork, marker_path, part_file
+from core.storage import Storage, resolve
+from core.layout import marker_path, part_file
+from pipeline.units import UnitWork
 from stages.base import REASON, split_rejected
 from stages.shuffle_plan import plan
 from stages.tokenize import TokenizeConfig, TokenizeStage, read_tokenizer_json, special_id

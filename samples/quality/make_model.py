@@ -66,7 +66,7 @@ def extract_texts(files: list[str]):
     import pyarrow as pa
     import yaml
 
-    from pipeline.storage import open_input
+    from core.storage import open_input
     from stages.base import ChainStats, run_chain
     from stages.charset import CharsetConfig, DecodeStage
     from stages.extract import ExtractConfig, ExtractStage

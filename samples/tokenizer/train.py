@@ -34,7 +34,7 @@ def sample_texts(warcs: list[str]) -> list[str]:
 
     from pipeline.config import parse_config
     from pipeline.phase1 import Phase1
-    from pipeline.storage import Storage
+    from core.storage import Storage
 
     cfg = yaml.safe_load((REPO / "jobs" / "sample.yaml").read_text())
     with tempfile.TemporaryDirectory() as out:

@@ -4,17 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from core.hashing import fmix64  # noqa: F401  (the stages' hashes and the shuffle's partitions share it)
+
 U64 = np.uint64
 U32 = np.uint32
-
-
-def fmix64(h: np.ndarray) -> np.ndarray:
-    """MurmurHash3's 64-bit finalizer: a bijection in which every input bit flips about half the output bits."""
-    h = h ^ (h >> U64(33))
-    h = h * U64(0xFF51AFD7ED558CCD)
-    h = h ^ (h >> U64(33))
-    h = h * U64(0xC4CEB9FE1A85EC53)
-    return h ^ (h >> U64(33))
 
 
 def fmix32(h: np.ndarray) -> np.ndarray:

@@ -17,7 +17,7 @@ import shutil
 import time
 from typing import Callable, Protocol
 
-from stages.storage_faults import storage_fault
+from core.faults import storage_fault
 
 log = logging.getLogger(__name__)
 

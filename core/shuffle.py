@@ -13,8 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from stages.base import set_column
-from stages.dedup.hashing import fmix64
+from core.hashing import fmix64
 
 
 def with_partition(batch: pa.Table, column: str, partitions: int, shift: int = 0) -> pa.Table:
@@ -23,7 +22,9 @@ def with_partition(batch: pa.Table, column: str, partitions: int, shift: int = 0
     if shift:
         values = values >> np.uint64(shift)
     p = (fmix64(values) % np.uint64(partitions)).astype(np.int32)
-    return set_column(batch, "p", pa.array(p))
+    column = pa.array(p)
+    idx = batch.schema.get_field_index("p")
+    return batch.set_column(idx, "p", column) if idx >= 0 else batch.append_column("p", column)
 
 
 def group_apply(ds, partitions: int, fn, fn_kwargs: dict, partition=with_partition, **partition_kwargs):

@@ -29,7 +29,7 @@ class OutputError(RuntimeError):
 
     @classmethod
     def of(cls, fault: int, root: str) -> "OutputError":
-        from stages.storage_faults import FAULTS
+        from core.faults import FAULTS
 
         fix = ("free space (or set another output.root)" if fault in (errno.ENOSPC, errno.EDQUOT)
                else "make it writable (or set another output.root)")
