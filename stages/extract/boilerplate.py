@@ -260,8 +260,9 @@ class BoilerplateExtractor:
         marks = hints.scan(body, drop_captions=not cfg.blocks.keep_captions)
         blocks = extract_blocks(body, marks)
         kind = pagetype.classify(signals, pagetype.shape(blocks, cfg.blocks.length_high)) if signals else pagetype.ARTICLE
+        rules = self._rules[kind]
         chosen, root_found = select(blocks, marks, cfg, PROFILES[kind])
-        kept = classify(chosen, self._rules[kind])
+        kept = classify(chosen, rules)
         if cfg.drop_repeats:
             kept = drop_repeats(kept, cfg.repeat_share)
         text = "\n".join(b.text for b in kept)

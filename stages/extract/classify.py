@@ -43,6 +43,9 @@ class ClassifyConfig(BaseModel):
     keep_captions: bool = Field(
         False, description="keep figure and table captions (on the dev set they are photo credits more often than text)"
     )
+    short_pages: bool = Field(
+        False, description="on a page with no paragraph of even 'near' length (a list of names), short ones count as good"
+    )
     near_needs_both: bool = Field(False, description="a near paragraph needs good neighbours on both sides (else one)")
     edge: Literal["good", "bad"] = Field(BAD, description="how the ends of the content count as neighbours")
 
@@ -124,6 +127,8 @@ def classify(blocks: list[Block], cfg: ClassifyConfig) -> list[Block]:
         # No long paragraph anywhere (tables, lists, short notes): the
         # longest kind of text there is stands in for good text.
         classes = [GOOD if c == NEAR else c for c in classes]
+        if cfg.short_pages and GOOD not in classes:
+            classes = [GOOD if c == SHORT else c for c in classes]
     keep = _resolve(classes, cfg)
     seen: set[str] = set()
     out = []

@@ -46,13 +46,15 @@ class Profile:
 
 ARTICLE_PROFILE = Profile()
 _LINKS_ARE_TEXT = {"max_link_density": 1.0, "max_good_link_density": 1.0}
+#: ... and a page of short lines only (product names, categories) is a list of them
+_ITEMS = {**_LINKS_ARE_TEXT, "short_pages": True}
 
 PROFILES: dict[str, Profile] = {
     pagetype.ARTICLE: ARTICLE_PROFILE,
     pagetype.FORUM: Profile(threads=True),
     pagetype.PRODUCT: Profile(reviews=False),
-    pagetype.COLLECTION: Profile(hidden=True, reviews=False, block_updates=_LINKS_ARE_TEXT),
-    pagetype.LISTING: Profile(block_updates=_LINKS_ARE_TEXT),
+    pagetype.COLLECTION: Profile(hidden=True, reviews=False, block_updates=_ITEMS),
+    pagetype.LISTING: Profile(block_updates=_ITEMS),
     pagetype.DOCUMENTATION: Profile(hidden=True, block_updates=_LINKS_ARE_TEXT),
     pagetype.SERVICE: Profile(hidden=True, block_updates=_LINKS_ARE_TEXT),
 }
