@@ -1,0 +1,294 @@
+"""Reading eval sets: JSON lines, Parquet or text files (local or s3://) into items (an id and a text).
+
+An item's text is the values of the configured fields joined with a space, in
+the configured order; a list value (an MMLU item's ``choices``) gives its
+elements, numbers their decimal form.  Ids come from ``id_field`` (unique
+strings or integers) or are the item's 0-based position in the file (JSON
+lines and text count non-blank lines, Parquet rows).
+
+An eval set is all or nothing: a file that cannot be read as configured is
+refused with one line naming the set, the file and, for a bad record, its line
+or row (:class:`EvalSetError`), because an item silently skipped is a
+benchmark question left in the training data.  JSON lines and text may be
+gzip or zstd compressed (told by magic bytes).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zlib
+from dataclasses import dataclass
+from typing import Any, BinaryIO, Callable, Iterator
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from stages.decontam.config import EvalSetConfig
+from stages.named_files import NamedFileError, Opener
+from stages.sources import HEAD_BYTES, PARQUET_MAGIC, sniff
+from stages.sources.documents import FieldPath
+from stages.sources.lines import compression_of
+
+#: What FieldPath.get returns for an absent field.
+_ABSENT = FieldPath("absent").get({})
+#: Names that say JSON: a file so named is never read as lines of text.
+_JSON_NAMES = (".json", ".json.gz", ".json.zst", ".jsonl", ".jsonl.gz", ".jsonl.zst", ".ndjson")
+
+
+class EvalSetError(ValueError):
+    """An eval file that cannot be read as configured (one line: the set, the file, what and where)."""
+
+
+@dataclass(frozen=True)
+class EvalItems:
+    """The items of one eval set, in file order."""
+
+    name: str
+    path: str
+    ids: list[str]
+    texts: list[str]
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+def open_local_or_s3(path: str) -> BinaryIO:
+    """The default opener: a local file, or s3:// through pyarrow with the environment's settings
+    (a run passes its own opener, with its configured endpoint and credentials)."""
+    if "://" in path:
+        from pyarrow import fs
+
+        filesystem, inner = fs.FileSystem.from_uri(path)
+        return filesystem.open_input_file(inner)
+    return open(path, "rb")
+
+
+def read_eval_set(config: EvalSetConfig, open_file: Opener = open_local_or_s3, max_bytes: int = 1 << 30) -> EvalItems:
+    """All items of one eval set, or an :class:`EvalSetError`."""
+    where = f"eval set '{config.name}' ({config.path})"
+    try:
+        raw = _read(open_file, config.path, max_bytes)
+        kind = _format(config, raw)
+        if kind == "parquet":
+            records = _parquet_records(config, raw)
+        else:
+            data = _decompress(raw, max_bytes)
+            records = _jsonl_records(data) if kind == "jsonl" else _text_records(data)
+        ids, texts = _items(config, records)
+    except EvalSetError as e:
+        raise EvalSetError(f"{where}: {e}") from None
+    if not texts:
+        raise EvalSetError(f"{where}: no items in the file (give a file with at least one record)")
+    return EvalItems(config.name, config.path, ids, texts)
+
+
+def eval_file_check(config: EvalSetConfig) -> Callable[[str, Opener], None]:
+    """The plan-time check of an eval file: readable, of a known format, and its first record (or the
+    Parquet schema) has the configured fields.  The whole file is read when the index is built."""
+
+    def check(path: str, open_file: Opener) -> None:
+        try:
+            with open_file(path) as f:
+                head = f.read(HEAD_BYTES)
+                kind = _format(config, head)
+                if kind == "parquet":
+                    _schema_columns(config, pq.ParquetFile(f).schema_arrow)
+                    return
+            data = _decompress(head, HEAD_BYTES, partial=True)
+            if len(head) == HEAD_BYTES:  # a head: its last line may be cut
+                data = data[: data.rfind(b"\n") + 1]
+            if kind == "jsonl":
+                first = next(_jsonl_records(data), None)
+                if first is not None:
+                    _item_of(config, *first)
+            else:
+                next(_text_records(data), None)
+        except FileNotFoundError:
+            raise NamedFileError(f"no eval file at {path!r} (check the path; it must exist where the run starts)") from None
+        except IsADirectoryError:
+            raise NamedFileError(f"{path!r} is a folder, not an eval file (give the file's path)") from None
+        except EvalSetError as e:
+            raise NamedFileError(f"{path!r} {e}") from None
+        except OSError as e:
+            raise NamedFileError(f"eval file {path!r} cannot be read: {e}") from None
+
+    return check
+
+
+# ---------------------------------------------------------------- bytes
+
+
+def _read(open_file: Opener, path: str, max_bytes: int) -> bytes:
+    try:
+        with open_file(path) as f:
+            raw = f.read(max_bytes + 1)
+    except FileNotFoundError:
+        raise EvalSetError("no such file (check the path; it must exist where the run starts)") from None
+    except IsADirectoryError:
+        raise EvalSetError("is a folder, not a file (give the file's path)") from None
+    except OSError as e:
+        raise EvalSetError(f"cannot be read: {e}") from None
+    if len(raw) > max_bytes:
+        raise EvalSetError(f"larger than decontam.max_file_bytes ({max_bytes:,} bytes): raise it or split the file")
+    return raw
+
+
+def _decompress(raw: bytes, max_bytes: int, partial: bool = False) -> bytes:
+    """Plain, gzip (every member) or zstd bytes, decompressed to at most ``max_bytes``
+    (``partial``: ``raw`` is a file's head, cut anywhere: what decodes of it)."""
+    codec = compression_of(raw)
+    if codec is None:
+        return raw
+    try:
+        out, complete = _gunzip(raw, max_bytes) if codec == "gzip" else _unzstd(raw, max_bytes)
+    except Exception as e:  # zlib.error, zstandard.ZstdError: damaged data
+        if partial:
+            return b""
+        raise EvalSetError(f"damaged {codec} data ({str(e)[:80]})") from None
+    if len(out) > max_bytes:
+        if partial:
+            return out[:max_bytes]
+        raise EvalSetError(f"decompresses to more than decontam.max_file_bytes ({max_bytes:,} bytes): raise it or split the file")
+    if not complete and not partial:
+        raise EvalSetError(f"truncated {codec} data (the file ends inside a compressed member)")
+    return out
+
+
+def _gunzip(raw: bytes, max_bytes: int) -> tuple[bytes, bool]:
+    """(data, whether the last member ended) of gzip members back to back."""
+    parts, size, rest = [], 0, raw
+    while rest and size <= max_bytes:
+        d = zlib.decompressobj(31)
+        parts.append(d.decompress(rest, max_bytes + 1 - size))
+        size += len(parts[-1])
+        if not d.eof:
+            return b"".join(parts), size > max_bytes
+        rest = d.unused_data
+    return b"".join(parts), True
+
+
+def _unzstd(raw: bytes, max_bytes: int) -> tuple[bytes, bool]:
+    import zstandard
+
+    out = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw), read_across_frames=True).read(max_bytes + 1)
+    return out, True  # a truncated frame raises
+
+
+def _format(config: EvalSetConfig, head: bytes) -> str:
+    """The file's format: the configured one, or by content (never a guess between JSON and text)."""
+    is_parquet = head.startswith(PARQUET_MAGIC)
+    if config.format != "auto":
+        if (config.format == "parquet") != is_parquet:
+            found = "a Parquet file" if is_parquet else "not a Parquet file (no PAR1 magic)"
+            raise EvalSetError(f"format is {config.format} but the file is {found}: fix `format` or use auto")
+        return config.format
+    kind = sniff(head, config.path)
+    if kind in ("parquet", "jsonl"):
+        return kind
+    if kind == "warc":
+        raise EvalSetError("is a WARC file, not an eval set (give JSON lines, Parquet or text)")
+    data = _decompress(head, HEAD_BYTES, partial=True).lstrip(b"\xef\xbb\xbf \t\r\n")
+    if data[:1] in (b"[", b"{") or config.path.lower().endswith(_JSON_NAMES):
+        raise EvalSetError("is JSON but not JSON lines (one object per line): convert it, e.g. with `jq -c '.[]'`")
+    try:
+        data[: len(data) - 4].decode("utf-8")  # a head may end inside a character
+    except UnicodeDecodeError:
+        raise EvalSetError("is not JSON lines, Parquet nor UTF-8 text (set `format` if it is one of them)") from None
+    return "text"
+
+
+# ---------------------------------------------------------------- records
+
+
+def _jsonl_records(data: bytes) -> Iterator[tuple[str, Any]]:
+    """(where, record) of every non-blank line."""
+    for number, line in enumerate(data.split(b"\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except (ValueError, UnicodeDecodeError) as e:
+            raise EvalSetError(f"line {number} is not JSON ({str(e)[:80]})") from None
+        if not isinstance(record, dict):
+            raise EvalSetError(f"line {number} is not a JSON object")
+        yield f"line {number}", record
+
+
+def _text_records(data: bytes) -> Iterator[tuple[str, Any]]:
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data[: e.start].count(b"\n") + 1
+        raise EvalSetError(f"line {line} is not UTF-8 text") from None
+    for number, line in enumerate(text.split("\n"), 1):
+        if line.strip():
+            yield f"line {number}", {"text": line}
+
+
+def _schema_columns(config: EvalSetConfig, schema: pa.Schema) -> list[str]:
+    """The top-level columns the configured fields need (refused with the columns there are, if absent)."""
+    names = set(schema.names)
+    needed = []
+    for path in [*config.fields, *([config.id_field] if config.id_field else [])]:
+        column = path if path in names else path.split(".", 1)[0]
+        if column not in names:
+            raise EvalSetError(f"has no column '{column}' (it has {', '.join(sorted(names)[:12])}): fix `fields` or `id_field`")
+        needed.append(column)
+    return sorted(set(needed))
+
+
+def _parquet_records(config: EvalSetConfig, raw: bytes) -> Iterator[tuple[str, Any]]:
+    try:
+        f = pq.ParquetFile(pa.BufferReader(raw))
+        table = f.read(columns=_schema_columns(config, f.schema_arrow))
+    except (pa.ArrowException, OSError) as e:
+        raise EvalSetError(f"is not a readable Parquet file ({str(e)[:120]})") from None
+    for row, record in enumerate(table.to_pylist()):
+        yield f"row {row}", record
+
+
+# ---------------------------------------------------------------- items
+
+
+def _items(config: EvalSetConfig, records: Iterator[tuple[str, Any]]) -> tuple[list[str], list[str]]:
+    ids, texts, seen = [], [], {}
+    for position, (where, record) in enumerate(records):
+        item_id, text = _item_of(config, where, record, position)
+        if item_id in seen:
+            raise EvalSetError(f"{where}: id '{item_id}' is also the id of {seen[item_id]} (ids must be unique; fix `id_field` or null for positions)")
+        seen[item_id] = where
+        ids.append(item_id)
+        texts.append(text)
+    return ids, texts
+
+
+def _item_of(config: EvalSetConfig, where: str, record: dict, position: int = 0) -> tuple[str, str]:
+    """(id, text) of one record."""
+    parts: list[str] = []
+    for path in config.fields:
+        value = FieldPath(path).get(record)
+        parts += _strings(value, path, where)
+    text = " ".join(p for p in parts if p.strip())
+    if not text:
+        raise EvalSetError(f"{where} has no text in {', '.join(config.fields)} (every item needs one: fix `fields`)")
+    if config.id_field is None:
+        return str(position), text
+    value = FieldPath(config.id_field).get(record)
+    if isinstance(value, bool) or not isinstance(value, (str, int)) or value == "":
+        raise EvalSetError(f"{where}: id field '{config.id_field}' is missing or not a string or integer (fix `id_field`, or null for positions)")
+    return str(value), text
+
+
+def _strings(value: Any, path: str, where: str) -> list[str]:
+    """The text pieces of a field's value: a string, a number, or a list of them; missing or null: none."""
+    if value is None or value is _ABSENT:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return [str(value)]
+    if isinstance(value, (list, tuple)):
+        return [s for v in value for s in _strings(v, path, where)]
+    kind = "an object" if isinstance(value, dict) else type(value).__name__
+    raise EvalSetError(f"{where}: field '{path}' holds {kind}, not text (name a field inside it, e.g. '{path}.text')")
