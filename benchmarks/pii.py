@@ -13,8 +13,9 @@ Systems, each in its own child process pinned to one CPU (math libraries
 single-threaded), so docs/s is per core:
 
 - **ours**: ``PiiStage(PiiConfig())`` over Arrow batches of 2,048 rows (the
-  final phase's batch size): RE2 prefilter, candidate windows, presidio on the
-  windows, the redacted text and count columns;
+  final phase's batch size) of text, language and url: RE2 prefilter, candidate
+  windows, presidio on the windows, the redacted text and count columns, and the
+  url column redacted (``pii.urls``; presidio's engine is given the text only);
 - **presidio**: ``AnalyzerEngine()`` with its default recognizers on
   ``spacy.blank("en")``, ``analyze(text, language="en")`` on every document,
   then ``AnonymizerEngine().anonymize`` with its default operator (replace with
@@ -64,13 +65,13 @@ WARM_UP = ("Call +49 30 1234567 or 030 / 1234 567, mail ada@example.org, host 20
 
 
 def phase1_documents(files: list[str]) -> "pa.Table":  # noqa: F821
-    """text and language of the documents phase 1 keeps (jobs/sample.yaml's settings), in this process."""
+    """text, language and url of the documents phase 1 keeps (jobs/sample.yaml's settings), in this process."""
     import yaml
 
     from benchmarks.pii_eval import run_phase1
 
     data = yaml.safe_load((ROOT / "jobs" / "sample.yaml").read_text())
-    return run_phase1(data, files).select(["text", "language"])
+    return run_phase1(data, files).select(["text", "language", "url"])
 
 
 def document_sets(args, tmp: Path) -> list[dict]:
@@ -113,7 +114,7 @@ def child_ours(path: str) -> dict:
     with Measure() as m:
         for batch in table.to_batches(BATCH_ROWS):
             out = stage(pa_table(batch))
-            found += sum(sum(out.column(c).to_pylist()) for c in stage.columns.values())
+            found += sum(sum(out.column(c).to_pylist()) for c in [*stage.columns.values(), "pii_url"] if c in out.column_names)
     counters = stage.drain_counters()
     return {**m.result(), "setup_s": setup, "findings": found, "counters": counters}
 
@@ -199,6 +200,10 @@ def report(sets: list[dict], results: dict, args, info0: dict, load_end) -> str:
                       f"({c.get('presidio_calls', 0):,} calls, {c.get('chars_analyzed', 0) / max(1, s['chars']):.1%} of the characters); "
                       f"{c.get('docs_changed', 0):,} documents changed; findings by type: "
                       + ", ".join(f"{k.split('.', 1)[1]} {v:,}" for k, v in sorted(c.items()) if k.startswith("found.")), ""]
+            if "url.read" in c:
+                lines += [f"- URLs: {c['url.read']:,} of {s['docs']:,} passed the RE2 prefilter and were read value by value, "
+                          f"{c.get('url.changed', 0):,} changed; findings by type: "
+                          + (", ".join(f"{k.split('.', 2)[2]} {v:,}" for k, v in sorted(c.items()) if k.startswith("url.found.")) or "none"), ""]
         lines += ["- findings differ by design: presidio's default engine also reports DATE_TIME, URL, UUID, US_DRIVER_LICENSE, ... "
                   "and look-alikes (see benchmarks/results/pii_eval.md for what is right)", ""]
     return "\n".join(lines)

@@ -32,6 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from stages.pii.config import PiiConfig
+from stages.pii.recognizers import glued
 
 # What python-phonenumbers accepts between the digits of a number (its
 # VALID_PUNCTUATION without the letter x), plus whitespace.
@@ -142,11 +143,27 @@ def span_entities(candidate: str) -> frozenset:
     return _NUMBERS
 
 
+def glued_number(text: str, start: int, end: int) -> bool:
+    """A bare run of ASCII digits joined to a word: by a hyphen, slash, underscore or # (``article-8772683``), which
+    the phone, card and SSN recognizers drop (recognizers.glued), or directly to an ASCII letter (``n11752374``,
+    ``article202159566``), where presidio's card and SSN patterns find no word boundary and python-phonenumbers
+    refuses a number next to a Latin letter.  No match can start or end inside a run without separators, so
+    presidio need not see it.  Common in URL slugs."""
+    run = text[start:end]
+    if not (run.isascii() and run.isdigit()):
+        return False
+    letter = (start > 0 and text[start - 1].isascii() and text[start - 1].isalpha()) or (
+        end < len(text) and text[end].isascii() and text[end].isalpha())
+    return letter or glued(text, start, end)
+
+
 def windows(text: str, spans: list[tuple[int, int]], context: int) -> list[tuple[int, int, frozenset]]:
     """Candidate spans widened by ``context`` characters (to whitespace) and merged, with the entities their
     candidates may be; spans must be sorted."""
     out: list[list] = []
     for s, e in spans:
+        if glued_number(text, s, e):
+            continue
         lo, hi = _snap_left(text, s - context), _snap_right(text, e + context)
         kinds = span_entities(text[s:e])
         if out and lo <= out[-1][1]:

@@ -58,7 +58,7 @@ _TRIGGER_PARTS = (
     r"[\x{FF10}-\x{FF19}\x{FF20}\x{FE6B}\x{1D7CE}-\x{1D7FF}\x{1FBF0}-\x{1FBF9}]",
     r"(?i)[(\[{<]\s*(?:at|dot)\s*[)\]}>]",
     r"\d{4}\.\d{4}\.\d{4}\.\d|\d{4}\.\d{6}\.\d{5}",
-    r"[A-Za-z]{2}\d{2}[ -]?[A-Za-z0-9]{4}[ -]?[A-Za-z0-9]{4}",
+    r"\b[A-Za-z]{2}\d{2}[ -]?[A-Za-z0-9]{4}[ -]?[A-Za-z0-9]{4}",
 )
 TRIGGER_RE2 = "|".join(f"(?:{p})" for p in _TRIGGER_PARTS)
 PERCENT_RE2 = r"%[0-9A-Fa-f]{2}"

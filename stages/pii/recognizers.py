@@ -117,6 +117,11 @@ def unglued(cls):
     return Unglued
 
 
+#: The score of a valid phone number written as a bare run of digits (or in groups no region uses): it needs a
+#: context word to pass the default threshold.
+UNFORMATTED_PHONE_SCORE = 0.3
+
+
 def phone_recognizer_class():
     """presidio's PhoneRecognizer, scoring a match by how it is written.
 
@@ -158,7 +163,7 @@ def phone_recognizer_class():
         return False
 
     class GroupedPhoneRecognizer(PhoneRecognizer):
-        FORMATTED, UNFORMATTED = 0.5, 0.3
+        FORMATTED, UNFORMATTED = 0.5, UNFORMATTED_PHONE_SCORE
 
         def analyze(self, text, entities, nlp_artifacts=None):
             results = []

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import bisect
 from collections import Counter, defaultdict
+from dataclasses import replace
 
 import numpy as np
 import pyarrow as pa
@@ -35,7 +36,7 @@ from stages.base import add_rejections, set_column
 from stages.pii.candidates import Piece, candidate_pattern, candidate_spans, find_pieces, marked_texts, pieces
 from stages.pii.config import ENTITIES, NER_ENTITIES, PATTERN_ENTITIES, URL_COUNT_COLUMN, URL_ORIGINAL_COLUMN, PiiConfig, count_column
 from stages.pii.normalize import PERCENT_RE2, TRIGGER_RE2, TextView, text_view
-from stages.pii.recognizers import ner_analyzer, pattern_analyzer
+from stages.pii.recognizers import UNFORMATTED_PHONE_SCORE, ner_analyzer, pattern_analyzer
 from stages.pii.redact import Finding, Redactor, resolve
 from stages.pii.urls import UrlRedactor
 
@@ -273,7 +274,7 @@ class PiiStage:
                     continue
                 if found:
                     self._counters["docs_with_candidates"] += 1
-                    for p in found:
+                    for p in self._bare_number(text, found):
                         by_lang[lang, p.entities].append(p)
             if ner and self.ner is not None and langs[i] in self.config.ner_models:
                 ner_pieces[langs[i]] += pieces(i, 0, len(text), self.config.chunk_chars, self.overlap)
@@ -288,6 +289,14 @@ class PiiStage:
             for p, f in self._analyze(self.ner, lang, self.ner_entities, ps, texts):
                 results[p.doc].append(f)
         return results, dense
+
+    def _bare_number(self, text: str, found: list[Piece]) -> list[Piece]:
+        """A text that is one bare run of ASCII digits (a URL's article id, 20200102) has no word for context, so the
+        phone recognizer cannot score it past UNFORMATTED_PHONE_SCORE: it is not asked (what costs the most), unless
+        the phone threshold is that low.  Cards (Luhn) and SSNs are still checked."""
+        if not (text.isascii() and text.isdigit()) or self.thresholds.get("PHONE_NUMBER", 1.0) <= UNFORMATTED_PHONE_SCORE:
+            return found
+        return [replace(p, entities=p.entities - {"PHONE_NUMBER", "IP_ADDRESS"}) for p in found]
 
     def _reject_dense(self, batch: pa.Table, dense: dict[int, str]) -> pa.Table:
         """Mark documents too dense in candidates as rejected (stages.base filter contract)."""
