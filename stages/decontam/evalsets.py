@@ -93,7 +93,7 @@ def eval_file_check(config: EvalSetConfig) -> Callable[[str, Opener], None]:
                 head = f.read(HEAD_BYTES)
                 kind = _format(config, head)
                 if kind == "parquet":
-                    _schema_columns(config, pq.ParquetFile(f).schema_arrow)
+                    _schema_columns(config, _parquet_file(f).schema_arrow)
                     return
             data = _decompress(head, HEAD_BYTES, partial=True)
             if len(head) == HEAD_BYTES:  # a head: its last line may be cut
@@ -111,12 +111,18 @@ def eval_file_check(config: EvalSetConfig) -> Callable[[str, Opener], None]:
         except EvalSetError as e:
             raise NamedFileError(f"{path!r} {e}") from None
         except OSError as e:
-            raise NamedFileError(f"eval file {path!r} cannot be read: {e}") from None
+            raise NamedFileError(f"eval file {path!r} cannot be read: {_first_line(e)}") from None
 
     return check
 
 
 # ---------------------------------------------------------------- bytes
+
+
+def _first_line(e: BaseException) -> str:
+    """An exception's message as one short line."""
+    text = str(e).strip()
+    return (text.splitlines()[0] if text else type(e).__name__)[:120]
 
 
 def _read(open_file: Opener, path: str, max_bytes: int) -> bytes:
@@ -128,7 +134,7 @@ def _read(open_file: Opener, path: str, max_bytes: int) -> bytes:
     except IsADirectoryError:
         raise EvalSetError("is a folder, not a file (give the file's path)") from None
     except OSError as e:
-        raise EvalSetError(f"cannot be read: {e}") from None
+        raise EvalSetError(f"cannot be read: {_first_line(e)}") from None
     if len(raw) > max_bytes:
         raise EvalSetError(f"larger than decontam.max_file_bytes ({max_bytes:,} bytes): raise it or split the file")
     return raw
@@ -145,7 +151,7 @@ def _decompress(raw: bytes, max_bytes: int, partial: bool = False) -> bytes:
     except Exception as e:  # zlib.error, zstandard.ZstdError: damaged data
         if partial:
             return b""
-        raise EvalSetError(f"damaged {codec} data ({str(e)[:80]})") from None
+        raise EvalSetError(f"damaged {codec} data ({_first_line(e)})") from None
     if len(out) > max_bytes:
         if partial:
             return out[:max_bytes]
@@ -188,7 +194,12 @@ def _format(config: EvalSetConfig, head: bytes) -> str:
         return kind
     if kind == "warc":
         raise EvalSetError("is a WARC file, not an eval set (give JSON lines, Parquet or text)")
-    data = _decompress(head, HEAD_BYTES, partial=True).lstrip(b"\xef\xbb\xbf \t\r\n")
+    data = _decompress(head, HEAD_BYTES, partial=True)
+    if not data and head:
+        raise EvalSetError(f"damaged {compression_of(head)} data (nothing of it decodes)")
+    data = data.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if not data:
+        return "text"  # empty: no items (said by the caller)
     if data[:1] in (b"[", b"{") or config.path.lower().endswith(_JSON_NAMES):
         raise EvalSetError("is JSON but not JSON lines (one object per line): convert it, e.g. with `jq -c '.[]'`")
     try:
@@ -209,7 +220,7 @@ def _jsonl_records(data: bytes) -> Iterator[tuple[str, Any]]:
         try:
             record = json.loads(line)
         except (ValueError, UnicodeDecodeError) as e:
-            raise EvalSetError(f"line {number} is not JSON ({str(e)[:80]})") from None
+            raise EvalSetError(f"line {number} is not JSON ({_first_line(e)})") from None
         if not isinstance(record, dict):
             raise EvalSetError(f"line {number} is not a JSON object")
         yield f"line {number}", record
@@ -238,12 +249,20 @@ def _schema_columns(config: EvalSetConfig, schema: pa.Schema) -> list[str]:
     return sorted(set(needed))
 
 
-def _parquet_records(config: EvalSetConfig, raw: bytes) -> Iterator[tuple[str, Any]]:
+def _parquet_file(source) -> pq.ParquetFile:
     try:
-        f = pq.ParquetFile(pa.BufferReader(raw))
-        table = f.read(columns=_schema_columns(config, f.schema_arrow))
+        return pq.ParquetFile(source)
+    except (pa.ArrowException, OSError) as e:  # a footer that does not parse
+        raise EvalSetError(f"is not a readable Parquet file ({_first_line(e)})") from None
+
+
+def _parquet_records(config: EvalSetConfig, raw: bytes) -> Iterator[tuple[str, Any]]:
+    f = _parquet_file(pa.BufferReader(raw))
+    columns = _schema_columns(config, f.schema_arrow)
+    try:
+        table = f.read(columns=columns)
     except (pa.ArrowException, OSError) as e:
-        raise EvalSetError(f"is not a readable Parquet file ({str(e)[:120]})") from None
+        raise EvalSetError(f"is not a readable Parquet file ({_first_line(e)})") from None
     for row, record in enumerate(table.to_pylist()):
         yield f"row {row}", record
 
