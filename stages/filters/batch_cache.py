@@ -10,7 +10,11 @@ themselves (``pc.index_in``), so a hit needs equal texts, never just equal
 ids, and then takes those rows of the derived data.
 
 Only what depends on the text alone is cached, never anything that depends on
-a filter's config.  One cache per thread, holding the last two batches.
+a filter's config.  One cache per thread, holding the last two batches that
+were built; rows taken from a cached batch are not remembered themselves, so
+the batch they come from stays cached.  A filter run per language
+(``by_language.py``) builds the whole batch's words once (:func:`prime`), and
+each language's group takes its rows from them.
 """
 
 from __future__ import annotations
@@ -47,14 +51,18 @@ def shared(texts: pa.Array, kind: str, build: Callable[[pa.Array], D]) -> D:
         rows = _rows_of(texts, cached_texts)
         if rows is None:
             continue
-        if rows is _SAME:
-            return derived[kind]
-        value = derived[kind].take(rows)
-        _remember(texts, kind, value)
-        return value
+        return derived[kind] if rows is _SAME else derived[kind].take(rows)
     value = build(texts)
     _remember(texts, kind, value)
     return value
+
+
+def prime(texts: pa.Array, kind: str, build: Callable[[pa.Array], Derived]) -> None:
+    """Make ``kind`` of ``texts`` (and so of any subset of them) a hit: built unless some batch has all of them."""
+    for cached_texts, derived in _entries():
+        if kind in derived and _rows_of(texts, cached_texts) is not None:
+            return
+    _remember(texts, kind, build(texts))
 
 
 def clear() -> None:

@@ -55,6 +55,7 @@ class FineWebQualityFilter:
     needs = ("text",)
     reasons = ("fineweb:empty_text", "fineweb:line_punct_ratio", "fineweb:short_line_ratio", "fineweb:char_dup_ratio",
                "fineweb:new_line_ratio")
+    derives = (ln.prime_newline_parts,)  # what it reads through the batch cache
 
     def __init__(self, config: FineWebQualityConfig | None = None):
         self.config = config or FineWebQualityConfig()

@@ -22,8 +22,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from stages.filters import lines as ln
 from stages.filters import stopwords
+from stages.filters.labels import canonical
 from stages.filters.rules import SKIPPED, above, below, empty_rule, ratio, record_skips, reject, texts_of
-from stages.filters.words import NO_SPACE_LANGUAGES, BatchWords, batch_words
+from stages.filters.words import NO_SPACE_LANGUAGES, BatchWords, batch_words, prime_words
 
 GOPHER = "Gopher (Rae et al. 2021, App. A1.1.1)"
 #: Languages whose stop words (particles, endings) are written attached to other words.
@@ -78,6 +79,7 @@ class GopherQualityFilter:
                "gopher_quality:min_avg_word_length", "gopher_quality:max_avg_word_length", "gopher_quality:hash_ratio",
                "gopher_quality:ellipsis_ratio", "gopher_quality:bullet_lines", "gopher_quality:ellipsis_lines",
                "gopher_quality:alpha_words", "gopher_quality:stop_words")
+    derives = (prime_words, ln.prime_newline_parts)  # what it reads through the batch cache
 
     def __init__(self, config: GopherQualityConfig | None = None):
         self.config = c = config or GopherQualityConfig()
@@ -190,4 +192,5 @@ def _count(texts, needle: str) -> np.ndarray:
 
 
 def _languages(batch: pa.Table) -> list[str | None]:
-    return batch.column("language").to_pylist()
+    """Each row's language as lid.176's code where it has one (GlotLID's rus_Cyrl is ru: its stop words)."""
+    return [canonical(x) if x else x for x in batch.column("language").to_pylist()]

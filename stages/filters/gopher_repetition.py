@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from stages.filters import lines as ln
 from stages.filters.rules import above, empty_rule, ratio, reject, texts_of
-from stages.filters.words import BatchWords, batch_words
+from stages.filters.words import BatchWords, batch_words, prime_words
 
 TABLE_A1 = "Gopher (Rae et al. 2021, Table A1)"
 
@@ -204,6 +204,7 @@ class GopherRepetitionFilter:
                "gopher_repetition:top_2_gram", "gopher_repetition:top_3_gram", "gopher_repetition:top_4_gram",
                "gopher_repetition:dup_5_gram", "gopher_repetition:dup_6_gram", "gopher_repetition:dup_7_gram",
                "gopher_repetition:dup_8_gram", "gopher_repetition:dup_9_gram", "gopher_repetition:dup_10_gram")
+    derives = (prime_words, ln.prime_newline_parts)  # what it reads through the batch cache
 
     def __init__(self, config: GopherRepetitionConfig | None = None):
         self.config = config or GopherRepetitionConfig()

@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from stages.filters.batch_cache import shared
+from stages.filters.batch_cache import prime, shared
 from stages.filters.charclasses import WHITESPACE, re2_chars
 
 
@@ -55,9 +55,18 @@ def split(texts: pa.Array, pattern: str, regex: bool = False) -> Parts:
     return Parts((pc.split_pattern_regex if regex else pc.split_pattern)(texts, pattern))
 
 
+def _newline_split(texts: pa.Array) -> Parts:
+    return split(texts, "\n")
+
+
 def newline_parts(texts: pa.Array) -> Parts:
     """``text.split("\\n")`` of every text, shared by the filters of a batch."""
-    return shared(texts, "newline_parts", lambda t: split(t, "\n"))
+    return shared(texts, "newline_parts", _newline_split)
+
+
+def prime_newline_parts(texts: pa.Array) -> None:
+    """Split the whole batch once, before filters take parts of it (see batch_cache.prime)."""
+    prime(texts, "newline_parts", _newline_split)
 
 
 def strip(values: pa.Array) -> pa.Array:

@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from stages.filters.batch_cache import shared
+from stages.filters.batch_cache import prime, shared
 from stages.filters.charclasses import MARK_RANGES, py_class, re2_class
 from stages.filters.codepoints import NO_SPACE, CodePoints, class_table
 from stages.filters.rules import text_array
@@ -167,6 +167,11 @@ class BatchWords:
 def batch_words(texts: pa.Array) -> BatchWords:
     """The words of a batch's texts, split once for all the filters of the batch."""
     return shared(texts, "words", BatchWords)
+
+
+def prime_words(texts: pa.Array) -> None:
+    """Split the whole batch into words once, before filters take parts of it (see batch_cache.prime)."""
+    prime(texts, "words", BatchWords)
 
 
 def count_words(texts: pa.Array | pa.ChunkedArray) -> np.ndarray:
