@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from stages.filters.by_language import (
     BY_LANGUAGE,
@@ -40,7 +40,7 @@ from stages.filters.c4 import C4Config, C4Filter
 from stages.filters.fineweb import FineWebQualityConfig, FineWebQualityFilter
 from stages.filters.gopher_quality import GopherQualityConfig, GopherQualityFilter
 from stages.filters.gopher_repetition import GopherRepetitionConfig, GopherRepetitionFilter
-from stages.filters.fineweb2 import FineWeb2Configs, Unmapped, log_unmapped, read_fineweb2_configs
+from stages.filters.fineweb2 import Unmapped, log_unmapped, read_fineweb2_configs
 from stages.filters.url import UrlFilter, UrlFilterConfig
 
 FINEWEB2 = "FineWeb-2 (Penedo et al. 2025)"
@@ -88,18 +88,23 @@ class FiltersConfig(BaseModel):
         description=f"written when the config is loaded: the folders by_language was read from ({FINEWEB2} files, "
         "by_language_dir); informational",
     )
-    _fineweb2: FineWeb2Configs | None = PrivateAttr(None)
+    fineweb2_unmapped: list[str] = Field(
+        default_factory=list,
+        description=f"written when the config is loaded: what of the {FINEWEB2} files is not carried over as it is "
+        "(file: key = value: why); informational",
+    )
 
     @model_validator(mode="after")
     def _read_language_folders(self) -> FiltersConfig:
         """Read the folders into by_language once (folder files, then by_language_dir, then by_language win)."""
         layers = []
         if self.fineweb2_configs:
-            self._fineweb2 = read_fineweb2_configs(self.fineweb2_configs, self.fineweb2_languages, self.fineweb2_pipeline)
-            log_unmapped(self._fineweb2)
-            layers.append({lang: LanguageOverride.model_validate(c) for lang, c in self._fineweb2.filters.items()})
+            fineweb2 = read_fineweb2_configs(self.fineweb2_configs, self.fineweb2_languages, self.fineweb2_pipeline)
+            log_unmapped(fineweb2)
+            layers.append({lang: LanguageOverride.model_validate(c) for lang, c in fineweb2.filters.items()})
             self.by_language_sources.append(f"fineweb2_configs: {Path(self.fineweb2_configs).resolve()} "
-                                            f"({len(self._fineweb2.files)} files)")
+                                            f"({len(fineweb2.files)} files)")
+            self.fineweb2_unmapped += [str(u) for u in fineweb2.unmapped]
             self.fineweb2_configs = None
         if self.by_language_dir:
             layers.append(read_overrides_dir(self.by_language_dir))
@@ -108,10 +113,6 @@ class FiltersConfig(BaseModel):
         if layers or self.by_language:
             self.by_language = merge(*layers, self.by_language)
         return self
-
-    def fineweb2_unmapped(self) -> tuple[Unmapped, ...]:
-        """What the FineWeb-2 files read by this config (in this process) could not carry over."""
-        return self._fineweb2.unmapped if self._fineweb2 else ()
 
     def language_settings(self, filter_name: str) -> LanguageSettings:
         """One text filter's base settings and each language's that differ."""

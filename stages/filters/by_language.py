@@ -134,7 +134,7 @@ def read_overrides_dir(folder: str) -> dict[str, LanguageOverride]:
         try:
             out[lang] = LanguageOverride.model_validate(read_yaml_mapping(file, "by_language_dir"))
         except ValidationError as e:
-            raise ValueError(f"by_language_dir: {file}: {describe(e)}") from None
+            raise ValueError(f"by_language_dir: {file.name}: {describe(e)}") from None
     return out
 
 
