@@ -426,7 +426,7 @@ def s3_requests(warc: Path) -> dict:
     import pyarrow.fs as pafs
     from moto.server import ThreadedMotoServer
 
-    from pipeline.storage import S3Options, open_input
+    from core.storage import S3Options, open_input
     from stages.warc import ReadStats, WarcReader
     from tests import s3_proxy
 

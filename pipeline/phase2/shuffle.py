@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pipeline.phase2.context import ROW_BITS
-from pipeline.shuffle import group_apply
+from core.shuffle import group_apply
 
 
 def by_part(ds, column: str, partitions: int, fn, **fn_kwargs):
