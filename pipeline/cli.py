@@ -143,25 +143,37 @@ def _unlock(root: str, endpoint_url: str | None) -> int:
 
 
 def _print_plan(config, phases: list[str]) -> int:
-    from pipeline.runner import plan, plan_context, select
+    from pipeline.runner import plan_context, select, status
 
     ctx = plan_context(config)
-    rows = plan(ctx, select(ctx, phases))
+    rows = {r["phase"]: r for r in status(ctx, select(ctx, phases))}
     print(f"inputs: {len(ctx.inputs)} files; output: {config.output.root}")
-    for r in rows:
-        what = "run" if r["selected"] else "not selected"
+    for phase in ctx.plan.phases:
+        if not phase.enabled:
+            print(f"  {phase.name:<10} disabled by the config ({phase.label})")
+            continue
+        r = rows[phase.name]
         units = f"{r['units']} {r['unit']} units: {r['done']} done (skipped), {r['todo']} to do"
         if r["waits_for"]:
             units += f" (as of now; set once {r['waits_for']} has run)"
-        print(f"  {r['phase']:<10} reads {r['reads']:<10} {units}  [{what}]")
+        print(f"  {phase.name:<10} reads {r['reads']:<10} {units}  [{'run' if r['selected'] else 'not selected'}]")
+        print(f"  {'':<10} {phase.label}")
+        for source in phase.sources:
+            print(f"  {'':<10}   source {source.kind}: {source.label}" + (f"; then {', '.join(source.stages)}" if source.stages else ""))
+        for stage in phase.stages:
+            print(f"  {'':<10}   stage {stage.name}: {stage.label}")
+        for step in phase.steps:
+            print(f"  {'':<10}   step {step.name}: {step.label}")
+        for sink in phase.sinks:
+            print(f"  {'':<10}   writes {sink.path} ({sink.label})")
     return 0
 
 
 def _report(record: dict, output: str) -> int:
     """Print each phase's headline counts; exit 1 if any unit failed (a rerun retries it)."""
-    from pipeline.phase import registered
+    from pipeline.phases import DEFAULT_PHASES
 
-    for phase in registered():
+    for phase in (cls() for cls in DEFAULT_PHASES):
         if phase.name in record["phases_run"]:
             print(f"phase {phase.name}: {json.dumps(phase.headline(record['phases'][phase.name]))}")
     print(f"output: {output}")

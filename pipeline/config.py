@@ -25,6 +25,7 @@ from stages.pii import PiiConfig
 from stages.quality import QualityConfig
 from stages.writers.config import ShardsConfig
 from stages.charset import CharsetConfig
+from stages.sources.documents import DocumentsConfig
 from stages.warc import WarcConfig
 
 
@@ -75,7 +76,7 @@ class RunConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = "run"
-    inputs: list[str] = Field(..., min_length=1, description="WARC paths, globs, s3:// URIs, or warc.paths listing files")
+    inputs: list[str] = Field(..., min_length=1, description="input files (WARC; JSON lines or Parquet documents: told by their content), globs, folders, s3:// URIs, or warc.paths listings")
     inputs_base: str = Field(
         "s3://commoncrawl/", description="prefix for the relative paths inside a Common Crawl warc.paths listing"
     )
@@ -83,6 +84,7 @@ class RunConfig(BaseModel):
     storage: StorageConfig = Field(default_factory=StorageConfig)
     ray: RayConfig = Field(default_factory=RayConfig)
     warc: WarcConfig = Field(default_factory=WarcConfig)
+    documents: DocumentsConfig = Field(default_factory=DocumentsConfig, description="JSON lines and Parquet inputs: where a record's text, id, URL and date are")
     charset: CharsetConfig = Field(default_factory=CharsetConfig)
     extract: ExtractConfig = Field(default_factory=ExtractConfig)
     langid: LangIdConfig = Field(default_factory=LangIdConfig)

@@ -10,7 +10,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from pipeline.config import RunConfig, s3_options
+from core.layout import DONE
 from pipeline.phase import Part, Phase, Unit
+from pipeline.plan import Plan
+from pipeline.result import UnitResult
 from core.storage import S3Options, Storage
 
 
@@ -21,11 +24,13 @@ class RunContext:
     inputs: list[str]
     #: the enabled phases of this run, in order (whether or not this invocation runs them)
     phases: list[Phase]
+    #: the run's plan: every phase, enabled or not, what each reads, runs and writes (pipeline.plan)
+    plan: Plan | None = None
     progress: bool = True
     address: str | None = None
     _workers: int | None = None
     _units: dict[str, list[Unit]] = field(default_factory=dict)
-    _markers: dict[str, dict[str, dict]] = field(default_factory=dict)
+    _markers: dict[str, dict[str, UnitResult]] = field(default_factory=dict)
     _parts: dict[str, list[Part]] = field(default_factory=dict)
 
     @property
@@ -57,21 +62,22 @@ class RunContext:
             self._units[phase.name] = phase.units(self)
         return self._units[phase.name]
 
-    def markers(self, phase: Phase) -> dict[str, dict]:
+    def markers(self, phase: Phase) -> dict[str, UnitResult]:
         """Every marker under ``_done/<phase>/`` by unit name (read once, in parallel: S3 GETs)."""
         if phase.name not in self._markers:
-            names = [n.removesuffix(".json") for n in self.storage.list("_done", phase.name, suffix=".json") if "/" not in n]
+            names = [n.removesuffix(".json") for n in self.storage.list(DONE, phase.name, suffix=".json") if "/" not in n]
             with ThreadPoolExecutor(16) as pool:
-                found = list(pool.map(lambda n: self.storage.read_json("_done", phase.name, f"{n}.json"), names))
+                found = list(pool.map(lambda n: self.storage.read_json(DONE, phase.name, f"{n}.json"), names))
             markers = dict(zip(names, found))
             expand = getattr(phase, "expand_markers", None)  # a phase that records many units in one marker (shards)
-            self._markers[phase.name] = expand(markers) if callable(expand) else markers
+            markers = expand(markers) if callable(expand) else markers
+            self._markers[phase.name] = {k: UnitResult.from_json(v) for k, v in markers.items()}
         return self._markers[phase.name]
 
-    def marker(self, phase: Phase, unit: Unit) -> dict | None:
+    def marker(self, phase: Phase, unit: Unit) -> UnitResult | None:
         """The unit's marker if it is current (same fingerprint), else None."""
         m = self.markers(phase).get(unit.name)
-        return m if m is not None and m.get("fingerprint") == unit.fingerprint else None
+        return m if m is not None and m.fingerprint == unit.fingerprint else None
 
     def parts(self, phase: Phase | None) -> list[Part]:
         """The finished parts of ``phase`` for the current inputs (none before the first phase)."""

@@ -26,6 +26,7 @@ from typing import Callable, Iterable, Iterator, Protocol
 from tqdm import tqdm
 
 from pipeline.phase import Unit
+from pipeline.result import UnitResult
 from core.faults import output_fault
 
 log = logging.getLogger(__name__)
@@ -69,30 +70,43 @@ def cluster_cpus() -> int:
     return max(1, int(ray.cluster_resources().get("CPU", 1)))
 
 
-def failure(unit: str, err: BaseException, output_path: str = "") -> dict:
-    """A failed unit's stats; ``fatal`` (an errno) when the output cannot be written (full disk, read-only
+def failure(unit: str, err: BaseException, output_path: str = "") -> UnitResult:
+    """A failed unit's result; ``fatal`` (an errno) when the output cannot be written (full disk, read-only
     filesystem...): the runner then stops the run instead of failing every unit in turn."""
-    stats = {"unit": unit, "failed": f"{type(err).__name__}: {err}"[:2000]}
     fault = output_fault(err, output_path)
+    result = UnitResult.failure(unit, f"{type(err).__name__}: {err}", fatal=fault)
     if fault is not None:  # not a bug: one line, the runner says what to do
-        stats["fatal"] = fault
-        log.error("unit %s failed: %s", unit, stats["failed"])
+        log.error("unit %s failed: %s", unit, result.failed)
     else:
         log.error("unit %s failed: %s", unit, "".join(traceback.format_exception(err, limit=4)))
-    return stats
+    return result
 
 
-def _failure(unit: Unit, err: BaseException, output_path: str = "") -> dict:
-    return failure(unit.name, err, output_path)
-
-
-def _run(worker: Worker | BaseException, unit: Unit, output_path: str = "") -> dict:
+def _run(worker: Worker | BaseException, unit: Unit, output_path: str = "") -> UnitResult | dict:
     if isinstance(worker, BaseException):  # the worker could not be built: every unit fails with its error
-        return _failure(unit, worker, output_path)
+        return failure(unit.name, worker, output_path)
     try:
         return worker.process(unit)
     except Exception as e:  # the unit fails alone; no marker, so a rerun retries it
-        return _failure(unit, e, output_path)
+        return failure(unit.name, e, output_path)
+
+
+def _encode(result: UnitResult | dict) -> str:
+    """A worker's answer as JSON: a unit's typed result, or a step's own dict (a failure of a step that
+    returns dicts is the dict ``{"unit", "failed"[, "fatal"]}``)."""
+    if isinstance(result, UnitResult):
+        return json.dumps({"result": result.to_json()}, default=str)
+    return json.dumps({"data": result}, default=str)
+
+
+def _decode(text: str, typed: bool) -> UnitResult | dict:
+    msg = json.loads(text)
+    if "result" in msg:
+        result = UnitResult.from_json(msg["result"])
+        if typed or result.failed is None:
+            return result
+        return {k: v for k, v in (("unit", result.unit), ("failed", result.failed), ("fatal", result.fatal)) if v is not None}
+    return msg["data"]
 
 
 def _open(open_worker: OpenWorker, config: dict, extra: dict) -> Worker | BaseException:
@@ -130,7 +144,7 @@ def _unit_task(job: dict, unit_json: str) -> str:
         if job["key"] not in _KEPT:
             _KEPT[job["key"]] = _open(job["open_worker"], job["config"], job["extra"])
         worker = _KEPT[job["key"]]
-    return json.dumps(_run(worker, unit, job.get("output_path", "")), default=str)
+    return _encode(_run(worker, unit, job.get("output_path", "")))
 
 
 _REMOTE = None
@@ -156,9 +170,11 @@ def map_units(
     keep_worker: bool = False,
     extra: dict | None = None,
     progress: "Progress | None" = None,
-) -> Iterator[dict]:
-    """Run ``open_worker(config, **extra).process(unit)`` for every unit on Ray; yields each unit's stats
-    as units finish, with at most ``workers`` units running.
+    typed: bool = False,
+) -> Iterator[UnitResult | dict]:
+    """Run ``open_worker(config, **extra).process(unit)`` for every unit on Ray; yields what each returns
+    as units finish, with at most ``workers`` units running: a phase's units return a UnitResult
+    (``typed``: a failure is one too), a step's tasks their own dict (a failure is ``{"unit", "failed"}``).
 
     ``keep_worker``: the worker holds models: build it once per Ray worker process and keep it for
     the phase's later units there; else build one per unit.  Plain Ray tasks, not Ray Data: Ray
@@ -187,9 +203,9 @@ def map_units(
             for ref in done:
                 unit = running.pop(ref)
                 try:
-                    stats = json.loads(ray.get(ref))
+                    stats = _decode(ray.get(ref), typed)
                 except Exception as e:  # its worker died past the retries: the unit fails, the phase goes on
-                    stats = _failure(unit, e)
+                    stats = _decode(_encode(failure(unit.name, e)), typed)
                 if progress is not None:
                     progress.update(stats)
                 yield stats
@@ -246,8 +262,10 @@ class Progress:
             self.bar = tqdm(total=total, desc=phase, unit=unit, file=sys.stderr)
         self._metrics()
 
-    def update(self, stats: dict) -> None:
+    def update(self, stats: "UnitResult | dict") -> None:
         self.done += 1
+        if isinstance(stats, UnitResult):
+            stats = {"in": stats.docs_in, "kept": stats.kept, "rejected": stats.rejected, **stats.totals}
         self.docs.update({k: stats.get(k, 0) for k in self.counts if isinstance(stats.get(k, 0), int)})
         if self.bar is not None:
             self.bar.set_postfix(**{k: self.docs[k] for k in self.counts}, refresh=False)

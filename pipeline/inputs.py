@@ -1,4 +1,4 @@
-"""Turn the config's ``inputs`` into a sorted, de-duplicated list of WARC URIs.
+"""Turn the config's ``inputs`` into a sorted, de-duplicated list of input file URIs (WARC, JSON lines, Parquet).
 
 An entry is a local path, a glob, an ``s3://`` URI or glob, a folder, or a
 Common Crawl listing (``warc.paths`` / ``warc.paths.gz``) whose relative lines
@@ -17,7 +17,7 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 
 from core import storage
-from pipeline.storage import S3Options
+from core.storage import S3Options
 
 
 log = logging.getLogger(__name__)
@@ -63,16 +63,17 @@ MAX_LISTED = 20
 
 
 def check_formats(inputs: list[str]) -> None:
-    """Every local input must be a WARC by its content (first bytes, decompressed if need be), whatever its
-    name: raise InputError naming each that is not.  Remote inputs are checked by the unit that reads them
-    (a request per file at plan time would cost minutes on a snapshot)."""
-    from stages.warc import NotAWarcError, SNIFF_BYTES, check_warc
+    """Every local input must be a file some source reads (WARC, JSON lines, Parquet) by its content (first
+    bytes, decompressed if need be), whatever its name: raise InputError naming each that is not.  Remote
+    inputs are checked by the unit that reads them (a request per file at plan time would cost minutes on a
+    snapshot)."""
+    from stages.sources import NotAnInputError, check_input, sniff_stream
 
     def problem(uri: str) -> str | None:
         try:
             with open(os.path.expanduser(uri), "rb") as f:
-                check_warc(f.read(SNIFF_BYTES), uri)
-        except NotAWarcError as e:
+                check_input(sniff_stream(f, uri), uri)
+        except NotAnInputError as e:
             return f"input error: {e}"
         except OSError as e:
             return f"input error: input {uri} cannot be read: {e.strerror or e}"
@@ -83,7 +84,7 @@ def check_formats(inputs: list[str]) -> None:
         problems = [p for p in pool.map(problem, local) if p]
     if problems:
         more = len(problems) - MAX_LISTED
-        raise InputError("\n".join(problems[:MAX_LISTED] + ([f"input error: ... and {more} more files that are not WARC files"] if more > 0 else [])))
+        raise InputError("\n".join(problems[:MAX_LISTED] + ([f"input error: ... and {more} more files that no source reads"] if more > 0 else [])))
 
 
 def without_output(inputs: list[str], output_root: str) -> list[str]:
@@ -105,7 +106,7 @@ def _comparable(uri: str) -> str:
 def unit_name(uri: str) -> str:
     """A stable, unique, readable name for an input file's outputs."""
     stem = posixpath.basename(uri)
-    for ext in (".gz", ".warc", ".arc"):
+    for ext in (".gz", ".zst", ".warc", ".arc", ".jsonl", ".json", ".ndjson", ".parquet"):
         stem = stem.removesuffix(ext)
     stem = re.sub(r"[^A-Za-z0-9._-]+", "_", stem)[:80] or "input"
     return f"{stem}-{hashlib.sha1(uri.encode()).hexdigest()[:8]}"

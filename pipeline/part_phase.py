@@ -5,13 +5,12 @@ chain of stages (stages.base.run_chain: rejected rows leave with a reason),
 write the kept and the rejected documents, mark the part done.  A subclass
 only says which stages::
 
-    @register
     class FinalPhase(PartPhase):
         name = "final"
         keep_worker = True     # stages hold models: built once per Ray worker process, kept
 
-        def stages(self, config, prepared):
-            return [PiiStage(config.pii)]
+        def stages(self, config, prepared=None):
+            return [StageSpec(PiiStage, config.pii, "pii")]
 
 ``prepare(ctx)`` may compute something global on the driver first (for
 example per-language score cutoffs from two columns of every part); it is
@@ -33,7 +32,8 @@ from pipeline.context import RunContext
 from pipeline.distribute import Progress, map_units
 from pipeline.phase import Phase, Unit, fingerprint
 from core.storage import Storage
-from core.layout import part_file
+from core.layout import DOCUMENTS, part_file
+from pipeline.result import UnitResult
 from pipeline.units import UnitWork
 from stages.base import ChainStats, run_chain
 
@@ -44,10 +44,6 @@ class PartPhase(Phase):
     keep_worker: ClassVar[bool] = False
     #: Rows per Arrow batch read from a part.
     batch_rows: ClassVar[int] = 2048
-
-    def stages(self, config: RunConfig, prepared: Any) -> list:
-        """The stages run on every batch of a part, in order (built once per worker)."""
-        raise NotImplementedError
 
     def prepare(self, ctx: RunContext, todo: list[Unit]) -> Any:
         """Something global the workers need (JSON-able), computed on the driver before the units run."""
@@ -64,23 +60,15 @@ class PartPhase(Phase):
         try:
             prepared = self.prepare(ctx, todo)
         except Exception as e:  # e.g. a part that cannot be read: every unit fails with the reason, no marker
-            yield from ({"unit": u.name, "failed": f"{self.name}: prepare: {type(e).__name__}: {e}"} for u in todo)
+            yield from (UnitResult.failure(u.name, f"{self.name}: prepare: {type(e).__name__}: {e}") for u in todo)
             return
         extra = {"phase": type(self), "prepared": prepared}
         progress = Progress(self.name, len(todo), self.unit_kind, ctx.progress, counts=("in", "kept"))
         try:
             yield from map_units(ctx.config, todo, PartWorker, workers=ctx.workers(), keep_worker=self.keep_worker, extra=extra,
-                                 progress=progress)
+                                 progress=progress, typed=True)
         finally:
             progress.close()
-
-    def summarize(self, stats: list[dict]) -> dict:
-        out = super().summarize([s for s in stats if "failed" not in s])
-        seconds: dict[str, float] = {}
-        for s in stats:
-            for k, v in s.get("stage_seconds", {}).items():
-                seconds[k] = round(seconds.get(k, 0.0) + v, 3)
-        return {"parts": len(stats), **out, "stage_seconds": seconds}
 
 
 class PartWorker:
@@ -90,11 +78,11 @@ class PartWorker:
         self.config = config
         self.phase = phase()
         self.storage = Storage(config.output.root, s3_options(config))
-        self.stages = self.phase.stages(config, prepared)
+        self.stages = [spec.build() for spec in self.phase.stages(config, prepared)]
 
-    def process(self, unit: Unit) -> dict:
+    def process(self, unit: Unit) -> UnitResult:
         t0 = time.perf_counter()
-        source = pq.ParquetFile(self.storage.path("documents", unit.params["source"], part_file(unit.name)),
+        source = pq.ParquetFile(self.storage.path(DOCUMENTS, unit.params["source"], part_file(unit.name)),
                                 filesystem=self.storage.fs)
         chain = ChainStats()
         n_in = 0
@@ -107,7 +95,7 @@ class PartWorker:
                 kept.write(kept_rows)
                 for r in rejected_rows:
                     rejected.write(r)
-            return work.commit({"in": n_in, "seconds": round(time.perf_counter() - t0, 3), **chain.to_dict()}, docs_in=n_in)
+            return work.commit(UnitResult(unit.name, stages=chain, totals={"parts": 1}, seconds=time.perf_counter() - t0), docs_in=n_in)
 
 
 def _at_least_one(batches, schema: pa.Schema):

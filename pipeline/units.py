@@ -6,20 +6,23 @@ Every phase writes through :class:`UnitWork`::
         kept, rejected = work.documents(), work.rejected()
         for batch in ...:
             kept.write(...); rejected.write(...)
-        return work.commit(stats, docs_in=n)
+        return work.commit(UnitResult(unit.name, stages=chain), docs_in=n)
 
 Each writer publishes its file atomically when the unit commits; an exception
 inside the block aborts every writer (nothing half-written appears) and no
 marker is written, so a rerun redoes the unit.  The marker is written last and
-holds the unit's stats and fingerprint.
+holds the unit's result (pipeline.result.UnitResult) and fingerprint.
 """
 
 from __future__ import annotations
 
 import pyarrow as pa
 
-from core.layout import marker_path, part_file
+from collections import Counter
+
+from core.layout import DOCUMENTS, REJECTED, marker_path, part_file
 from pipeline.phase import Unit
+from pipeline.result import UnitResult
 from core.storage import PartWriter, Storage
 from stages.base import REJECTED_SCHEMA
 
@@ -50,11 +53,11 @@ class UnitWork:
 
     def documents(self) -> PartWriter:
         """documents/<phase>/part-<unit>.parquet: the kept documents."""
-        return self.writer("documents", self.phase, part_file(self.unit.name))
+        return self.writer(DOCUMENTS, self.phase, part_file(self.unit.name))
 
     def rejected(self) -> PartWriter:
         """rejected/<phase>/part-<unit>.parquet: the removed documents (REJECTED_SCHEMA)."""
-        return self.writer("rejected", self.phase, part_file(self.unit.name), schema=REJECTED_SCHEMA)
+        return self.writer(REJECTED, self.phase, part_file(self.unit.name), schema=REJECTED_SCHEMA)
 
     def __enter__(self) -> "UnitWork":
         return self
@@ -68,23 +71,33 @@ class UnitWork:
         for w in self._writers.values():
             w.abort()
 
-    def commit(self, stats: dict, docs_in: int | None = None) -> dict:
-        """Publish every output, check the accounting, write the marker; returns the marker.
+    def commit_step(self, stats: dict) -> dict:
+        """Publish every output and write ``stats`` as the marker: the per-part state of a corpus-wide
+        step (dedup's signatures), which resumes the step, not a unit of the phase."""
+        marker = {"unit": self.unit.name, "fingerprint": self.unit.fingerprint, **stats}
+        for w in self._writers.values():
+            w.close()
+        self.storage.write_json(marker, *self._marker)
+        return marker
+
+    def commit(self, result: UnitResult, docs_in: int | None = None) -> UnitResult:
+        """Publish every output, check the accounting, write the marker; returns the result as marked.
 
         With ``docs_in`` the unit must account for every document it read:
-        ``docs_in == kept + rejected`` (``kept``/``rejected`` added to the stats).
+        ``docs_in == kept + rejected`` (counted from the writers into the result).
         """
-        marker = {"unit": self.unit.name, "fingerprint": self.unit.fingerprint, **stats}
-        docs = ("documents", self.phase, part_file(self.unit.name))
+        result.unit, result.fingerprint = self.unit.name, self.unit.fingerprint
+        docs = (DOCUMENTS, self.phase, part_file(self.unit.name))
         if self.phase is not None and docs in self._writers:
             kept = self._writers[docs].rows
             rejected = self.rejected().rows
             if docs_in is not None and docs_in != kept + rejected:  # checked before anything is published
                 raise AccountingError(f"{self.unit.name}: {docs_in} documents in != {kept} kept + {rejected} rejected")
-            marker.update({"kept": kept, "rejected": rejected})
+            result.docs_in, result.kept, result.rejected = kept + rejected, kept, rejected
+            result.by_reason = result.by_reason or Counter(result.stages.rejected)
         for w in self._writers.values():
             w.close()
         if docs in self._writers:
-            marker["documents_part"] = self._writers[docs].published
-        self.storage.write_json(marker, *self._marker)
-        return marker
+            result.outputs["documents_part"] = self._writers[docs].published
+        self.storage.write_json(result.to_json(), *self._marker)
+        return result

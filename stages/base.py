@@ -48,11 +48,70 @@ REJECTED_SCHEMA = pa.schema(
 
 
 class Stage(Protocol):
-    """Anything with a name that maps an Arrow batch to an Arrow batch."""
+    """Anything that maps an Arrow batch to an Arrow batch and says what it is (class attributes):
+
+    - ``name``: the ``stage`` of the rows it rejects;
+    - ``label``: what its step means, for the card's funnel and ``--dry-run``;
+    - ``needs`` / ``adds``: the columns it reads (some stage or the source must add them before it) and
+      the columns it adds;
+    - ``reasons``: every ``reason`` it can give (tests/test_reasons.py checks that it gives no other).
+
+    A stage whose columns or reasons depend on its config also has a classmethod
+    ``declare(config) -> dict`` returning the attributes that differ.
+    """
 
     name: str
+    label: str
+    needs: tuple[str, ...]
+    adds: tuple[str, ...]
+    reasons: tuple[str, ...]
 
     def __call__(self, batch: pa.Table) -> pa.Table: ...
+
+
+@dataclass(frozen=True)
+class StageInfo:
+    """A stage as a plan describes it: read from its class (and config), nothing built."""
+
+    name: str
+    label: str
+    needs: tuple[str, ...] = ()
+    adds: tuple[str, ...] = ()
+    reasons: tuple[str, ...] = ()
+    #: where its settings sit in the run config (e.g. ``filters.gopher_quality``), if anywhere
+    section: str | None = None
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "label": self.label, "needs": list(self.needs), "adds": list(self.adds),
+                "reasons": list(self.reasons), "section": self.section}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "StageInfo":
+        return cls(data["name"], data.get("label") or data["name"], tuple(data.get("needs") or ()),
+                   tuple(data.get("adds") or ()), tuple(data.get("reasons") or ()), data.get("section"))
+
+
+@dataclass(frozen=True)
+class StageSpec:
+    """A stage to build: its class, its config and where that config sits in the run config."""
+
+    cls: type
+    config: object = None
+    section: str | None = None
+    #: further constructor arguments known only at run time (per-language cutoffs...)
+    args: tuple = ()
+
+    def build(self):
+        return self.cls(self.config, *self.args) if self.config is not None or self.args else self.cls()
+
+    def info(self) -> StageInfo:
+        c = self.cls
+        declared = {"name": c.name, "label": getattr(c, "label", c.name), "needs": tuple(getattr(c, "needs", ())),
+                    "adds": tuple(getattr(c, "adds", ())), "reasons": tuple(getattr(c, "reasons", ()))}
+        declare = getattr(c, "declare", None)
+        if callable(declare):
+            declared.update({k: tuple(v) if isinstance(v, (list, tuple)) else v for k, v in declare(self.config).items()})
+        return StageInfo(**declared, section=self.section)
 
 
 def set_column(batch: pa.Table, name: str, values) -> pa.Table:

@@ -93,27 +93,23 @@ def list_file(path: str, open_file: Opener) -> None:
             raise NamedFileError(f"{path!r} is not a text list (one entry a line, UTF-8) nor a tar archive") from None
 
 
-def tokenizer_json(specials: dict[str, str | None]) -> Callable[[str, Opener], None]:
-    """A Hugging Face tokenizer.json that loads, holding each special token ``specials`` names
-    (field -> token string, None = not used)."""
+def tokenizer_file(specials: dict[str, str | None]) -> Callable[[str, Opener], None]:
+    """A tokenizer file of a kind stages.tokenizers loads (a Hugging Face tokenizer.json, a SentencePiece
+    .model), holding each special token ``specials`` names (field -> token string, ``auto`` = the
+    model's own, None = not used)."""
 
     def check(path: str, open_file: Opener) -> None:
-        from tokenizers import Tokenizer
+        from stages.tokenizers import FROM_MODEL, TokenizerFileError, load
 
         try:
-            text = _head(path, open_file, "tokenizer", None).decode("utf-8")
-        except UnicodeDecodeError:
-            raise NamedFileError(f"{path!r} is not a tokenizer.json (not UTF-8 text; give a Hugging Face tokenizer.json)") from None
-        try:
-            tokenizer = Tokenizer.from_str(text)
-        except Exception as e:
-            first = str(e).splitlines()[0][:200] if str(e) else type(e).__name__
-            raise NamedFileError(f"{path!r} does not load as a Hugging Face tokenizer.json ({first})") from None
+            tokenizer = load(_head(path, open_file, "tokenizer", None), name=path)
+        except TokenizerFileError as e:
+            raise NamedFileError(str(e).replace(f"{path}: ", f"{path!r}: ", 1)) from None
         for field, token in specials.items():
-            if token is not None and tokenizer.token_to_id(token) is None:
-                known = sorted(t.content for t in tokenizer.get_added_tokens_decoder().values())[:5]
-                hint = f"its special tokens include {', '.join(map(repr, known))}" if known else "it has no added special tokens"
-                raise NamedFileError(f"token {token!r} is not in the vocabulary of {path!r} ({hint}; or set it to null)", field)
+            if token is not None and token != FROM_MODEL and tokenizer.token_to_id(token) is None:
+                own = [t.token for t in (tokenizer.defaults.bos, tokenizer.defaults.eos, tokenizer.defaults.pad) if t is not None]
+                hint = f"its own special tokens include {', '.join(map(repr, own))}" if own else "it names no special tokens"
+                raise NamedFileError(f"token {token!r} is not in the vocabulary of {path!r} ({hint}; or set it to auto or null)", field)
 
     return check
 

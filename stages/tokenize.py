@@ -1,22 +1,20 @@
 """Tokenization stage: ``text`` -> ``tokens`` (list<uint16|uint32>) and ``num_tokens``.
 
-Any Hugging Face ``tokenizer.json`` works (a Llama 3 or GPT-2 tokenizer in
-production, the demonstration BPE in ``samples/tokenizer/`` for the sample
-run).  Texts are encoded without the tokenizer's own special tokens; BOS and
-EOS are added here, as configured, so what a sample starts and ends with does
-not depend on the post-processor a tokenizer file happens to carry.
+Any tokenizer of the family in stages/tokenizers works, told by the file's content: a Hugging
+Face ``tokenizer.json`` (a Llama 3 or GPT-2 one in production, the demonstration BPE in
+``samples/tokenizer/`` for the sample run) or a SentencePiece ``.model`` (Llama 2, Mistral, Gemma).
+Texts are encoded without the tokenizer's own special tokens; BOS and EOS are added here, as
+configured, so what a sample starts and ends with does not depend on the post-processor a
+tokenizer file happens to carry.
 
-The Rust tokenizer encodes the whole batch; Python touches each document once
-(to take its id list) and the flat token buffer, the BOS/EOS insertion and the
-Arrow list column are built with numpy from the lengths.
+The library encodes the whole batch; Python touches each document once (to take its id list) and
+the flat token buffer, the BOS/EOS insertion and the Arrow list column are built with numpy from
+the lengths.
 """
 
 from __future__ import annotations
 
-import hashlib
-import itertools
 import logging
-import os
 from collections import Counter
 
 import numpy as np
@@ -25,9 +23,9 @@ import pyarrow.compute as pc
 from pydantic import BaseModel, ConfigDict, Field
 
 from stages.base import note_error, reject_where, set_column
+from stages.tokenizers import ENCODE_CHUNK, FROM_MODEL, TokenIds, load, resolve_specials
 
 log = logging.getLogger(__name__)
-
 
 
 def _refused(err: BaseException) -> bool:
@@ -35,12 +33,9 @@ def _refused(err: BaseException) -> bool:
     BaseException) when its Rust code panics; never an interrupt or an exit."""
     return isinstance(err, Exception) or type(err).__name__ == "PanicException"
 
+
 #: Where the demonstration tokenizer lives (trained by samples/tokenizer/train.py).
 SAMPLE_TOKENIZER = "samples/tokenizer/tokenizer.json"
-
-
-#: Documents per encode call (bounds the Python lists of token ids; the bytes do not depend on it).
-ENCODE_CHUNK = 256
 
 
 class TokenizeConfig(BaseModel):
@@ -50,11 +45,14 @@ class TokenizeConfig(BaseModel):
 
     tokenizer: str = Field(
         SAMPLE_TOKENIZER,
-        description="path (local or s3://) to a Hugging Face tokenizer.json: a Llama 3 or GPT-2 one in production; the default is the small demonstration BPE trained on samples/",
+        description="path (local or s3://) to a Hugging Face tokenizer.json (Llama 3, GPT-2) or a SentencePiece .model (Llama 2, "
+        "Mistral, Gemma), told by its content; the default is the small demonstration BPE trained on samples/",
     )
-    bos: str | None = Field(None, description="token string put before every document (e.g. <|begin_of_text|>); must be in the vocabulary; null = none")
+    bos: str | None = Field(None, description="token string put before every document (e.g. <|begin_of_text|>); must be in the "
+                            "vocabulary; auto = the tokenizer's own (a SentencePiece model's <s>); null = none")
     eos: str | None = Field(
-        "<|endoftext|>", description="token string put after every document (GPT-2: <|endoftext|>, Llama 3: <|end_of_text|>); must be in the vocabulary; null = none"
+        "<|endoftext|>", description="token string put after every document (GPT-2: <|endoftext|>, Llama 3: <|end_of_text|>); must be "
+        "in the vocabulary; auto = the tokenizer's own (a SentencePiece model's </s>); null = none"
     )
     max_chars: int = Field(
         1_000_000, ge=1, le=100_000_000, description="longer texts are cut to this many characters before encoding (counted as truncated): bounds one document's time and memory"
@@ -65,42 +63,14 @@ class TokenizeConfig(BaseModel):
     )
 
 
-def set_thread_budget(threads: int) -> None:
-    """Limit the tokenizers library's Rust thread pool for this process.
-
-    With one thread its batch encoding runs in the calling thread (no rayon
-    pool at all).  Rayon sizes its global pool once, on first use, from
-    RAYON_NUM_THREADS: call this before the first ``encode_batch``.
-    """
-    threads = min(threads, os.cpu_count() or 1)  # more threads than cores only compete (and a typo must not spawn thousands)
-    if threads <= 1:
-        os.environ["TOKENIZERS_PARALLELISM"] = "false"
-    else:
-        os.environ["TOKENIZERS_PARALLELISM"] = "true"
-        os.environ["RAYON_NUM_THREADS"] = str(threads)
-
-
-def read_tokenizer_json(path: str) -> str:
-    """The text of a tokenizer.json, from a local path or ``s3://`` URI."""
-    if path.startswith("s3://"):
-        from core.storage import open_input
-
-        with open_input(path) as f:
-            return f.read().decode("utf-8")
-    with open(path, encoding="utf-8") as f:
-        return f.read()
-
-
-def token_dtype(max_id: int) -> np.dtype:
-    """uint16 when every id fits in 16 bits (half the bytes), else uint32."""
-    return np.dtype(np.uint16) if max_id <= 0xFFFF else np.dtype(np.uint32)
-
-
 def special_id(tokenizer, field: str, token: str | None) -> int | None:
-    """The id of a configured special token, or a one-line error naming the field (``tokenize.eos``,
-    ``layout.pad``...: relative to ``shards``)."""
+    """The id of a configured special token (``auto``: the model's own), or a one-line error naming the
+    field (``tokenize.eos``, ``layout.pad``...: relative to ``shards``)."""
     if token is None:
         return None
+    if token == FROM_MODEL:
+        own = getattr(tokenizer.defaults, field.rpartition(".")[2], None)
+        return own.id if own is not None else None
     tid = tokenizer.token_to_id(token)
     if tid is None:
         raise ValueError(f"config error: shards.{field}: token {token!r} is not in the tokenizer's vocabulary")
@@ -140,66 +110,65 @@ def list_lengths(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
 
 
 class TokenizeStage:
-    """Adds ``tokens`` and ``num_tokens``; rejects documents with no tokens (``no_tokens``).
+    """Adds ``tokens`` and ``num_tokens``; rejects documents with no tokens (``no_tokens``) and texts the
+    tokenizer refuses (``tokenize_error``).
 
-    ``tokenizer_json`` lets a caller load the file once (on the driver) and
-    hand its text to every worker.
+    ``tokenizer_bytes`` lets a caller read the file once (on the driver) and hand its bytes to every worker.
     """
 
     name = "tokenize"
+    label = "tokenized"
+    needs = ("text",)
+    adds = ("tokens", "num_tokens")
+    reasons = ("no_tokens", "tokenize_error")
 
-    def __init__(self, config: TokenizeConfig | None = None, tokenizer_json: str | None = None):
-        from tokenizers import Tokenizer
-
+    def __init__(self, config: TokenizeConfig | None = None, tokenizer_bytes: bytes | None = None):
         self.config = config or TokenizeConfig()
-        set_thread_budget(self.config.threads)
-        text = tokenizer_json if tokenizer_json is not None else read_tokenizer_json(self.config.tokenizer)
-        self.tokenizer_sha256 = hashlib.sha256(text.encode("utf-8")).hexdigest()
-        self.tokenizer = Tokenizer.from_str(text)
-        vocab = self.tokenizer.get_vocab(with_added_tokens=True)
-        self.vocab_size = len(vocab)
-        self.dtype = token_dtype(max(vocab.values()))
+        source = tokenizer_bytes if tokenizer_bytes is not None else self.config.tokenizer
+        self.tokenizer = load(source, name=self.config.tokenizer, threads=self.config.threads)
+        self.tokenizer_sha256 = self.tokenizer.sha256
+        self.vocab_size = self.tokenizer.vocab_size
+        self.dtype = self.tokenizer.dtype
         self.bos_id = special_id(self.tokenizer, "tokenize.bos", self.config.bos)
         self.eos_id = special_id(self.tokenizer, "tokenize.eos", self.config.eos)
-        # Rust-side fast path (no offsets) when the installed tokenizers has it.
-        self._encode = getattr(self.tokenizer, "encode_batch_fast", self.tokenizer.encode_batch)
         self._counters: Counter = Counter()
 
     def encode(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray, list[str | None]]:
         """Token ids of texts as (flat buffer, lengths), without BOS/EOS, and per text why the tokenizer
         refused it (None: encoded; a refused text has no ids).
 
-        In chunks of ``ENCODE_CHUNK`` documents: the library hands ids back as Python lists
+        In chunks of ``ENCODE_CHUNK`` documents: the libraries hand ids back as Python lists
         (~36 bytes a token), so a whole part at once would hold several GB of them."""
         flats, lengths, errors = [np.zeros(0, self.dtype)], [np.zeros(0, np.int64)], []
         for start in range(0, len(texts), ENCODE_CHUNK):
             ids, errs = self._encode_chunk(texts[start:start + ENCODE_CHUNK])
             errors += errs
-            lengths.append(np.fromiter(map(len, ids), np.int64, count=len(ids)))
-            flats.append(np.fromiter(itertools.chain.from_iterable(ids), self.dtype, count=int(lengths[-1].sum())))
+            flats.append(ids.flat)
+            lengths.append(ids.lengths)
         return np.concatenate(flats), np.concatenate(lengths), errors
 
-    def _encode_chunk(self, texts: list[str]) -> tuple[list[list[int]], list[str | None]]:
+    def _encode_chunk(self, texts: list[str]) -> tuple[TokenIds, list[str | None]]:
         """A chunk's ids; if the tokenizer refuses it (a word-level model without an unknown token meeting
         a new word, a panic inside the library...), the chunk again text by text: a text costs only itself."""
         try:
-            return [e.ids for e in self._encode(texts, add_special_tokens=False)], [None] * len(texts)
+            return self.tokenizer.encode(texts), [None] * len(texts)
         except BaseException as e:
             if not _refused(e):
                 raise
-        ids: list[list[int]] = []
+        ids: list[np.ndarray] = []
         errors: list[str | None] = []
         for text in texts:
             try:
-                ids.append(self._encode([text], add_special_tokens=False)[0].ids)
+                ids.append(self.tokenizer.encode([text]).flat)
                 errors.append(None)
             except BaseException as e:
                 if not _refused(e):
                     raise
                 kind = note_error("tokenize, one document", e, log)
-                ids.append([])
+                ids.append(np.zeros(0, self.dtype))
                 errors.append(f"{kind}: {e}"[:300])
-        return ids, errors
+        lengths = np.fromiter(map(len, ids), np.int64, count=len(ids))
+        return TokenIds(np.concatenate([np.zeros(0, self.dtype), *ids]), lengths), errors
 
     def __call__(self, batch: pa.Table) -> pa.Table:
         if "text" not in batch.column_names:

@@ -118,7 +118,7 @@ def test_the_time_limit_refuses_what_it_cannot_wait_for():
 
 
 def test_tokenizer_threads_are_capped_at_the_cpus(monkeypatch):
-    from stages.tokenize import set_thread_budget
+    from stages.tokenizers.huggingface import set_thread_budget
 
     monkeypatch.delenv("RAYON_NUM_THREADS", raising=False)
     monkeypatch.setattr(os, "cpu_count", lambda: 4)

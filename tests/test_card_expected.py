@@ -84,7 +84,7 @@ def expected(out: Path, card: dict) -> dict:
     """stats.json as it should be, recomputed from ``out`` (the card gives the structure only)."""
     record = json.loads((out / "run.json").read_text())
     config = record["config"]
-    markers = [json.loads(p.read_text()) for p in sorted((out / "_done" / "extracted").glob("*.json"))]
+    markers = [_reader_counts(json.loads(p.read_text())) for p in sorted((out / "_done" / "extracted").glob("*.json"))]
     order = list(dict.fromkeys(r["phase"] for r in card["funnel"]))  # run order (the funnel is a list)
     ran = [p for p in order if card["phases"][p]["status"] == "ran"]
     doc_phases = [p for p in ran if p != "shards"]  # every phase but shards writes documents (maybe none)
@@ -152,6 +152,11 @@ def expected(out: Path, card: dict) -> dict:
     return exp
 
 
+def _reader_counts(marker: dict) -> dict:
+    """What the input phase's marker (pipeline.result.UnitResult) says a file held."""
+    return {"source": marker["outputs"]["source"], **marker["totals"]}
+
+
 def _phase(out, p, v, docs, rej) -> dict:
     row = {"parts": len(list((out / "documents" / p).glob("*.parquet"))) if v["status"] == "ran" else 0}
     if v["status"] == "ran":
@@ -173,7 +178,7 @@ def _sources(record, markers, docs, rej) -> dict:
             snaps[m.group(0)] = snaps.get(m.group(0), 0) + 1
     return {"files": len(inputs), "snapshots": snaps,
             "reader": {"by_type": _by_type(markers), "records": sum(_by_type(markers).values()),
-                       "malformed": sum(m.get("malformed_records", 0) for m in markers)},
+                       "rows": sum(m.get("rows", 0) for m in markers), "malformed": sum(m.get("malformed_records", 0) for m in markers)},
             "per_file": [{"records": per_source.get(f), "responses": int(resp.get(f, 0)),
                           "kept": {p: int((d["source"] == f).sum()) if "source" in d else 0 for p, d in docs.items()}}
                          for f in inputs]}

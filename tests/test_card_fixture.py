@@ -50,9 +50,10 @@ def _write(root: Path, kind: str, phase: str, part: str, table: pa.Table) -> Non
     pq.write_table(table, root / kind / phase / f"part-{part}.parquet")
 
 
-def _marker(root: Path, phase: str, unit: str, **stats) -> None:
+def _marker(root: Path, phase: str, unit: str, **fields) -> None:
+    """A unit's marker as pipeline.result.UnitResult writes it."""
     (root / "_done" / phase).mkdir(parents=True, exist_ok=True)
-    (root / "_done" / phase / f"{unit}.json").write_text(json.dumps({"unit": unit, "fingerprint": "x", **stats}))
+    (root / "_done" / phase / f"{unit}.json").write_text(json.dumps({"unit": unit, "fingerprint": "x", **fields}))
 
 
 def _rejected(rows: list[dict]) -> pa.Table:
@@ -73,9 +74,10 @@ def make_output(root: Path, seed: int = 7, docs_per_file: int = 60, empty: bool 
     for f_i, source in enumerate(INPUTS):
         part = Path(source).name.removesuffix(".warc.gz") + f"-{f_i:08x}"
         n = 0 if empty or "empty" in source else docs_per_file
-        _marker(root, "extracted", part, source=source, responses=n, malformed_records=1 if n else 0,
-                records_by_type={"response": n, "request": n, "warcinfo": 1} if n else {"warcinfo": 1},
-                documents_part=bool(n), stage_docs_in={s: n for s in ("url_filter", "decode", "extract", "langid", "gopher_quality", "quality")})
+        _marker(root, "extracted", part, stage_docs_in={s: n for s in ("url_filter", "decode", "extract", "langid", "gopher_quality", "quality")},
+                totals={"responses": n, "rows": n, "malformed_records": 1 if n else 0,
+                        "records_by_type": {"response": n, "request": n, "warcinfo": 1} if n else {"warcinfo": 1}},
+                outputs={"source": source, "kind": "warc", "documents_part": bool(n)})
         if not n:
             continue
         kept, rej = [], []
@@ -113,7 +115,7 @@ def make_output(root: Path, seed: int = 7, docs_per_file: int = 60, empty: bool 
             ("id", pa.string()), ("url", pa.string()), ("source", pa.string()), ("text", pa.large_string()),
             ("language", pa.string()), ("quality_score", pa.float32()), ("dup_cluster_size", pa.int32())])))
         _write(root, "rejected", "deduped", part, _rejected(d_rej))
-        _marker(root, "deduped", part, documents_part=True, **{"in": len(kept)})
+        _marker(root, "deduped", part, outputs={"documents_part": True}, **{"in": len(kept)})
         totals["deduped"]["kept"] += len(d_kept)
         totals["deduped"]["rejected"] += len(d_rej)
         # final: the quality threshold, then PII counts
@@ -126,7 +128,7 @@ def make_output(root: Path, seed: int = 7, docs_per_file: int = 60, empty: bool 
                                "pii_ip_address": 0})
         _write(root, "documents", "final", part, _table(f_kept))
         _write(root, "rejected", "final", part, _rejected(f_rej))
-        _marker(root, "final", part, documents_part=True, stage_docs_in={"quality_filter": len(d_kept), "pii": len(f_kept)})
+        _marker(root, "final", part, outputs={"documents_part": True}, stage_docs_in={"quality_filter": len(d_kept), "pii": len(f_kept)})
         totals["final"]["kept"] += len(f_kept)
         totals["final"]["rejected"] += len(f_rej)
         final_kept += f_kept
@@ -134,7 +136,7 @@ def make_output(root: Path, seed: int = 7, docs_per_file: int = 60, empty: bool 
     no_tokens = final_kept[:1]
     written = len(final_kept) - len(no_tokens)
     if no_tokens:
-        _write(root, "rejected", "shards", "group-00000", _rejected([{**no_tokens[0], "stage": "shards", "reason": "no_tokens"}]))
+        _write(root, "rejected", "shards", "group-00000", _rejected([{**no_tokens[0], "stage": "tokenize", "reason": "no_tokens"}]))
     formats = {}
     for fmt, per_shard in (("mds", 7), ("webdataset", 5)):
         shards = []
@@ -152,7 +154,7 @@ def make_output(root: Path, seed: int = 7, docs_per_file: int = 60, empty: bool 
         "tokenizer": {"path": "samples/tokenizer/tokenizer.json", "sha256": "ab" * 32, "dtype": "uint16"},
         "config_sha256": "cd" * 8, "groups": ["group-00000"], "formats": formats}))
     for unit in ("group-00000", "_manifest"):
-        _marker(root, "shards", unit, documents=written)
+        _marker(root, "shards", unit, totals={"documents": written})
     record = {"name": "fixture", "status": "ok", "config": config, "command": ["curate", "run", "fixture.yaml"],
               "versions": {"python": "3.11", "curate-pipeline": "0.1.0"}, "inputs": INPUTS, "phases_run": ["extracted", "deduped", "final", "shards"],
               "started": "2026-01-01T00:00:00+00:00", "finished": "2026-01-01T00:10:00+00:00",
@@ -190,7 +192,7 @@ def test_card_of_every_phase_matches_an_independent_recount(fixture_output, caps
     assert card["quality"]["present"] and card["quality"]["removed"] > 0 and card["quality"]["threshold"] == 0.5
     assert card["tokens"]["present"] and card["tokens"]["formats"]["mds"]["shards"] >= 2
     steps = [r["step"] for r in card["funnel"]]
-    assert steps[:2] == ["records", "extracted:read"] and steps[-3:] == ["final:quality_filter", "final:pii", "shards:shards"]
+    assert steps[:2] == ["records", "extracted:read"] and steps[-3:] == ["final:quality_filter", "final:pii", "shards:tokenize"]
     assert card["funnel"][-1]["out"] == card["tokens"]["documents"] == card["summary"]["documents"]
     readme = (out / "card" / "README.md").read_text()
     assert readme.startswith("---\npretty_name: fixture")

@@ -76,7 +76,7 @@ def test_one_input_file_with_dedup_off_says_what_did_not_run(ray_local, warc_fac
     # a marker the card uses (current) but malformed: `curate report` names it, exit 2
     marker = next((out / "_done" / "extracted").glob("*.json"))
     good = marker.read_text()
-    marker.write_text(json.dumps({**json.loads(good), "records_by_type": "many"}))
+    marker.write_text(json.dumps({**json.loads(good), "totals": {**json.loads(good)["totals"], "records_by_type": "many"}}))
     assert report_main([str(out)]) == 2
     marker.write_text(good)
     # a part the card cannot read: the card is written without it and names it, but the unit fails (no marker),

@@ -3,8 +3,6 @@ models is built once per process and kept for its phase, released when another p
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from pipeline import distribute
@@ -47,7 +45,8 @@ def job(name: str, keep: bool) -> dict:
 
 
 def run(j: dict, unit: str) -> dict:
-    return json.loads(distribute._unit_task(j, Unit(unit, "f", {}).to_json()))
+    """What the task answers: a step's dict, or a failure as the dict a step's failure is."""
+    return distribute._decode(distribute._unit_task(j, Unit(unit, "f", {}).to_json()), typed=False)
 
 
 def test_a_kept_worker_is_built_once_for_its_phase_and_released_by_the_next():

@@ -329,7 +329,7 @@ def test_a_worker_killed_mid_unit_is_retried_and_writes_its_rows_once(ray_local,
         stop.set()
         thread.join()
     assert killed, "no unit was running to kill"
-    assert record["status"] == "ok" and not record["phases"]["extracted"]["files_failed"]
+    assert record["status"] == "ok" and not record["phases"]["extracted"]["failed_units"]
     rest = run(_config(corpus, str(out)), progress=False)
     assert rest["status"] == "ok" and rest["phases"]["extracted"]["units_skipped"] == 3
     assert local(out) == reference

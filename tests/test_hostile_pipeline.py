@@ -40,6 +40,9 @@ def hostile_run(ray_local, tmp_path_factory):
     return out, run(cfg, progress=False)
 
 
+GIVE = "(give WARC files, plain or gzipped; JSON lines, plain, gzip or zstd; or Parquet)"
+
+
 def test_files_that_are_not_warcs_are_refused_by_name_before_the_run(tmp_path):
     from pipeline.config import ConfigError
     from pipeline.runner import plan_context
@@ -50,8 +53,8 @@ def test_files_that_are_not_warcs_are_refused_by_name_before_the_run(tmp_path):
     with pytest.raises(ConfigError) as e:
         plan_context(cfg)
     assert str(e.value).splitlines() == [
-        f"input error: input {tmp_path / 'empty.warc.gz'} is not a WARC file: it is an empty file (give WARC files, plain or gzipped)",
-        f"input error: input {tmp_path / 'not-a-warc.warc.gz'} is not a WARC file: it is an XML file (give WARC files, plain or gzipped)",
+        f"input error: input {tmp_path / 'empty.warc.gz'} is not a WARC, JSON lines or Parquet file: it is an empty file {GIVE}",
+        f"input error: input {tmp_path / 'not-a-warc.warc.gz'} is not a WARC, JSON lines or Parquet file: it is an XML file {GIVE}",
     ]
     assert not (tmp_path / "out").exists()
 
@@ -63,8 +66,8 @@ def _rows(out, kind):
 def test_every_file_is_done_and_none_failed(hostile_run):
     out, record = hostile_run
     phase = record["phases"]["extracted"]
-    assert phase["files"] == len(EXPECTED) and phase["files_failed"] == {}
-    markers = {json.loads(m.read_text())["source"].rsplit("/", 1)[1]: json.loads(m.read_text())
+    assert phase["files"] == len(EXPECTED) and phase["failed_units"] == {}
+    markers = {json.loads(m.read_text())["outputs"]["source"].rsplit("/", 1)[1]: json.loads(m.read_text())["totals"]
                for m in (out / "_done" / "extracted").glob("*.json")}
     assert set(markers) == set(EXPECTED)
     for name, info in EXPECTED.items():

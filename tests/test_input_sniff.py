@@ -1,5 +1,6 @@
-"""Inputs are checked by content, whatever their names: a `.jsonl.gz` given as a WARC is an error naming
-it (at plan time for local files), never a run that reads 0 records and ends `ok`."""
+"""Inputs are checked by content, whatever their names: each file goes to the source that reads it (WARC,
+JSON lines, Parquet) and a file that none reads is an error naming it (at plan time for local files),
+never a run that reads 0 records and ends `ok`."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 import zstandard
 
 from pipeline.inputs import InputError, check_formats
-from stages.warc import SNIFF_BYTES, NotAWarcError, Sniffed, check_warc, sniff
+from stages.sources import HEAD_BYTES, NotAnInputError, Sniffed, check_input, sniff
 from tests.conftest import SAMPLES, Page, html, write_warc
 
 WARC_HEAD = b"WARC/1.0\r\nWARC-Type: warcinfo\r\nContent-Length: 0\r\n\r\n"
@@ -48,37 +49,43 @@ def _parquet() -> bytes:
     (b"\x1f\x8b\x08\x00garbage-that-is-not-deflate" * 3, Sniffed("unknown", "gzip")),
 ])
 def test_sniff_tells_the_format_and_the_compression(data, expected):
-    assert sniff(data[:SNIFF_BYTES]) == expected
+    assert sniff(data[:HEAD_BYTES]) == expected
 
 
-def test_only_plain_or_gzipped_warcs_are_read():
-    assert Sniffed("warc").readable_warc and Sniffed("warc", "gzip").readable_warc
-    assert not Sniffed("warc", "zstd").readable_warc and not Sniffed("jsonl", "gzip").readable_warc
-    with pytest.raises(NotAWarcError) as e:
-        check_warc(gzip.compress(JSONL), "dump/part-0.jsonl.gz")
-    assert str(e.value) == ("input dump/part-0.jsonl.gz is not a WARC file: it is gzip-compressed JSON lines "
-                            "(give WARC files, plain or gzipped)")
-    with pytest.raises(NotAWarcError, match="it is an empty file"):
-        check_warc(b"", "empty.warc.gz")
+def test_each_readable_format_goes_to_its_source_and_the_rest_is_refused():
+    assert Sniffed("warc").kind == Sniffed("warc", "gzip").kind == "warc"
+    assert Sniffed("jsonl").kind == Sniffed("jsonl", "gzip").kind == Sniffed("jsonl", "zstd").kind == "documents"
+    assert Sniffed("parquet").kind == "documents"
+    assert Sniffed("warc", "zstd").kind is None and Sniffed("jsonl", "bzip2").kind is None and Sniffed("json").kind is None
+    assert check_input(sniff(gzip.compress(JSONL)), "dump/part-0.jsonl.gz") == "documents"
+    with pytest.raises(NotAnInputError) as e:
+        check_input(sniff(b'[{"text": "x"}]'), "dump/all.json")
+    assert str(e.value) == ("input dump/all.json is not a WARC, JSON lines or Parquet file: it is a JSON file (give WARC files, "
+                            "plain or gzipped; JSON lines, plain, gzip or zstd; or Parquet)")
+    with pytest.raises(NotAnInputError, match="it is an empty file"):
+        check_input(sniff(b""), "empty.warc.gz")
 
 
 def test_every_sample_warc_and_hostile_warc_sniffs_as_a_readable_warc():
     expected = json.loads((SAMPLES / "broken" / "expected.json").read_text())
     files = [*SAMPLES.glob("*.warc.gz"), *(SAMPLES / "broken" / n for n in expected)]
-    refused = {f.name for f in files if not sniff(f.read_bytes()[:SNIFF_BYTES]).readable_warc}
+    refused = {f.name for f in files if sniff(f.read_bytes()[:HEAD_BYTES]).kind != "warc"}
     assert refused == {"not-a-warc.warc.gz", "empty.warc.gz"}  # an S3 error body and a zero-byte file
 
 
-def test_local_inputs_that_are_not_warcs_are_named_at_plan_time(tmp_path):
+def test_local_inputs_no_source_reads_are_named_at_plan_time(tmp_path):
     good = write_warc(tmp_path / "good.warc.gz", [Page("http://a.example/", html("A", "text").encode())])
     (tmp_path / "dump.jsonl.gz").write_bytes(gzip.compress(JSONL))
+    (tmp_path / "table.parquet").write_bytes(_parquet())
     (tmp_path / "empty.warc.gz").write_bytes(b"")
-    check_formats([str(good)])
+    (tmp_path / "notes.txt").write_bytes(b"just some notes\n")
+    check_formats([str(good), str(tmp_path / "dump.jsonl.gz"), str(tmp_path / "table.parquet")])
     with pytest.raises(InputError) as e:
-        check_formats([str(good), str(tmp_path / "dump.jsonl.gz"), str(tmp_path / "empty.warc.gz")])
+        check_formats([str(good), str(tmp_path / "dump.jsonl.gz"), str(tmp_path / "empty.warc.gz"), str(tmp_path / "notes.txt")])
+    tail = "(give WARC files, plain or gzipped; JSON lines, plain, gzip or zstd; or Parquet)"
     assert str(e.value).splitlines() == [
-        f"input error: input {tmp_path / 'dump.jsonl.gz'} is not a WARC file: it is gzip-compressed JSON lines (give WARC files, plain or gzipped)",
-        f"input error: input {tmp_path / 'empty.warc.gz'} is not a WARC file: it is an empty file (give WARC files, plain or gzipped)",
+        f"input error: input {tmp_path / 'empty.warc.gz'} is not a WARC, JSON lines or Parquet file: it is an empty file {tail}",
+        f"input error: input {tmp_path / 'notes.txt'} is not a WARC, JSON lines or Parquet file: it is a plain text file {tail}",
     ]
 
 
@@ -86,11 +93,11 @@ def test_many_bad_inputs_are_summed_up(tmp_path):
     files = []
     for i in range(25):
         files.append(str(tmp_path / f"x{i:02d}.warc.gz"))
-        (tmp_path / f"x{i:02d}.warc.gz").write_bytes(JSONL)
+        (tmp_path / f"x{i:02d}.warc.gz").write_bytes(b"<html>an error page</html>")
     with pytest.raises(InputError) as e:
         check_formats(files)
     lines = str(e.value).splitlines()
-    assert len(lines) == 21 and lines[-1] == "input error: ... and 5 more files that are not WARC files"
+    assert len(lines) == 21 and lines[-1] == "input error: ... and 5 more files that no source reads"
 
 
 @pytest.mark.ray
@@ -106,7 +113,7 @@ def test_a_remote_input_that_is_not_a_warc_fails_its_unit_with_one_line(ray_loca
     fs.create_dir("sniff")
     good = write_warc(tmp_path / "good.warc.gz", [Page(f"http://a.example/{i}", html(f"Page {i}", "Some words here. " * 30).encode())
                                                    for i in range(3)])
-    for name, data in (("in/good.warc.gz", good.read_bytes()), ("in/dump.warc.gz", gzip.compress(JSONL))):
+    for name, data in (("in/good.warc.gz", good.read_bytes()), ("in/dump.warc.gz", gzip.compress(b"<html>an S3 error page</html>"))):
         with fs.open_output_stream(f"sniff/{name}", compression=None) as f:
             f.write(data)
     cfg = parse_config({"inputs": ["s3://sniff/in/*"], "output": str(tmp_path / "out"), "storage": {"endpoint_url": s3_server},
@@ -116,6 +123,7 @@ def test_a_remote_input_that_is_not_a_warc_fails_its_unit_with_one_line(ray_loca
     record = run(cfg, progress=False)
     assert record["status"] == "failed_units"
     phase = record["phases"]["extracted"]
-    assert list(phase["files_failed"].values()) == ["NotAWarcError: input s3://sniff/in/dump.warc.gz is not a WARC file: "
-                                     "it is gzip-compressed JSON lines (give WARC files, plain or gzipped)"]
+    assert list(phase["failed_units"].values()) == ["NotAnInputError: input s3://sniff/in/dump.warc.gz is not a WARC, JSON lines "
+                                                    "or Parquet file: it is gzip-compressed HTML (give WARC files, plain or gzipped; "
+                                                    "JSON lines, plain, gzip or zstd; or Parquet)"]
     assert phase["kept"] == 3

@@ -1,5 +1,6 @@
-"""The phase layer: a phase defined in a test runs after dedup and resumes, --phases, --dry-run,
-run.json as the run goes, and failures reported per unit."""
+"""The phase layer: a phase and a filter defined in a test plug into the plan (run, resume, run.json,
+--dry-run and the card read them), --phases, --dry-run, run.json as the run goes, and failures
+reported per unit."""
 
 from __future__ import annotations
 
@@ -15,9 +16,9 @@ import ray.cloudpickle
 from pipeline.cli import main
 from pipeline.config import parse_config
 from pipeline.part_phase import PartPhase
-from pipeline.phase import register, unregister
+from pipeline.phases import DEFAULT_PHASES, ExtractedPhase
 from pipeline.runner import run
-from stages.base import reject_where, set_column
+from stages.base import StageSpec, reject_where, set_column
 from tests.conftest import Page, html
 
 pytestmark = pytest.mark.ray
@@ -36,6 +37,10 @@ class LengthStage:
     """Adds ``n_chars`` and rejects documents shorter than ``min_chars``."""
 
     name = "length"
+    label = "long enough (a test's stage)"
+    needs = ("text",)
+    adds = ("n_chars",)
+    reasons = ("too_short",)
 
     def __init__(self, min_chars: int):
         self.min_chars = min_chars
@@ -50,19 +55,22 @@ class LengthPhase(PartPhase):
     """A phase that exists only in this test module."""
 
     name = "length"
+    label = "documents of 600 characters or more"
 
     def settings(self, config):
         return {"min_chars": 600}
 
-    def stages(self, config, prepared):
-        return [LengthStage(600)]
+    def stages(self, config, prepared=None):
+        return [StageSpec(LengthStage, 600)]
 
 
-@pytest.fixture
-def length_phase():
-    register(LengthPhase, after="deduped")
-    yield LengthPhase
-    unregister("length")
+def _after(name: str, *phases) -> tuple:
+    """The default phases with ``phases`` inserted after the one named ``name``."""
+    at = [p.name for p in DEFAULT_PHASES].index(name) + 1
+    return (*DEFAULT_PHASES[:at], *phases, *DEFAULT_PHASES[at:])
+
+
+WITH_LENGTH = _after("deduped", LengthPhase)
 
 
 @pytest.fixture
@@ -95,9 +103,9 @@ def _config_file(src, out, tmp_path, **extra):
     return str(path)
 
 
-def test_a_phase_from_a_test_module_runs_after_dedup_and_resumes(ray_local, length_phase, corpus, tmp_path, capsys):
+def test_a_phase_from_a_test_module_runs_after_dedup_and_resumes(ray_local, corpus, tmp_path):
     out = tmp_path / "out"
-    record = run(_config(corpus, out), progress=False)
+    record = run(_config(corpus, out), progress=False, pipeline=WITH_LENGTH)
     assert list(record["phases"]) == ["extracted", "deduped", "length"] and record["status"] == "ok"
     deduped, length = record["phases"]["deduped"], record["phases"]["length"]
     assert deduped["rejected_by_reason"] == {"duplicate": 1}  # the copy has another title
@@ -109,18 +117,21 @@ def test_a_phase_from_a_test_module_runs_after_dedup_and_resumes(ray_local, leng
     markers = {p.name: p.stat().st_mtime_ns for p in (out / "_done" / "length").glob("*.json")}
     assert len(markers) == 2  # one per part (both input files kept documents)
 
-    again = run(_config(corpus, out), progress=False)
+    planned = {p["name"]: p for p in record["plan"]["phases"]}  # run.json records the plan, the test's phase in it
+    assert list(planned)[:3] == ["extracted", "deduped", "length"]
+    assert planned["length"]["reads"] == "deduped" and planned["length"]["label"] == LengthPhase.label
+    assert planned["length"]["stages"][0] | {"section": None} == {"name": "length", "label": LengthStage.label, "needs": ["text"],
+                                                                  "adds": ["n_chars"], "reasons": ["too_short"], "section": None}
+
+    again = run(_config(corpus, out), progress=False, pipeline=WITH_LENGTH)
     assert again["phases"]["length"]["units_skipped"] == again["phases"]["length"]["units"] == 2
     assert again["phases"]["length"]["kept"] == 2
     assert {p.name: p.stat().st_mtime_ns for p in (out / "_done" / "length").glob("*.json")} == markers
 
     # a setting of an earlier phase changes: everything after it is redone
-    capsys.readouterr()
-    assert main(["run", _config_file(corpus, out, tmp_path, dedup={"exact": {"enabled": False}}), "--no-progress"]) == 0
-    printed = capsys.readouterr().out
-    assert "phase length: " in printed and '"kept": 2' in printed
-    redone = json.loads((out / "run.json").read_text())["phases"]
-    assert redone["length"]["units_skipped"] == 0 and redone["extracted"]["units_skipped"] == 2
+    redone = run(_config(corpus, out, dedup={"exact": {"enabled": False}}), progress=False, pipeline=WITH_LENGTH)["phases"]
+    assert redone["length"]["units_skipped"] == 0 and redone["length"]["kept"] == 2
+    assert redone["extracted"]["units_skipped"] == 2
 
 
 def test_phases_option_runs_a_subset_and_keeps_the_rest_of_the_record(ray_local, corpus, tmp_path):
@@ -142,17 +153,27 @@ def test_a_phase_whose_source_never_ran_is_a_one_line_error(corpus, tmp_path, ca
     assert "add 'extracted' to --phases" in err
 
 
+def _phase_line(lines: list[str], name: str) -> str:
+    return next(line for line in lines if line.split()[:1] == [name])
+
+
 def test_dry_run_prints_the_plan_and_writes_nothing(corpus, tmp_path, capsys):
     out = tmp_path / "out"
     cfg = _config_file(corpus, out, tmp_path)
     assert main(["run", cfg, "--dry-run"]) == 0
-    lines = capsys.readouterr().out.splitlines()
+    printed = capsys.readouterr().out
+    lines = printed.splitlines()
     assert lines[0] == f"inputs: 2 files; output: {out}"
-    assert "extracted" in lines[1] and "2 file units: 0 done (skipped), 2 to do  [run]" in lines[1]
-    assert "deduped" in lines[2] and "reads extracted" in lines[2]
+    assert "2 file units: 0 done (skipped), 2 to do  [run]" in _phase_line(lines, "extracted")
+    assert "reads extracted" in _phase_line(lines, "deduped")
+    # the plan: each source kind, every stage with its label, dedup's steps, what each phase writes
+    for expected in ("source warc: HTML responses", "then url_filter, decode, extract", "source documents: documents read",
+                     "stage langid: language identified", "step signatures: MinHash signatures", "step write: kept and removed",
+                     "writes documents/deduped/", "disabled by the config"):
+        assert expected in printed, expected
     assert not out.exists()
     assert main(["run", cfg, "--dry-run", "--phases", "deduped"]) == 0
-    assert "[not selected]" in capsys.readouterr().out.splitlines()[1]
+    assert "[not selected]" in _phase_line(capsys.readouterr().out.splitlines(), "extracted")
 
 
 def test_dry_run_after_a_run_shows_what_is_done(ray_local, corpus, tmp_path, capsys):
@@ -161,7 +182,8 @@ def test_dry_run_after_a_run_shows_what_is_done(ray_local, corpus, tmp_path, cap
     capsys.readouterr()
     assert main(["run", _config_file(corpus, out, tmp_path), "--dry-run"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert "2 done (skipped), 0 to do" in lines[1] and "0 done (skipped), 1 to do" in lines[2]
+    assert "2 done (skipped), 0 to do" in _phase_line(lines, "extracted")
+    assert "0 done (skipped), 1 to do" in _phase_line(lines, "deduped")
 
 
 def test_unknown_or_disabled_phase_is_a_one_line_error(corpus, tmp_path, capsys):
@@ -181,12 +203,8 @@ class BrokenPhase(PartPhase):
 
 def test_run_json_says_how_far_a_failed_run_got(ray_local, corpus, tmp_path):
     out = tmp_path / "out"
-    register(BrokenPhase, after="extracted")
-    try:
-        with pytest.raises(RuntimeError, match="planning bug"):
-            run(_config(corpus, out, dedup={"enabled": False}), progress=False)
-    finally:
-        unregister("broken")
+    with pytest.raises(RuntimeError, match="planning bug"):
+        run(_config(corpus, out, dedup={"enabled": False}), progress=False, pipeline=_after("extracted", BrokenPhase))
     record = json.loads((out / "run.json").read_text())
     assert record["status"] == "error" and "planning bug" in record["error"]
     assert record["phases"]["extracted"]["kept"] == 4 and "broken" not in record["phases"]
@@ -217,7 +235,7 @@ def test_a_failure_while_writing_dedup_outputs_is_a_failed_part(ray_local, corpu
     assert "failed: deduped: _corpus:" in err and "rerun the same command" in err
     record = json.loads((out / "run.json").read_text())
     deduped = record["phases"]["deduped"]
-    assert list(deduped["failed_parts"]) == [part.stem.removeprefix("part-")]
+    assert list(deduped["failed_units"]) == ["_corpus"] and part.stem.removeprefix("part-") in deduped["failed_units"]["_corpus"]
     assert record["status"] == "failed_units"
     assert not (out / "_done" / "deduped" / "_corpus.json").exists()
     assert not (out / "_done" / "deduped" / f"{part.stem.removeprefix('part-')}.json").exists()
@@ -231,3 +249,69 @@ def test_a_filter_that_needs_the_language_fails_at_planning_without_language_id(
     assert err == ("config error: gopher_quality needs the 'language' column, but no stage before it adds it "
                    "(language ID (langid.enabled) is off): turn that stage on or turn gopher_quality off")
     assert not (tmp_path / "out").exists()
+
+
+class NoDigitsFilter:
+    """A filter family that exists only in this test: removes documents with more digits than letters."""
+
+    name = "no_digits"
+    label = "mostly digits removed (a test's filter)"
+    needs = ("text",)
+    adds = ("digit_share",)
+    reasons = ("no_digits:digit_share",)
+
+    def __init__(self, config=None):
+        self.limit = (config or {}).get("max_share", 0.5)
+
+    def __call__(self, batch: pa.Table) -> pa.Table:
+        texts = pc.fill_null(batch.column("text"), "")
+        digits = pc.utf8_length(pc.replace_substring_regex(texts, r"[^0-9]", ""))
+        share = pc.divide(pc.cast(digits, pa.float64()), pc.max_element_wise(pc.utf8_length(texts), 1))
+        batch = set_column(batch, "digit_share", share)
+        return reject_where(batch, pc.greater(share, self.limit).to_numpy(zero_copy_only=False), "no_digits:digit_share")
+
+
+class ExtractedWithNoDigits(ExtractedPhase):
+    """The input phase with the test's filter after the built-in ones: no edit to the runner, the CLI or the card."""
+
+    def stages(self, config, prepared=None):
+        return [*super().stages(config), StageSpec(NoDigitsFilter, {"max_share": 0.05})]
+
+
+def test_a_filter_family_defined_in_a_test_shows_in_the_plan_the_run_and_the_card(ray_local, warc_factory, tmp_path):
+    rng = random.Random(5)
+    prose = _prose(rng, 240)
+    digits = " ".join(str(rng.randrange(10**6)) for _ in range(400)) + " " + _prose(rng, 120)
+    warc_factory("mixed.warc.gz", [Page("https://a.example/prose", html("Prose", prose).encode()),
+                                   Page("https://a.example/digits", html("Digits", digits).encode())])
+    out = tmp_path / "out"
+    pipeline = (ExtractedWithNoDigits, *DEFAULT_PHASES[1:])
+    cfg = parse_config({"inputs": [str(tmp_path / "*.warc.gz")], "output": str(out), "filters": FILTERS_OFF,
+                        "langid": {"min_score": 0.0}, "pii": {"enabled": False}, "shards": {"enabled": False}})
+    record = run(cfg, progress=False, pipeline=pipeline)
+    assert record["phases"]["extracted"]["rejected_by_reason"] == {"no_digits:digit_share": 1}
+    stages = [s["name"] for s in record["plan"]["phases"][0]["stages"]]
+    assert stages[-1] == "no_digits" and stages.index("langid") < stages.index("no_digits")
+    kept = pq.read_table(out / "documents" / "extracted")
+    assert kept.num_rows == 1 and "digit_share" in kept.column_names
+    card = (out / "card" / "README.md").read_text()
+    stats = json.loads((out / "card" / "stats.json").read_text())
+    step = next(r for r in stats["funnel"] if r["stage"] == "no_digits")
+    assert step["label"] == NoDigitsFilter.label and step["removed"] == 1 and stats["funnel_adds_up"]
+    assert NoDigitsFilter.label in card
+
+
+def test_a_column_no_stage_adds_is_an_error_at_plan_time(corpus, tmp_path):
+    class NeedsScore(NoDigitsFilter):
+        name = "needs_score"
+        needs = ("toxicity_score",)
+
+    class Extracted(ExtractedPhase):
+        def stages(self, config, prepared=None):
+            return [*super().stages(config), StageSpec(NeedsScore)]
+
+    from pipeline.config import ConfigError
+    from pipeline.runner import plan_context
+
+    with pytest.raises(ConfigError, match="needs_score needs the 'toxicity_score' column, but no stage before it adds it"):
+        plan_context(_config(corpus, tmp_path / "out"), phases=(Extracted, *DEFAULT_PHASES[1:]))

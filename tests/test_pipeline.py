@@ -61,11 +61,12 @@ def test_every_response_is_kept_or_rejected_with_a_reason(ray_local, warc_factor
     out = tmp_path / "out"
     record = run(config([str(src / "*.warc*")], str(out)), progress=False)
     phase = record["phases"]["extracted"]
-    assert phase["files"] == 3 and phase["files_failed"] == {}
+    assert phase["files"] == 3 and phase["failed_units"] == {}
     kept, rejected = read_parts(out, "documents"), read_parts(out, "rejected")
     for marker in (out / "_done" / "extracted").glob("*.json"):
-        stats = json.loads(marker.read_text())
-        part = f"part-{stats['unit']}.parquet"
+        marker = json.loads(marker.read_text())
+        stats = marker["totals"]
+        part = f"part-{marker['unit']}.parquet"
         n_kept = kept[part].num_rows if part in kept else 0
         n_rej = rejected[part].num_rows if part in rejected else 0
         assert stats["responses"] == n_kept + n_rej == stats["records_by_type"].get("response", 0)
@@ -75,7 +76,7 @@ def test_every_response_is_kept_or_rejected_with_a_reason(ray_local, warc_factor
     assert [d["language"] for d in docs] == ["en", "de"]
     assert "Plätze für Studenten" in docs[1]["text"] and docs[1]["charset"] == "cp1252"
     assert set(docs[0]) >= {"id", "url", "warc_date", "source", "text", "language", "language_score"}
-    one_stats = json.loads(next((out / "_done" / "extracted").glob("one-*.json")).read_text())
+    one_stats = json.loads(next((out / "_done" / "extracted").glob("one-*.json")).read_text())["totals"]
     assert one_stats["records_by_type"] == {"warcinfo": 1, "request": 5, "response": 5}
     assert phase["malformed_records"] >= 1  # the cut file (a file that is not a WARC is refused before the run)
     assert phase["responses"] == phase["kept"] + phase["rejected"]
@@ -114,7 +115,7 @@ def test_inputs_and_outputs_on_s3(ray_local, s3_server, warc_factory, tmp_path):
             f.write((src / name).read_bytes())
     cfg = config(["s3://crawl/in/*"], "s3://curated/run1", storage={"endpoint_url": s3_server})
     record = run(cfg, progress=False)
-    assert record["phases"]["extracted"]["files"] == 2 and not record["phases"]["extracted"]["files_failed"]
+    assert record["phases"]["extracted"]["files"] == 2 and not record["phases"]["extracted"]["failed_units"]
     names = sorted(i.path for i in fs.get_file_info(pafs.FileSelector("curated/run1", recursive=True)) if i.type == pafs.FileType.File)
     assert "curated/run1/run.json" in names
     assert sum(n.startswith("curated/run1/documents/extracted/part-") for n in names) == 2

@@ -108,7 +108,7 @@ def test_job_submit_runs_the_pipeline_on_a_cluster(cluster, tmp_path):
     assert "succeeded" in job.stdout + job.stderr
     record = json.loads((out / "run.json").read_text())
     phase1, phase2 = record["phases"]["extracted"], record["phases"]["deduped"]
-    assert phase1["files"] == 2 and not phase1["files_failed"]
+    assert phase1["files"] == 2 and not phase1["failed_units"]
     assert phase1["responses"] == phase1["kept"] + phase1["rejected"] and phase1["kept"] > 100
     assert phase2["in"] == phase1["kept"] and phase2["kept"] + phase2["rejected"] == phase2["in"]
     assert len(list((out / "documents" / "deduped").glob("part-*.parquet"))) == 2

@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.config import ConfigError, parse_config
-from pipeline.runner import plan, plan_context, run
+from pipeline.runner import plan_context, run, status
 from tests.conftest import Page, html, write_warc
 
 pytestmark = pytest.mark.ray
@@ -66,7 +66,7 @@ def test_many_more_groups_than_documents_write_one_marker_for_the_empty_ones(fin
 
     # resume is exact: everything is current, nothing to do
     ctx = plan_context(cfg)
-    row = next(r for r in plan(ctx, ctx.phases) if r["phase"] == "shards")
+    row = next(r for r in status(ctx, ctx.phases) if r["phase"] == "shards")
     assert (row["units"], row["done"], row["todo"]) == (4097, 4097, 0)
     before = {p.name: p.read_bytes() for p in (out / "shards").rglob("*") if p.is_file()}
     again = run(cfg, progress=False, phases=["shards"])
@@ -97,7 +97,7 @@ def test_packing_that_drops_too_much_is_an_error_naming_the_setting(finished, tm
     record = json.loads((out / "run.json").read_text())
     assert record["status"] == "error" and "shards.layout.max_dropped_share" in record["error"]
     assert not (out / "shards" / "manifest.json").exists()
-    groups = [json.loads(p.read_text()) for p in (out / "_done" / "shards").glob("group-*.json")]
+    groups = [json.loads(p.read_text())["totals"] for p in (out / "_done" / "shards").glob("group-*.json")]
     assert sum(g["dropped_documents"] for g in groups) == 8 and sum(g["samples"] for g in groups) == 0
 
     # allowing it (a setting of the run, not of the bytes) only writes the manifest, with the drop in it

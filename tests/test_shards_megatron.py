@@ -190,7 +190,7 @@ def big_vocab_stage(n: int = 70_000) -> TokenizeStage:
     vocab = {f"w{i}": i for i in range(n)} | {"[UNK]": n, "<|endoftext|>": n + 1}
     tok = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
     tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    return TokenizeStage(TokenizeConfig(), tokenizer_json=tok.to_str())
+    return TokenizeStage(TokenizeConfig(), tokenizer_bytes=tok.to_str().encode())
 
 
 def test_vocabulary_over_65500_writes_int32(mc, tmp_path):

@@ -5,6 +5,7 @@ for a small input shuffled in the driver (``shards.local_max_docs``)."""
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 import shutil
 from pathlib import Path
@@ -161,3 +162,35 @@ def test_one_or_two_workers_and_the_driver_path_write_byte_identical_shards(ray_
 
     da = digest(a)
     assert da == digest(b) == digest(here) and len([n for n in da if n.endswith(".tar")]) >= 3
+
+
+def test_megatron_shards_and_a_sentencepiece_tokenizer_through_a_run(ray_local, corpus, tmp_path):
+    """One new module each (stages/writers/megatron.py, stages/tokenizers/sentencepiece.py) plus their config:
+    the run writes Megatron pairs beside MDS, tokenized by a SentencePiece model, and megatron-core reads them."""
+    import warnings
+
+    import numpy as np
+    import sentencepiece as spm
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from megatron.core.datasets.indexed_dataset import IndexedDataset
+
+    model = REPO / "samples" / "tokenizer_sp" / "tokenizer.model"
+    out = tmp_path / "out"
+    record = run(_config(corpus, out, shards={"tokenize": {"tokenizer": str(model), "eos": "auto"},
+                                             "webdataset": {"enabled": False}, "megatron": {"enabled": True}}), progress=False)
+    assert record["status"] == "ok"
+    manifest = json.loads((out / "shards" / "manifest.json").read_text())
+    assert set(manifest["formats"]) == {"mds", "megatron"} and manifest["formats"]["megatron"]["index"] == "shards/megatron/index.json"
+    index = json.loads((out / "shards" / "megatron" / "index.json").read_text())
+    assert index["documents"] == manifest["documents"] and index["dtype"] == "uint16"
+
+    sp = spm.SentencePieceProcessor(model_file=str(model))
+    docs = pq.read_table(out / "documents" / "final", columns=["text"]).column("text").to_pylist()
+    expected = sorted(tuple(sp.encode(t) + [sp.eos_id()]) for t in docs)
+    got = []
+    for pair in index["pairs"]:
+        ds = IndexedDataset(str(out / "shards" / "megatron" / pair["prefix"]))
+        got += [tuple(np.array(ds[i]).tolist()) for i in range(len(ds))]
+    assert sorted(got) == expected

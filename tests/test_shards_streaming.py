@@ -18,7 +18,7 @@ from tokenizers import Tokenizer
 from core.storage import S3Options, Storage
 from stages.shuffle_plan import group_order, plan
 from stages.tokenize import SAMPLE_TOKENIZER
-from stages.writers import LocalSink, MDSConfig, MDSWriter, ShardsConfig, StorageSink, mds_columns, merge_mds_indexes, merge_wds_indexes, write_group
+from stages.writers import LocalSink, MDSConfig, MDSWriter, ShardsConfig, StorageSink, TokenInfo, mds_columns, merge_mds_indexes, merge_wds_indexes, write_group
 from tests.conftest import REPO
 from tests.test_shards_writers import corpus, tokenized, write_dataset
 
@@ -193,11 +193,11 @@ def test_both_formats_on_s3_read_back_from_s3(streaming, s3_server, direct, tmp_
     for g in range(cfg.shuffle.groups):
         rows = np.flatnonzero(groups == g)
         name = f"{g:05d}"
-        results[name] = write_group(name, docs.take(pa.array(rows)), keys[rows], cfg.layout, stage.dtype, str(tmp_path / name),
-                                    mds=cfg.mds, mds_sink=StorageSink(storage, "shards", "mds", name),
-                                    wds=cfg.webdataset, wds_sink=StorageSink(storage, "shards", "webdataset", name))  # fmt: skip
-    storage.write_json(merge_mds_indexes({k: r.mds_index for k, r in results.items()}), "shards", "mds", "index.json")
-    storage.write_json(merge_wds_indexes({k: r.wds_index for k, r in results.items()}), "shards", "webdataset", "index.json")
+        sinks = {f: StorageSink(storage, "shards", f, name) for f in ("mds", "webdataset")}
+        results[name] = write_group(name, docs.take(pa.array(rows)), keys[rows], cfg, TokenInfo(stage.dtype, stage.vocab_size),
+                                    str(tmp_path / name), sinks)
+    storage.write_json(merge_mds_indexes({k: r.indexes["mds"] for k, r in results.items()}), "shards", "mds", "index.json")
+    storage.write_json(merge_wds_indexes({k: r.indexes["webdataset"] for k, r in results.items()}), "shards", "webdataset", "index.json")
     assert not any(os.scandir(tmp_path / "00000" / "mds"))  # staging emptied as shards were uploaded
 
     expected = expected_samples("doc-zstd", direct)

@@ -27,6 +27,8 @@ from stages.writers import (
     WebDatasetConfig,
     WebDatasetWriter,
     mds_columns,
+    TokenInfo,
+    enabled_formats,
     merge_mds_indexes,
     write_group,
 )
@@ -73,17 +75,11 @@ def write_dataset(root: str, docs: pa.Table, stage: TokenizeStage, config: Shard
     for g in range(config.shuffle.groups):
         rows = np.flatnonzero(groups == g)
         name = f"{g:05d}"
-        results[name] = write_group(
-            name, docs.take(pa.array(rows)), keys[rows], config.layout, stage.dtype, os.path.join(staging, name),
-            mds=config.mds, mds_sink=LocalSink(os.path.join(root, "mds", name)),
-            wds=config.webdataset, wds_sink=LocalSink(os.path.join(root, "webdataset", name)), pad_id=pad,
-        )  # fmt: skip
-    from stages.writers import merge_wds_indexes
-
-    if config.mds.enabled:
-        Storage(root).write_json(merge_mds_indexes({k: r.mds_index for k, r in results.items()}), "mds", "index.json")
-    if config.webdataset.enabled:
-        Storage(root).write_json(merge_wds_indexes({k: r.wds_index for k, r in results.items()}), "webdataset", "index.json")
+        sinks = {f.name: LocalSink(os.path.join(root, f.name, name)) for f in enabled_formats(config)}
+        results[name] = write_group(name, docs.take(pa.array(rows)), keys[rows], config, TokenInfo(stage.dtype, stage.vocab_size),
+                                    os.path.join(staging, name), sinks, pad_id=pad)
+    for fmt in enabled_formats(config):
+        Storage(root).write_json(fmt.merge({k: r.indexes[fmt.name] for k, r in results.items()}), fmt.name, "index.json")
     return results
 
 
@@ -347,7 +343,7 @@ def test_storage_sink_survives_an_s3_server_outage(tmp_path):
 def test_shards_config_checks_consistency():
     with pytest.raises(ValueError, match="set tokenize.eos"):
         ShardsConfig(layout={"kind": "packed"}, tokenize={"eos": None})
-    with pytest.raises(ValueError, match="at least one of mds and webdataset"):
+    with pytest.raises(ValueError, match="at least one of mds, webdataset, megatron"):
         ShardsConfig(mds={"enabled": False}, webdataset={"enabled": False})
     with pytest.raises(ValueError, match="extra"):
         ShardsConfig(layout={"seqlen": 10})
@@ -356,7 +352,9 @@ def test_shards_config_checks_consistency():
 @pytest.mark.parametrize("kind", ["document", "packed"])
 def test_an_empty_group_writes_empty_indexes(tmp_path, kind):
     docs, stage = tokenized()
-    r = write_group("00009", docs.slice(0, 0), np.empty(0, np.uint64), LayoutConfig(kind=kind), stage.dtype, str(tmp_path / "s"),
-                    mds=MDSConfig(), mds_sink=LocalSink(str(tmp_path / "mds")), wds=WebDatasetConfig(), wds_sink=LocalSink(str(tmp_path / "wds")))  # fmt: skip
-    assert r.samples == 0 and r.mds_index == {"version": 2, "shards": []} and r.wds_index["shardlist"] == []
+    config = ShardsConfig(layout=LayoutConfig(kind=kind))
+    sinks = {"mds": LocalSink(str(tmp_path / "mds")), "webdataset": LocalSink(str(tmp_path / "wds"))}
+    r = write_group("00009", docs.slice(0, 0), np.empty(0, np.uint64), config, TokenInfo(stage.dtype, stage.vocab_size),
+                    str(tmp_path / "s"), sinks)
+    assert r.samples == 0 and r.indexes["mds"] == {"version": 2, "shards": []} and r.indexes["webdataset"]["shardlist"] == []
     assert os.listdir(tmp_path / "mds") == ["index.json"] and os.listdir(tmp_path / "wds") == ["index.json"]

@@ -539,6 +539,11 @@ def parquet_bytes() -> bytes:
     return buf.getvalue()
 
 
+def readable(found) -> str | None:
+    """The format of a file some source reads, else None."""
+    return found.format if found.kind is not None else None
+
+
 def test_sniff_tells_each_kind_by_content(warc_factory):
     plain_warc = warc_factory("p.warc", [Page("https://a/", html("t", "p").encode())], gzip=False).read_bytes()
     line = jsonl_bytes(docs(3))
@@ -561,22 +566,22 @@ def test_sniff_tells_each_kind_by_content(warc_factory):
         "a JSON array": (b'[{"text": "a"}]', "x.json", None),
         "a zstd bomb": (zstandard.ZstdCompressor().compress(bytes(1 << 28)), "x.jsonl.zst", None),
     }
-    got = {name: sniff(head[:HEAD_BYTES], fname) for name, (head, fname, _) in cases.items()}
+    got = {name: readable(sniff(head[:HEAD_BYTES], fname)) for name, (head, fname, _) in cases.items()}
     assert got == {name: want for name, (_, _, want) in cases.items()}
 
 
 def test_sniff_breaks_a_tie_by_name_when_the_first_line_outruns_the_head():
     head = b'{"text": "' + b"x" * HEAD_BYTES
-    assert sniff(head[:HEAD_BYTES], "wiki.jsonl") == "jsonl"
-    assert sniff(head[:HEAD_BYTES], "wiki.json.gz") == "jsonl"
-    assert sniff(head[:HEAD_BYTES], "wiki.txt") is None
+    assert readable(sniff(head[:HEAD_BYTES], "wiki.jsonl")) == "jsonl"
+    assert readable(sniff(head[:HEAD_BYTES], "wiki.json.gz")) == "jsonl"
+    assert readable(sniff(head[:HEAD_BYTES], "wiki.txt")) is None
 
 
 def test_sniff_stream_checks_parquet_at_both_ends_and_keeps_the_position():
     data = parquet_bytes()
     f = io.BytesIO(b"ignored" + data)
     f.seek(7)
-    assert sniff_stream(f, "x.parquet") == "parquet" and f.tell() == 7
-    assert sniff_stream(io.BytesIO(data[:-1]), "x.parquet") is None  # no closing PAR1: cut short
-    assert sniff_stream(io.BytesIO(b"PAR1"), "x.parquet") is None
-    assert sniff_stream(io.BytesIO(jsonl_bytes(docs(2))), "x.jsonl") == "jsonl"
+    assert readable(sniff_stream(f, "x.parquet")) == "parquet" and f.tell() == 7
+    assert readable(sniff_stream(io.BytesIO(data[:-1]), "x.parquet")) is None  # no closing PAR1: cut short
+    assert readable(sniff_stream(io.BytesIO(b"PAR1"), "x.parquet")) is None
+    assert readable(sniff_stream(io.BytesIO(jsonl_bytes(docs(2))), "x.jsonl")) == "jsonl"

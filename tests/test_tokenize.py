@@ -142,9 +142,9 @@ def test_thread_budget_one_disables_the_rust_pool(monkeypatch):
     assert os.environ["TOKENIZERS_PARALLELISM"] == "false"
 
 
-def test_tokenizer_json_text_can_be_passed_in(plain):
+def test_tokenizer_bytes_can_be_passed_in(plain):
     text = (REPO / SAMPLE_TOKENIZER).read_text()
-    s = TokenizeStage(TokenizeConfig(tokenizer="/nonexistent/is/not/read.json"), tokenizer_json=text)
+    s = TokenizeStage(TokenizeConfig(tokenizer="/nonexistent/is/not/read.json"), tokenizer_bytes=text.encode())
     assert s(pa.table({"text": ["hello"]})).column("tokens").to_pylist() == [expected(plain, "hello", None, "<|endoftext|>")]
 
 

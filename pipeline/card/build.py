@@ -36,8 +36,10 @@ def compute(plan: CardPlan, storage: Storage, *, config=None, workers: int | Cal
     """stats.json of the output (the redacted examples included), every string from the data redacted."""
     run_config = plan.record.get("config", {})
     units = collect.tasks(plan, annotated_columns(run_config))
-    aggs, unreadable = collect.aggregate(storage, units, config=config, workers=workers, ray=ray)
-    shards = plan.phase(N.SHARDS)
+    first = plan.phase(plan.inputs_phase())
+    kinds = first.kinds if first is not None and len(set(first.kinds.values())) > 1 else None
+    aggs, unreadable = collect.aggregate(storage, units, config=config, workers=workers, ray=ray, kinds=kinds)
+    shards = plan.phase(plan.with_section(N.SHARDS_SECTION))
     manifest = read_manifest(storage) if shards is not None and shards.status == "ran" else None
     stats = build_stats(plan, aggs, manifest, unreadable)
     stats["examples"] = examples(aggs, [p.name for p in plan.phases], run_config.get("pii"))

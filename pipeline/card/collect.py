@@ -129,9 +129,10 @@ def _unit_files(unit: Unit) -> list[str]:
     return [f"{kind}/{phase}/{name}" for phase, kind, name, _ in unit.params["files"]]
 
 
-def combine(results: Iterable[dict], units: list[Unit] = (),
-            examples: int = EXAMPLES_PER_REASON) -> tuple[dict[str, dict], list[Unreadable]]:
-    """``{"<phase>/<kind>": aggregate}`` summed over every part (in part-name order), and the files left out.
+def combine(results: Iterable[dict], units: list[Unit] = (), examples: int = EXAMPLES_PER_REASON,
+            kinds: dict[str, str] | None = None) -> tuple[dict[str, dict], list[Unreadable]]:
+    """``{"<phase>/<kind>": aggregate}`` summed over every part (in part-name order), and the files left out;
+    with ``kinds`` (part -> source kind), also ``out["by_kind"][kind]``: the same over each kind's parts.
 
     A unit that failed as a whole (its Ray worker died past the retries) leaves out all its files.
     """
@@ -145,16 +146,20 @@ def combine(results: Iterable[dict], units: list[Unit] = (),
             unreadable += [Unreadable(f, one_line(r["failed"])[:300]) for f in files]
             continue
         unreadable += [Unreadable(**u) for u in r.get("unreadable", [])]
+        kind = (kinds or {}).get(r["unit"])
         for key, agg in r["files"].items():
             out[key] = merge(out.get(key), agg)
-    for agg in out.values():
-        if "examples" in agg:
+            if kind is not None:
+                by_kind = out.setdefault("by_kind", {}).setdefault(kind, {})
+                by_kind[key] = merge(by_kind.get(key), agg)
+    for key, agg in out.items():
+        if key != "by_kind" and "examples" in agg:
             agg["examples"] = cap_examples(agg["examples"], examples)
     return out, unreadable
 
 
 def aggregate(storage: Storage, units: list[Unit], *, config=None, workers: int | Callable[[], int] = 1,
-              ray: bool = False) -> tuple[dict[str, dict], list[Unreadable]]:
+              ray: bool = False, kinds: dict[str, str] | None = None) -> tuple[dict[str, dict], list[Unreadable]]:
     """Aggregates of every part (and the files that could not be read): here when the run is small,
     else on Ray (``ray``) or a process pool.
 
@@ -165,9 +170,9 @@ def aggregate(storage: Storage, units: list[Unit], *, config=None, workers: int 
         workers = workers()
     if small or workers <= 1:
         log.info("card: aggregating %d parts in this process", len(units))
-        return combine(run_local(storage, units), units)
+        return combine(run_local(storage, units), units, kinds=kinds)
     if ray:
         log.info("card: aggregating %d parts on Ray (%d workers)", len(units), workers)
-        return combine(run_ray(config, storage, units, workers), units)
+        return combine(run_ray(config, storage, units, workers), units, kinds=kinds)
     log.info("card: aggregating %d parts in %d processes", len(units), workers)
-    return combine(run_pool(storage, units, workers), units)
+    return combine(run_pool(storage, units, workers), units, kinds=kinds)

@@ -1,100 +1,103 @@
-"""The funnel: from WARC records to documents and tokens written, one step per stage that removes documents.
+"""The funnel: from the records of the input files to documents and tokens written, one step per stage
+that removes documents.
 
-Every step has ``in``, ``removed`` (by reason) and ``out = in - removed``, and
-each step's ``out`` is the next step's ``in``.  The counts come from the data:
-a phase's removals are its rejected rows grouped by ``stage`` and ``reason``,
-its survivors are its kept rows, the last step's documents are the shards
-manifest's.  Only the first step (all WARC records -> HTTP responses) needs
-the reader's per-file counts (``_done/extracted``), because records other than
-responses never become rows.  Where the data do not meet (a part a phase did
-not finish, documents the manifest does not account for), the gap is a step of
-its own, so nothing is silently lost and the funnel still adds up.
+Every step has ``in``, ``removed`` (by reason) and ``out = in - removed``, and each step's ``out`` is the
+next step's ``in``.  The counts come from the data: a phase's removals are its rejected rows grouped by
+``stage`` and ``reason``, its survivors are its kept rows, the last step's documents are the shards
+manifest's.  Only the first step (records -> rows: a WARC's requests and metadata never become rows)
+needs the readers' per-file counts (the input phase's markers).  Where the data do not meet (a part a
+phase did not finish, documents the manifest does not account for), the gap is a step of its own, so
+nothing is silently lost and the funnel still adds up.
+
+Labels and the order of the steps are the plan's (each stage and phase says what it is); the funnel
+is drawn for the whole run and, when the inputs are of several kinds (WARC, JSON lines / Parquet), for
+each kind's parts on its own, each adding up.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 
-from pipeline.card import names as N
-from pipeline.card.plan import CardPlan
+from pipeline.card.plan import CardPlan, PhaseInfo
 
-#: What each stage's step means in the card (a stage not listed shows as "<phase>: <stage>").
-LABELS = {
-    "warc": "HTTP responses among the WARC records",
-    "read": "HTML responses (record checks: type, HTTP status, size, truncation)",
-    "url_filter": "URL filter (RefinedWeb block list)",
-    "decode": "text decoded (charset)",
-    "extract": "main text extracted",
-    "langid": "language identified (language and score rules)",
-    "gopher_quality": "Gopher quality rules",
-    "gopher_repetition": "Gopher repetition rules",
-    "c4": "C4 rules",
-    "fineweb": "FineWeb rules",
-    "quality": "quality scored",
-    "dedup": "exact and near duplicates removed",
-    "quality_filter": "quality-filtered",
-    "pii": "PII redacted",
-    "shards": "documents and tokens written to shards",
-}
-#: What a phase that did not run would have done.
-PHASE_LABELS = {N.EXTRACTED: "documents extracted and filtered", N.DEDUPED: LABELS["dedup"],
-                N.FINAL: "quality filter and PII redaction", N.SHARDS: LABELS["shards"]}
-STATUS_TEXT = {"disabled": "not run: disabled by the config", "absent": "not run: no such phase in this pipeline",
-               "not_run": "not run: no finished units"}
+STATUS_TEXT = {"disabled": "not run: disabled by the config", "not_run": "not run: no finished units"}
 NOT_PROCESSED = "not processed (parts this phase has not finished)"
 NOT_IN_SHARDS = "not in the shards manifest (unaccounted)"
+READ = "read"
 
 
 def share(part: float, whole: float) -> float | None:
     return round(part / whole, 4) if whole else None
 
 
-def stage_order(stages) -> list[str]:
-    known = [s for s in N.STAGE_ORDER if s in stages]
-    return known + sorted(s for s in stages if s not in N.STAGE_ORDER)
-
-
-def _row(step: str, phase: str, stage: str, n_in: int, by_reason: dict, status: str = "ran", label: str | None = None) -> dict:
+def _row(step: str, phase: str, stage: str, n_in: int, by_reason: dict, status: str = "ran", label: str = "") -> dict:
     removed = sum(by_reason.values())
-    return {"step": step, "phase": phase, "stage": stage, "status": status,
-            "label": label or LABELS.get(stage, f"{phase}: {stage}"), "in": n_in, "removed": removed,
-            "by_reason": dict(sorted(by_reason.items(), key=lambda kv: (-kv[1], kv[0]))), "out": n_in - removed}
+    return {"step": step, "phase": phase, "stage": stage, "status": status, "label": label or f"{phase}: {stage}",
+            "in": n_in, "removed": removed, "by_reason": dict(sorted(by_reason.items(), key=lambda kv: (-kv[1], kv[0]))),
+            "out": n_in - removed}
 
 
-def reader_counts(plan: CardPlan) -> dict:
-    """Records by type over the input files the extracted phase finished (from its markers)."""
+def reader_counts(plan: CardPlan, kind: str | None = None) -> dict:
+    """Records by type over the input files the input phase finished (of one source kind, or all)."""
     by_type: Counter = Counter()
-    malformed = 0
+    malformed = rows = 0
     for m in plan.reader:
-        by_type.update(m.get("records_by_type", {}))
-        malformed += m.get("malformed_records", 0)
-    return {"by_type": dict(sorted(by_type.items())), "records": sum(by_type.values()), "malformed": malformed}
+        if kind is not None and m.outputs.get("kind") != kind:
+            continue
+        by_type.update(m.totals.get("records_by_type", {}))
+        malformed += m.totals.get("malformed_records", 0)
+        rows += m.totals.get("rows", m.totals.get("records_by_type", {}).get("response", 0))
+    return {"by_type": dict(sorted(by_type.items())), "records": sum(by_type.values()), "rows": rows, "malformed": malformed}
 
 
-def funnel(plan: CardPlan, aggs: dict[str, dict], manifest: dict | None) -> list[dict]:
-    reader = reader_counts(plan)
-    extracted = plan.phase(N.EXTRACTED)
-    responses = _rows(aggs, N.EXTRACTED, "documents") + _rows(aggs, N.EXTRACTED, "rejected")
-    others = {f"{t} record": n for t, n in reader["by_type"].items() if t != "response"}
-    first = _row("records", N.EXTRACTED, "warc", reader["records"], others, extracted.status if extracted else "absent")
-    if first["out"] != responses:  # the reader's response count and the rows disagree: shown, and a failed check
-        first["by_reason"]["(reader's response count - rows)"] = first["out"] - responses
-        first.update(removed=reader["records"] - responses, out=responses)
-    rows = [first]
+def _records_label(plan: CardPlan, kinds: list[str]) -> str:
+    first = plan.plan.phase(plan.inputs_phase())
+    labels = [s.records_label for s in first.sources if s.kind in kinds] if first is not None else []
+    if len(labels) == 1:
+        return labels[0]
+    return "rows among the records read" + (f" ({', '.join(labels)})" if labels else "")
+
+
+def funnel(plan: CardPlan, aggs: dict[str, dict], manifest: dict | None, kind: str | None = None) -> list[dict]:
+    """The funnel of the run (``kind`` None) or of one source kind's parts (then without the shards step,
+    whose groups mix every kind)."""
+    first_phase = plan.inputs_phase()
+    reader = reader_counts(plan, kind)
+    inputs = plan.phase(first_phase)
+    rows_read = _rows(aggs, first_phase, "documents") + _rows(aggs, first_phase, "rejected")
+    kinds = sorted({m.outputs.get("kind") for m in plan.reader if m.outputs.get("kind")}) if kind is None else [kind]
+    non_rows = {f"{t} record": n for t, n in reader["by_type"].items() if n and t not in ("response", "record")}
+    first = _row("records", first_phase or "", "records", reader["records"], non_rows, inputs.status if inputs else "not_run",
+                 _records_label(plan, kinds))
+    if first["out"] != rows_read:  # the readers' counts and the rows disagree: shown, and a failed check
+        first["by_reason"]["(reader's row count - rows)"] = first["out"] - rows_read
+        first.update(removed=reader["records"] - rows_read, out=rows_read)
+    out = [first]
     for phase in plan.phases:
-        rows += _phase_rows(phase, rows[-1]["out"], aggs, manifest)
-    return rows
+        if kind is not None and not phase.writes_documents:
+            break  # shards mix the parts of every kind
+        out += _phase_rows(plan, phase, out[-1]["out"], aggs, manifest if kind is None else None, kinds)
+    return out
 
 
-def _rows(aggs: dict, phase: str, kind: str) -> int:
+def _rows(aggs: dict, phase: str | None, kind: str) -> int:
     return aggs.get(f"{phase}/{kind}", {}).get("rows", 0)
 
 
-def _phase_rows(phase, n_in: int, aggs: dict, manifest: dict | None) -> list[dict]:
+def _stage_label(plan: CardPlan, phase: str, stage: str, kinds: list[str]) -> str | None:
+    """The plan's label of a stage; a source's read step, by the kinds of the inputs read."""
+    planned = plan.plan.phase(phase)
+    if stage == READ and planned is not None and planned.sources:
+        labels = [s.label for s in planned.sources if s.kind in kinds] or [s.label for s in planned.sources]
+        return " / ".join(labels)
+    return plan.stage_label(phase, stage)
+
+
+def _phase_rows(plan: CardPlan, phase: PhaseInfo, n_in: int, aggs: dict, manifest: dict | None, kinds: list[str]) -> list[dict]:
+    planned = plan.plan.phase(phase.name)
+    phase_label = planned.label if planned else phase.name
     if phase.status != "ran":
-        stage = N.PHASE_STAGE.get(phase.name, phase.name)
-        label = f"{PHASE_LABELS.get(phase.name, phase.name)} ({phase.name}: {STATUS_TEXT[phase.status]})"
-        return [_row(phase.name, phase.name, stage, n_in, {}, phase.status, label)]
+        return [_row(phase.name, phase.name, "", n_in, {}, phase.status, f"{phase_label} ({phase.name}: {STATUS_TEXT[phase.status]})")]
     rejected = aggs.get(f"{phase.name}/rejected", {})
     reasons: dict[str, dict[str, int]] = rejected.get("reasons", {})
     rows = []
@@ -104,9 +107,12 @@ def _phase_rows(phase, n_in: int, aggs: dict, manifest: dict | None) -> list[dic
             rows.append(_row(f"{phase.name}:not_processed", phase.name, "", n_in, {NOT_PROCESSED: n_in - phase_in},
                              label=f"{phase.name}: {NOT_PROCESSED}"))
             n_in = phase_in
-    stages = stage_order(set(reasons) | set(phase.stages)) or [N.PHASE_STAGE.get(phase.name, phase.name)]
+    ran = set(reasons) | set(phase.stages)
+    order = [s.name for s in planned.stages if s.name in ran] if planned else []
+    stages = order + sorted(s for s in ran if s not in order) or [""]
     for stage in stages:
-        rows.append(_row(f"{phase.name}:{stage}", phase.name, stage, n_in, reasons.get(stage, {})))
+        label = (_stage_label(plan, phase.name, stage, kinds) if stage else None) or (phase_label if not stage else f"{phase.name}: {stage}")
+        rows.append(_row(f"{phase.name}:{stage}" if stage else phase.name, phase.name, stage, n_in, reasons.get(stage, {}), label=label))
         n_in = rows[-1]["out"]
     if not phase.writes_documents and manifest is not None and manifest["documents"] != n_in:
         rows.append(_row(f"{phase.name}:unaccounted", phase.name, "", n_in, {NOT_IN_SHARDS: n_in - manifest["documents"]},

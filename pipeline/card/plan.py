@@ -1,28 +1,31 @@
-"""What the card reads: each phase's status and current parts, and the WARC reader's record counts.
+"""What the card reads: the run's plan (pipeline.plan, recorded in run.json), each phase's status and
+current parts, and the records each input file held.
 
-In a run (and in ``curate report`` when the recorded config still validates)
-the parts are those the runner itself would hand to the next phase: the parts
-whose markers are current for the recorded inputs and settings
-(``RunContext.parts``), so a part left over from an earlier run with other
-inputs is never counted.  When the recorded config no longer validates here
-(a model file that is not on this machine...), ``curate report`` falls back to
-every part that has a marker, and the card says so.  Every marker the card
-uses is checked (pipeline.card.reading): a truncated one is an error naming it.
+The card knows no phase by name: labels, the order of the stages and the settings of each phase come
+from the plan; the phase that reads the inputs, the one that deduplicates, redacts PII or writes the
+shards manifest are found in it by what they declare (sources, sections, stages, sinks).
+
+In a run (and in ``curate report`` when the recorded config still validates) the parts are those
+the runner itself would hand to the next phase: the parts whose markers are current for the recorded
+inputs and settings (``RunContext.parts``), so a part left over from an earlier run with other inputs
+is never counted.  When the recorded config no longer validates here (a model file that is not on
+this machine...), ``curate report`` falls back to every part that has a marker, and the card says so.
+Every marker the card uses is checked (pipeline.card.reading): a truncated one is an error naming it.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from typing import Sequence
 
-from pipeline.card import names as N
-from pipeline.card.reading import check_marker, read_object
-from pipeline.phase import registered
+from core.layout import DOCUMENTS, DONE, REJECTED, part_file
 from core.storage import Storage
+from pipeline.card.reading import check_marker, read_object
+from pipeline.plan import PhasePlan, Plan
+from pipeline.result import UnitResult
 
 log = logging.getLogger(__name__)
-
-CARD = "card"
 
 
 @dataclass
@@ -30,8 +33,7 @@ class PhaseInfo:
     """One phase as the card sees it."""
 
     name: str
-    #: ran (it has finished units), not_run (enabled, nothing finished), disabled (by the config),
-    #: absent (no such phase in this version of the pipeline)
+    #: ran (it has finished units), not_run (enabled, nothing finished), disabled (by the config)
     status: str
     writes_documents: bool = True
     #: current parts (documents/<name>/part-<part>.parquet)
@@ -40,113 +42,142 @@ class PhaseInfo:
     rejected: list[str] = field(default_factory=list)
     #: stages that ran (the markers' stage_docs_in), for steps that removed nothing
     stages: list[str] = field(default_factory=list)
+    #: the source kind of each current part (the phase that reads the inputs only)
+    kinds: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
 class CardPlan:
     record: dict
+    #: the phases the card reports on (every phase of the plan but the card's own), in run order
     phases: list[PhaseInfo]
-    #: the extracted phase's markers (WARC reader counts per input file)
-    reader: list[dict] = field(default_factory=list)
+    #: the run's plan: labels, stage order, settings, sources
+    plan: Plan
+    #: the results of the units that read the input files (records by type per file)
+    reader: list[UnitResult] = field(default_factory=list)
     #: why parts were taken from markers without checking fingerprints (None: they were checked)
     fallback: str | None = None
 
-    def phase(self, name: str) -> PhaseInfo | None:
+    def phase(self, name: str | None) -> PhaseInfo | None:
         return next((p for p in self.phases if p.name == name), None)
 
+    def inputs_phase(self) -> str | None:
+        """The phase that reads the input files."""
+        first = self.plan.phases[0].name if self.plan.phases else None  # an earlier version's record: the first phase
+        return next((p.name for p in self.plan.phases if p.sources), first)
 
-def _part_file(name: str) -> str:
-    return f"part-{name}.parquet"
+    def with_stage(self, stage: str) -> str | None:
+        """The phase that runs ``stage`` (by the plan; for an earlier version's output, by its markers)."""
+        planned = next((p.name for p in self.plan.phases if any(s.name == stage for s in p.stages)), None)
+        return planned or next((p.name for p in self.phases if stage in p.stages), None)
+
+    def with_section(self, section: str) -> str | None:
+        """The phase whose outputs depend on the config section ``section`` (``dedup``, ``shards``)."""
+        return next((p.name for p in self.plan.phases if section in p.sections), None)
+
+    def stage_label(self, phase: str, stage: str) -> str | None:
+        info = self.plan.stage(phase, stage)
+        return info.label if info else None
 
 
-def _stages(markers: list[dict]) -> list[str]:
-    from pipeline.card.funnel import stage_order
-
-    return stage_order({s for m in markers for s in m.get("stage_docs_in", {})})
-
-
-def _checked(storage: Storage, phase: str, markers: dict[str, dict]) -> dict[str, dict]:
-    """``{unit: marker}``, each marker checked for the fields the card reads (an error names the file)."""
-    return {u: check_marker(m, storage.uri("_done", phase, f"{u}.json")) for u, m in markers.items()}
+def _stage_order(plan: PhasePlan | None, stages: set[str]) -> list[str]:
+    """``stages`` in the plan's order; stages it does not name (another version's) after, by name."""
+    known = [s.name for s in plan.stages if s.name in stages] if plan else []
+    return known + sorted(s for s in stages if s not in known)
 
 
-def _info(storage: Storage, phase, parts: list[str], markers: list[dict]) -> PhaseInfo:
-    rejected_files = set(storage.list("rejected", phase.name, suffix=".parquet"))
+def _checked(storage: Storage, phase: str, markers: dict) -> dict[str, UnitResult]:
+    """``{unit: result}``, each marker checked for the fields the card reads (an error names the file)."""
+    out = {}
+    for unit, m in markers.items():
+        uri = storage.uri(DONE, phase, f"{unit}.json")
+        out[unit] = UnitResult.from_json(check_marker(m.to_json() if isinstance(m, UnitResult) else m, uri))
+    return out
+
+
+def _info(storage: Storage, phase: PhasePlan, parts: list[str], markers: list[UnitResult]) -> PhaseInfo:
+    rejected_files = set(storage.list(REJECTED, phase.name, suffix=".parquet"))
     if phase.writes_documents:
-        rejected = [_part_file(p) for p in parts if _part_file(p) in rejected_files]
+        rejected = [part_file(p) for p in parts if part_file(p) in rejected_files]
     else:  # a phase whose units are not parts (shards: groups): every rejected file it wrote
         rejected = sorted(f for f in rejected_files if "/" not in f) if markers else []
     status = "ran" if markers else "not_run"
-    return PhaseInfo(phase.name, status, phase.writes_documents, sorted(parts), rejected, _stages(markers))
+    stages = _stage_order(phase, {s for m in markers for s in m.stages.docs_in})
+    kinds = {m.unit: m.outputs["kind"] for m in markers if m.outputs.get("kind")} if phase.sources else {}
+    return PhaseInfo(phase.name, status, phase.writes_documents, sorted(parts), rejected, stages, kinds)
 
 
-def _with_expected(phases: list[PhaseInfo]) -> list[PhaseInfo]:
-    """Add the expected phases this pipeline version does not have, as absent, where they belong."""
-    out = list(phases)
-    for i, name in enumerate(N.EXPECTED_PHASES):
-        if any(p.name == name for p in out):
-            continue
-        before = [n for n in N.EXPECTED_PHASES[:i] if any(p.name == n for p in out)]
-        at = max((j for j, p in enumerate(out) if p.name in before), default=-1) + 1
-        out.insert(at, PhaseInfo(name, "absent", name != N.SHARDS))
-    return out
+def _reported(plan: Plan) -> list[PhasePlan]:
+    """The phases the card reports on (every one but the card's own)."""
+    return [p for p in plan.phases if p.reported]
 
 
 def plan_from_context(ctx, record: dict) -> CardPlan:
     """The plan of a run: current parts by fingerprint, as the runner sees them."""
     enabled = {p.name: p for p in ctx.phases}
     infos = []
-    reader: list[dict] = []
-    for phase in registered():
-        if phase.name == CARD:
+    reader: list[UnitResult] = []
+    for planned in _reported(ctx.plan):
+        if planned.name not in enabled:
+            infos.append(PhaseInfo(planned.name, "disabled", planned.writes_documents))
             continue
-        if phase.name not in enabled:
-            infos.append(PhaseInfo(phase.name, "disabled", phase.writes_documents))
-            continue
-        phase = enabled[phase.name]
+        phase = enabled[planned.name]
         done = _checked(ctx.storage, phase.name, {u.name: m for u in ctx.units_of(phase) if (m := ctx.marker(phase, u)) is not None})
         parts = [p.name for p in ctx.parts(phase)] if phase.writes_documents else []
         markers = ctx.markers(phase)  # a global phase (deduped) marks its parts beside its one unit
         part_markers = _checked(ctx.storage, phase.name, {p: markers[p] for p in parts if p not in done and p in markers})
-        infos.append(_info(ctx.storage, phase, parts, [*done.values(), *part_markers.values()]))
-        if phase.name == N.EXTRACTED:
+        infos.append(_info(ctx.storage, planned, parts, [*done.values(), *part_markers.values()]))
+        if planned.sources:
             reader = list(done.values())
-    return CardPlan(record, _with_expected(infos), reader)
+    return CardPlan(record, infos, ctx.plan, reader)
 
 
-def _phase_names(storage: Storage) -> list[tuple[str, bool]]:
-    """(name, writes documents) of the registered phases, then of phases this version does not have but
-    whose markers are in the output (written by another version of the pipeline), in run order."""
-    known = [(p.name, p.writes_documents) for p in registered() if p.name != CARD]
-    found = {n.split("/")[0] for n in storage.list("_done")} - {CARD} - {n for n, _ in known}
-    for name in [*[n for n in N.EXPECTED_PHASES if n in found], *sorted(found - set(N.EXPECTED_PHASES))]:
-        at = len(known)
-        if name in N.EXPECTED_PHASES:  # before the first registered phase that comes after it
-            later = N.EXPECTED_PHASES[N.EXPECTED_PHASES.index(name) + 1:]
-            at = next((i for i, (n, _) in enumerate(known) if n in later), at)
-        known.insert(at, (name, storage.exists("documents", name)))
-    return known
+def _every_stage():
+    """A config with every optional stage on (its model files are never opened): the plan of an earlier
+    version's output is built with it, so that its steps come in the pipeline's order with their labels."""
+    from pipeline.config import parse_config
+
+    config = parse_config({"inputs": ["-"], "output": "-", "dedup": {"paragraphs": {"enabled": True}}, "pii": {"enabled": True}})
+    flt = config.quality.filter.model_copy(update={"threshold": 0.5})
+    return config.model_copy(update={"quality": config.quality.model_copy(update={"enabled": True, "model": "-", "filter": flt})})
 
 
-class _Named:
-    def __init__(self, name: str, writes_documents: bool):
-        self.name, self.writes_documents = name, writes_documents
+def recorded_plan(storage: Storage, record: dict, phases: Sequence = ()) -> Plan:
+    """The plan run.json recorded; for an output of an earlier version without one, the plan of ``phases``
+    (the pipeline's) with every optional stage on, its phases that have markers or write documents, then
+    any other phase whose markers are in the output."""
+    if record.get("plan"):
+        return Plan.from_json(record["plan"])
+    from pipeline.plan import build_plan
+
+    found = {n.split("/")[0] for n in storage.list(DONE)}
+    built, _ = build_plan(_every_stage(), phases)
+    out = [p for p in built.phases if p.name in found or p.writes_documents]
+    known = {p.name for p in built.phases}
+    out += [PhasePlan(n, n, True, None, "unit", storage.exists(DOCUMENTS, n), ()) for n in sorted(found - known)]
+    return Plan(tuple(out))
 
 
-def plan_from_markers(storage: Storage, record: dict, why: str) -> CardPlan:
-    """The plan when the recorded config cannot be rebuilt: every part with a marker and a documents file."""
+def plan_from_markers(storage: Storage, record: dict, why: str, phases: Sequence = ()) -> CardPlan:
+    """The plan when the recorded config cannot be rebuilt: every part with a marker and a documents file
+    (``phases``: the pipeline's, for an output whose run.json recorded no plan)."""
     from concurrent.futures import ThreadPoolExecutor
 
+    plan = recorded_plan(storage, record, phases)
     infos = []
-    reader: list[dict] = []
-    for name, writes_documents in _phase_names(storage):
-        names = [n.removesuffix(".json") for n in storage.list("_done", name, suffix=".json") if "/" not in n]
+    reader: list[UnitResult] = []
+    for planned in _reported(plan):
+        if not planned.enabled:
+            infos.append(PhaseInfo(planned.name, "disabled", planned.writes_documents))
+            continue
+        name = planned.name
+        names = [n.removesuffix(".json") for n in storage.list(DONE, name, suffix=".json") if "/" not in n]
         with ThreadPoolExecutor(16) as pool:
-            markers = list(pool.map(lambda n: read_object(storage, "_done", name, f"{n}.json"), names))
-        markers = list(_checked(storage, name, dict(zip(names, markers))).values())
-        files = {f.removeprefix("part-").removesuffix(".parquet") for f in storage.list("documents", name, suffix=".parquet")}
-        parts = [n for n, m in zip(names, markers) if m.get("documents_part") and n in files] if writes_documents else []
-        infos.append(_info(storage, _Named(name, writes_documents), parts, markers))
-        if name == N.EXTRACTED:
-            reader = markers
-    return CardPlan(record, _with_expected(infos), reader, fallback=why)
+            found = list(pool.map(lambda n: read_object(storage, DONE, name, f"{n}.json"), names))
+        markers = _checked(storage, name, dict(zip(names, found)))
+        files = {f.removeprefix("part-").removesuffix(".parquet") for f in storage.list(DOCUMENTS, name, suffix=".parquet")}
+        parts = [n for n, m in markers.items() if m.outputs.get("documents_part") and n in files] if planned.writes_documents else []
+        infos.append(_info(storage, planned, parts, list(markers.values())))
+        if planned.sources or name == plan.phases[0].name:
+            reader = [m for m in markers.values() if m.totals.get("records_by_type")]
+    return CardPlan(record, infos, plan, reader, fallback=why)

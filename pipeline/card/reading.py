@@ -17,8 +17,10 @@ class CardInputError(ValueError):
 #: Fields of run.json the card reads, and their JSON type (a field may be absent or null).
 RECORD_FIELDS = {"config": dict, "inputs": list, "versions": dict, "phases": dict, "command": list, "phases_run": list}
 #: Fields of a marker (``_done/<phase>/<unit>.json``) the card reads.
-MARKER_FIELDS = {"records_by_type": dict, "malformed_records": int, "stage_docs_in": dict, "documents_part": bool,
-                 "fingerprint": str, "source": str}
+MARKER_FIELDS = {"unit": str, "fingerprint": str, "stage_docs_in": dict, "totals": dict, "outputs": dict}
+#: Fields of a marker's totals and outputs the card reads.
+TOTALS_FIELDS = {"records_by_type": dict, "malformed_records": int, "rows": int}
+OUTPUTS_FIELDS = {"documents_part": bool, "source": str, "kind": str}
 _JSON_NAMES = {dict: "an object", list: "a list", int: "an integer", bool: "true or false", str: "a string"}
 
 
@@ -67,7 +69,11 @@ def check_marker(marker, uri: str) -> dict:
     if not isinstance(marker, dict):
         raise CardInputError(f"{uri}: {_kind(marker)}, expected a JSON object (a completion marker)")
     check_fields(marker, MARKER_FIELDS, uri)
-    counts = marker.get("records_by_type") or {}
+    if not isinstance(marker.get("unit"), str):
+        raise CardInputError(f"{uri}: no 'unit' name: not a completion marker")
+    check_fields(marker.get("totals") or {}, TOTALS_FIELDS, f"{uri}: totals")
+    check_fields(marker.get("outputs") or {}, OUTPUTS_FIELDS, f"{uri}: outputs")
+    counts = (marker.get("totals") or {}).get("records_by_type") or {}
     if any(type(v) is not int for v in counts.values()):
         raise CardInputError(f"{uri}: 'records_by_type' holds a count that is not an integer")
     return marker

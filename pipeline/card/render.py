@@ -21,7 +21,6 @@ from collections import defaultdict
 
 import yaml
 
-from pipeline.card import names as N
 from pipeline.card.escape import cell, code, fence, html_text, one_line, text
 from pipeline.card.examples import MASK, SHOW_CHARS
 
@@ -134,8 +133,8 @@ def summary(stats: dict) -> str:
     tokens = f" and **{n(s['tokens'])} tokens**" if s["tokens"] is not None else ""
     where = code(f"documents/{s['dataset_phase']}/") if s["dataset_phase"] else "no documents folder"
     lines = [
-        f"**{n(s['documents'])} documents**{tokens} ({pct(s['documents_share'])} of the {n(s['responses'])} HTTP responses read) "
-        f"in {n(s['languages'])} languages, from {n(src['files'])} WARC files{snap}, in {where}. "
+        f"**{n(s['documents'])} documents**{tokens} ({pct(s['documents_share'])} of the {n(s['responses'])} documents read) "
+        f"in {n(s['languages'])} languages, from {n(src['files'])} input files ({_kinds(src)}){snap}, in {where}. "
         f"Made by curate {code(r['versions'].get('curate-pipeline', '?'))}, run {code(r['name'])} started {text(r['started'] or '–')}"
         + (f", finished {text(r['finished'])}." if r["finished"] else " (this card is its last phase)."),
         "",
@@ -149,18 +148,31 @@ def summary(stats: dict) -> str:
     return "\n".join(lines)
 
 
+#: What a source kind's files are called in the card.
+KIND_NAMES = {"warc": "WARC", "documents": "JSON lines / Parquet"}
+
+
+def _kinds(src: dict) -> str:
+    counts: dict[str, int] = {}
+    for f in src["per_file"]:
+        kind = KIND_NAMES.get(f.get("kind") or "", f.get("kind") or "unread")
+        counts[kind] = counts.get(kind, 0) + 1
+    return ", ".join(f"{n(v)} {text(k)}" for k, v in counts.items()) or "none"
+
+
 def sources(stats: dict) -> str:
     src = stats["sources"]
     reader = src["reader"]
     phases = [p for p, v in stats["phases"].items() if v["status"] == "ran" and v.get("kept") is not None]
-    rows = [[code(f["file"]), n(f["records"]), n(f["responses"]), *[n(f["kept"].get(p, 0)) for p in phases]] for f in src["per_file"]]
+    rows = [[code(f["file"]), text(KIND_NAMES.get(f.get("kind") or "", f.get("kind") or "–")), n(f["records"]), n(f["responses"]),
+             *[n(f["kept"].get(p, 0)) for p in phases]] for f in src["per_file"]]
     snap = "; snapshots: " + ", ".join(f"{text(k)} ({n(v)} files)" for k, v in src["snapshots"].items()) if src["snapshots"] else ""
     types = ", ".join(f"{n(v)} {text(k)}" for k, v in reader["by_type"].items())
     return "\n".join([
-        f"{n(src['files'])} input WARC files{snap}. The reader read {n(reader['records'])} records ({types or 'none'}) "
-        f"and skipped {n(reader['malformed'])} malformed ones.",
+        f"{n(src['files'])} input files ({_kinds(src)}){snap}. The readers read {n(reader['records'])} records "
+        f"({types or 'none'}), {n(reader['rows'])} of them documents, and skipped {n(reader['malformed'])} malformed stretches.",
         "",
-        _long_table(["file", "records", "responses", *[f"kept: {text(p)}" for p in phases]], rows, "files"),
+        _long_table(["file", "kind", "records", "documents read", *[f"kept: {text(p)}" for p in phases]], rows, "files", "llrr" + "r" * len(phases)),
     ])
 
 
@@ -169,8 +181,9 @@ def processing(stats: dict) -> str:
     flat = _flatten(config)
     defaults = _defaults()
     out = []
+    planned = {p["name"]: p for p in (stats.get("plan") or {}).get("phases", [])}
     for phase, info in stats["phases"].items():
-        sections = N.PHASE_SETTINGS.get(phase, ())
+        sections = planned.get(phase, {}).get("sections", ())
         head = f"### {text(phase)}: {text(info['status'].replace('_', ' '))}"
         if info["status"] == "ran":
             stages = ", ".join(code(s) for s in info.get("stages") or []) or "(its own steps)"
@@ -196,15 +209,16 @@ def _reasons(by_reason: dict, limit: int = 4) -> str:
 
 
 def funnel(stats: dict, examples: list[dict]) -> str:
-    rows = [[text(r["label"]) if r["status"] == "ran" else f"*{text(r['label'])}*", n(r["in"]), n(r["removed"]), n(r["out"]),
-             pct(r["out_share"]), _reasons(r["by_reason"])] for r in stats["funnel"]]
+    rows = _funnel_rows(stats["funnel"])
     body = [
-        "Each step's *out* is the next step's *in*; *share* is the share of the HTTP responses left after the step. "
-        "The first step counts WARC records (requests, metadata and warcinfo records are not documents).",
+        "Each step's *out* is the next step's *in*; *share* is the share of the documents read left after the step. "
+        "The first step counts the records of the input files (a WARC's requests, metadata and warcinfo records are "
+        "not documents; every record of a JSON lines or Parquet file is one).",
         "",
         _table(["step", "in", "removed", "out", "share", "removed by reason"], rows, "lrrrrl"),
         "",
         _image(stats, "funnel"),
+        *_funnels_by_source(stats),
         "",
         "### Removed documents, by reason",
         "",
@@ -215,6 +229,21 @@ def funnel(stats: dict, examples: list[dict]) -> str:
         _examples(stats, examples),
     ]
     return "\n".join(body)
+
+
+def _funnel_rows(funnel: list[dict]) -> list[list]:
+    return [[text(r["label"]) if r["status"] == "ran" else f"*{text(r['label'])}*", n(r["in"]), n(r["removed"]), n(r["out"]),
+             pct(r["out_share"]), _reasons(r["by_reason"])] for r in funnel]
+
+
+def _funnels_by_source(stats: dict) -> list[str]:
+    """The funnel of each source kind's documents (inputs of several kinds), each adding up on its own."""
+    out = []
+    for kind, f in (stats.get("funnel_by_source") or {}).items():
+        check = "adds up" if f["adds_up"] else "**does not add up**"
+        out += ["", f"### {text(KIND_NAMES.get(kind, kind))} inputs ({check}; until the shards, which mix every source)", "",
+                _table(["step", "in", "removed", "out", "share", "removed by reason"], _funnel_rows(f["funnel"]), "lrrrrl")]
+    return out
 
 
 def _removed_by_reason(stats: dict) -> str:
@@ -383,7 +412,7 @@ def limitations(stats: dict) -> str:
     if not stats["run"]["config"].get("output", {}).get("rejected_text"):
         items.append("The text of removed documents was not stored (`output.rejected_text: false`): examples show URLs only.")
     items += ["Language labels come from fastText lid.176 on the extracted text; short and mixed-language documents are the least reliable.",
-              "Counts of WARC records other than responses come from the reader's per-file counts (`_done/extracted`); "
+              "Counts of WARC records other than responses come from the readers' per-file counts (the input phase's markers); "
               "every other count comes from the Parquet files and the shards manifest.",
               "Only `documents/final` (the documents after PII redaction), `shards/` and `card/` are meant to be published: "
               "`documents/extracted`, `documents/deduped`, `rejected/` and `dedup/` hold text before PII redaction."]

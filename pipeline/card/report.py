@@ -45,7 +45,8 @@ def _context(storage: Storage, record: dict):
     """A RunContext of the recorded run over ``storage``, or (None, why) when its config does not validate here."""
     from pipeline.config import ConfigError, parse_config
     from pipeline.context import RunContext
-    from pipeline.phase import registered
+    from pipeline.phases import DEFAULT_PHASES
+    from pipeline.plan import build_plan
 
     data = dict(record.get("config") or {})
     data["output"] = {**(data.get("output") or {}), "root": storage.root_uri}
@@ -53,16 +54,18 @@ def _context(storage: Storage, record: dict):
         data["storage"] = {"endpoint_url": storage.s3.endpoint_url, "region": storage.s3.region, "anonymous": storage.s3.anonymous}
     try:
         config = parse_config(data)
+        plan, phases = build_plan(config, DEFAULT_PHASES)
     except ConfigError as e:
         return None, str(e).splitlines()[0]
-    phases = [p for p in registered() if p.enabled(config)]
-    return RunContext(config, storage, list(record.get("inputs") or []), phases, progress=False), None
+    return RunContext(config, storage, list(record.get("inputs") or []), phases, progress=False, plan=plan), None
 
 
 def report(root: str, s3: S3Options | None = None, workers: int = 1) -> dict:
     """Rebuild the card of the output at ``root``; returns what was written."""
     from pipeline.card.build import compute, publish
-    from pipeline.card.plan import CARD, plan_from_context, plan_from_markers
+    from pipeline.card.plan import plan_from_context, plan_from_markers
+    from pipeline.phases.card import CardPhase
+    from pipeline.result import UnitResult
     from pipeline.units import UnitWork
 
     storage = Storage(root, s3)
@@ -72,7 +75,9 @@ def report(root: str, s3: S3Options | None = None, workers: int = 1) -> dict:
     ctx, why = _context(storage, record)
     if ctx is None:
         log.warning("the recorded config does not validate here (%s): taking every part with a marker", why)
-        stats = compute(plan_from_markers(storage, record, why), storage, workers=workers)
+        from pipeline.phases import DEFAULT_PHASES
+
+        stats = compute(plan_from_markers(storage, record, why, DEFAULT_PHASES), storage, workers=workers)
         return publish(storage, stats)
     from pipeline.phases.card import card_unit
 
@@ -85,8 +90,8 @@ def report(root: str, s3: S3Options | None = None, workers: int = 1) -> dict:
     stats = compute(plan, storage, workers=workers)
     if stats["unreadable"]:  # the card says what it left out; no marker, so the next run rebuilds it
         return publish(storage, stats)
-    with UnitWork.for_phase(storage, CARD, unit) as work:
-        return work.commit(publish(storage, stats))
+    with UnitWork.for_phase(storage, CardPhase.name, unit) as work:
+        return work.commit(UnitResult(unit.name, totals=publish(storage, stats))).totals
 
 
 def main(argv: list[str] | None = None) -> int:

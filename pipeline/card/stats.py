@@ -26,6 +26,7 @@ def build_stats(plan: CardPlan, aggs: dict[str, dict], manifest: dict | None, un
     """Every number of the card; ``unreadable``: the files left out (pipeline.card.collect.Unreadable)."""
     config = plan.record.get("config", {})
     rows = funnel(plan, aggs, manifest)
+    kinds = sorted(set(plan.phase(plan.inputs_phase()).kinds.values())) if plan.phase(plan.inputs_phase()) else []
     docs = [p.name for p in plan.phases if p.status == "ran" and p.writes_documents]
     dataset = docs[-1] if docs else None
     responses = rows[0]["out"]
@@ -41,9 +42,11 @@ def build_stats(plan: CardPlan, aggs: dict[str, dict], manifest: dict | None, un
             "languages": len([k for k in (aggs.get(f"{dataset}/documents", {}).get("languages") or {}) if k != "unknown"]),
         },
         "run": _run(plan),
+        "plan": plan.plan.to_json(),
         "phases": _phases(plan, aggs),
         "funnel": rows,
         "funnel_adds_up": adds_up(rows),
+        "funnel_by_source": _by_source(plan, aggs, kinds),
         "sources": _sources(plan, aggs),
         "languages": {p: _sorted(aggs.get(f"{p}/documents", {}).get("languages", {})) for p in docs},
         "length": _length(docs, aggs),
@@ -82,15 +85,34 @@ def _phases(plan: CardPlan, aggs: dict) -> dict:
     return out
 
 
+def _by_source(plan: CardPlan, aggs: dict, kinds: list[str]) -> dict:
+    """The funnel of each source kind's parts (when the inputs are of more than one kind), each adding up."""
+    if len(kinds) < 2:
+        return {}
+    out = {}
+    for kind in kinds:
+        rows = funnel(plan, aggs.get("by_kind", {}).get(kind, {}), None, kind)
+        for r in rows:
+            r["removed_share"] = share(r["removed"], r["in"])
+            r["out_share"] = share(r["out"], rows[0]["out"])
+        out[kind] = {"funnel": rows, "adds_up": adds_up(rows)}
+    return out
+
+
 def _sources(plan: CardPlan, aggs: dict) -> dict:
     inputs = plan.record.get("inputs", [])
     records: dict[str, int] = {}
+    kinds: dict[str, str] = {}
     for m in plan.reader:
-        records[m.get("source", m.get("unit"))] = sum(m.get("records_by_type", {}).values())
-    responses = Counter(aggs.get(f"{N.EXTRACTED}/documents", {}).get("sources", {}))
-    responses.update(aggs.get(f"{N.EXTRACTED}/rejected", {}).get("sources", {}))
+        source = m.outputs.get("source", m.unit)
+        records[source] = sum(m.totals.get("records_by_type", {}).values())
+        if m.outputs.get("kind"):
+            kinds[source] = m.outputs["kind"]
+    first = plan.inputs_phase()
+    responses = Counter(aggs.get(f"{first}/documents", {}).get("sources", {}))
+    responses.update(aggs.get(f"{first}/rejected", {}).get("sources", {}))
     kept = {p.name: aggs.get(f"{p.name}/documents", {}).get("sources", {}) for p in plan.phases if p.status == "ran" and p.writes_documents}
-    files = [{"file": f, "records": records.get(f), "responses": responses.get(f, 0),
+    files = [{"file": f, "kind": kinds.get(f), "records": records.get(f), "responses": responses.get(f, 0),
               "kept": {ph: k.get(f, 0) for ph, k in kept.items()}} for f in inputs]
     snapshots = Counter(m.group(0) for f in inputs if (m := _SNAPSHOT.search(f)))
     return {"files": len(inputs), "snapshots": dict(sorted(snapshots.items())), "reader": reader_counts(plan), "per_file": files}
@@ -114,7 +136,8 @@ def _quality(plan: CardPlan, docs: list[str], aggs: dict, config: dict) -> dict:
         if q is not None:
             by_phase[p] = {"scored": sum(q["hist"]), "missing": q["missing"], "hist": q["hist"]}
     flt = (config.get("quality") or {}).get("filter") or {}
-    final = aggs.get(f"{N.FINAL}/rejected", {}).get("reasons", {})
+    where = plan.with_stage("quality_filter")
+    final = aggs.get(f"{where}/rejected", {}).get("reasons", {}) if where else {}
     removed = sum(r.get(N.QUALITY_REASON, 0) for r in final.values())
     return {"present": bool(by_phase), "column": N.QUALITY_SCORE, "bins": QUALITY_BINS,
             "edges": [round(i / QUALITY_BINS, 4) for i in range(QUALITY_BINS + 1)],
@@ -123,15 +146,16 @@ def _quality(plan: CardPlan, docs: list[str], aggs: dict, config: dict) -> dict:
 
 
 def _dedup(plan: CardPlan, aggs: dict) -> dict:
-    phase = plan.phase(N.DEDUPED)
+    name = plan.with_section(N.DEDUP_SECTION)
+    phase = plan.phase(name)
     if phase is None or phase.status != "ran":
         return {"status": phase.status if phase else "absent"}
-    reasons = aggs.get(f"{N.DEDUPED}/rejected", {}).get("reasons", {})
+    reasons = aggs.get(f"{name}/rejected", {}).get("reasons", {})
     exact = sum(r.get(N.EXACT_DUPLICATE, 0) for r in reasons.values())
     near = sum(r.get(N.NEAR_DUPLICATE, 0) for r in reasons.values())
-    kept = aggs.get(f"{N.DEDUPED}/documents", {}).get("rows", 0)
-    removed = aggs.get(f"{N.DEDUPED}/rejected", {}).get("rows", 0)
-    sizes = {int(k): v for k, v in aggs.get(f"{N.DEDUPED}/documents", {}).get("clusters", {}).items() if k != "unknown"}
+    kept = aggs.get(f"{name}/documents", {}).get("rows", 0)
+    removed = aggs.get(f"{name}/rejected", {}).get("rows", 0)
+    sizes = {int(k): v for k, v in aggs.get(f"{name}/documents", {}).get("clusters", {}).items() if k != "unknown"}
     clusters = {str(s): n for s, n in sorted(sizes.items()) if s >= 2}
     return {"status": "ran", "in": kept + removed, "kept": kept, "removed": removed, "exact_duplicate": exact,
             "near_duplicate": near, "removed_share": share(removed, kept + removed), "clusters": clusters,
@@ -204,10 +228,11 @@ def _publish(plan: CardPlan, config: dict, dataset: str | None, manifest: dict |
     docs = [p for p in plan.phases if p.writes_documents]
     after = docs[[p.name for p in docs].index(dataset) + 1:] if dataset else docs
     missing = [p.name for p in after if p.status == "not_run"]
-    final = plan.phase(N.FINAL)
+    pii_phase = plan.with_stage(N.PII_STAGE)
+    final = plan.phase(pii_phase)
     withheld = None
     if _pii_enabled(config) and (final is None or final.status != "ran"):
-        withheld = (f"the run redacts PII in phase {N.FINAL}, which has no finished parts (no markers in _done/{N.FINAL}), "
+        withheld = (f"the run redacts PII in phase {pii_phase}, which has no finished parts (no markers in _done/{pii_phase}), "
                     f"so {'documents/' + dataset if dataset else 'no folder'} holds text before PII redaction")
     elif missing:
         withheld = (f"phase {', '.join(missing)} is enabled but has no finished parts (no markers), "
@@ -229,9 +254,10 @@ def _checks(plan: CardPlan, aggs: dict, rows: list[dict], manifest: dict | None,
         out.append({"check": f"every part file could be read ({len(unreadable)} could not: left out of every count)", "ok": False})
     reader = reader_counts(plan)
     responses = rows[0]["out"]
-    if plan.phase(N.EXTRACTED) and plan.phase(N.EXTRACTED).status == "ran":
-        got = reader["by_type"].get("response", 0)
-        out.append({"check": f"response records counted by the reader ({got}) = rows kept + rejected by extracted ({responses})",
+    first = plan.phase(plan.inputs_phase())
+    if first and first.status == "ran":
+        got = reader["rows"]
+        out.append({"check": f"rows counted by the readers ({got}) = rows kept + rejected by {first.name} ({responses})",
                     "ok": got == responses})
     for p in plan.phases:
         summary = plan.record.get("phases", {}).get(p.name)
@@ -242,7 +268,7 @@ def _checks(plan: CardPlan, aggs: dict, rows: list[dict], manifest: dict | None,
         out.append({"check": f"{p.name}: rows kept {kept} and rejected {rejected} = run.json's counts "
                              f"({summary.get('kept')} and {summary.get('rejected')})", "ok": ok})
     if manifest is not None:
-        last = [r for r in rows if r["phase"] == N.SHARDS]
+        last = [r for r in rows if r["phase"] == plan.with_section(N.SHARDS_SECTION)]
         before = last[0]["in"] if last else None
         out.append({"check": f"documents in the shards manifest ({manifest['documents']}) = documents entering the shards phase "
                              f"({before}) - its rejected rows", "ok": not any(r["step"].endswith(":unaccounted") for r in last)})

@@ -101,11 +101,13 @@ class Phase2Context:
         """The path of an input part."""
         return self.storage.path("documents", self.source, part_file(unit))
 
-    def per_part(self, step: str, open_worker: OpenWorker, units: list[Unit], **extra):
-        """Run ``open_worker(config, **extra).process(unit)`` for each part in its own Ray task; yields the stats."""
+    def per_part(self, step: str, open_worker: OpenWorker, units: list[Unit], typed: bool = False, **extra):
+        """Run ``open_worker(config, **extra).process(unit)`` for each part in its own Ray task; yields the stats
+        (``typed``: the parts are units of the phase, and each returns a UnitResult)."""
         progress = Progress(f"{PHASE}: {step}", len(units), "part", self.progress, counts=())
         try:
-            yield from map_units(self.config, units, open_worker, workers=self.workers, extra=extra, progress=progress)
+            yield from map_units(self.config, units, open_worker, workers=self.workers, extra=extra, progress=progress,
+                                 typed=typed)
         finally:
             progress.close()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
 
 from pipeline.config import RunConfig
 from pipeline.phase import Part, Unit, fingerprint
@@ -12,6 +13,7 @@ from pipeline.phase2 import paragraphs  # [H11]
 from pipeline.phase2.context import PHASE, Phase2Context, timed
 from core.storage import Storage
 from core.layout import marker_path
+from pipeline.result import UnitResult, summarize
 from pipeline.units import UnitWork
 
 log = logging.getLogger(__name__)
@@ -42,7 +44,7 @@ def run_phase2(config: RunConfig, storage: Storage, workers: int, progress: bool
         marker = storage.read_json(*marker_path(PHASE, CORPUS))
         if marker.get("fingerprint") == corpus.fingerprint:
             log.warning("phase deduped: already done for these %d parts and this config; skipping", len(corpus.params["parts"]))
-            return {**marker, "skipped": True}
+            return {**summarize([UnitResult.from_json(marker)]), "skipped": True}
     ctx = Phase2Context(config, storage, tuple(corpus.params["parts"]), workers, progress, source)
     return deduplicate(ctx, corpus, corpus.params["signature_fingerprint"])
 
@@ -118,21 +120,30 @@ def deduplicate(ctx: Phase2Context, corpus: Unit, signature_fp: str) -> dict:
 
     with timed(steps, "write"):
         part_stats = write.write_outputs(ctx, corpus.fingerprint)
-    failed = {s["unit"]: s["failed"] for s in part_stats if "failed" in s}
+    failed = {r.unit: r.failed for r in part_stats if r.failed is not None}
     summary["seconds"] = round(time.perf_counter() - t_start, 2)
     if failed:  # no corpus marker: the next run redoes the phase
         log.error("phase deduped: %d of %d parts could not be written", len(failed), len(ctx.units))
         return {**summary, "failed_parts": failed}
     summary.update({**write.summarize(part_stats), "use_score": use_score})
     if para is not None:  # [H11]
-        summary["paragraphs"] = paragraphs.summarize_parts(para, part_stats)
+        summary["paragraphs"] = paragraphs.summarize_parts(para, [r.totals for r in part_stats])
     summary = _done(ctx, corpus, summary)
     if not ctx.dedup.keep_intermediate:
         ctx.storage.delete_dir("dedup")
     return summary
 
 
+def corpus_result(summary: dict, unit: str = CORPUS) -> UnitResult:
+    """The corpus unit's result from the driver's summary: its documents in, kept and removed, the rest as totals."""
+    rest = {k: v for k, v in summary.items() if k not in ("in", "kept", "rejected", "rejected_by_reason", "failed_parts")}
+    return UnitResult(unit, docs_in=summary.get("in", 0), kept=summary.get("kept", 0), rejected=summary.get("rejected", 0),
+                      by_reason=Counter(summary.get("rejected_by_reason") or {}), totals=rest)
+
+
 def _done(ctx: Phase2Context, corpus: Unit, summary: dict) -> dict:
     """Write the corpus marker (the phase's completion), holding the summary; returns the summary."""
-    UnitWork(ctx.storage, corpus, marker_path(PHASE, CORPUS)).commit({**summary, "part_names": list(ctx.units)})
+    result = corpus_result(summary)
+    result.outputs["part_names"] = list(ctx.units)
+    UnitWork(ctx.storage, corpus, marker_path(PHASE, CORPUS)).commit(result)
     return summary

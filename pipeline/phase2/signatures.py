@@ -102,7 +102,7 @@ class SignaturePart:
                 doc = (np.int64(part_no) << ROW_BITS) + np.arange(row, row + len(table), dtype=np.int64)
                 row += len(table)
                 stats.update(self._write_batch(table, doc, score_col, *(w for w, _ in writers)))
-            return {**work.commit({"docs": row, "has_score": score_col is not None, **stats}), "resumed": False}
+            return {**work.commit_step({"docs": row, "has_score": score_col is not None, **stats}), "resumed": False}
 
     def _writers(self, work: UnitWork, unit: str) -> list[tuple[PartWriter, pa.Schema]]:
         """(writer, schema) for the part's buckets, meta and signatures."""

@@ -18,11 +18,12 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline.config import RunConfig
-from pipeline.phase import Unit, fingerprint, sum_counts
+from pipeline.phase import Unit, fingerprint
 from pipeline.phase2.context import PHASE, STAGE, Phase2Context, row_of, run_storage
 from pipeline.phase2.decisions import read_decisions
 from pipeline.phase2.paragraphs import STAGE as PARAGRAPH_STAGE, PartEdits  # [H11]
 from core.layout import part_file
+from pipeline.result import UnitResult, summarize as summarize_results
 from pipeline.units import UnitWork
 from stages.base import DETAILS, REASON, set_column, split_rejected, to_rejected
 
@@ -32,15 +33,16 @@ def part_unit(corpus_fingerprint: str, part: str) -> Unit:
     return Unit(part, fingerprint(corpus_fingerprint, part))
 
 
-def write_outputs(ctx: Phase2Context, corpus_fingerprint: str) -> list[dict]:
-    """Step 5 for every part; returns each part's stats (``failed`` set where writing failed)."""
+def write_outputs(ctx: Phase2Context, corpus_fingerprint: str) -> list[UnitResult]:
+    """Step 5 for every part; returns each part's result (``failed`` set where writing failed)."""
     units = [part_unit(corpus_fingerprint, u) for u in ctx.units]
-    return list(ctx.per_part("write", PartWriterWorker, units, source=ctx.source))
+    return list(ctx.per_part("write", PartWriterWorker, units, typed=True, source=ctx.source))
 
 
-def summarize(part_stats: list[dict]) -> dict:
+def summarize(part_stats: list[UnitResult]) -> dict:
     """Step 5's part of the phase summary: the counts over all parts."""
-    return sum_counts(part_stats)
+    summary = summarize_results(part_stats)
+    return {k: summary[k] for k in ("in", "kept", "rejected", "rejected_by_reason")}
 
 
 class PartWriterWorker:
@@ -58,7 +60,7 @@ class PartWriterWorker:
         return write_part(self.storage, self.source, unit, read_decisions(self.storage, unit.name), self.rejected_text, edits)
 
 
-def write_part(storage, source_phase: str, unit: Unit, decided: pa.Table, rejected_text: bool, edits: PartEdits | None = None) -> dict:
+def write_part(storage, source_phase: str, unit: Unit, decided: pa.Table, rejected_text: bool, edits: PartEdits | None = None) -> UnitResult:
     """Copy an input part to documents/deduped minus its removed rows, which go to rejected/deduped."""
     t0 = time.perf_counter()
     decisions = _PartDecisions(decided)
@@ -86,8 +88,8 @@ def write_part(storage, source_phase: str, unit: Unit, decided: pa.Table, reject
             empty = set_column(source.schema_arrow.empty_table(), "dup_cluster_size", pa.array([], pa.int32()))
             kept.write(edits.empty(empty) if edits is not None else empty)  # [H11]
         paragraph_stats = {"paragraphs": dict(edits.stats)} if edits is not None else {}  # [H11]
-        return work.commit({"in": n_in, "rejected_by_reason": dict(sorted(reasons.items())),
-                            "seconds": round(time.perf_counter() - t0, 3), **paragraph_stats}, docs_in=n_in)
+        return work.commit(UnitResult(unit.name, by_reason=reasons, totals=paragraph_stats, seconds=time.perf_counter() - t0),
+                           docs_in=n_in)
 
 
 class _PartDecisions:

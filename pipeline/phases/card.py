@@ -15,12 +15,13 @@ from __future__ import annotations
 import logging
 import traceback
 
-from pipeline.card.build import compute, publish
-from pipeline.card.plan import CARD, plan_from_context
+from pipeline.card.build import FOLDER, compute, publish
+from pipeline.card.plan import plan_from_context
 from pipeline.card.reading import CardInputError, check_record, read_object
 from pipeline.config import RunConfig
 from pipeline.context import RunContext
-from pipeline.phase import Phase, Unit, fingerprint, register
+from pipeline.phase import Phase, SinkInfo, Unit, fingerprint
+from pipeline.result import UnitResult
 from pipeline.record import versions
 from pipeline.units import UnitWork
 
@@ -39,7 +40,7 @@ def card_settings(config: RunConfig) -> dict:
 def card_unit(ctx: RunContext) -> Unit:
     state = []
     for p in ctx.phases:
-        if p.name == CARD:
+        if not p.reported:  # the card itself
             continue
         units = [(u.name, u.fingerprint, ctx.marker(p, u) is not None) for u in ctx.units_of(p)]
         parts = [(pt.name, pt.fingerprint) for pt in ctx.parts(p)] if p.writes_documents else []
@@ -51,7 +52,7 @@ class CardIncomplete(RuntimeError):
     """The card was written without some part files it could not read (it names them)."""
 
 
-def write_card(ctx: RunContext, unit: Unit) -> dict:
+def write_card(ctx: RunContext, unit: Unit) -> UnitResult:
     """Compute and publish the card of ``ctx``'s output, then its marker."""
     record = check_record(read_object(ctx.storage, "run.json"), ctx.storage.uri("run.json"))
     plan = plan_from_context(ctx, record)
@@ -61,14 +62,20 @@ def write_card(ctx: RunContext, unit: Unit) -> dict:
         files = [u["file"] for u in stats["unreadable"]]
         raise CardIncomplete(f"{len(files)} part files could not be read; the card is written without them and says so: "
                              + ", ".join(files[:5]) + (" ..." if len(files) > 5 else ""))
-    with UnitWork.for_phase(ctx.storage, CARD, unit) as work:
-        return work.commit(publish(ctx.storage, stats))
+    with UnitWork.for_phase(ctx.storage, CardPhase.name, unit) as work:
+        return work.commit(UnitResult(unit.name, totals=publish(ctx.storage, stats)))
 
 
 class CardPhase(Phase):
-    name = CARD
+    name = "card"
+    label = "the dataset card: every number computed from the outputs"
     unit_kind = "run"
     writes_documents = False
+    reported = False
+    headline_keys = ("documents", "tokens", "card")
+
+    def sinks(self, config: RunConfig) -> list[SinkInfo]:
+        return [SinkInfo("card", "the dataset card (Hugging Face README), its plots and stats.json", f"{FOLDER}/")]
 
     def enabled(self, config: RunConfig) -> bool:
         return config.card.enabled
@@ -85,18 +92,10 @@ class CardPhase(Phase):
                 yield write_card(ctx, unit)
             except (CardInputError, CardIncomplete) as e:  # one line names the file: no traceback needed
                 log.error("card: %s", e)
-                yield {"unit": unit.name, "failed": str(e)[:2000]}
+                yield UnitResult.failure(unit.name, str(e))
             except Exception as e:  # the data phases are done: a card failure is a failed unit, retried on rerun
                 log.error("card: %s", traceback.format_exc())
-                yield {"unit": unit.name, "failed": f"{type(e).__name__}: {e}"[:2000]}
-
-    def summarize(self, stats: list[dict]) -> dict:
-        done = [s for s in stats if "failed" not in s]
-        keys = ("card", "documents", "tokens", "plots", "funnel_adds_up", "checks_failed")
-        return {k: done[0].get(k) for k in keys} if done else {}
+                yield UnitResult.failure(unit.name, f"{type(e).__name__}: {e}")
 
     def headline(self, summary: dict) -> dict:
-        return {k: summary[k] for k in ("documents", "tokens", "card") if summary.get(k) is not None}
-
-
-register(CardPhase)
+        return {k: summary[k] for k in self.headline_keys if summary.get(k) is not None}

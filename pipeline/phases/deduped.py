@@ -10,22 +10,45 @@ from __future__ import annotations
 
 from pipeline.config import RunConfig
 from pipeline.context import RunContext
-from pipeline.phase import Part, Phase, Unit, register
+from pipeline.phase import Part, Phase, StepInfo, Unit
+from pipeline.phase2 import paragraphs
+from pipeline.phase2.context import STAGE
+from pipeline.phase2.ids import REASON as DUPLICATE_ID
 from pipeline.phase2.context import Phase2Context
-from pipeline.phase2.driver import corpus_unit, deduplicate
+from pipeline.phase2.driver import corpus_result, corpus_unit, deduplicate
 from pipeline.phase2.resume import corpus_settings
 from pipeline.phase2.write import part_unit
+from pipeline.result import UnitResult
+from stages.base import StageInfo, StageSpec
+from stages.filters import text_filter_specs
+from stages.dedup.keep import EXACT, NEAR, URL
 
 
 class DedupedPhase(Phase):
     name = "deduped"
+    label = "exact and near duplicates removed"
     unit_kind = "corpus"
+    sections = ("dedup",)
+    #: columns a kept document gets (pipeline/phase2/write.py, paragraphs.py)
+    adds = ("dup_cluster_size", "para_dedup_removed", "para_dedup_chars_removed")
 
     def enabled(self, config: RunConfig) -> bool:
         return config.dedup.enabled
 
     def settings(self, config: RunConfig) -> dict:
         return corpus_settings(config.dedup, config.output.rejected_text)
+
+    def declared_stages(self, config: RunConfig) -> list[StageInfo]:
+        """The stages its removals name: document dedup, and paragraph dedup's filter rules on the rewritten texts."""
+        out = [StageInfo(STAGE, "exact and near duplicates removed", ("text",), (), (EXACT, URL, NEAR, DUPLICATE_ID))]
+        if config.dedup.paragraphs.enabled:
+            rules = [r for cls, cfg in text_filter_specs(config.filters) for r in StageSpec(cls, cfg).info().reasons]
+            out.append(StageInfo(paragraphs.STAGE, "repeated paragraphs removed; documents too short after it",
+                                 ("text",), ("para_dedup_removed", "para_dedup_chars_removed"), (paragraphs.EMPTY, *rules)))
+        return out
+
+    def steps(self, config: RunConfig) -> list[StepInfo]:
+        return [StepInfo(name, label) for name, label, on in STEPS if on(config.dedup)]
 
     def units(self, ctx: RunContext) -> list[Unit]:
         return [corpus_unit(ctx.parts(ctx.source(self)), ctx.config)]
@@ -37,14 +60,13 @@ class DedupedPhase(Phase):
                                source.name if source else "extracted")
             summary = deduplicate(p2, corpus, corpus.params["signature_fingerprint"])
             if "failed_parts" in summary:
-                yield {"unit": corpus.name, "failed": f"{len(summary['failed_parts'])} parts failed", **summary}
+                failed = summary["failed_parts"]
+                yield UnitResult.failure(corpus.name, f"{len(failed)} parts failed: " +
+                                         "; ".join(f"{k}: {v}" for k, v in list(failed.items())[:5]))
             else:
-                yield {"unit": corpus.name, **summary}
-
-    def summarize(self, stats: list[dict]) -> dict:
-        (corpus,) = stats
-        hidden = ("unit", "fingerprint", "failed", "part_names")
-        return {k: v for k, v in corpus.items() if k not in hidden}
+                result = corpus_result(summary, corpus.name)
+                result.fingerprint = corpus.fingerprint
+                yield result
 
     def parts(self, ctx: RunContext) -> list[Part]:
         """Every part of the corpus, once the corpus is done (each part's marker must be current too)."""
@@ -55,9 +77,22 @@ class DedupedPhase(Phase):
         out = []
         for name in corpus.params["parts"]:
             fp = part_unit(corpus.fingerprint, name).fingerprint
-            if markers.get(name, {}).get("fingerprint") == fp and markers[name].get("documents_part"):
+            marker = markers.get(name)
+            if marker is not None and marker.fingerprint == fp and marker.outputs.get("documents_part"):
                 out.append(Part(name, fp))
         return out
 
 
-register(DedupedPhase)
+#: The steps of the phase (pipeline/phase2/driver.py), in order: name, label, whether the config runs it.
+STEPS = (
+    ("signatures", "MinHash signatures, LSH band keys and exact hashes, part by part", lambda d: True),
+    ("ids", "documents with the same id across parts", lambda d: True),
+    ("boilerplate", "signature values a host's pages share (host boilerplate)", lambda d: d.minhash.enabled and d.minhash.boilerplate.enabled),
+    ("content", "content candidates of pages with a long host block", lambda d: d.minhash.enabled and d.minhash.boilerplate.enabled),
+    ("edges", "candidate pairs from shared band keys and exact hashes (shuffle by key)", lambda d: True),
+    ("verify", "candidate pairs checked against their signatures", lambda d: d.minhash.enabled and d.minhash.verify != "off"),
+    ("components", "connected components of the duplicate graph", lambda d: True),
+    ("decisions", "one document kept per cluster, the others removed", lambda d: True),
+    ("paragraphs", "repeated paragraphs or lines found across the corpus (shuffle by hash)", lambda d: d.paragraphs.enabled),
+    ("write", "kept and removed documents written, part by part", lambda d: True),
+)

@@ -12,15 +12,18 @@ from pipeline.config import RunConfig
 from pipeline.context import RunContext
 from pipeline.distribute import map_units
 from pipeline.part_phase import PartPhase
-from pipeline.phase import Unit, fingerprint, register
+from pipeline.phase import Unit, fingerprint
 from pipeline.top_fraction import ScanWorker, top_fraction_over_parts
+from stages.base import StageSpec
 from stages.pii import PiiStage
 from stages.quality import Cutoff, QualityFilterStage
 
 
 class FinalPhase(PartPhase):
     name = "final"
+    label = "quality filter and PII redaction: the text to tokenize"
     keep_worker = True  # the PII analyzer is built once per Ray worker process
+    sections = ("quality.filter", "pii")
 
     def enabled(self, config: RunConfig) -> bool:
         return config.quality.filter.active or config.pii.enabled
@@ -50,14 +53,11 @@ class FinalPhase(PartPhase):
 
         return {lang: c.to_dict() for lang, c in top_fraction_over_parts(scan, fraction).items()}
 
-    def stages(self, config: RunConfig, prepared: dict | None) -> list:
-        stages = []
+    def stages(self, config: RunConfig, prepared: dict | None = None) -> list[StageSpec]:
+        specs = []
         if config.quality.filter.active:
             cutoffs = {k: Cutoff.from_dict(v) for k, v in (prepared or {}).items()} if prepared is not None else None
-            stages.append(QualityFilterStage(config.quality.filter, cutoffs))
+            specs.append(StageSpec(QualityFilterStage, config.quality.filter, "quality.filter", (cutoffs,)))
         if config.pii.enabled:  # after the filter: no PII work on documents it removes
-            stages.append(PiiStage(config.pii))
-        return stages
-
-
-register(FinalPhase)
+            specs.append(StageSpec(PiiStage, config.pii, "pii"))
+        return specs

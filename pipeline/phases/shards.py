@@ -1,4 +1,5 @@
-"""Phase ``shards``: documents/final -> tokenized, globally shuffled MDS and WebDataset shards.
+"""Phase ``shards``: documents/final -> tokenized, globally shuffled training shards in every enabled
+format (stages.writers.formats: MDS, WebDataset, Megatron IndexedDataset).
 
 One Ray Data pipeline: the parts are read, tasks tokenize them
 (stages.tokenize: the tokenizer loads once per worker process) and give every document
@@ -13,15 +14,16 @@ without Ray Data: its shuffle's set-up would cost more than the work.
 The unit is the group: ``shards.shuffle.groups`` of them, fixed by config, so
 the bytes do not depend on the number of workers, and a rerun redoes only the
 groups without a current marker (the others are filtered out before the
-shuffle).  When every group is done, the merged ``shards/mds/index.json``,
-``shards/webdataset/index.json`` and ``shards/manifest.json`` are written,
-last: a reader never sees an index or a manifest that names a missing shard.
+shuffle).  When every group is done, each format's merged ``shards/<format>/index.json``
+and ``shards/manifest.json`` are written, last: a reader never sees an index or
+a manifest that names a missing shard.
 Any rerun that has work to do first deletes them.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import tempfile
 import time
@@ -33,14 +35,15 @@ import pyarrow as pa
 from pipeline.config import ConfigError, RunConfig, s3_options
 from pipeline.context import RunContext
 from pipeline.distribute import Progress, failure
-from pipeline.phase import Phase, Unit, fingerprint, register
-from core.storage import Storage, resolve
-from core.layout import marker_path, part_file
+from core.layout import DOCUMENTS, marker_path, part_file
+from core.storage import Storage, open_input, resolve
+from pipeline.phase import Phase, SinkInfo, Unit, fingerprint
+from pipeline.result import UnitResult
 from pipeline.units import UnitWork
-from stages.base import REASON, split_rejected
+from stages.base import REASON, StageSpec, split_rejected
 from stages.shuffle_plan import plan
-from stages.tokenize import TokenizeConfig, TokenizeStage, read_tokenizer_json, special_id
-from stages.writers import StorageSink, merge_mds_indexes, merge_wds_indexes, write_group
+from stages.tokenize import TokenizeConfig, TokenizeStage, special_id
+from stages.writers import FORMATS, StorageSink, TokenInfo, enabled_formats, write_group
 from stages.writers.mds import index_bytes
 
 MANIFEST = "_manifest"  # the unit that writes the merged indexes and the manifest, after every group
@@ -57,10 +60,28 @@ def group_name(group: int) -> str:
     return f"group-{group:05d}"
 
 
+def read_tokenizer(config: RunConfig) -> bytes:
+    """The tokenizer file's bytes (read once on the driver, handed to every worker)."""
+    with open_input(config.shards.tokenize.tokenizer, s3_options(config)) as f:
+        return f.read()
+
+
 class ShardsPhase(Phase):
     name = "shards"
+    label = "documents tokenized, shuffled and written to training shards"
     unit_kind = "group"
     writes_documents = False
+    sections = ("shards",)
+    headline_keys = ("in", "documents", "samples", "tokens", *(f"{f.name}_shards" for f in FORMATS))
+
+    def stages(self, config: RunConfig, prepared=None) -> list[StageSpec]:
+        return [StageSpec(TokenizeStage, config.shards.tokenize, "shards.tokenize")]
+
+    def sinks(self, config: RunConfig) -> list[SinkInfo]:
+        formats = [SinkInfo(f.name, f.label, f"shards/{f.name}/") for f in enabled_formats(config.shards)]
+        return [*formats, SinkInfo("manifest", "what every format holds: files, samples, tokens, the tokenizer",
+                                   "shards/manifest.json"),
+                SinkInfo("rejected", "documents with no tokens or that the tokenizer refused", f"rejected/{self.name}/")]
 
     def enabled(self, config: RunConfig) -> bool:
         return config.shards.enabled
@@ -80,25 +101,24 @@ class ShardsPhase(Phase):
     def units(self, ctx: RunContext) -> list[Unit]:
         source = ctx.source(self)
         parts = ctx.parts(source)
-        tokenizer = read_tokenizer_json(ctx.config.shards.tokenize.tokenizer)
+        tokenizer = read_tokenizer(ctx.config)
         corpus = fingerprint([(p.name, p.fingerprint) for p in parts], self.settings(ctx.config),
-                             fingerprint(tokenizer))
+                             hashlib.sha256(tokenizer).hexdigest())
         params = {"source": source.name, "parts": [p.name for p in parts], "corpus": corpus}
         groups = [Unit(group_name(g), fingerprint(corpus, g), {"group": g}) for g in range(ctx.config.shards.shuffle.groups)]
         return [*groups, Unit(MANIFEST, corpus, params)]
 
     def run(self, ctx: RunContext, todo: list[Unit]):
         manifest = next(u for u in ctx.units_of(self) if u.name == MANIFEST)
-        for name in ("mds/index.json", "webdataset/index.json", "manifest.json"):  # never point at shards being rewritten
+        for name in [*(f"{f.name}/index.json" for f in FORMATS), "manifest.json"]:  # never point at shards being rewritten
             if ctx.storage.exists("shards", name):
                 ctx.storage.fs.delete_file(ctx.storage.path("shards", name))
         groups = [u for u in todo if u.name != MANIFEST]
         new = list(self._write_groups(ctx, manifest, groups)) if groups else []
         yield from new
-        stats = {**{k: v for k, v in ctx.markers(self).items() if k != MANIFEST}, **{s["unit"]: s for s in new}}
+        stats = {**{k: v for k, v in ctx.markers(self).items() if k != MANIFEST}, **{r.unit: r for r in new}}
         every = [u for u in ctx.units_of(self) if u.name != MANIFEST]
-        if all(u.name in stats and "failed" not in stats[u.name] and stats[u.name].get("fingerprint") == u.fingerprint
-               for u in every):
+        if all(u.name in stats and stats[u.name].failed is None and stats[u.name].fingerprint == u.fingerprint for u in every):
             groups = [stats[u.name] for u in every]
             check_dropped(ctx.config, groups)
             yield write_manifest(ctx, manifest, groups)
@@ -109,19 +129,19 @@ class ShardsPhase(Phase):
         config = ctx.config
         todo = {u.params["group"]: u for u in groups}
         source = manifest.params["source"]
-        files = [ctx.storage.path("documents", source, part_file(p)) for p in manifest.params["parts"]]
+        files = [ctx.storage.path(DOCUMENTS, source, part_file(p)) for p in manifest.params["parts"]]
         for u in groups:  # a group folder holds only what this run writes
-            for fmt in ("mds", "webdataset"):
-                ctx.storage.delete_dir("shards", fmt, u.name)
+            for fmt in FORMATS:
+                ctx.storage.delete_dir("shards", fmt.name, u.name)
         progress = Progress(self.name, len(groups), self.unit_kind, ctx.progress, counts=("documents", "tokens"))
         seen = set()
         if files and _is_small(ctx.storage, files, config.shards.local_max_docs):
             for stats in _write_groups_here(ctx, files, todo):
-                seen.add(stats["unit"])
+                seen.add(stats.unit)
                 progress.update(stats)
                 yield stats
         elif files:
-            tokenizer = read_tokenizer_json(config.shards.tokenize.tokenizer)
+            tokenizer = read_tokenizer(config)
             workers = ctx.workers()  # starts Ray
             columns = _columns(config, files, ctx.storage)
             ds = ray.data.read_parquet(files, filesystem=ctx.storage.fs, columns=columns)
@@ -134,33 +154,18 @@ class ShardsPhase(Phase):
                 fn_kwargs={"config": config.model_dump(mode="json"), "tokenizer": tokenizer,
                            "units": {g: u.to_json() for g, u in todo.items()}})
             for row in ds.iter_rows():
-                stats = json.loads(row["stats"])
-                seen.add(stats["unit"])
+                stats = UnitResult.from_json(json.loads(row["stats"]))
+                seen.add(stats.unit)
                 progress.update(stats)
                 yield stats
         empty = [g for g, u in sorted(todo.items()) if u.name not in seen]  # groups the plan gave no document
         if empty:
             _mark_empty(ctx.storage, manifest.params["corpus"], empty)
         for g in empty:
-            stats = _empty_marker(g, manifest.params["corpus"])
+            stats = UnitResult.from_json(_empty_marker(g, manifest.params["corpus"]))
             progress.update(stats)
             yield stats
         progress.close()
-
-    def summarize(self, stats: list[dict]) -> dict:
-        groups = [s for s in stats if s["unit"] != MANIFEST and "failed" not in s]
-        totals: Counter = Counter()
-        reasons: Counter = Counter()
-        for s in groups:
-            totals.update({k: s.get(k, 0) for k in ("in", "documents", "samples", "tokens", "dropped_tokens", "dropped_documents", "rejected")})
-            totals.update({f"{fmt}_shards": len(s[f"{fmt}_shards"]) for fmt in ("mds", "wds")})
-            reasons.update(s.get("rejected_by_reason", {}))
-        manifest = next((s for s in stats if s["unit"] == MANIFEST), None)
-        return {"groups": len(groups), **dict(totals), "rejected_by_reason": dict(reasons),
-                "manifest": bool(manifest and "failed" not in manifest)}
-
-    def headline(self, summary: dict) -> dict:
-        return {k: summary.get(k, 0) for k in ("in", "documents", "samples", "tokens", "mds_shards", "wds_shards")}
 
 
 def _columns(config: RunConfig, files: list[str], storage: Storage) -> list[str]:
@@ -170,10 +175,7 @@ def _columns(config: RunConfig, files: list[str], storage: Storage) -> list[str]
     layout = config.shards.layout
     wanted = ["id", "url", "text", *layout.metadata]
     have = pq.ParquetFile(files[0], filesystem=storage.fs).schema_arrow.names
-    missing = [c for c in layout.metadata if c not in have]
-    if missing:
-        raise ValueError(f"config error: shards.layout.metadata: no such column in documents: {', '.join(missing)}")
-    return list(dict.fromkeys(wanted))
+    return [c for c in dict.fromkeys(wanted) if c in have]  # a metadata column no document has stays null
 
 
 def _is_small(storage: Storage, files: list[str], local_max_docs: int) -> bool:
@@ -194,24 +196,25 @@ def _write_groups_here(ctx: RunContext, files: list[str], todo: dict[int, Unit])
     import pyarrow.parquet as pq
 
     config = ctx.config.model_dump(mode="json")
-    tokenizer = read_tokenizer_json(ctx.config.shards.tokenize.tokenizer)
+    tokenizer = read_tokenizer(ctx.config)
     columns = _columns(ctx.config, files, ctx.storage)
-    table = pa.concat_tables([pq.read_table(f, filesystem=ctx.storage.fs, columns=columns) for f in files])
+    table = pa.concat_tables([pq.read_table(f, filesystem=ctx.storage.fs, columns=columns) for f in files],
+                             promote_options="default")  # parts of different sources may lack some columns
     planned = _tokenize_and_plan(table, config, tokenizer, sorted(todo))
     units = {g: u.to_json() for g, u in todo.items()}
     for g in sorted(todo):
         rows = planned.filter(pc.equal(planned.column("group"), g))
         if len(rows):  # a group without documents is written as empty by the caller
-            yield json.loads(_write_group_task(rows, config, tokenizer, units).column("stats")[0].as_py())
+            yield UnitResult.from_json(json.loads(_write_group_task(rows, config, tokenizer, units).column("stats")[0].as_py()))
 
 
 @functools.lru_cache(maxsize=2)
-def _tokenize_stage(tokenize: str, tokenizer: str) -> TokenizeStage:
+def _tokenize_stage(tokenize: str, tokenizer: bytes) -> TokenizeStage:
     """One tokenizer per worker process, whatever the number of tasks it runs."""
-    return TokenizeStage(TokenizeConfig.model_validate_json(tokenize), tokenizer_json=tokenizer)
+    return TokenizeStage(TokenizeConfig.model_validate_json(tokenize), tokenizer_bytes=tokenizer)
 
 
-def _tokenize_and_plan(batch: pa.Table, config: dict, tokenizer: str, groups: list[int]) -> pa.Table:
+def _tokenize_and_plan(batch: pa.Table, config: dict, tokenizer: bytes, groups: list[int]) -> pa.Table:
     """Ray Data task: tokenizes a batch, gives each document its group and key, keeps the groups to do."""
     shards = RunConfig.model_validate(config).shards
     stage = _tokenize_stage(shards.tokenize.model_dump_json(), tokenizer)
@@ -226,7 +229,7 @@ def _tokenize_and_plan(batch: pa.Table, config: dict, tokenizer: str, groups: li
     return batch
 
 
-def _write_group_task(rows: pa.Table, config: dict, tokenizer: str, units: dict) -> pa.Table:
+def _write_group_task(rows: pa.Table, config: dict, tokenizer: bytes, units: dict) -> pa.Table:
     """Ray Data map_groups: one group's documents -> its shards, indexes and marker; a stats row."""
     unit = Unit.from_json(units[int(rows.column("group")[0].as_py())])
     run_config = RunConfig.model_validate(config)
@@ -234,10 +237,10 @@ def _write_group_task(rows: pa.Table, config: dict, tokenizer: str, units: dict)
         stats = _write_one_group(rows, run_config, tokenizer, unit)
     except Exception as e:  # the group fails alone (no marker, a rerun redoes it), unless the output cannot be written
         stats = failure(unit.name, e, resolve(run_config.output.root)[1])
-    return pa.table({"stats": [json.dumps(stats)]})
+    return pa.table({"stats": [json.dumps(stats.to_json())]})
 
 
-def _write_one_group(rows: pa.Table, config: RunConfig, tokenizer: str, unit: Unit) -> dict:
+def _write_one_group(rows: pa.Table, config: RunConfig, tokenizer: bytes, unit: Unit) -> UnitResult:
     t0 = time.perf_counter()
     storage = Storage(config.output.root, s3_options(config))
     shards = config.shards
@@ -250,33 +253,25 @@ def _write_one_group(rows: pa.Table, config: RunConfig, tokenizer: str, unit: Un
     with UnitWork.for_phase(storage, ShardsPhase.name, unit) as work, tempfile.TemporaryDirectory() as staging:
         if rejected is not None:
             work.rejected().write(rejected)
-        result = write_group(unit.name, docs.drop_columns(["group", "key"]), keys, shards.layout, stage.dtype, staging,
-                             mds=shards.mds, mds_sink=StorageSink(storage, "shards", "mds", unit.name),
-                             wds=shards.webdataset, wds_sink=StorageSink(storage, "shards", "webdataset", unit.name),
-                             pad_id=pad)
+        sinks = {f.name: StorageSink(storage, "shards", f.name, unit.name) for f in enabled_formats(shards)}
+        token = TokenInfo(stage.dtype, max(stage.vocab_size, stage.tokenizer.max_id + 1))
+        result = write_group(unit.name, docs.drop_columns(["group", "key"]), keys, shards, token, staging, sinks, pad_id=pad)
         n_rej = 0 if rejected is None else len(rejected)
         if len(rows) != result.documents + n_rej:
             raise RuntimeError(f"{unit.name}: {len(rows)} documents in != {result.documents} written + {n_rej} rejected")
         reasons = Counter(rejected.column(REASON).to_pylist()) if rejected is not None else Counter()
-        return work.commit({
-            "in": len(rows), "documents": result.documents, "samples": result.samples, "tokens": result.tokens,
-            "dropped_tokens": result.dropped_tokens, "dropped_documents": result.dropped_documents,
-            "rejected": n_rej, "rejected_by_reason": dict(reasons),
-            "dtype": np.dtype(stage.dtype).name, "tokenizer_sha256": stage.tokenizer_sha256,
-            "mds_index": result.mds_index, "wds_index": result.wds_index,
-            "mds_shards": [s.to_dict() for s in result.mds_shards], "wds_shards": [s.to_dict() for s in result.wds_shards],
-            "seconds": round(time.perf_counter() - t0, 3),
-        })
-
-
-def _empty_group() -> dict:
-    return {"in": 0, "documents": 0, "samples": 0, "tokens": 0, "dropped_tokens": 0, "dropped_documents": 0, "rejected": 0,
-            "rejected_by_reason": {}, "mds_index": None, "wds_index": None, "mds_shards": [], "wds_shards": []}
+        totals = {"groups": 1, "documents": result.documents, "samples": result.samples, "tokens": result.tokens,
+                  "dropped_tokens": result.dropped_tokens, "dropped_documents": result.dropped_documents,
+                  **{f"{fmt}_shards": len(files) for fmt, files in result.files.items()}}
+        outputs = {"dtype": np.dtype(stage.dtype).name, "tokenizer_sha256": stage.tokenizer_sha256,
+                   "indexes": result.indexes, "files": {fmt: [f.to_dict() for f in files] for fmt, files in result.files.items()}}
+        return work.commit(UnitResult(unit.name, docs_in=len(rows), kept=result.documents, rejected=n_rej, by_reason=reasons,
+                                      totals=totals, outputs=outputs, seconds=time.perf_counter() - t0))
 
 
 def _empty_marker(group: int, corpus: str) -> dict:
     """The marker an empty group would have had: the same fingerprint as its unit."""
-    return {"unit": group_name(group), "fingerprint": fingerprint(corpus, group), **_empty_group()}
+    return UnitResult(group_name(group), fingerprint(corpus, group), totals={"groups": 1}).to_json()
 
 
 def _mark_empty(storage: Storage, corpus: str, groups: list[int]) -> None:
@@ -284,19 +279,18 @@ def _mark_empty(storage: Storage, corpus: str, groups: list[int]) -> None:
     where = marker_path(ShardsPhase.name, EMPTY)
     old = storage.read_json(*where) if storage.exists(*where) else {}
     known = set(old.get("groups", [])) if old.get("corpus") == corpus else set()
-    storage.write_json({"unit": EMPTY, "fingerprint": corpus, "corpus": corpus, "groups": sorted(known | set(groups)),
-                        **_empty_group()}, *where)
+    storage.write_json({"unit": EMPTY, "fingerprint": corpus, "corpus": corpus, "groups": sorted(known | set(groups))}, *where)
 
 
-def check_dropped(config: RunConfig, groups: list[dict]) -> None:
+def check_dropped(config: RunConfig, groups: list[UnitResult]) -> None:
     """Packing that drops more than ``shards.layout.max_dropped_share`` of the tokens is an error, before any
     manifest makes the shards visible (a seq_len longer than a group's tokens used to write 0 samples and exit 0)."""
     layout = config.shards.layout
-    dropped = sum(g.get("dropped_tokens", 0) for g in groups)
-    total = dropped + sum(g.get("tokens", 0) for g in groups)
+    dropped = sum(g.totals.get("dropped_tokens", 0) for g in groups)
+    total = dropped + sum(g.totals.get("tokens", 0) for g in groups)
     if not total or dropped / total <= layout.max_dropped_share:
         return
-    documents = sum(g.get("dropped_documents", 0) for g in groups)
+    documents = sum(g.totals.get("dropped_documents", 0) for g in groups)
     raise ConfigError(
         f"config error: shards.layout.max_dropped_share: packing dropped {dropped:,} of {total:,} tokens ({dropped / total:.1%}, "
         f"{documents:,} whole documents), more than the {layout.max_dropped_share:.1%} allowed: each of the "
@@ -311,39 +305,34 @@ def processing_config(config: RunConfig) -> dict:
                                                    "shards": {"local_max_docs": True, "layout": {"max_dropped_share"}}})
 
 
-def write_manifest(ctx: RunContext, unit: Unit, groups: list[dict]) -> dict:
-    """The merged indexes, then the manifest, then the marker: the dataset becomes visible."""
+def write_manifest(ctx: RunContext, unit: Unit, groups: list[UnitResult]) -> UnitResult:
+    """Each format's merged index, then the manifest, then the marker: the dataset becomes visible."""
     storage, cfg = ctx.storage, ctx.config.shards
     formats = {}
-    for fmt, key, enabled, merge in (("mds", "mds", cfg.mds.enabled, merge_mds_indexes),
-                                     ("webdataset", "wds", cfg.webdataset.enabled, merge_wds_indexes)):
-        if not enabled:
-            continue
-        indexes = {g["unit"]: g[f"{key}_index"] for g in groups if g.get(f"{key}_index")}
-        with storage.atomic_output("shards", fmt, "index.json") as out:
-            out.write(index_bytes(merge(indexes)))
-        files = [{**s, "name": f"{g['unit']}/{s['name']}"} for g in groups for s in g[f"{key}_shards"]]
-        formats[fmt] = {"shards": files, "samples": sum(s["samples"] for s in files), "tokens": sum(s["tokens"] for s in files),
-                        "bytes": sum(s["bytes"] for s in files), "index": f"shards/{fmt}/index.json"}
-    dtypes = {g["dtype"] for g in groups if g.get("dtype")}
+    for fmt in enabled_formats(cfg):
+        indexes = {g.unit: g.outputs["indexes"][fmt.name] for g in groups if g.outputs.get("indexes", {}).get(fmt.name)}
+        with storage.atomic_output("shards", fmt.name, "index.json") as out:
+            out.write(index_bytes(fmt.merge(indexes)))
+        files = [{**f, "name": f"{g.unit}/{f['name']}"} for g in groups for f in g.outputs.get("files", {}).get(fmt.name, [])]
+        formats[fmt.name] = {"shards": files, "samples": sum(f["samples"] for f in files), "tokens": sum(f["tokens"] for f in files),
+                             "bytes": sum(f["bytes"] for f in files), "index": f"shards/{fmt.name}/index.json"}
+    dtypes = {g.outputs["dtype"] for g in groups if g.outputs.get("dtype")}
+    shas = {g.outputs["tokenizer_sha256"] for g in groups if g.outputs.get("tokenizer_sha256")}
     manifest = {
         "run": ctx.config.name,
         "source": unit.params["source"],
-        "documents": sum(g["documents"] for g in groups),
-        "tokenizer": {"path": cfg.tokenize.tokenizer, "sha256": next(iter({g["tokenizer_sha256"] for g in groups if g.get("tokenizer_sha256")}), None),
-                      "dtype": next(iter(dtypes), None)},
+        "documents": sum(g.totals.get("documents", 0) for g in groups),
+        "tokenizer": {"path": cfg.tokenize.tokenizer, "sha256": next(iter(shas), None), "dtype": next(iter(dtypes), None)},
         "layout": cfg.layout.model_dump(mode="json", exclude={"max_dropped_share"}),
-        "dropped": {"documents": sum(g.get("dropped_documents", 0) for g in groups),
-                    "tokens": sum(g.get("dropped_tokens", 0) for g in groups)},
+        "dropped": {"documents": sum(g.totals.get("dropped_documents", 0) for g in groups),
+                    "tokens": sum(g.totals.get("dropped_tokens", 0) for g in groups)},
         "shuffle": cfg.shuffle.model_dump(mode="json"),
         "config_sha256": fingerprint(processing_config(ctx.config)),
         "fingerprint": unit.fingerprint,
-        "groups": [g["unit"] for g in groups],
+        "groups": [g.unit for g in groups],
         "formats": formats,
     }
     storage.write_json(manifest, "shards", "manifest.json")
-    return UnitWork(storage, unit, marker_path(ShardsPhase.name, MANIFEST)).commit(
-        {"documents": manifest["documents"], **{f"{f}_samples": v["samples"] for f, v in formats.items()}})
-
-
-register(ShardsPhase)
+    result = UnitResult(MANIFEST, totals={"manifest": 1}, outputs={"documents": manifest["documents"],
+                        **{f"{f}_samples": v["samples"] for f, v in formats.items()}})
+    return UnitWork(storage, unit, marker_path(ShardsPhase.name, MANIFEST)).commit(result)

@@ -189,7 +189,7 @@ def _format(config: EvalSetConfig, head: bytes) -> str:
             found = "a Parquet file" if is_parquet else "not a Parquet file (no PAR1 magic)"
             raise EvalSetError(f"format is {config.format} but the file is {found}: fix `format` or use auto")
         return config.format
-    kind = sniff(head, config.path)
+    kind = sniff(head, config.path).format
     if kind in ("parquet", "jsonl"):
         return kind
     if kind == "warc":

@@ -118,6 +118,10 @@ class ExtractStage:
     """``html`` -> ``text``; drops ``html`` (this stage owns it)."""
 
     name = "extract"
+    label = "main text extracted"
+    needs = ("html",)
+    adds = ("text",)
+    reasons = ("no_text", "extract_timeout", "extract_error")
 
     def __init__(self, config: ExtractConfig | None = None):
         self.config = config or ExtractConfig()

@@ -53,9 +53,18 @@ class PiiStage:
     """Replaces ``text`` with its redacted form and adds ``pii_<entity>`` count columns."""
 
     name = "pii"
-    #: columns it may add (one per enabled entity), for the phase layer's chain check; it reads ``text``
-    #: and, when present, ``language`` (which picks the phone regions)
-    provides = (*(count_column(e) for e in ENTITIES), URL_COUNT_COLUMN, URL_ORIGINAL_COLUMN)
+    label = "PII redacted"
+    #: it reads ``text`` (and ``url``, and ``language`` when present: it picks the phone regions)
+    needs = ("text",)
+    #: columns it may add: one count per entity, the URL findings and, when asked for, the original URL
+    adds = (*(count_column(e) for e in ENTITIES), URL_COUNT_COLUMN, URL_ORIGINAL_COLUMN)
+    reasons = (DENSE_REASON,)
+
+    @classmethod
+    def declare(cls, config: PiiConfig | None) -> dict:
+        """The count columns of the entities this config enables."""
+        config = config or PiiConfig()
+        return {"adds": [*(count_column(e) for e in config.entities.enabled()), URL_COUNT_COLUMN, URL_ORIGINAL_COLUMN]}
 
     def __init__(self, config: PiiConfig | None = None, decode_percent: bool = False):
         self.config = config or PiiConfig()

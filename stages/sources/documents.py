@@ -85,10 +85,10 @@ class DocumentsConfig(BaseModel):
     carry: Literal["all", "none"] | list[str] = Field(
         "all", description="other fields kept in the `metadata` column (a JSON object): all, none, or a list of fields"
     )
-    batch_size: int = Field(256, ge=1, description="documents per Arrow batch")
-    batch_bytes: int = Field(32 << 20, ge=1 << 16, description="a batch of JSON lines ends once its lines hold this many bytes")
+    batch_size: int = Field(256, ge=1, le=1_000_000, description="documents per Arrow batch")
+    batch_bytes: int = Field(32 << 20, ge=1 << 16, le=1 << 32, description="a batch of JSON lines ends once its lines hold this many bytes")
     max_record_bytes: int = Field(
-        64 << 20, ge=1024, description="a longer line (or Parquet text) is rejected as too_large without being held in memory"
+        64 << 20, ge=1024, le=1 << 32, description="a longer line (or Parquet text) is rejected as too_large without being held in memory"
     )
 
     @field_validator("text", "id", "url", "date")
@@ -261,8 +261,35 @@ class DocumentsSource:
     """Reads JSON lines (plain, gzip, zstd) and Parquet files into batches of documents."""
 
     name = "documents"
-    label = "documents read from JSON lines / Parquet"
+    label = "documents read (record checks: JSON, text field, types, size)"
+    records_label = "records of JSON lines and Parquet files"
+    #: every column its rows may have (``metadata`` only with ``carry`` other than none)
+    provides = tuple(name for name in SCHEMA.names if name not in (REASON, DETAILS))
     reasons = REASONS
+    #: the run config's section that configures it
+    section = "documents"
+
+    @classmethod
+    def from_run(cls, config) -> "DocumentsSource":
+        return cls(config.documents)
+
+    @staticmethod
+    def stages(config) -> list:
+        """Its documents are text already: only the URL rules run before the common stages."""
+        from stages.base import StageSpec
+        from stages.filters import url_filter_specs
+
+        return [StageSpec(cls, cfg, "filters.url") for cls, cfg in url_filter_specs(config.filters)]
+
+    @staticmethod
+    def new_stats() -> "DocumentStats":
+        return DocumentStats()
+
+    @staticmethod
+    def totals(stats: "DocumentStats") -> dict:
+        """What the run records of a file's reading: every record is a row (a bad one is rejected)."""
+        return {"records_by_type": {"record": stats.records}, "rows": stats.records, "malformed_records": 0,
+                "read_counters": dict(sorted(stats.counters.items())), "bytes": stats.bytes}
 
     def __init__(self, config: DocumentsConfig | None = None):
         self.config = cfg = config or DocumentsConfig()
@@ -273,7 +300,7 @@ class DocumentsSource:
         # Top-level keys the core columns take; a dotted path's parent object is carried whole.
         self._core_keys = frozenset(p for p in (cfg.text, cfg.id, cfg.url, cfg.date) if p)
         self._carried = [FieldPath(p) for p in cfg.carry] if isinstance(cfg.carry, list) else None
-        self.provides = tuple(name for name in self.schema.names if name not in (REASON, DETAILS))
+        self.provides = tuple(name for name in self.schema.names if name not in (REASON, DETAILS))  # this config's columns
 
     @property
     def schema(self) -> pa.Schema:
@@ -281,14 +308,13 @@ class DocumentsSource:
 
     def read(self, stream: BinaryIO, uri: str, stats: DocumentStats) -> Iterator[pa.Table]:
         """Batches of ``stream``'s documents, rejected ones with ``reason`` set; raises SourceError if it is neither format."""
-        kind = sniff_stream(stream, uri)
-        if kind == "jsonl":
+        found = sniff_stream(stream, uri)
+        if found.kind != self.name:
+            raise SourceError(f"input {uri} is not JSON lines or Parquet by its content: it is {found.describe()}")
+        if found.format == "jsonl":
             yield from self._read_jsonl(stream, uri, stats)
-        elif kind == "parquet":
-            yield from self._read_parquet(stream, uri, stats)
         else:
-            what = "a WARC file" if kind == "warc" else "neither"
-            raise SourceError(f"input {uri} is not JSON lines or Parquet by its content: it is {what}")
+            yield from self._read_parquet(stream, uri, stats)
 
     # ------------------------------------------------------------------ JSON lines
 

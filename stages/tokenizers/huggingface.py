@@ -20,6 +20,7 @@ def set_thread_budget(threads: int) -> None:
     Rayon sizes its global pool once, on first use, from RAYON_NUM_THREADS:
     this must run before the first ``encode_batch``.
     """
+    threads = max(1, min(threads, os.cpu_count() or 1))  # more threads than cores only compete (a typo must not spawn thousands)
     os.environ["TOKENIZERS_PARALLELISM"] = "true" if threads > 1 else "false"
     if threads > 1:
         os.environ["RAYON_NUM_THREADS"] = str(threads)

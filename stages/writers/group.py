@@ -1,29 +1,28 @@
-"""One shuffle group -> its MDS and WebDataset sub-folders (what one worker does).
+"""One shuffle group -> its sub-folder in every enabled format (what one worker does).
 
 The shards phase gives each group's tokenized documents (any order: the
 shuffle plan's keys fix it) to :func:`write_group`, which orders them, makes
-samples in the configured layout and streams them into both writers.  Same
+samples in the configured layout and streams them into every enabled format's
+writer (stages.writers.formats).  Same
 documents and settings, same bytes, whichever worker runs it.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
 
-from stages.pack import LayoutConfig, Packer, document_samples
+from stages.pack import Packer, document_samples
 from stages.shuffle_plan import group_order
 from stages.writers.common import ShardFile, list_lengths
-from stages.writers.mds import MDSConfig, MDSWriter, mds_columns
-from stages.writers.webdataset import WebDatasetConfig, WebDatasetWriter
+from stages.writers.formats import TokenInfo, enabled_formats
 
 
 @dataclass
 class GroupResult:
-    """What a group wrote: indexes (for the merged ones) and shard files (for the manifest)."""
+    """What a group wrote: per format, its index (for the merged one) and shard files (for the manifest)."""
 
     name: str
     samples: int = 0
@@ -31,61 +30,64 @@ class GroupResult:
     documents: int = 0
     dropped_tokens: int = 0  #: packed layout, remainder drop
     dropped_documents: int = 0  #: ... documents none of whose tokens reached a sample
-    mds_index: dict | None = None
-    wds_index: dict | None = None
-    mds_shards: list[ShardFile] = field(default_factory=list)
-    wds_shards: list[ShardFile] = field(default_factory=list)
+    indexes: dict[str, dict] = field(default_factory=dict)
+    files: dict[str, list[ShardFile]] = field(default_factory=dict)
 
 
 def write_group(
     name: str,
     docs: pa.Table,
     keys: np.ndarray,
-    layout: LayoutConfig,
-    token_dtype,
+    shards,
+    token: TokenInfo,
     staging: str,
-    mds: MDSConfig | None = None,
-    mds_sink=None,
-    wds: WebDatasetConfig | None = None,
-    wds_sink=None,
+    sinks: dict,
     pad_id: int | None = None,
     batch_rows: int = 1024,
 ) -> GroupResult:
-    """Write one group.  ``docs``: tokenized documents (``id``, ``tokens``, ...); ``keys``: their plan keys.
+    """Write one group in every enabled format.  ``docs``: tokenized documents (``id``, ``tokens``, ...);
+    ``keys``: their plan keys; ``shards``: the run's ShardsConfig; ``sinks``: a sink per format name.
 
     Sinks receive ``shard...`` and ``index.json`` names relative to the
-    group's folder; each index is published after all of its shards.
+    group's folder; each index is published after all of its shards.  A format
+    that takes one sample per document (Megatron) gets the documents whatever
+    the layout; the others the layout's samples.
     """
+    layout = shards.layout
     result = GroupResult(name, documents=len(docs))
     docs = docs.take(pa.array(group_order(keys, docs.column("id")), pa.int64()))
-    packer = Packer(layout.seq_len, layout.remainder, pad_id, token_dtype) if layout.kind == "packed" else None
+    packer = Packer(layout.seq_len, layout.remainder, pad_id, token.dtype) if layout.kind == "packed" else None
     if packer is not None:
-        schema = packer.add(pa.array([], pa.list_(pa.from_numpy_dtype(np.dtype(token_dtype)))), pa.array([], pa.string())).schema
+        schema = packer.add(pa.array([], pa.list_(pa.from_numpy_dtype(np.dtype(token.dtype)))), pa.array([], pa.string())).schema
     else:
         schema = document_samples(docs.slice(0, 0), layout).schema
-    writers = []
-    if mds is not None and mds.enabled:
-        writers.append(MDSWriter(os.path.join(staging, "mds"), mds_columns(schema, layout.fixed_len()), mds, mds_sink))
-    if wds is not None and wds.enabled:
-        writers.append(WebDatasetWriter(os.path.join(staging, "webdataset"), wds, wds_sink, key_prefix=name))
+    doc_schema = document_samples(docs.slice(0, 0), layout).schema
+    writers = [(fmt, fmt.open(staging, shards, sinks[fmt.name], doc_schema if fmt.per_document else schema, token, name))
+               for fmt in enabled_formats(shards)]
+    per_sample = [w for fmt, w in writers if not (fmt.per_document and packer is not None)]
+    per_document = [w for fmt, w in writers if fmt.per_document and packer is not None]
 
     def emit(samples: pa.Table) -> None:
         if len(samples):
             result.samples += len(samples)
             result.tokens += int(list_lengths(samples.column("tokens")).sum())
-            for w in writers:
+            for w in per_sample:
                 w.write(samples)
 
     for start in range(0, len(docs), batch_rows):
         batch = docs.slice(start, batch_rows)
-        emit(packer.add(batch.column("tokens"), batch.column("id")) if packer else document_samples(batch, layout))
+        if packer is None:
+            emit(document_samples(batch, layout))
+            continue
+        emit(packer.add(batch.column("tokens"), batch.column("id")))
+        if per_document:
+            samples = document_samples(batch, layout)
+            for w in per_document:
+                w.write(samples)
     if packer is not None:
         emit(packer.finish())
         result.dropped_tokens, result.dropped_documents = packer.dropped_tokens, packer.dropped_documents
-    for w in writers:
-        index = w.finish()
-        if isinstance(w, MDSWriter):
-            result.mds_index, result.mds_shards = index, w.shards
-        else:
-            result.wds_index, result.wds_shards = index, w.shards
+    for fmt, w in writers:
+        result.indexes[fmt.name] = w.finish()
+        result.files[fmt.name] = list(w.shards)
     return result
