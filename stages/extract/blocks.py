@@ -101,6 +101,7 @@ class Marks:
         footer: list[bool] | None = None,
         tag_ids: frozenset[int] | None = None,
         reason: list[int] | None = None,
+        words: list[str] | None = None,
     ):
         self.index = index
         self.boilerplate = boilerplate
@@ -109,6 +110,8 @@ class Marks:
         #: why a boilerplate element is marked, when the kind of page may overrule it
         #: (hints.THREAD: comments or replies; hints.HIDDEN: hidden), else 0
         self.reason = reason or [0] * len(boilerplate)
+        #: the class word that made an element boilerplate ("widget", "sidebar"), else ""
+        self.words = words or [""] * len(boilerplate)
         self.tag_ids = tag_ids
         self.parent = [-1] * len(boilerplate)
         self.wraps_content = [False] * len(boilerplate)

@@ -148,6 +148,30 @@ def unmark_wrappers(blocks: list[Block], marks: Marks, cfg: BoilerplateConfig, g
         m = b.skip
         if m >= 0 and not marks.footer[m] and (in_good[m] > good_limit or (in_chars[m] > limit and wraps[m])):
             b.skip = -1
+    unmark_word_wrappers(blocks, marks, good, good_limit)
+
+
+def unmark_word_wrappers(blocks: list[Block], marks: Marks, good: list[int], good_limit: float) -> None:
+    """Forget the marks given for one class word when the elements it names
+    hold more than ``good_limit`` of the good text together: a page builder
+    that calls each block of the article a ``widget`` (HubSpot, SiteOrigin,
+    CSS-module names), a blog that names each entry of its index after its
+    ``author``.  Sidebar widgets and author boxes hold little of a page."""
+    words, parent, footer = marks.words, marks.parent, marks.footer
+    by_word: dict[str, int] = {}
+    for b, g in zip(blocks, good):
+        if g and b.skip >= 0:
+            w = words[b.skip]
+            if w:
+                by_word[w] = by_word.get(w, 0) + g
+    many = {w for w, n in by_word.items() if n > good_limit}
+    if not many:
+        return
+    for b in blocks:
+        m = b.skip
+        while m >= 0 and words[m] in many and not footer[m]:
+            m = parent[m]
+        b.skip = m
 
 
 def choose_root(blocks: list[Block], marks: Marks, cfg: BoilerplateConfig, good: list[int] | None = None) -> int:
