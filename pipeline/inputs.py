@@ -17,7 +17,7 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 
 from core import storage
-from pipeline.storage import S3Options
+from core.storage import S3Options
 
 
 log = logging.getLogger(__name__)
