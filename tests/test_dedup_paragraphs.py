@@ -79,3 +79,5 @@ def test_settings_have_bounds_and_name_the_field():
         with pytest.raises(ConfigError) as e:
             parse_config({"inputs": ["x"], "output": "o", "dedup": {"paragraphs": bad}})
         assert f"dedup.paragraphs.{next(iter(bad))}" in str(e.value)
+    with pytest.raises(ConfigError, match="dedup.enabled: true"):
+        parse_config({"inputs": ["x"], "output": "o", "dedup": {"enabled": False, "paragraphs": {"enabled": True}}})

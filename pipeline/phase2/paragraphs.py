@@ -294,8 +294,9 @@ class PartEdits:
         found: list[str | None] = [None] * len(edited)
         # run_chain moves each rejected row out with its first rule's reason, as in phase 1; the row's
         # position rides in ``id`` (the rejected set keeps only its own columns)
+        needs = sorted({c for stage in self.filters for c in getattr(stage, "needs", ())} - {"id", "text"})
         judged = pa.table({"id": pa.array([str(i) for i in range(len(edited))], pa.string()), "text": texts,
-                           "language": _column(table, "language", edited), "url": _column(table, "url", edited)})
+                           **{c: _column(table, c, edited) for c in needs}})
         _, rejected = run_chain(self.filters, judged, ChainStats())
         for r in rejected:
             for i, why, d in zip(r.column("id").to_pylist(), r.column(REASON).to_pylist(), r.column(DETAILS).to_pylist()):
@@ -320,10 +321,10 @@ class PartEdits:
 
 
 def _column(table: pa.Table, name: str, rows: np.ndarray) -> pa.Array:
-    """``table[name]`` at ``rows`` as strings (nulls when the part has no such column)."""
+    """``table[name]`` at ``rows`` (nulls when the part has no such column: the rules skip what they cannot judge)."""
     if name not in table.column_names:
         return pa.nulls(len(rows), pa.string())
-    return table.column(name).take(pa.array(rows)).cast(pa.string())
+    return table.column(name).take(pa.array(rows))
 
 
 def _replace(column: pa.ChunkedArray, rows: np.ndarray, values: list[str]) -> pa.Array:
