@@ -57,6 +57,11 @@ class BoilerplateConfig(BaseModel):
     max_prune_good_share: float = Field(
         0.5, gt=0, le=1, description="... or more than this share of the good text (long, link-poor paragraphs)"
     )
+    max_word_good_share: float = Field(
+        0.4, gt=0, le=1,
+        description="elements made boilerplate by one class word ('widget') that together hold more than this share "
+        "of the good text are not boilerplate (a page builder's blocks, a blog index's entries)",
+    )
     repeat_share: float = Field(
         0.8, gt=0, le=1,
         description="a kept block this share of whose text is the texts of two or more other kept blocks is dropped "
@@ -141,14 +146,23 @@ def unmark_wrappers(blocks: list[Block], marks: Marks, cfg: BoilerplateConfig, g
     chars = [b.chars for b in blocks]
     if good is None:
         good = _good_chars(blocks, cfg.blocks)
-    in_chars, in_good = _totals([b.skip for b in blocks], marks, chars, good)
     limit, good_limit = cfg.max_prune_share * sum(chars), cfg.max_prune_good_share * sum(good)
+    # First: the element around them may be a wrapper too.
+    unmark_word_wrappers(blocks, marks, good, cfg.max_word_good_share * sum(good))
+    in_chars, in_good = _totals([b.skip for b in blocks], marks, chars, good)
     wraps = marks.wraps_content
     for b in blocks:
         m = b.skip
         if m >= 0 and not marks.footer[m] and (in_good[m] > good_limit or (in_chars[m] > limit and wraps[m])):
             b.skip = -1
-    unmark_word_wrappers(blocks, marks, good, good_limit)
+
+
+#: Class words that name navigation and consent banners: never a page builder's word for its blocks
+#: (a mega menu of plain text can hold more "good" text than a product page's description).
+NAVIGATION_WORDS = frozenset(
+    ("nav", "menu", "breadcrumb", "pagination", "pager", "skip-link", "skiplink", "skip-to", "skip-nav", "cookie",
+     "consent", "gdpr", "login", "signup", "social")
+)
 
 
 def unmark_word_wrappers(blocks: list[Block], marks: Marks, good: list[int], good_limit: float) -> None:
@@ -156,13 +170,15 @@ def unmark_word_wrappers(blocks: list[Block], marks: Marks, good: list[int], goo
     hold more than ``good_limit`` of the good text together: a page builder
     that calls each block of the article a ``widget`` (HubSpot, SiteOrigin,
     CSS-module names), a blog that names each entry of its index after its
-    ``author``.  Sidebar widgets and author boxes hold little of a page."""
+    ``author``, a theme that puts the article in a ``sidebar-layout``.
+    Sidebar widgets and author boxes hold little of a page; navigation
+    words are never taken for a builder's (:data:`NAVIGATION_WORDS`)."""
     words, parent, footer = marks.words, marks.parent, marks.footer
     by_word: dict[str, int] = {}
     for b, g in zip(blocks, good):
         if g and b.skip >= 0:
             w = words[b.skip]
-            if w:
+            if w and w not in NAVIGATION_WORDS:
                 by_word[w] = by_word.get(w, 0) + g
     many = {w for w, n in by_word.items() if n > good_limit}
     if not many:
