@@ -138,3 +138,14 @@ def test_counters_keep_url_work_apart(stage):
     c = stage.drain_counters()
     assert c["url.read"] == 1 and c["url.changed"] == 1 and c["url.found.URL_CREDENTIALS"] == 1 and c["url.found.US_SSN"] == 1
     assert "docs_with_candidates" not in c  # the texts had none: the URL values' work is counted as url.*
+
+
+def test_a_source_without_urls_and_a_wrong_url_type():
+    keep = PiiStage(PiiConfig.model_validate({"urls": {"keep_original": True}}))
+    out = keep(pa.table({"text": ["mail ada@example.org", "x"], "url": pa.nulls(2)}))  # e.g. JSON lines without a url field
+    assert out.column("text")[0].as_py() == "mail <EMAIL_ADDRESS>" and out.column(URL_COUNT_COLUMN).to_pylist() == [0, 0]
+    assert URL_ORIGINAL_COLUMN in out.column_names
+    empty = keep(pa.table({"text": pa.array([], pa.string()), "url": pa.array([], pa.string())}))
+    assert {URL_ORIGINAL_COLUMN, URL_COUNT_COLUMN} <= set(empty.column_names)  # the same schema for an empty batch
+    with pytest.raises(TypeError, match="pii: the url column must hold strings"):
+        keep(pa.table({"text": ["x"], "url": [1]}))

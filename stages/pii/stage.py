@@ -49,6 +49,15 @@ DENSE_REASON = "pii_dense"
 MAX_ENTITY_CHARS = 300
 
 
+def _strings(col: pa.ChunkedArray, name: str) -> bool:
+    """Whether a column holds strings to read: an all-null column (a source without URLs) has nothing to redact."""
+    if pa.types.is_null(col.type):
+        return False
+    if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+        raise TypeError(f"pii: the {name} column must hold strings (got {col.type})")
+    return True
+
+
 class PiiStage:
     """Replaces ``text`` with its redacted form and adds ``pii_<entity>`` count columns."""
 
@@ -145,7 +154,7 @@ class PiiStage:
             return batch
         n = len(batch)
         counts = {e: np.zeros(n, dtype=np.int32) for e in self.entities}
-        if n and self.entities:
+        if n and self.entities and _strings(batch.column("text"), "text"):
             col = batch.column("text")
             langs = batch.column("language") if "language" in batch.column_names else pa.nulls(n, pa.string())
             need, viewed = self._scan(col, langs)
@@ -177,10 +186,10 @@ class PiiStage:
         """The url column redacted (urls.py), ``pii_url`` counts, and ``url_original`` when asked for."""
         n = len(batch)
         found = np.zeros(n, dtype=np.int32)
-        if "url" in batch.column_names and n:
+        if "url" in batch.column_names and self.config.urls.keep_original:
+            batch = set_column(batch, URL_ORIGINAL_COLUMN, batch.column("url"))
+        if "url" in batch.column_names and n and _strings(batch.column("url"), "url"):
             col = batch.column("url")
-            if self.config.urls.keep_original:
-                batch = set_column(batch, URL_ORIGINAL_COLUMN, col)
             rows = np.flatnonzero(self.urls.needs(col))
             langs = pc.take(batch.column("language"), rows).to_pylist() if "language" in batch.column_names else None
             changed = {}
