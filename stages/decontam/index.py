@@ -39,7 +39,7 @@ from stages.dedup.minhash import poly_hash_spans
 from stages.decontam.bloom import BloomFilter
 from stages.decontam.config import DecontamConfig
 from stages.decontam.evalsets import EvalItems, EvalSetError, open_local_or_s3, read_eval_set
-from stages.decontam.normalize import Words, ngrams, words_of
+from stages.decontam.normalize import Ngrams, Words, ngrams, words_of
 from stages.named_files import Opener
 
 log = logging.getLogger(__name__)
@@ -117,7 +117,7 @@ class EvalIndex:
 
     # ------------------------------------------------------------ lookups
 
-    def _exact(self, words: Words, grams) -> tuple[list[tuple[int, int]], int, int]:
+    def _exact(self, words: Words, grams: Ngrams) -> tuple[list[tuple[int, int]], int, int]:
         keys = self.keys
         # Sorted queries search ~10x faster (neighbouring searches touch the same cache lines); hits are rare,
         # so the hashes found, not every query's position, are mapped back to the windows.
@@ -147,7 +147,7 @@ class EvalIndex:
                 false_hits += 1
         return pairs, len(window), false_hits
 
-    def _bloom(self, words: Words, grams) -> tuple[list[tuple[int, int]], int, int]:
+    def _bloom(self, words: Words, grams: Ngrams) -> tuple[list[tuple[int, int]], int, int]:
         hit = np.flatnonzero(self.bloom.contains(grams.hashes))
         if not len(hit):
             return [], 0, 0
@@ -173,7 +173,7 @@ class EvalIndex:
     # ------------------------------------------------------------ exact checks
 
     @staticmethod
-    def _needle(words: Words, grams, w: int) -> bytes:
+    def _needle(words: Words, grams: Ngrams, w: int) -> bytes:
         return b" " + words.text(int(grams.starts[w]), int(grams.ends[w])) + b" "
 
     def _in_item(self, needle: bytes, item: int) -> bool:
