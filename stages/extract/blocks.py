@@ -98,15 +98,16 @@ class Marks:
         self,
         index: dict[int, int],
         boilerplate: list[bool],
-        footer: list[bool] | None = None,
+        fixed: list[bool] | None = None,
         tag_ids: frozenset[int] | None = None,
         reason: list[int] | None = None,
         words: list[str] | None = None,
     ):
         self.index = index
         self.boilerplate = boilerplate
-        #: the page says outright this is its footer (<footer>, role=contentinfo, class "footer")
-        self.footer = footer or [False] * len(boilerplate)
+        #: boilerplate whatever it holds: the page says outright this is its footer (<footer>,
+        #: role=contentinfo, class "footer"), or a consent banner (whose long paragraphs read as prose)
+        self.fixed = fixed or [False] * len(boilerplate)
         #: why a boilerplate element is marked, when the kind of page may overrule it
         #: (hints.THREAD: comments or replies; hints.HIDDEN: hidden), else 0
         self.reason = reason or [0] * len(boilerplate)

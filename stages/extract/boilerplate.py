@@ -138,9 +138,10 @@ def unmark_wrappers(blocks: list[Block], marks: Marks, cfg: BoilerplateConfig, g
 
     Only the innermost mark of a block is looked at: the outer ones hold even
     more text, so they are too big as well.  An element the page calls its
-    footer outright keeps its mark: on a page whose content is all links (a
-    table of contents) the footer's licence text is the most "good" text
-    there is, and would otherwise become the page.  ``good`` is
+    footer outright keeps its mark (:attr:`Marks.fixed`): on a page whose
+    content is all links (a table of contents) the footer's licence text is
+    the most "good" text there is, and would otherwise become the page; so
+    does a consent banner, whose paragraphs outweigh a forum's short posts.  ``good`` is
     :func:`_good_chars` of the blocks, if the caller has it.
     """
     chars = [b.chars for b in blocks]
@@ -153,7 +154,7 @@ def unmark_wrappers(blocks: list[Block], marks: Marks, cfg: BoilerplateConfig, g
     wraps = marks.wraps_content
     for b in blocks:
         m = b.skip
-        if m >= 0 and not marks.footer[m] and (in_good[m] > good_limit or (in_chars[m] > limit and wraps[m])):
+        if m >= 0 and not marks.fixed[m] and (in_good[m] > good_limit or (in_chars[m] > limit and wraps[m])):
             b.skip = -1
 
 
@@ -173,7 +174,7 @@ def unmark_word_wrappers(blocks: list[Block], marks: Marks, good: list[int], goo
     ``author``, a theme that puts the article in a ``sidebar-layout``.
     Sidebar widgets and author boxes hold little of a page; navigation
     words are never taken for a builder's (:data:`NAVIGATION_WORDS`)."""
-    words, parent, footer = marks.words, marks.parent, marks.footer
+    words, parent, fixed = marks.words, marks.parent, marks.fixed
     by_word: dict[str, int] = {}
     for b, g in zip(blocks, good):
         if g and b.skip >= 0:
@@ -185,7 +186,7 @@ def unmark_word_wrappers(blocks: list[Block], marks: Marks, good: list[int], goo
         return
     for b in blocks:
         m = b.skip
-        while m >= 0 and words[m] in many and not footer[m]:
+        while m >= 0 and words[m] in many and not fixed[m]:
             m = parent[m]
         b.skip = m
 

@@ -35,8 +35,9 @@ THREAD_WORDS = ("comment", "disqus", "respond", "reply")
 REVIEW_WORDS = ("review",)
 #: ... that count only as a whole word: "tags" but not "tagStyle", "cta" (call to action) but not "ctaxonomy".
 BOILERPLATE_TOKENS = ("ad", "ads", "tags", "cta")
-#: ... that count anywhere in a name: consent managers name their banners "BorlabsCookie", "cmplz-consent".
-BOILERPLATE_ANYWHERE = ("cookie", "consent")
+#: ... that count anywhere in a name: consent managers name their banners "BorlabsCookie", "cmplz-consent",
+#: or after themselves (OneTrust, Didomi, Usercentrics: their long "these cookies..." paragraphs read as prose).
+BOILERPLATE_ANYWHERE = ("cookie", "consent", "onetrust", "optanon", "ot-sdk", "didomi", "usercentrics")
 #: Class/id word prefixes that name a caption (wp-caption, media-caption, caption-text): dropped with
 #: the ``<figcaption>`` captions unless the config keeps captions.
 CAPTION_WORDS = ("caption",)
@@ -212,7 +213,7 @@ def scan(root: LexborNode, drop_captions: bool = True) -> Marks:
     hint; elements named as captions are boilerplate if ``drop_captions``."""
     index: dict[int, int] = {}
     boilerplate: list[bool] = []
-    footer: list[bool] = []
+    fixed: list[bool] = []
     reason: list[int] = []
     words: list[str] = []
     tag_ids: set[int] = set()
@@ -230,8 +231,9 @@ def scan(root: LexborNode, drop_captions: bool = True) -> Marks:
             index[key] = len(boilerplate)
             is_bp = h != CONTENT
             boilerplate.append(is_bp)
-            footer.append(is_bp and _is_footer(tag_id, attrs))
+            # The page's footer and consent banners are never wrappers with an unlucky name.
+            fixed.append(is_bp and (word in BOILERPLATE_ANYWHERE or _is_footer(tag_id, attrs)))
             reason.append(h if h in _OVERRULED else 0)
             words.append(word)
             tag_ids.add(tag_id)
-    return Marks(index, boilerplate, footer, frozenset(tag_ids), reason, words)
+    return Marks(index, boilerplate, fixed, frozenset(tag_ids), reason, words)
