@@ -3,7 +3,8 @@
 
 1. Each group of lines (a paragraph, with its ``<br>`` lines) gets a class
    from its own features: *bad* if mostly link text (or a caption), *good*
-   if long with few links, *short* if very short, *near* in between;
+   if long with few links, *short* if very short (but a link-free list item
+   or table row, a piece of a larger unit, is near), *near* in between;
    headings are set aside (those of ``max_heading_chars`` or more are
    paragraphs: a subtitle, or body text set in heading tags).
 2. Context decides the rest, from the nearest good or bad group on each side
@@ -50,6 +51,9 @@ class ClassifyConfig(BaseModel):
     edge: Literal["good", "bad"] = Field(BAD, description="how the ends of the content count as neighbours")
 
 
+_ITEM_KINDS = ("li", "tr")
+
+
 def _group_classes(blocks: list[Block], cfg: ClassifyConfig) -> tuple[list[int], list[str]]:
     """Group number per block, and the initial class per group."""
     group_of: list[int] = []
@@ -77,7 +81,9 @@ def _group_classes(blocks: list[Block], cfg: ClassifyConfig) -> tuple[list[int],
         elif kind == "h" and n < max_heading:
             classes.append(HEADING)
         elif n < low:
-            classes.append(SHORT)
+            # A list item or table row is a piece of a larger unit (a spec
+            # table, a list of steps): without links, it is judged as near.
+            classes.append(NEAR if kind in _ITEM_KINDS and not link else SHORT)
         elif n >= high and density <= max_good_density:
             classes.append(GOOD)
         else:
