@@ -337,7 +337,11 @@ def placement_rows(work: Path, pages: int, workers: int, filters: bool) -> list[
     return lines
 
 
-def scale_rows(work: Path, n: int, workers: int) -> list[str]:
+#: Scale runs: (document dedup, paragraph dedup, filters applied again).
+VARIANTS = ((True, False, False), (True, True, False), (True, True, True), (False, True, False))
+
+
+def scale_rows(work: Path, n: int, workers: int, variants: list[int] | None = None) -> list[str]:
     from benchmarks.synth_corpus import write as write_corpus
 
     root = work / f"synth-{n}"
@@ -346,7 +350,9 @@ def scale_rows(work: Path, n: int, workers: int) -> list[str]:
     lines = ["| documents | document dedup | paragraphs | filters again | wall s | CPU s (process tree) | docs per CPU-s | peak RSS, largest process | paragraph step s | write step s | "
              "pieces counted | shuffle rows | shuffle MiB (Arrow) | partitions | paragraphs removed | chars removed | "
              "documents rejected after | steps | load |", "|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
-    for docs, on, filters in ((True, False, False), (True, True, False), (True, True, True), (False, True, False)):
+    for i, (docs, on, filters) in enumerate(VARIANTS):
+        if variants is not None and i not in variants:
+            continue
         for sub in ("documents/deduped", "rejected/deduped", "_done/deduped", "dedup"):
             shutil.rmtree(root / sub, ignore_errors=True)
         r = _measure(root, workers, docs, on, filters)
@@ -397,6 +403,7 @@ def main(argv=None) -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--scale", type=int, nargs="*", default=[], help="documents of the scale runs (e.g. 1000000)")
     ap.add_argument("--no-exactness", dest="exactness", action="store_false")
+    ap.add_argument("--variants", type=int, nargs="+", help="only these scale runs (indexes into VARIANTS)")
     ap.add_argument("--workdir", help="keep corpora and outputs here")
     ap.add_argument("--results", default=str(RESULTS))
     ap.add_argument("--measure", nargs=5, help=argparse.SUPPRESS)  # internal: ROOT WORKERS DOCUMENTS PARAGRAPHS FILTERS
@@ -429,7 +436,7 @@ def main(argv=None) -> int:
         ray.shutdown()
     for n in args.scale:
         lines += ["", f"## Scale: {n:,} documents (benchmarks/synth_corpus.py)", ""]
-        lines += scale_rows(work, n, args.workers)
+        lines += scale_rows(work, n, args.workers, args.variants)
     Path(args.results).parent.mkdir(parents=True, exist_ok=True)
     Path(args.results).write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
