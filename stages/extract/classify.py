@@ -44,6 +44,10 @@ class ClassifyConfig(BaseModel):
     keep_captions: bool = Field(
         False, description="keep figure and table captions (on the dev set they are photo credits more often than text)"
     )
+    short_lines_near: bool = Field(
+        False, description="every short line without links is judged as near, not only list items and table rows "
+        "(a product page's specification lines)",
+    )
     short_pages: bool = Field(
         False, description="on a page with no paragraph of even 'near' length (a list of names), short ones count as good"
     )
@@ -73,6 +77,7 @@ def _group_classes(blocks: list[Block], cfg: ClassifyConfig) -> tuple[list[int],
         group_of.append(len(chars) - 1)
     max_density, max_good_density = cfg.max_link_density, cfg.max_good_link_density
     low, high, bad_caption, max_heading = cfg.length_low, cfg.length_high, not cfg.keep_captions, cfg.max_heading_chars
+    short_near = cfg.short_lines_near
     classes: list[str] = []
     for n, link, kind in zip(chars, links, kinds):
         density = link / n if n else 0.0
@@ -83,7 +88,7 @@ def _group_classes(blocks: list[Block], cfg: ClassifyConfig) -> tuple[list[int],
         elif n < low:
             # A list item or table row is a piece of a larger unit (a spec
             # table, a list of steps): without links, it is judged as near.
-            classes.append(NEAR if kind in _ITEM_KINDS and not link else SHORT)
+            classes.append(NEAR if not link and (kind in _ITEM_KINDS or short_near) else SHORT)
         elif n >= high and density <= max_good_density:
             classes.append(GOOD)
         else:
