@@ -144,7 +144,7 @@ def classify(blocks: list[Block], cfg: ClassifyConfig) -> list[Block]:
     seen: set[str] = set()
     out = []
     for b, g in zip(blocks, group_of):
-        if keep[g] and b.text not in seen:
-            seen.add(b.text)
+        if keep[g] and (b.kind == "pre" or b.text not in seen):
+            seen.add(b.text)  # code repeats its lines ("}", "return x") on purpose
             out.append(b)
     return out
