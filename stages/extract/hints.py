@@ -43,6 +43,10 @@ BOILERPLATE_ANYWHERE = ("cookie", "consent", "onetrust", "optanon", "ot-sdk", "d
 CAPTION_WORDS = ("caption",)
 #: Whole class names that hide an element ("hidden", but not "field--label-hidden" or "hidden-xs").
 HIDDEN_CLASSES = frozenset(("hidden", "is-hidden", "d-none", "invisible", "hide"))
+#: Hidden elements that are content waiting for a click, whatever the page: tab panels, accordion and FAQ
+#: panels, collapsed sections (their names), and Tailwind's "hidden lg:block" (visible from a screen width on).
+_PANEL_RE = re.compile(r"accordion|tab-?pane|tabpanel|tab-content|collaps|expand|faq|panel")
+_SHOWN_FROM_RE = re.compile(r"(?<![a-z0-9])(?:sm|md|lg|xl|2xl):(?:block|flex|grid|inline|table|contents)")
 # Exceptions: names that start like boilerplate but are not.
 _NOT_BOILERPLATE = ("commentary", "elementor-widget", "navigator")
 
@@ -137,7 +141,7 @@ def _name_hint(name: str, drop_captions: bool = True) -> tuple[int, str]:
         return BOILERPLATE, ""
     if _THREAD_RE.search(name) and not _EXCEPT_RE.search(name):
         return THREAD, ""
-    if not HIDDEN_CLASSES.isdisjoint(words):
+    if not HIDDEN_CLASSES.isdisjoint(words) and not _PANEL_RE.search(name) and not _SHOWN_FROM_RE.search(name):
         return HIDDEN, ""
     if _REVIEW_RE.search(name):
         return REVIEW, ""
@@ -179,7 +183,7 @@ def _hint(tag_id: int, attrs: dict, drop_captions: bool = True) -> tuple[int, st
     by_name, word = _name_hint(name.lower(), drop_captions) if len(name) > 1 else (0, "")
     if by_name == BOILERPLATE:
         return BOILERPLATE, word  # a hidden menu is a menu, whatever the page
-    if others and _hidden(attrs):
+    if others and _hidden(attrs) and role != "tabpanel" and not _PANEL_RE.search(name.lower()):
         return HIDDEN, ""
     if by_name:
         return by_name, ""
