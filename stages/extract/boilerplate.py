@@ -79,14 +79,18 @@ class BoilerplateConfig(BaseModel):
 class Result:
     """The text and what the extractor saw on the way (for the cascade and for debugging)."""
 
-    __slots__ = ("text", "blocks", "kept", "root_found", "page_type")
+    __slots__ = ("text", "blocks", "kept", "root_found", "page_type", "chosen")
 
-    def __init__(self, text: str, blocks: list[Block], kept: list[Block], root_found: bool, page_type: str = "article"):
+    def __init__(
+        self, text: str, blocks: list[Block], kept: list[Block], root_found: bool, page_type: str = "article",
+        chosen: list[Block] | None = None,
+    ):
         self.text = text
         self.blocks = blocks          # every block of the body
         self.kept = kept              # those in the text
         self.root_found = root_found  # a content container was chosen
         self.page_type = page_type    # the kind of page it was taken for (stages.extract.pagetype)
+        self.chosen = chosen or []    # the blocks the block rules judged (the root's, outside boilerplate)
 
 
 def _totals(inner: list[int], marks: Marks, weights: list[int], weights2: list[int]) -> tuple[list[int], list[int]]:
@@ -312,7 +316,11 @@ class BoilerplateExtractor:
             # forms (Bengali, Vietnamese, macOS-made text), which would make
             # the same words differ for the filters and for dedup.
             text = unicodedata.normalize("NFC", text)
-        return Result(text, blocks, kept, root_found, kind)
+        return Result(text, blocks, kept, root_found, kind, chosen)
 
     def __call__(self, html: str, url: str | None = None) -> str:
         return self.run(html, url).text
+
+    def block_rules(self, page_type: str) -> ClassifyConfig:
+        """The block rules used on pages of that kind."""
+        return self._rules[page_type]
