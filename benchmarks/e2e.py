@@ -605,6 +605,8 @@ def render(args, machine: dict, cpu: int | None, corpus: dict, results: dict, ov
         "write MDS/WebDataset or a card: ours does more work in this table.",
         "- **tokens**: ours from `run.json` (shards), DataTrove from its tokenizer's stats; both with one `<|endoftext|>` per document.",
     ]
+    if not dt:
+        out = [line for line in out if not line.startswith("- **DataTrove**")]
     if results.get("nemo"):
         out += [nemo_line(results["nemo"]), *per_core_vs(docs, ours, results["nemo"], "NeMo Curator")]
     if ours and ours.get("ray_start_retries"):

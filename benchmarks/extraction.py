@@ -1,7 +1,16 @@
 """Main-text extraction: accuracy and speed of every extractor, side by side.
 
-    python benchmarks/extraction.py            # whole dev set (949 pages), ~3 min on a quiet core
-    python benchmarks/extraction.py --quick    # 200 pages
+    python benchmarks/extraction.py                     # whole dev set (949 pages), ~4 min on a quiet core
+    python benchmarks/extraction.py --wcxb ../wcxb      # and WCXB's dev split (1,497 pages), ~15 min
+    python benchmarks/extraction.py --quick             # 200 pages (and every 7th WCXB page)
+
+WCXB (``--wcxb``, a local checkout: see benchmarks/wcxb.py for how to get one;
+its dev split only): seven page types (articles, forums, products, shop
+categories, listings, documentation, service pages), scored with WCXB's own
+word-level F1 (reimplemented in benchmarks/wcxb.py, and checked page by page
+against the checkout's evaluate.py when it has one): per-type precision,
+recall and F1 per extractor, and docs per CPU-second, in the same run as the
+dev set.
 
 Accuracy is scored on the shared extraction dev set (trafilatura's evaluation
 pages, ../shared/data): a ``with`` snippet found in the text (whitespace
@@ -12,9 +21,11 @@ boilerplate extractor's defaults were tuned on; odd pages: held out) and per
 language of the page (fastText lid.176 on the gold snippets).
 
 Speed: each extractor runs in its own child process pinned to one CPU, on
-HTML decoded beforehand; only the extraction calls are timed.  docs/s is per
-core.  Peak memory is the child's peak RSS, less what it held after loading
-the pages.
+HTML decoded beforehand; only the extraction calls are timed, by the wall
+clock (docs/s, per core) and by the process's CPU clock (docs per
+CPU-second).  Peak memory is the child's peak RSS, less what it held after
+loading the pages.  trafilatura runs twice: as the baselines run it
+(``favor_precision``, no comments) and in its default mode.
 
 Errors: pages whose own F1 is below 0.7, per extractor; and for the default
 extractor, where each error snippet on those pages comes from (re-running it
@@ -54,10 +65,11 @@ else:
 
 from benchmarks._common import child_report, child_setup, machine_info, markdown_table, pick_cpu, run_child  # noqa: E402
 
-EXTRACTORS = ["resiliparse", "trafilatura", "boilerplate", "cascade"]
+EXTRACTORS = ["resiliparse", "trafilatura", "trafilatura-default", "boilerplate", "cascade"]
 DESCRIPTION = {
     "resiliparse": "resiliparse `extract_plain_text(main_content=True)`",
     "trafilatura": "trafilatura `extract(favor_precision=True)`",
+    "trafilatura-default": "trafilatura `extract()` (default mode)",
     "boilerplate": "**boilerplate** (this project's default)",
     "cascade": "cascade: boilerplate, trafilatura when unsure",
 }
@@ -125,13 +137,21 @@ def load_near_duplicates(samples: Path) -> tuple[list[str], list[str], dict]:
 
 
 def make(name: str):
+    """``(html, url) -> text`` for an extractor name (the URL is used by ours only)."""
     from stages.extract import ExtractConfig, make_extractor
 
     if name == "resiliparse":
         # The baseline exactly as BASELINES.md runs it (the stage's variant also keeps formatting).
         from resiliparse.extract.html2text import extract_plain_text
 
-        return lambda html: extract_plain_text(html, main_content=True, alt_texts=False, links=False)
+        return lambda html, url=None: extract_plain_text(html, main_content=True, alt_texts=False, links=False)
+    if name == "trafilatura-default":
+        import trafilatura
+        from trafilatura.settings import use_config
+
+        config = use_config()
+        config.set("DEFAULT", "EXTRACTION_TIMEOUT", "0")  # as the stage's: no alarm of its own
+        return lambda html, url=None: trafilatura.extract(html, config=config) or ""
     return make_extractor(ExtractConfig(extractor=name))
 
 
@@ -142,12 +162,27 @@ def _status_mb(field: str) -> float:
     return float("nan")
 
 
+def _extract_all(extract, html: list[str], urls: list[str]) -> dict:
+    """Texts of the pages, and the wall and CPU seconds of the extraction calls alone."""
+    texts, seconds, cpu_seconds, errors = [], 0.0, 0.0, 0
+    for page, url in zip(html, urls):
+        t0, c0 = time.perf_counter(), time.process_time()
+        try:
+            text = extract(page, url or None)
+        except Exception:  # a refused page counts as no text, like the stage's extract_error
+            text, errors = "", errors + 1
+        seconds += time.perf_counter() - t0
+        cpu_seconds += time.process_time() - c0
+        texts.append(text)
+    return {"texts": texts, "seconds": seconds, "cpu_seconds": cpu_seconds, "errors": errors}
+
+
 def child(name: str, inputs: Path, part: int, parts: int) -> None:
-    """Extract every ``parts``-th dev page from ``part`` (and, in part 0, the near-duplicates)."""
+    """Extract every ``parts``-th page of each set from ``part`` (and, in part 0, the near-duplicates)."""
     child_setup()
     with open(inputs, "rb") as f:
-        docs = pickle.load(f)  # {"dev": [...html], "near": [...html]}
-    dev = docs["dev"][part::parts]
+        docs = pickle.load(f)  # {"sets": {name: {"html": [...], "url": [...]}}, "near": [...html]}
+    sets = {k: (v["html"][part::parts], v["url"][part::parts]) for k, v in docs["sets"].items()}
     near = docs["near"] if part == 0 else []
     del docs
     try:  # reset the peak (VmHWM) so that it covers the extraction only, not the unpickling
@@ -156,29 +191,20 @@ def child(name: str, inputs: Path, part: int, parts: int) -> None:
         pass
     rss_loaded = _status_mb("VmRSS")
     extract = make(name)
-    extract(dev[0])  # warm-up: imports, caches
-    texts, seconds, errors = [], 0.0, 0
-    for html in dev:
-        t0 = time.perf_counter()
-        try:
-            text = extract(html)
-        except Exception:  # a refused page counts as no text, like the stage's extract_error
-            text, errors = "", errors + 1
-        seconds += time.perf_counter() - t0
-        texts.append(text)
+    extract(sets["dev"][0][0], None)  # warm-up: imports, caches
+    done = {k: _extract_all(extract, html, urls) for k, (html, urls) in sets.items()}
     peak = _status_mb("VmHWM")
     stats = dict(getattr(extract, "stats", {}))
     near_texts = []
     for html in near:
         try:
-            near_texts.append(extract(html))
+            near_texts.append(extract(html, None))
         except Exception:
             near_texts.append("")
-    child_report({"texts": texts, "seconds": seconds, "errors": errors, "peak_mb": peak,
-                  "rss_loaded_mb": rss_loaded, "stats": stats, "near": near_texts})
+    child_report({"sets": done, "peak_mb": peak, "rss_loaded_mb": rss_loaded, "stats": stats, "near": near_texts})
 
 
-def run_extractor_rounds(names: list[str], inputs: Path, tmp: Path, n_pages: int, parts: int) -> dict:
+def run_extractor_rounds(names: list[str], inputs: Path, tmp: Path, n_pages: dict[str, int], parts: int) -> dict:
     """Each extractor on each part of the pages, round-robin: load from other jobs
     on a shared machine then falls on every extractor alike."""
     cpu = pick_cpu()
@@ -197,22 +223,22 @@ def run_extractor_rounds(names: list[str], inputs: Path, tmp: Path, n_pages: int
         if failed:
             results[name] = {"failed": failed[0]}
             continue
-        texts = [""] * n_pages
-        for part, r in enumerate(rs):
-            texts[part::parts] = r["texts"]
         stats = Counter()
         for r in rs:
             stats.update(r["stats"])
         slow = stats["slow"] + stats["slow_empty"]
         results[name] = {
-            "texts": texts,
-            "seconds": sum(r["seconds"] for r in rs),
-            "errors": sum(r["errors"] for r in rs),
             "peak_mb": max(r["peak_mb"] for r in rs),
             "added_mb": max(r["peak_mb"] - r["rss_loaded_mb"] for r in rs),
             "slow_fraction": slow / sum(stats.values()) if stats else None,
             "near": rs[0]["near"],
         }
+        for key, n in n_pages.items():  # per set of pages: "dev" at the top level, the others under their name
+            texts = [""] * n
+            for part, r in enumerate(rs):
+                texts[part::parts] = r["sets"][key]["texts"]
+            totals = {f: sum(r["sets"][key][f] for r in rs) for f in ("seconds", "cpu_seconds", "errors")}
+            (results[name] if key == "dev" else results[name].setdefault(key, {})).update(texts=texts, **totals)
     return results
 
 
@@ -300,29 +326,23 @@ def page_scores(texts: list[str], gold: list[dict]) -> list[float]:
 
 def error_classes(html: list[str], gold: list[dict], pages: list[int]) -> tuple[Counter, Counter]:
     """Where the boilerplate extractor's errors on ``pages`` come from: (lost, leaked)
-    snippet counts by cause.  Runs its steps apart, as BoilerplateExtractor.run does."""
-    from stages.extract import dom, hints
-    from stages.extract.blocks import extract_blocks
-    from stages.extract.boilerplate import BoilerplateConfig, select
-    from stages.extract.classify import GOOD, NEAR, _group_classes, classify
-    from stages.extract.repeats import drop_repeats
+    snippet counts by cause, from what its run saw on the way (BoilerplateExtractor.run)."""
+    from stages.extract.boilerplate import BoilerplateExtractor
+    from stages.extract.classify import GOOD, NEAR, _group_classes
 
-    cfg = BoilerplateConfig()
+    ex = BoilerplateExtractor()
     lost, leaked = Counter(), Counter()
     for i in pages:
         try:
-            body = dom.parse(html[i]).body
+            result = ex.run(html[i], (gold[i].get("url") or "").strip() or None)
         except Exception:
             lost["page refused"] += len(gold[i]["with"])
             continue
-        marks = hints.scan(body, drop_captions=not cfg.blocks.keep_captions)
-        blocks = extract_blocks(body, marks)
-        chosen, root_found = select(blocks, marks, cfg)
-        kept = drop_repeats(classify(chosen, cfg.blocks), cfg.repeat_share)
+        blocks, chosen, kept, root_found = result.blocks, result.chosen, result.kept, result.root_found
         in_root, in_text = {id(b) for b in chosen}, {id(b) for b in kept}
         cls = {}
         if chosen:
-            group_of, classes = _group_classes(chosen, cfg.blocks)
+            group_of, classes = _group_classes(chosen, ex.block_rules(result.page_type))
             if GOOD not in classes:
                 classes = [GOOD if c == NEAR else c for c in classes]
             cls = {id(b): classes[g] for b, g in zip(chosen, group_of)}
@@ -360,6 +380,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="the first 200 pages of the dev set")
     ap.add_argument("--devset", help="folder with extraction-devset.warc.gz and -gold.jsonl")
+    ap.add_argument("--wcxb", help="a checkout of WCXB (its dev split is read; see benchmarks/wcxb.py)")
     ap.add_argument("--samples", default=str(ROOT / "samples"), help="folder with the sample WARCs and ground_truth.jsonl")
     ap.add_argument("--extractors", default=",".join(EXTRACTORS))
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "extraction.md"))
@@ -371,22 +392,40 @@ def main() -> None:
 
     names = args.extractors.split(",")
     d = devset_dir(args.devset)
-    html, gold = load_devset(d, 200 if args.quick else None)
+    limit = 200 if args.quick else None
+    html, gold = load_devset(d, limit)
+    sets = {"dev": {"html": html, "url": [g["url"].strip() for g in gold]}}
+    wcxb_pages = []
+    if args.wcxb:
+        from benchmarks import wcxb
+
+        wcxb_pages = wcxb.load(Path(args.wcxb))
+        if args.quick:  # every 7th page: all seven types, as many pages as the quick dev set
+            wcxb_pages = wcxb_pages[::7]
+        sets["wcxb"] = {"html": [p.html for p in wcxb_pages], "url": [p.url for p in wcxb_pages]}
     near_ids, near_html, truth = load_near_duplicates(Path(args.samples))
     langs = languages(gold)
     with tempfile.TemporaryDirectory(prefix="bench-extract-") as tmp:
         inputs = Path(tmp) / "inputs.pkl"
         with open(inputs, "wb") as f:
-            pickle.dump({"dev": html, "near": near_html}, f)
-        results = run_extractor_rounds(names, inputs, Path(tmp), len(html), args.rounds)
-    print(report(names, results, gold, langs, near_ids, truth, args, html))
+            pickle.dump({"sets": sets, "near": near_html}, f)
+        results = run_extractor_rounds(names, inputs, Path(tmp), {k: len(v["html"]) for k, v in sets.items()}, args.rounds)
+    print(report(names, results, gold, langs, near_ids, truth, args, html, wcxb_pages))
 
 
-def report(names, results, gold, langs, near_ids, truth, args, html) -> str:
+def _speed(results: dict, names: list[str], n_pages: int) -> dict[str, tuple[float, float]]:
+    """(docs/s, docs per CPU-second) of each extractor on a set's results."""
+    return {n: (n_pages / results[n]["seconds"], n_pages / max(results[n]["cpu_seconds"], 1e-9)) for n in names}
+
+
+def _ratio(speed: dict, name: str, base: str, i: int = 1) -> str:
+    return f"{speed[name][i] / speed[base][i]:.1f}x" if base in speed else ""
+
+
+def report(names, results, gold, langs, near_ids, truth, args, html, wcxb_pages=()) -> str:
     n_pages = len(html)
     ok = [n for n in names if "failed" not in results[n]]
-    rate = {n: n_pages / results[n]["seconds"] for n in ok}
-    base = rate.get("trafilatura")
+    speed = _speed(results, ok, n_pages)
     even, odd = gold[0::2], gold[1::2]
     rows = []
     for n in ok:
@@ -396,7 +435,8 @@ def report(names, results, gold, langs, near_ids, truth, args, html) -> str:
         fb = score(r["texts"][1::2], odd)[2]
         tmpl, every, _ = near_duplicate_similarity(near_ids, r["near"], truth) if near_ids else (None, None, 0)
         rows.append([
-            DESCRIPTION.get(n, n), f"{rate[n]:.0f}", f"{rate[n] / base:.1f}x" if base else "",
+            DESCRIPTION.get(n, n), f"{speed[n][0]:.0f}", f"{speed[n][1]:.0f}", _ratio(speed, n, "trafilatura"),
+            _ratio(speed, n, "trafilatura-default"),
             f"{r['peak_mb']:.0f} (+{r['added_mb']:.0f})", f"{p:.3f}", f"{rc:.3f}", f"**{f:.3f}**", f"{fa:.3f}", f"{fb:.3f}",
             "" if r["slow_fraction"] is None else f"{r['slow_fraction']:.1%}",
             "" if tmpl is None else f"{tmpl:.3f}", "" if every is None else f"{every:.3f}",
@@ -413,7 +453,7 @@ def report(names, results, gold, langs, near_ids, truth, args, html) -> str:
     counts = Counter(langs)
     info = machine_info()
     cmd = "python benchmarks/extraction.py" + (" --quick" if args.quick else "") + (
-        f" --rounds {args.rounds}" if args.rounds != 4 else "")
+        f" --rounds {args.rounds}" if args.rounds != 4 else "") + (" --wcxb WCXB" if args.wcxb else "")
     errors = ", ".join(f"{n}: {results[n]['errors']}" for n in ok if results[n]["errors"])
     out = [
         "# Extraction: accuracy and speed",
@@ -424,7 +464,8 @@ def report(names, results, gold, langs, near_ids, truth, args, html) -> str:
         f"load average {info['load_avg']} at the end, {info['date']}.",
         "",
         markdown_table(
-            ["extractor", "docs/s", "vs trafilatura", "peak MB", "precision", "recall", "F1", "F1 tuning half",
+            ["extractor", "docs/s", "docs/CPU-s", "vs trafilatura (per CPU-s)", "vs trafilatura default", "peak MB",
+             "precision", "recall", "F1", "F1 tuning half",
              "F1 held-out half", "to slow path", "near-dup Jaccard (template/date)", "near-dup Jaccard (all copies)"],
             rows,
         ),
@@ -448,10 +489,86 @@ def report(names, results, gold, langs, near_ids, truth, args, html) -> str:
     if errors:
         out.append(f"- pages an extractor refused (scored as empty text): {errors}")
     out += error_section(ok, results, gold, html)
+    if wcxb_pages:
+        out += wcxb_section(ok, results, list(wcxb_pages), Path(args.wcxb))
     text = "\n".join(out) + "\n"
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(text)
     return text
+
+
+def wcxb_section(names: list[str], results: dict, pages: list, root: Path) -> list[str]:
+    """Markdown: per page type precision / recall / F1 of each extractor on WCXB's dev split,
+    its speed there, and how the boilerplate extractor's page kinds match WCXB's labels."""
+    from benchmarks import wcxb
+
+    ok = [n for n in names if "wcxb" in results[n]]
+    scores = {n: wcxb.score(pages, results[n]["wcxb"]["texts"]) for n in ok}
+    checked = sum(wcxb.cross_check(root, pages, results[n]["wcxb"]["texts"]) for n in ok)
+    speed = _speed({n: results[n]["wcxb"] for n in ok}, ok, len(pages))
+    types = [t for t in wcxb.TYPES if t in scores[ok[0]]] + ["all"]
+    counts = {t: scores[ok[0]][t].pages for t in types}
+    f1_rows = [[f"{t} ({counts[t]})", *(f"{scores[n][t].f1:.3f}" for n in ok)] for t in types]
+    pr_rows = [[t, *(f"{scores[n][t].precision:.3f} / {scores[n][t].recall:.3f}" for n in ok)] for t in types]
+    speed_rows = [
+        [DESCRIPTION.get(n, n), f"{speed[n][0]:.0f}", f"{speed[n][1]:.1f}", _ratio(speed, n, "trafilatura"),
+         _ratio(speed, n, "trafilatura-default"), f"**{scores[n]['all'].f1:.3f}**"]
+        for n in ok
+    ]
+    short = {n: DESCRIPTION.get(n, n).split(" (")[0].replace("`", "").replace("**", "") for n in ok}
+    out = [
+        "",
+        f"## WCXB dev split ({len(pages)} pages, {len(types) - 1} page types)",
+        "",
+        "WCXB's word-level F1 (benchmarks/wcxb.py: lower-cased `\\w+` tokens, bag-of-words overlap per page, "
+        "averaged over the pages of a type), in the same run and child processes as the table above"
+        + (f"; every page's score checked against the checkout's evaluate.py ({checked} page scores, identical)."
+           if checked else "."),
+        "",
+        "F1 per page type (pages):",
+        "",
+        markdown_table(["page type", *(short[n] for n in ok)], f1_rows),
+        "",
+        "Precision / recall per page type:",
+        "",
+        markdown_table(["page type", *(short[n] for n in ok)], pr_rows),
+        "",
+        "Speed on these pages (one core each, extraction calls only):",
+        "",
+        markdown_table(["extractor", "docs/s", "docs/CPU-s", "vs trafilatura (per CPU-s)", "vs trafilatura default",
+                        "F1"], speed_rows),
+    ]
+    if "boilerplate" in ok:
+        out += ["", *page_kind_section(pages)]
+    return out
+
+
+def page_kind_section(pages: list) -> list[str]:
+    """Markdown: which kind the boilerplate extractor takes each WCXB page for, against WCXB's label (untimed)."""
+    from benchmarks import wcxb
+    from stages.extract.boilerplate import BoilerplateExtractor
+
+    ex = BoilerplateExtractor()
+    seen = Counter()
+    for p in pages:
+        try:
+            kind = ex.run(p.html, p.url or None).page_type
+        except Exception:
+            kind = "refused"
+        seen[(p.page_type, kind)] += 1
+    kinds = list(wcxb.TYPES)
+    rows = []
+    for t in kinds:
+        n = sum(seen[(t, k)] for k in [*kinds, "refused"])
+        if n:
+            rows.append([t, *(seen[(t, k)] or "" for k in kinds), f"{seen[(t, t)] / n:.0%}"])
+    right = sum(seen[(t, t)] for t in kinds)
+    return [
+        f"Page kinds the boilerplate extractor chose (stages/extract/pagetype.py), rows: WCXB's label; "
+        f"{right / max(len(pages), 1):.0%} agree:",
+        "",
+        markdown_table(["WCXB type \\ taken for", *kinds, "agree"], rows),
+    ]
 
 
 if __name__ == "__main__":

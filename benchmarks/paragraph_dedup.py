@@ -57,6 +57,8 @@ from benchmarks.dedup_boilerplate_corpus import generate  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "paragraph_dedup.md"
 FILTERS_OFF = {k: {"enabled": False} for k in ("gopher_quality", "gopher_repetition", "c4", "fineweb")}
+#: Document dedup off: phase 2 runs the paragraph step alone.
+DOCUMENTS_OFF = {"exact": {"enabled": False}, "minhash": {"enabled": False}}
 
 # ------------------------------------------------------------------------------------------ the corpus
 
@@ -86,14 +88,13 @@ def quoted_corpus(pages: int = 40, seed: int = 0, quote_share: float = 0.3, min_
     A title is its own provenance (a copy has its original's title; two unrelated pages
     rarely draw the same one), counted when its normalized form reaches ``min_chars``.
     """
-    from stages.dedup.config import NormalizeConfig
-    from stages.dedup.normalize import normalize_one
-
     rng = random.Random(seed + 1)
     generated = generate(pages, seed)
     originals = {p.url: p for p in generated if p.kind != "copy"}
+    titles = _normalized_chars([p.title for p in generated])
+    assert max(_normalized_chars([f"Published {p.date}." for p in generated])) < min_chars  # date lines: never counted
     docs = []
-    for p in generated:
+    for p, title_chars in zip(generated, titles):
         orig = originals.get(p.cluster) if p.kind == "copy" else None
         body_keys = []
         for k, para in enumerate(p.body):
@@ -101,10 +102,8 @@ def quoted_corpus(pages: int = 40, seed: int = 0, quote_share: float = 0.3, min_
                 body_keys.append(("body", orig.url, k))  # a copy's unchanged paragraph is the original's
             else:
                 body_keys.append(("body", p.url, k))  # an original's, or a copy's edited paragraph
-        title = ("title", p.title) if len(normalize_one(p.title, NormalizeConfig())) >= min_chars else None
-        date = f"Published {p.date}."
-        assert len(normalize_one(date, NormalizeConfig())) < min_chars  # never counted
-        doc = Doc(p.id, p.url, p.cluster, p.variation, [p.title, date], [title, None])
+        title = ("title", p.title) if title_chars >= min_chars else None
+        doc = Doc(p.id, p.url, p.cluster, p.variation, [p.title, f"Published {p.date}."], [title, None])
         doc.lines += p.body + p.block
         doc.keys += body_keys + [("block", p.site, k) for k in range(len(p.block))]
         docs.append(doc)
@@ -121,6 +120,16 @@ def quoted_corpus(pages: int = 40, seed: int = 0, quote_share: float = 0.3, min_
             d.lines.insert(at, text)
             d.keys.insert(at, src.keys[i])
     return docs
+
+
+def _normalized_chars(texts: list[str]) -> list[int]:
+    """Characters of each text as paragraph dedup normalizes it (defaults)."""
+    import pyarrow.compute as pc
+
+    from stages.dedup.config import NormalizeConfig
+    from stages.dedup.normalize import collapse_whitespace, normalize_texts
+
+    return pc.utf8_length(collapse_whitespace(normalize_texts(pa.array(texts, pa.large_string()), NormalizeConfig()))).to_pylist()
 
 
 def _quote(text: str, style: str) -> str:
@@ -221,7 +230,7 @@ def outcome(storage, parts: dict[str, list[Doc]], mode: str = "keep_first", min_
         for i in got:
             key = d.keys[i]
             o.wrong_unique += key is None or occurrences[key] == 1
-            o.wrong_first += key is not None and occurrences[key] > 1 and i not in firsts.get(doc_id, set())
+            o.wrong_first += mode == "keep_first" and key is not None and occurrences[key] > 1 and i not in firsts.get(doc_id, set())
         o.missed += len(expected.get(doc_id, set()) - got)
     return o
 
@@ -254,7 +263,7 @@ def run_phase2(root: Path, dedup: dict, workers: int = 2, filters: bool = True) 
     return summary, time.perf_counter() - t0
 
 
-def doc_score(storage, docs: list[Doc], removed: set[str]) -> tuple[float, float]:
+def doc_score(docs: list[Doc], removed: set[str]) -> tuple[float, float]:
     """Precision/recall of document dedup against the true clusters (a removed page is right when a member of its cluster is kept)."""
     reached = {d.id for d in docs}
     members = defaultdict(list)
@@ -287,33 +296,32 @@ def exactness_rows(work: Path, pages: int, workers: int) -> list[str]:
     return lines
 
 
-def placement_rows(work: Path, pages: int, workers: int) -> list[str]:
+def placement_rows(work: Path, pages: int, workers: int, filters: bool) -> list[str]:
     from core.storage import Storage
 
     docs = quoted_corpus(pages)
-    lines = ["| placement | document dedup precision | recall | documents removed as duplicates | removed by the "
-             "paragraph step (empty or a rule) | paragraphs removed | phase 2 seconds |", "|---|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| placement | filters | document dedup precision | recall | documents removed as duplicates | removed by the "
+             "paragraph step (empty or a rule) | paragraphs removed | phase 2 seconds |", "|---|---|---:|---:|---:|---:|---:|---:|"]
 
     def removed(root: Path, stage: str) -> set[str]:
         return {r["id"] for r in read_rows(Storage(str(root)), "rejected", "deduped", columns=["id", "stage"]) if r["stage"] == stage}
 
     for label in ("document dedup alone", "paragraphs after document dedup (pipeline)", "paragraphs before document dedup"):
-        root = work / f"place-{len(lines)}"
+        root = work / f"place-{filters}-{len(lines)}"
         shutil.rmtree(root, ignore_errors=True)
         write_parts(Storage(str(root)), docs)
         if label.startswith("document"):
-            summary, seconds = run_phase2(root, {}, workers, filters=False)
+            summary, seconds = run_phase2(root, {}, workers, filters)
         elif "after" in label:
-            summary, seconds = run_phase2(root, {"paragraphs": {"enabled": True}}, workers, filters=False)
+            summary, seconds = run_phase2(root, {"paragraphs": {"enabled": True}}, workers, filters)
         else:
-            first, s1 = run_phase2(root, {"paragraphs": {"enabled": True}, "exact": {"enabled": False},
-                                          "minhash": {"enabled": False}}, workers, filters=False)
-            second = work / f"place-{len(lines)}-then"
+            first, s1 = run_phase2(root, {"paragraphs": {"enabled": True}, **DOCUMENTS_OFF}, workers, filters)
+            second = work / f"place-{filters}-{len(lines)}-then"
             shutil.rmtree(second, ignore_errors=True)
             for sub in ("documents/deduped", "_done/deduped"):
                 shutil.copytree(root / sub, second / sub.replace("deduped", "extracted"))
             (second / "_done" / "extracted" / "_corpus.json").unlink()
-            summary, s2 = run_phase2(second, {}, workers, filters=False)
+            summary, s2 = run_phase2(second, {}, workers, filters)
             summary["paragraphs"] = first["paragraphs"]
             para_removed = removed(root, "paragraph_dedup")
             seconds = s1 + s2
@@ -321,30 +329,36 @@ def placement_rows(work: Path, pages: int, workers: int) -> list[str]:
         dups = removed(root, "dedup")
         if "before" not in label:
             para_removed = removed(root, "paragraph_dedup")
-        precision, recall = doc_score(None, docs, dups)
+        precision, recall = doc_score(docs, dups)
         p = summary.get("paragraphs", {})
-        lines.append(f"| {label} | {precision:.3f} | {recall:.3f} | {len(dups)} | {len(para_removed)} | {p.get('removed', 0)} | "
+        lines.append(f"| {label} | {'on' if filters else 'off'} | {precision:.3f} | {recall:.3f} | {len(dups)} | {len(para_removed)} | {p.get('removed', 0)} | "
                      f"{seconds:.1f} |")
         print(lines[-1], flush=True)
     return lines
 
 
-def scale_rows(work: Path, n: int, workers: int) -> list[str]:
+#: Scale runs: (document dedup, paragraph dedup, filters applied again).
+VARIANTS = ((True, False, False), (True, True, False), (True, True, True), (False, True, False))
+
+
+def scale_rows(work: Path, n: int, workers: int, variants: list[int] | None = None) -> list[str]:
     from benchmarks.synth_corpus import write as write_corpus
 
     root = work / f"synth-{n}"
     if not (root / "truth.parquet").exists():
         write_corpus(str(root), n, max(1, n // 10_000), 0.1)
-    lines = ["| documents | paragraphs | wall s | docs/s per core | peak RSS, largest process | paragraph step s | write step s | "
+    lines = ["| documents | document dedup | paragraphs | filters again | wall s | CPU s (process tree) | docs per CPU-s | peak RSS, largest process | paragraph step s | write step s | "
              "pieces counted | shuffle rows | shuffle MiB (Arrow) | partitions | paragraphs removed | chars removed | "
-             "documents rejected after | steps | load |", "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
-    for on in (False, True):
+             "documents rejected after | steps | load |", "|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
+    for i, (docs, on, filters) in enumerate(VARIANTS):
+        if variants is not None and i not in variants:
+            continue
         for sub in ("documents/deduped", "rejected/deduped", "_done/deduped", "dedup"):
             shutil.rmtree(root / sub, ignore_errors=True)
-        r = _measure(root, workers, on)
+        r = _measure(root, workers, docs, on, filters)
         s, p = r["summary"], r["summary"].get("paragraphs", {})
         steps = s["step_seconds"]
-        lines.append(f"| {n:,} | {'on' if on else 'off'} | {r['wall']:.1f} | {n / r['wall'] / workers:,.0f} | "
+        lines.append(f"| {n:,} | {'on' if docs else 'off'} | {'on' if on else 'off'} | {('on' if filters else 'off') if on else ''} | {r['wall']:.1f} | {r['cpu']:,.0f} | {n / r['cpu']:,.0f} | "
                      f"{r['peak_rss'] / 2**20:,.0f} MiB ({r['peak_name']}) | {steps.get('paragraphs', 0)} | {steps.get('write', 0)} | "
                      f"{p.get('pieces', 0):,} | {p.get('shuffle_rows', 0):,} | {p.get('shuffle_bytes', 0) / 2**20:,.0f} | "
                      f"{p.get('partitions', 0)} | {p.get('removed', 0):,} | {p.get('chars_removed', 0):,} | "
@@ -353,46 +367,50 @@ def scale_rows(work: Path, n: int, workers: int) -> list[str]:
     return lines
 
 
-def _measure(root: Path, workers: int, paragraphs: bool) -> dict:
+def _measure(root: Path, workers: int, documents: bool, paragraphs: bool, filters: bool) -> dict:
     """Phase 2 in a fresh process (its process tree is all that is measured)."""
-    out = subprocess.run([sys.executable, __file__, "--measure", str(root), str(workers), str(int(paragraphs))],
+    flags = [str(int(x)) for x in (documents, paragraphs, filters)]
+    out = subprocess.run([sys.executable, __file__, "--measure", str(root), str(workers), *flags],
                          capture_output=True, text=True)
     if out.returncode != 0:
         raise RuntimeError(out.stderr[-3000:])
     return json.loads([x for x in out.stdout.splitlines() if x.startswith("RESULT ")][-1][7:])
 
 
-def measure_child(root: str, workers: int, paragraphs: bool) -> dict:
-    from benchmarks.memory import PeakMemory
+def measure_child(root: str, workers: int, documents: bool, paragraphs: bool, filters: bool) -> dict:
+    from benchmarks.memory import PeakMemory, TreeCpu
     from pipeline.config import parse_config
     from pipeline.phase2 import run_phase2 as phase2
     from pipeline.runner import init_ray
     from core.storage import Storage
 
     cfg = parse_config({"inputs": ["unused"], "output": root, "ray": {"num_cpus": workers},
-                        "dedup": {"paragraphs": {"enabled": paragraphs}}})
+                        "dedup": {"paragraphs": {"enabled": paragraphs}, **({} if documents else DOCUMENTS_OFF)},
+                        **({} if filters else {"filters": FILTERS_OFF})})
     init_ray(cfg)
     load0 = os.getloadavg()[0]
     t0 = time.perf_counter()
-    with PeakMemory() as mem:
+    with PeakMemory() as mem, TreeCpu() as cpu:
         summary = phase2(cfg, Storage(root), workers, progress=False)
-    return {"wall": time.perf_counter() - t0, "peak_rss": mem.peak_rss, "peak_name": mem.peak_name, "summary": summary,
+    return {"wall": time.perf_counter() - t0, "cpu": cpu.seconds, "peak_rss": mem.peak_rss, "peak_name": mem.peak_name, "summary": summary,
             "load": [round(load0, 1), round(os.getloadavg()[0], 1)]}
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--pages", type=int, default=40, help="articles per block site")
+    ap.add_argument("--pages", type=int, default=40, help="articles per block site (exactness)")
+    ap.add_argument("--placement-pages", type=int, default=1000, help="articles per block site (placement)")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--scale", type=int, nargs="*", default=[], help="documents of the scale runs (e.g. 1000000)")
     ap.add_argument("--no-exactness", dest="exactness", action="store_false")
+    ap.add_argument("--variants", type=int, nargs="+", help="only these scale runs (indexes into VARIANTS)")
     ap.add_argument("--workdir", help="keep corpora and outputs here")
     ap.add_argument("--results", default=str(RESULTS))
-    ap.add_argument("--measure", nargs=3, help=argparse.SUPPRESS)  # internal: ROOT WORKERS PARAGRAPHS
+    ap.add_argument("--measure", nargs=5, help=argparse.SUPPRESS)  # internal: ROOT WORKERS DOCUMENTS PARAGRAPHS FILTERS
     args = ap.parse_args(argv)
     if args.measure:
-        root, workers, on = args.measure
-        print("RESULT " + json.dumps(measure_child(root, int(workers), on == "1"), default=str), flush=True)
+        root, workers, *flags = args.measure
+        print("RESULT " + json.dumps(measure_child(root, int(workers), *(f == "1" for f in flags)), default=str), flush=True)
         return 0
     work = Path(args.workdir or tempfile.mkdtemp(prefix="paragraph-dedup-"))
     lines = ["# Paragraph dedup (`dedup.paragraphs`)", "", f"`python benchmarks/paragraph_dedup.py` on {os.cpu_count()} CPUs, "
@@ -407,14 +425,18 @@ def main(argv=None) -> int:
                   "them, 3 parts; default settings (`unit: paragraph`, `min_chars: 30`). *unique or first removed*: lines "
                   "removed whose provenance occurs once, or (keep_first) the first occurrence itself.", ""]
         lines += exactness_rows(work, args.pages, args.workers)
-        lines += ["", "## Placement relative to document dedup (filters off)", ""]
-        lines += placement_rows(work, args.pages, args.workers)
+        n = len(quoted_corpus(args.placement_pages))
+        lines += ["", "## Placement relative to document dedup", "", f"{n:,} pages (`--placement-pages {args.placement_pages}`). "
+                  "*before*: phase 2 with document dedup off and paragraphs on, its output the input of a phase 2 with "
+                  "paragraphs off (two runs: the seconds include two fixed costs).", ""]
+        for filters in (False, True):
+            lines += placement_rows(work, args.placement_pages, args.workers, filters)[0 if not filters else 2:]
         import ray
 
         ray.shutdown()
     for n in args.scale:
         lines += ["", f"## Scale: {n:,} documents (benchmarks/synth_corpus.py)", ""]
-        lines += scale_rows(work, n, args.workers)
+        lines += scale_rows(work, n, args.workers, args.variants)
     Path(args.results).parent.mkdir(parents=True, exist_ok=True)
     Path(args.results).write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

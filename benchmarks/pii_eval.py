@@ -95,7 +95,8 @@ def extract_samples(pattern: str = str(SAMPLES / "*.warc.gz")) -> list[dict]:
 
     data = yaml.safe_load((ROOT / "jobs" / "sample.yaml").read_text())
     data["langid"] = {"min_score": 0.0}
-    data["filters"] = {name: {"enabled": False} for name, f in FiltersConfig.model_fields.items() if "enabled" in f.annotation.model_fields}
+    data["filters"] = {name: {"enabled": False} for name, f in FiltersConfig.model_fields.items()
+                       if "enabled" in getattr(f.annotation, "model_fields", {})}
     return run_phase1(data, sorted(glob.glob(pattern))).to_pylist()
 
 

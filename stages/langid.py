@@ -8,8 +8,6 @@ FineWeb-2's ``language_score`` of each language from ``fineweb2_configs``).
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -70,7 +68,7 @@ class LangIdConfig(BaseModel):
         if self.fineweb2_configs:
             scores = read_fineweb2_configs(self.fineweb2_configs).min_scores
             self.min_score_by_language = {**scores, **self.min_score_by_language}
-            self.min_score_sources.append(f"fineweb2_configs: {Path(self.fineweb2_configs).resolve()}")
+            self.min_score_sources.append(f"fineweb2_configs: {self.fineweb2_configs}")
             self.fineweb2_configs = None
         return self
 

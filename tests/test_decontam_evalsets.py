@@ -90,7 +90,7 @@ def test_read_from_s3(s3_server, tmp_path):
     assert index.stats.eval_sets[0].items_ngrams == 2
     for named in config.named_files():
         named.check(named.path, open_file)
-    with pytest.raises(NamedFileError, match="no eval file at 's3://evals/nope.jsonl'"):
+    with pytest.raises(NamedFileError, match="no dataset at 's3://evals/nope.jsonl'"):
         named.check("s3://evals/nope.jsonl", open_file)
 
 
@@ -184,7 +184,7 @@ def test_named_files_check_heads_at_plan_time(tmp_path):
     assert "is not a readable Parquet file" in problems["eval_sets[4].path"]
     assert "has no column 'subject'" in problems["eval_sets[1].path"]
     assert "line 1 has no text in text" in problems["eval_sets[2].path"]
-    assert problems["eval_sets[3].path"].startswith("no eval file at")
+    assert problems["eval_sets[3].path"].startswith("no dataset at")
 
 
 # ---------------------------------------------------------------- the config

@@ -79,3 +79,21 @@ def test_settings_have_bounds_and_name_the_field():
         with pytest.raises(ConfigError) as e:
             parse_config({"inputs": ["x"], "output": "o", "dedup": {"paragraphs": bad}})
         assert f"dedup.paragraphs.{next(iter(bad))}" in str(e.value)
+    with pytest.raises(ConfigError, match="dedup.enabled: true"):
+        parse_config({"inputs": ["x"], "output": "o", "dedup": {"enabled": False, "paragraphs": {"enabled": True}}})
+
+
+def test_the_most_repeated_paragraphs_are_redacted_or_left_out(monkeypatch):
+    from pipeline.phase2 import paragraphs as step
+
+    cfg = parse_config({"inputs": ["x"], "output": "o"})
+    (text,) = step._redacted(["Write to john.smith@gmail.com about the harbor and its boats today."], cfg)
+    assert "john.smith" not in text and "harbor and its boats" in text
+
+    import stages.pii.public
+
+    def broken(*a, **k):
+        raise RuntimeError("no redactor here")
+
+    monkeypatch.setattr(stages.pii.public, "PublicRedactor", broken)
+    assert step._redacted(["Write to john.smith@gmail.com"], cfg) == [None]  # never shown unredacted

@@ -53,3 +53,77 @@ def test_error_classes_say_where_each_error_comes_from():
     lost, leaked = error_classes([html], gold, [0])
     assert lost == {"in an element marked boilerplate": 1}
     assert leaked == {"in the content root, good": 1}
+
+
+# ---------------------------------------------------------------- WCXB's word-level F1 (benchmarks/wcxb.py)
+
+
+def test_wcxb_word_f1_is_bag_of_words_overlap():
+    from benchmarks.wcxb import word_prf
+
+    # tokens: lower-cased \w+ runs; "the" twice in the prediction, once in the reference
+    p, r, f = word_prf("The cat, the HAT!", "the cat sat")
+    assert (p, r) == (2 / 4, 2 / 3)
+    assert f == pytest.approx(2 * p * r / (p + r))
+    assert word_prf("", "") == (1.0, 1.0, 1.0)  # an empty reference rewards an empty prediction only
+    assert word_prf("anything", "") == (0.0, 0.0, 0.0)
+    assert word_prf("", "some words") == (0.0, 0.0, 0.0)
+
+
+def _checkout(tmp_path, pages):
+    import gzip
+    import json
+
+    for sub in ("ground-truth", "html"):
+        (tmp_path / "dev" / sub).mkdir(parents=True)
+    for file_id, page_type, html, main in pages:
+        truth = {"url": f"https://example.org/{file_id}", "_internal": {"page_type": {"primary": page_type}},
+                 "ground_truth": {"main_content": main, "with": [], "without": []}}
+        (tmp_path / "dev" / "ground-truth" / f"{file_id}.json").write_text(json.dumps(truth))
+        (tmp_path / "dev" / "html" / f"{file_id}.html.gz").write_bytes(gzip.compress(html.encode()))
+    return tmp_path
+
+
+def test_wcxb_scores_average_pages_per_type(tmp_path):
+    from benchmarks import wcxb
+
+    root = _checkout(tmp_path, [
+        ("0001", "article", "<p>alpha beta</p>", "alpha beta"),
+        ("0002", "category", "<p>x</p>", "gamma delta"),  # WCXB's old name for a collection
+        ("0003", "article", "<p>y</p>", "epsilon"),
+    ])
+    pages = wcxb.load(root)
+    assert [(p.file_id, p.page_type, p.url) for p in pages] == [
+        ("0001", "article", "https://example.org/0001"), ("0002", "collection", "https://example.org/0002"),
+        ("0003", "article", "https://example.org/0003")]
+    assert "alpha beta" in pages[0].html
+    scores = wcxb.score(pages, ["alpha beta", "gamma", "nothing"])
+    assert scores["article"].pages == 2 and scores["article"].f1 == pytest.approx(0.5)  # 1.0 and 0.0, averaged
+    assert scores["collection"].recall == pytest.approx(0.5) and scores["collection"].precision == 1.0
+    assert scores["all"].pages == 3 and scores["all"].f1 == pytest.approx((1 + 2 / 3 + 0) / 3)
+
+
+def test_wcxb_cross_check_against_the_checkouts_evaluate(tmp_path):
+    from benchmarks import wcxb
+
+    root = _checkout(tmp_path, [("0001", "article", "<p>a</p>", "alpha beta")])
+    pages = wcxb.load(root)
+    assert wcxb.cross_check(root, pages, ["alpha"]) == 0  # no evaluate.py: nothing checked
+    (root / "evaluate.py").write_text(
+        "import re\nfrom collections import Counter\n"
+        "def word_f1(predicted, reference):\n"
+        "    p, r = re.findall(r'\\w+', predicted.lower()), re.findall(r'\\w+', reference.lower())\n"
+        "    o = sum((Counter(p) & Counter(r)).values())\n"
+        "    return o / len(p), o / len(r), 2 * o / (len(p) + len(r))\n"
+    )
+    assert wcxb.cross_check(root, pages, ["alpha"]) == 1
+    (root / "evaluate.py").write_text("def word_f1(predicted, reference):\n    return 0.0, 0.0, 0.0\n")
+    with pytest.raises(AssertionError, match="0001"):
+        wcxb.cross_check(root, pages, ["alpha"])
+
+
+def test_wcxb_without_a_dev_split_says_how_to_get_one(tmp_path):
+    from benchmarks import wcxb
+
+    with pytest.raises(SystemExit, match="dev/ground-truth"):
+        wcxb.load(tmp_path)

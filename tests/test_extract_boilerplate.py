@@ -147,7 +147,7 @@ def test_blocks_one_line_per_block_with_link_chars():
 
 def test_br_lines_share_their_paragraphs_group_and_table_rows_are_lines():
     blocks = blocks_of("<body><p>a b<br>c<br><br>d</p><table><tr><td>1</td><td>2</td></tr><tr><td>3</td></tr></table></body>")
-    assert [b.text for b in blocks] == ["a b", "c", "d", "1 2", "3"]
+    assert [b.text for b in blocks] == ["a b", "c", "d", "1\t2", "3"]  # a row's cells apart by tabs
     assert len({b.group for b in blocks[:3]}) == 1
     assert len({b.group for b in blocks[3:]}) == 2
 
@@ -157,8 +157,8 @@ def test_ruby_readings_are_not_read_into_the_text():
     assert b.text == "法律ができました"
 
 
-def test_pre_keeps_its_lines():
-    assert [b.text for b in blocks_of("<body><pre>x = 1\n  y = 2\n</pre></body>")] == ["x = 1", "y = 2"]
+def test_pre_keeps_its_lines_and_their_indentation():
+    assert [b.text for b in blocks_of("<body><pre>x = 1\n  y = 2\n</pre></body>")] == ["x = 1", "  y = 2"]
 
 
 def test_char_counts_do_not_assume_spaces_and_weigh_wide_scripts():

@@ -111,7 +111,7 @@ def test_a_language_ids_the_file_serves_with_its_stop_words():
 def test_limits_are_converted_where_datatrove_reads_them_differently(tmp_path):
     write(tmp_path, "deu_Latn.yml", {
         "language_score": 0.8, "dup_line_frac": 0, "line_punct_thr": -1, "max_avg_word_length": 3141,
-        "min_avg_word_length": 0, "top_n_grams": [[2, 3.9], [3, 0.2]], "dup_n_grams": [[5, 0], [11, 0.1]],
+        "min_avg_word_length": 0, "top_n_grams": [[2, 3.9], [3, 0.2], [4, 101]], "dup_n_grams": [[5, 0], [6, 1.07], [11, 0.1]],
         "new_line_ratio": 0.2, "stopwords": ["der"], "max_non_alpha_words_ratio": 0.7, "future_knob": 3,
     })
     got = read_fineweb2_configs(str(tmp_path))
@@ -120,10 +120,10 @@ def test_limits_are_converted_where_datatrove_reads_them_differently(tmp_path):
     assert de["fineweb"]["line_punct_thr"] is None  # a negative share never removes
     assert de["gopher_quality"]["max_avg_word_length"] is None  # above any mean word length here
     assert de["gopher_quality"]["min_avg_word_length"] == 0  # never removes, as in DataTrove
-    assert de["gopher_repetition"]["top_n_grams"] == {3: 0.2}
+    assert de["gopher_repetition"]["top_n_grams"] == {2: 3.9, 3: 0.2}  # overlapping repeats can exceed 1
     assert de["gopher_repetition"]["dup_n_grams"] == {5: 0}  # DataTrove compares a 0 n-gram limit
     keys = {u.key for u in got.unmapped}
-    assert {"dup_line_frac", "line_punct_thr", "max_avg_word_length", "top_n_grams[2]", "dup_n_grams[11]",
+    assert {"dup_line_frac", "line_punct_thr", "max_avg_word_length", "top_n_grams[4]", "dup_n_grams[6]", "dup_n_grams[11]",
             "future_knob"} == keys
     FiltersConfig.model_validate({"by_language": got.filters})  # all of it is a valid config
 
@@ -189,6 +189,6 @@ def test_langid_cutoffs_from_fineweb2_and_inline():
     assert cfg.min_score_by_language["ru"] == 0.5  # inline wins
     assert cfg.min_score_by_language["ja"] == original("jpn_Jpan")["language_score"]
     assert cfg.thresholds(pa.array(["ja", "rus_Cyrl", "en", None])).tolist() == [0.886, 0.5, 0.65, 0.65]
-    assert cfg.min_score_sources == [f"fineweb2_configs: {FIXTURE.resolve()}"]
+    assert cfg.min_score_sources == [f"fineweb2_configs: {FIXTURE}"]
     with pytest.raises(ConfigError, match="langid.min_score_by_language: each score is from 0 to 1"):
         config({"langid": {"min_score_by_language": {"ru": 1.5}}})

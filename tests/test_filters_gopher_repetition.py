@@ -127,3 +127,18 @@ def test_batch_order_and_mixed_scripts(gr):
     assert got[0] == (None, None)
     assert got[1][0] == "gopher_repetition:top_2_gram"
     assert got[2][0] == "gopher_repetition:dup_line_frac"
+
+
+def test_top_n_gram_limits_may_exceed_one():
+    """A top n-gram's characters times its count can exceed the text's (FineWeb-2 sets limits up to 6.8)."""
+    from stages.filters.gopher_repetition import GopherRepetitionConfig
+
+    text = " ".join(["a"] * 40)
+    stage = GopherRepetitionFilter(GopherRepetitionConfig(dup_line_frac=None, dup_para_frac=None, dup_line_char_frac=None,
+                                                          dup_para_char_frac=None, top_n_grams={2: 1.4}, dup_n_grams={}))
+    reason, details = verdict(stage, text)
+    assert reason == "gopher_repetition:top_2_gram" and details == "1.481 > 1.4"
+    with pytest.raises(ValueError, match="from 0 to 100"):
+        GopherRepetitionConfig(top_n_grams={2: 101})
+    with pytest.raises(ValueError, match="from 0 to 1"):
+        GopherRepetitionConfig(dup_n_grams={5: 1.5})

@@ -40,6 +40,9 @@ def error_lines(data: dict) -> list[str]:
         ({"entities": {"ip_address": {"score_threshold": 1.5}}}, "pii.entities.ip_address.score_threshold", "less than or equal to 1"),
         ({"min_phone_digits": 2}, "pii.min_phone_digits", "greater than or equal to 4"),
         ({"colour": "red"}, "pii.colour", "unknown field"),
+        ({"max_candidate_digits": 10**9}, "pii.max_candidate_digits", "less than or equal to 10000000"),
+        ({"urls": {"keep": True}}, "pii.urls.keep", "unknown field"),
+        ({"urls": "yes please"}, "pii.urls", "valid dictionary"),
     ],
 )
 def test_bad_value_is_one_line_naming_the_field(data, field, words):
@@ -59,6 +62,8 @@ def test_defaults():
 
 
 def test_shorthands():
+    assert not PiiConfig.model_validate({"urls": False}).urls.enabled and PiiConfig().urls.enabled
+    assert not PiiConfig().urls.keep_original
     cfg = PiiConfig.model_validate({"entities": {"email_address": "annotate", "us_ssn": False}})
     assert cfg.entities.email_address.action == "annotate" and cfg.entities.email_address.enabled
     assert not cfg.entities.us_ssn.enabled and cfg.entities.us_ssn.action == "replace"
@@ -66,8 +71,8 @@ def test_shorthands():
 
 
 def test_every_field_is_described():
-    from stages.pii.config import EntitiesConfig, EntityConfig
+    from stages.pii.config import EntitiesConfig, EntityConfig, UrlsConfig
 
-    for model in (PiiConfig, EntitiesConfig, EntityConfig):
+    for model in (PiiConfig, EntitiesConfig, EntityConfig, UrlsConfig):
         for name, f in model.model_fields.items():
             assert f.description, f"{model.__name__}.{name}"

@@ -106,3 +106,15 @@ def test_default_run_settings_and_no_presidio_for_clean_strings():
     fresh = PublicRedactor()
     assert fresh.texts(["a plain sentence"]) == ["a plain sentence"] and fresh.hosts(["example.org"]) == ["example.org"]
     assert "stage" not in fresh.__dict__  # presidio was never built
+
+
+def test_the_runs_ner_model_reads_texts_of_unknown_language(tmp_path):
+    # a real spaCy pipeline saved to disk (an entity ruler: nothing to download); examples carry no language
+    import spacy
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("entity_ruler").add_patterns([{"label": "PERSON", "pattern": "Ada Lovelace"}])
+    nlp.to_disk(tmp_path / "ner")
+    public = PublicRedactor({"ner_models": {"en": str(tmp_path / "ner")}, "entities": {"person": "annotate"}})
+    assert public.texts(["Ada Lovelace wrote to ada@example.org", "no names"]) == ["<PERSON> wrote to <EMAIL_ADDRESS>", "no names"]
+    assert public.texts(["Ada Lovelace again"], languages=["de"]) == ["<PERSON> again"]  # no model for de: every model reads it

@@ -7,7 +7,10 @@ import re
 from urllib.parse import unquote, urlsplit
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from stages.pii import PiiConfig, PiiStage
 from stages.pii import urls as url_module
@@ -138,3 +141,30 @@ def test_counters_keep_url_work_apart(stage):
     c = stage.drain_counters()
     assert c["url.read"] == 1 and c["url.changed"] == 1 and c["url.found.URL_CREDENTIALS"] == 1 and c["url.found.US_SSN"] == 1
     assert "docs_with_candidates" not in c  # the texts had none: the URL values' work is counted as url.*
+
+
+def test_a_source_without_urls_and_a_wrong_url_type():
+    keep = PiiStage(PiiConfig.model_validate({"urls": {"keep_original": True}}))
+    out = keep(pa.table({"text": ["mail ada@example.org", "x"], "url": pa.nulls(2)}))  # e.g. JSON lines without a url field
+    assert out.column("text")[0].as_py() == "mail <EMAIL_ADDRESS>" and out.column(URL_COUNT_COLUMN).to_pylist() == [0, 0]
+    assert URL_ORIGINAL_COLUMN in out.column_names
+    empty = keep(pa.table({"text": pa.array([], pa.string()), "url": pa.array([], pa.string())}))
+    assert {URL_ORIGINAL_COLUMN, URL_COUNT_COLUMN} <= set(empty.column_names)  # the same schema for an empty batch
+    with pytest.raises(TypeError, match="pii: the url column must hold strings"):
+        keep(pa.table({"text": ["x"], "url": [1]}))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.text(alphabet=st.sampled_from(list("0123456789 .-/:@()+#%?&=;abcDEFatdoATDO[]{}<>_~") + ["\u00a0", "\uff10", "\uff20", "é"]),
+                        max_size=50), min_size=1, max_size=10))
+def test_the_url_prefilter_passes_every_url_a_value_of_which_could_hold_a_finding(urls):
+    # ASCII classes for speed, so check it is a superset of the text candidates (7+ digits) and view triggers
+    from stages.pii.candidates import candidate_pattern
+    from stages.pii.config import PATTERN_ENTITIES
+    from stages.pii.normalize import PERCENT, TRIGGER
+
+    python = candidate_pattern(PiiConfig(), list(PATTERN_ENTITIES)).python
+    hits = pc.match_substring_regex(pa.array(urls, pa.string()), url_module.url_trigger(7)).to_pylist()
+    for url, hit in zip(urls, hits):
+        if python.search(url) or TRIGGER.search(url) or PERCENT.search(url):
+            assert hit, url

@@ -31,6 +31,7 @@ from pipeline.phase import Unit
 from core.storage import S3Options, Storage
 from stages.pii.public import IP_HOST as PUBLIC_IP_HOST
 from stages.pii.public import NO_HOST as PUBLIC_NO_HOST
+from stages.pii.urls import url_trigger
 
 #: Document length bins, in characters: [edge_i, edge_i+1), the last one open ([1e6, inf)).
 LENGTH_EDGES = [0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000,
@@ -69,11 +70,11 @@ def hosts(urls: pa.ChunkedArray | pa.Array) -> pa.Array:
 
 
 def _public_hosts(host: pa.Array, is_ip: pa.Array) -> pa.Array:
-    """Hosts that may hold PII (non-ASCII, an escape, a PII candidate) redacted in Python by PublicRedactor.hosts;
-    the rest keep their Arrow values."""
+    """Hosts that may hold PII (non-ASCII, an escape, a PII shape: stages.pii.urls.url_trigger) redacted in Python
+    by PublicRedactor.hosts; the rest keep their Arrow values."""
     if isinstance(host, pa.ChunkedArray):
         host, is_ip = host.combine_chunks(), is_ip.combine_chunks()
-    suspect = pc.fill_null(pc.match_substring_regex(host, f"[^\\x00-\\x7f]|{_public_redactor().prefilter}"), False)
+    suspect = pc.fill_null(pc.match_substring_regex(host, url_trigger(7)), False)  # non-ASCII, escapes, PII shapes
     suspect = pc.and_(suspect, pc.invert(is_ip))
     rows = pc.indices_nonzero(suspect)
     if not len(rows):

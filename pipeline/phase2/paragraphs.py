@@ -26,6 +26,7 @@ the decisions of step 4.
 from __future__ import annotations
 
 import json
+import logging
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 
@@ -52,6 +53,8 @@ EMPTY = "paragraph_dedup:empty"
 #: Characters of a repeated paragraph shown in the summary.
 SNIPPET_CHARS = 100
 
+log = logging.getLogger(__name__)
+
 HASH_SCHEMA = pa.schema([("hash", pa.uint64()), ("doc", pa.int64()), ("idx", pa.int32())])
 COUNT_SCHEMA = pa.schema([("hash", pa.uint64()), ("part", pa.int64()), ("count", pa.int64()),
                           ("first_doc", pa.int64()), ("first_idx", pa.int32())])
@@ -63,7 +66,7 @@ class Repeated:
 
     hash: str
     count: int
-    text: str
+    text: str | None  # None: the redactor could not run
 
 
 @dataclass
@@ -209,7 +212,7 @@ def _write_repeated(group: pa.Table, parts: Parts) -> pa.Table:
     storage = parts.storage()
     part = part_of(group.column("part").to_numpy())
     for p in np.unique(part):
-        rows = group.filter(pa.array(part == p)).drop_columns(["part"])
+        rows = group.filter(pa.array(part == p)).select(["hash", "count", "first_doc", "first_idx"])
         storage.write_parquet(rows.take(pc.sort_indices(rows, [("hash", "ascending")])), *FOLDER, "repeated", parts.file(p))
     return pa.table({"parts": [len(np.unique(part))]})
 
@@ -221,11 +224,20 @@ def _top(ctx: Phase2Context, cfg: ParagraphsConfig) -> list[Repeated]:
         return []
     rows = ctx.read_local(files)
     rows = rows.take(pc.sort_indices(rows, [("count", "descending"), ("hash", "ascending")])).slice(0, cfg.top).to_pylist()
-    texts = [_snippet(ctx, cfg, r["first_doc"], r["first_idx"]) for r in rows]
-    from stages.pii.public import PublicRedactor  # the snippets are published (run.json, the card)
+    texts = _redacted([_snippet(ctx, cfg, r["first_doc"], r["first_idx"]) for r in rows], ctx.config)
+    return [Repeated(f"{r['hash']:016x}", r["count"], t) for r, t in zip(rows, texts)]
 
-    texts = PublicRedactor(ctx.config.pii.model_dump(mode="json")).texts(texts)
-    return [Repeated(f"{r['hash']:016x}", r["count"], t or "") for r, t in zip(rows, texts)]
+
+def _redacted(texts: list[str], config: RunConfig) -> list[str | None]:
+    """The snippets through the card's PublicRedactor (they are published); None for all when it cannot run."""
+    try:
+        from stages.pii.public import PublicRedactor
+
+        return [t or "" for t in PublicRedactor(config.pii.model_dump(mode="json")).texts(texts)]
+    except Exception as e:  # a display aid: never shown unredacted, never a reason to fail the phase
+        log.error("paragraph dedup: the most repeated paragraphs could not be redacted (%s: %s); their text is left out",
+                  type(e).__name__, e)
+        return [None] * len(texts)
 
 
 def _snippet(ctx: Phase2Context, cfg: ParagraphsConfig, doc: int, idx: int) -> str:
@@ -294,8 +306,9 @@ class PartEdits:
         found: list[str | None] = [None] * len(edited)
         # run_chain moves each rejected row out with its first rule's reason, as in phase 1; the row's
         # position rides in ``id`` (the rejected set keeps only its own columns)
+        needs = sorted({c for stage in self.filters for c in getattr(stage, "needs", ())} - {"id", "text"})
         judged = pa.table({"id": pa.array([str(i) for i in range(len(edited))], pa.string()), "text": texts,
-                           "language": _column(table, "language", edited), "url": _column(table, "url", edited)})
+                           **{c: _column(table, c, edited) for c in needs}})
         _, rejected = run_chain(self.filters, judged, ChainStats())
         for r in rejected:
             for i, why, d in zip(r.column("id").to_pylist(), r.column(REASON).to_pylist(), r.column(DETAILS).to_pylist()):
@@ -320,10 +333,10 @@ class PartEdits:
 
 
 def _column(table: pa.Table, name: str, rows: np.ndarray) -> pa.Array:
-    """``table[name]`` at ``rows`` as strings (nulls when the part has no such column)."""
+    """``table[name]`` at ``rows`` (nulls when the part has no such column: the rules skip what they cannot judge)."""
     if name not in table.column_names:
         return pa.nulls(len(rows), pa.string())
-    return table.column(name).take(pa.array(rows)).cast(pa.string())
+    return table.column(name).take(pa.array(rows))
 
 
 def _replace(column: pa.ChunkedArray, rows: np.ndarray, values: list[str]) -> pa.Array:

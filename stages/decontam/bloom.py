@@ -3,7 +3,7 @@
 ``m`` bits (a multiple of 64) and ``k`` probe positions per key by double
 hashing (Kirsch and Mitzenmacher 2006: ``(h1 + i * h2) mod m``, with ``h2``
 an odd remix of the key).  For ``n`` keys and a target false-positive rate
-``p``: ``m = -n ln p / (ln 2)^2`` (28.8 bits a key at 1e-6) rounded up to 64,
+``p``: ``m = -n ln p / (ln 2)^2`` (38.3 bits a key at 1e-8) rounded up to 64,
 ``k = round(m / n * ln 2)``; the rate it then has, ``(1 - exp(-k n / m))^k``,
 is reported (``fpr``).
 """

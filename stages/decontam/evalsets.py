@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from stages.decontam.config import EvalSetConfig
-from stages.named_files import NamedFileError, Opener
+from stages.named_files import NamedFileError, Opener, _head
 from stages.sources import HEAD_BYTES, PARQUET_MAGIC, sniff
 from stages.sources.documents import FieldPath
 from stages.sources.lines import compression_of
@@ -88,13 +88,13 @@ def eval_file_check(config: EvalSetConfig) -> Callable[[str, Opener], None]:
     Parquet schema) has the configured fields.  The whole file is read when the index is built."""
 
     def check(path: str, open_file: Opener) -> None:
+        head = _head(path, open_file, "dataset", HEAD_BYTES)  # the named-file checks' wording for a missing file
         try:
-            with open_file(path) as f:
-                head = f.read(HEAD_BYTES)
-                kind = _format(config, head)
-                if kind == "parquet":
+            kind = _format(config, head)
+            if kind == "parquet":
+                with open_file(path) as f:
                     _schema_columns(config, _parquet_file(f).schema_arrow)
-                    return
+                return
             data = _decompress(head, HEAD_BYTES, partial=True)
             if len(head) == HEAD_BYTES:  # a head: its last line may be cut
                 data = data[: data.rfind(b"\n") + 1]
@@ -104,10 +104,6 @@ def eval_file_check(config: EvalSetConfig) -> Callable[[str, Opener], None]:
                     _item_of(config, *first)
             else:
                 next(_text_records(data), None)
-        except FileNotFoundError:
-            raise NamedFileError(f"no eval file at {path!r} (check the path; it must exist where the run starts)") from None
-        except IsADirectoryError:
-            raise NamedFileError(f"{path!r} is a folder, not an eval file (give the file's path)") from None
         except EvalSetError as e:
             raise NamedFileError(f"{path!r} {e}") from None
         except OSError as e:

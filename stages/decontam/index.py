@@ -13,19 +13,22 @@ so neither kind ever reports an n-gram no item holds):
 - ``exact``: the (hash, item) pairs sorted by hash, two numpy arrays (12 bytes
   a pair); a document n-gram is looked up with ``searchsorted`` and a hit
   gives its items, each then checked by a search of that item's text alone;
-- ``bloom``: a Bloom filter of the hashes (``bloom_fpr``, about 3.6 bytes per
-  n-gram at 1e-6); a hit is checked by searching the n-gram in the text of
+- ``bloom``: a Bloom filter of the hashes (``bloom_fpr``, about 4.8 bytes per
+  n-gram at 1e-8); a hit is checked by searching the n-gram in the text of
   all items, which also says which items hold it.  Later windows of the same
   document found in an item already matched are attributed to it without a
   new search, so a planted passage costs one search, not one per window.
 
 Both keep the normalized items (" w1 w2 ... wn " each, joined by newlines)
-for those checks: about as many bytes as the eval files' text.
+for those checks: about as many bytes as the eval files' text.  Everything
+large is a numpy array, which Ray's object store maps into every worker of a
+node without a copy each.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import time
 from dataclasses import dataclass, field
 
@@ -36,7 +39,7 @@ from stages.dedup.minhash import poly_hash_spans
 from stages.decontam.bloom import BloomFilter
 from stages.decontam.config import DecontamConfig
 from stages.decontam.evalsets import EvalItems, EvalSetError, open_local_or_s3, read_eval_set
-from stages.decontam.normalize import Words, ngrams, words_of
+from stages.decontam.normalize import Ngrams, Words, ngrams, words_of
 from stages.named_files import Opener
 
 log = logging.getLogger(__name__)
@@ -90,7 +93,7 @@ class EvalIndex:
     set_names: tuple[str, ...]
     item_set: np.ndarray  # int32: the eval set of every item
     item_ids: pa.LargeStringArray
-    text: bytes  # normalized items, " w1 ... wn " each, newline-joined
+    text: np.ndarray  # uint8: normalized items, " w1 ... wn " each, newline-joined
     item_offsets: np.ndarray  # int64: where each item's text starts in ``text`` (one more: the end)
     keys: np.ndarray | None = None  # exact: sorted uint64 hashes, one per (n-gram, item) pair
     key_items: np.ndarray | None = None  # exact: the item of each
@@ -114,7 +117,7 @@ class EvalIndex:
 
     # ------------------------------------------------------------ lookups
 
-    def _exact(self, words: Words, grams) -> tuple[list[tuple[int, int]], int, int]:
+    def _exact(self, words: Words, grams: Ngrams) -> tuple[list[tuple[int, int]], int, int]:
         keys = self.keys
         # Sorted queries search ~10x faster (neighbouring searches touch the same cache lines); hits are rare,
         # so the hashes found, not every query's position, are mapped back to the windows.
@@ -144,7 +147,7 @@ class EvalIndex:
                 false_hits += 1
         return pairs, len(window), false_hits
 
-    def _bloom(self, words: Words, grams) -> tuple[list[tuple[int, int]], int, int]:
+    def _bloom(self, words: Words, grams: Ngrams) -> tuple[list[tuple[int, int]], int, int]:
         hit = np.flatnonzero(self.bloom.contains(grams.hashes))
         if not len(hit):
             return [], 0, 0
@@ -170,19 +173,21 @@ class EvalIndex:
     # ------------------------------------------------------------ exact checks
 
     @staticmethod
-    def _needle(words: Words, grams, w: int) -> bytes:
+    def _needle(words: Words, grams: Ngrams, w: int) -> bytes:
         return b" " + words.text(int(grams.starts[w]), int(grams.ends[w])) + b" "
 
     def _in_item(self, needle: bytes, item: int) -> bool:
-        return self.text.find(needle, int(self.item_offsets[item]), int(self.item_offsets[item + 1])) >= 0
+        return needle in self.text[self.item_offsets[item] : self.item_offsets[item + 1]].tobytes()
 
     def _items_holding(self, needle: bytes) -> list[int]:
-        """Every item whose text holds ``needle`` (one scan of the eval text, skipping to the next item)."""
-        out, pos = [], self.text.find(needle)
-        while pos >= 0:
-            item = int(np.searchsorted(self.item_offsets, pos, side="right")) - 1
+        """Every item whose text holds ``needle``: one scan of the eval text, in place (a regex
+        searches the array's buffer without copying it), skipping to the next item after a find."""
+        pattern, text = re.compile(re.escape(needle)), memoryview(self.text)
+        out, found = [], pattern.search(text)
+        while found is not None:
+            item = int(np.searchsorted(self.item_offsets, found.start(), side="right")) - 1
             out.append(item)
-            pos = self.text.find(needle, int(self.item_offsets[item + 1]))
+            found = pattern.search(text, int(self.item_offsets[item + 1]))
         return out
 
 
@@ -275,14 +280,15 @@ def _chunk(texts: list[str], first: int, config: DecontamConfig) -> _Chunk:
     return _Chunk(np.concatenate([grams.hashes, whole_hashes]), np.concatenate([grams.doc, whole]).astype(np.int64) + first, words.counts, pieces)
 
 
-def _joined(pieces: list[bytes]) -> tuple[bytes, np.ndarray]:
-    """The pieces joined by newlines, and where each starts (one more: the end)."""
+def _joined(pieces: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
+    """The pieces joined by newlines (a uint8 array: Ray hands numpy arrays to the workers of a node
+    without a copy each), and where each starts (one more: the end)."""
     offsets = np.zeros(len(pieces) + 1, np.int64)
     np.cumsum([len(p) + 1 for p in pieces], out=offsets[1:])
-    return b"\n".join(pieces) + b"\n", offsets
+    return np.frombuffer(b"\n".join(pieces) + b"\n", np.uint8), offsets
 
 
 def index_bytes(index: EvalIndex) -> int:
     """Bytes the index holds (what a worker receives)."""
     arrays = [index.item_set, index.item_offsets, index.keys, index.key_items, index.bloom.bits if index.bloom is not None else None]
-    return len(index.text) + index.item_ids.nbytes + sum(a.nbytes for a in arrays if a is not None)
+    return index.text.nbytes + index.item_ids.nbytes + sum(a.nbytes for a in arrays if a is not None)

@@ -33,6 +33,7 @@ from stages.decontam.normalize import words_of
 REASON = "contaminated"
 TAG_COLUMN = "contaminated"
 TAG_TYPE = pa.list_(pa.string())
+MAX_DETAILS_CHARS = 1000
 
 
 class DecontamStage:
@@ -92,7 +93,8 @@ class DecontamStage:
 
 def _details(labels: list[str], matched: int) -> str:
     more = matched - len(labels)
-    return ", ".join(labels) + (f" (+{more} more)" if more > 0 else "")
+    text = ", ".join(labels) + (f" (+{more} more)" if more > 0 else "")
+    return text if len(text) <= MAX_DETAILS_CHARS else text[: MAX_DETAILS_CHARS - 1] + "…"  # long ids
 
 
 @dataclass(frozen=True)

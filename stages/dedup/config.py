@@ -204,3 +204,10 @@ class DedupConfig(BaseModel):
     )
     batch_docs: int = Field(2000, ge=1, le=1_000_000, description="documents per signature batch")
     keep_intermediate: bool = Field(True, description="keep dedup/ (signatures, buckets, edges, components) after the run")
+
+    @model_validator(mode="after")
+    def _paragraphs_need_the_phase(self) -> "DedupConfig":
+        if self.paragraphs.enabled and not self.enabled:
+            raise ValueError("paragraphs.enabled needs the dedup phase: set dedup.enabled: true (document dedup can be "
+                             "turned off with exact.enabled and minhash.enabled: false)")
+        return self

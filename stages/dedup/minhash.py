@@ -2,7 +2,9 @@
 
 Pipeline per batch: normalized bytes (normalize.py) -> shingle spans (byte
 ranges of word or character n-grams) -> one hash per shingle -> datasketch's
-permutation scheme -> the minimum per document and permutation.
+permutation scheme -> the minimum per document and permutation.  Character
+n-grams with the ``poly`` hash skip the spans: their hashes come straight from
+prefix sums at character boundaries (:func:`char_poly_hashes`).
 
 Compatibility: for a document whose normalized text is ``t``, with
 ``shingles = [" ".join(w[i:i+n]) for i ...]`` (``w = t.split(" ")``; a

@@ -2,8 +2,8 @@
 classifier needs.
 
 A block is what a reader sees as one line: a paragraph, a heading, a list
-item, a table row (cells joined by a space), a ``<pre>`` line, or one run of
-text between ``<br>`` tags.  Lines cut by ``<br>`` inside one element share a
+item, a table row (its cells apart by tabs), a ``<pre>`` line (with its
+indentation), or one run of text between ``<br>`` tags.  Lines cut by ``<br>`` inside one element share a
 ``group``, so that a ``<br>``-separated paragraph is judged as a whole.
 
 The walk is iterative (an explicit stack, never recursion), so a deeply nested
@@ -98,17 +98,21 @@ class Marks:
         self,
         index: dict[int, int],
         boilerplate: list[bool],
-        footer: list[bool] | None = None,
+        fixed: list[bool] | None = None,
         tag_ids: frozenset[int] | None = None,
         reason: list[int] | None = None,
+        words: list[str] | None = None,
     ):
         self.index = index
         self.boilerplate = boilerplate
-        #: the page says outright this is its footer (<footer>, role=contentinfo, class "footer")
-        self.footer = footer or [False] * len(boilerplate)
+        #: boilerplate whatever it holds: the page says outright this is its footer (<footer>,
+        #: role=contentinfo, class "footer"), or a consent banner (whose long paragraphs read as prose)
+        self.fixed = fixed or [False] * len(boilerplate)
         #: why a boilerplate element is marked, when the kind of page may overrule it
         #: (hints.THREAD: comments or replies; hints.HIDDEN: hidden), else 0
         self.reason = reason or [0] * len(boilerplate)
+        #: the class word that made an element boilerplate ("widget", "sidebar"), else ""
+        self.words = words or [""] * len(boilerplate)
         self.tag_ids = tag_ids
         self.parent = [-1] * len(boilerplate)
         self.wraps_content = [False] * len(boilerplate)
@@ -154,6 +158,12 @@ class _AnyTag:
         return True
 
 
+# A table cell starts with this mark in the line being built; the line comes
+# out with its cells apart by tabs (a Unicode noncharacter: no page has it,
+# and str.split() does not take it for whitespace).
+_CELL_MARK = "\ufdd0"
+_CELL_SEP = f" {_CELL_MARK} "
+
 # What leaving an open element undoes (kept on the walk's stack with it).
 _LEAVE_PLAIN, _LEAVE_LINK, _LEAVE_MARK, _LEAVE_BLOCK, _LEAVE_PRE = range(5)
 
@@ -186,12 +196,18 @@ def extract_blocks(root: LexborNode, marks: Marks | None = None) -> list[Block]:
 
     def flush() -> None:
         nonlocal parts, link_parts, group, new_group, n_links
-        text = " ".join((parts[0] if len(parts) == 1 else "".join(parts)).split())
+        raw = parts[0] if len(parts) == 1 else "".join(parts)
+        if pre:
+            text = raw.rstrip() if not raw.isspace() else ""  # code keeps its indentation
+        else:
+            text = " ".join(raw.split())
         if text:
             if new_group:
                 group += 1
                 new_group = False
-            chars = _weight(text)
+            if _CELL_MARK in text:  # a table row: its cells apart by tabs, as text keeps a table's structure
+                text = text.replace(f" {_CELL_MARK} ", "\t").replace(_CELL_MARK, "").strip()
+            chars = _weight(text) - text.count("\t") if pre or "\t" in text else _weight(text)
             if not link_parts:
                 link_chars = 0
             elif link_parts == parts:
@@ -286,7 +302,7 @@ def extract_blocks(root: LexborNode, marks: Marks | None = None) -> list[Block]:
                 n_links += 1
                 leave = _LEAVE_LINK
         elif action == _CELL:
-            parts.append(" ")
+            parts.append(_CELL_SEP)
         elif action == _SKIP:
             node = node.next
             continue

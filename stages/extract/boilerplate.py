@@ -57,6 +57,11 @@ class BoilerplateConfig(BaseModel):
     max_prune_good_share: float = Field(
         0.5, gt=0, le=1, description="... or more than this share of the good text (long, link-poor paragraphs)"
     )
+    max_word_good_share: float = Field(
+        0.4, gt=0, le=1,
+        description="elements made boilerplate by one class word ('widget') that together hold more than this share "
+        "of the good text are not boilerplate (a page builder's blocks, a blog index's entries)",
+    )
     repeat_share: float = Field(
         0.8, gt=0, le=1,
         description="a kept block this share of whose text is the texts of two or more other kept blocks is dropped "
@@ -74,14 +79,18 @@ class BoilerplateConfig(BaseModel):
 class Result:
     """The text and what the extractor saw on the way (for the cascade and for debugging)."""
 
-    __slots__ = ("text", "blocks", "kept", "root_found", "page_type")
+    __slots__ = ("text", "blocks", "kept", "root_found", "page_type", "chosen")
 
-    def __init__(self, text: str, blocks: list[Block], kept: list[Block], root_found: bool, page_type: str = "article"):
+    def __init__(
+        self, text: str, blocks: list[Block], kept: list[Block], root_found: bool, page_type: str = "article",
+        chosen: list[Block] | None = None,
+    ):
         self.text = text
         self.blocks = blocks          # every block of the body
         self.kept = kept              # those in the text
         self.root_found = root_found  # a content container was chosen
         self.page_type = page_type    # the kind of page it was taken for (stages.extract.pagetype)
+        self.chosen = chosen or []    # the blocks the block rules judged (the root's, outside boilerplate)
 
 
 def _totals(inner: list[int], marks: Marks, weights: list[int], weights2: list[int]) -> tuple[list[int], list[int]]:
@@ -133,21 +142,57 @@ def unmark_wrappers(blocks: list[Block], marks: Marks, cfg: BoilerplateConfig, g
 
     Only the innermost mark of a block is looked at: the outer ones hold even
     more text, so they are too big as well.  An element the page calls its
-    footer outright keeps its mark: on a page whose content is all links (a
-    table of contents) the footer's licence text is the most "good" text
-    there is, and would otherwise become the page.  ``good`` is
+    footer outright keeps its mark (:attr:`Marks.fixed`): on a page whose
+    content is all links (a table of contents) the footer's licence text is
+    the most "good" text there is, and would otherwise become the page; so
+    does a consent banner, whose paragraphs outweigh a forum's short posts.  ``good`` is
     :func:`_good_chars` of the blocks, if the caller has it.
     """
     chars = [b.chars for b in blocks]
     if good is None:
         good = _good_chars(blocks, cfg.blocks)
-    in_chars, in_good = _totals([b.skip for b in blocks], marks, chars, good)
     limit, good_limit = cfg.max_prune_share * sum(chars), cfg.max_prune_good_share * sum(good)
+    # First: the element around them may be a wrapper too.
+    unmark_word_wrappers(blocks, marks, good, cfg.max_word_good_share * sum(good))
+    in_chars, in_good = _totals([b.skip for b in blocks], marks, chars, good)
     wraps = marks.wraps_content
     for b in blocks:
         m = b.skip
-        if m >= 0 and not marks.footer[m] and (in_good[m] > good_limit or (in_chars[m] > limit and wraps[m])):
+        if m >= 0 and not marks.fixed[m] and (in_good[m] > good_limit or (in_chars[m] > limit and wraps[m])):
             b.skip = -1
+
+
+#: Class words that name navigation and consent banners: never a page builder's word for its blocks
+#: (a mega menu of plain text can hold more "good" text than a product page's description).
+NAVIGATION_WORDS = frozenset(
+    ("nav", "menu", "breadcrumb", "pagination", "pager", "skip-link", "skiplink", "skip-to", "skip-nav", "cookie",
+     "consent", "gdpr", "login", "signup", "social")
+)
+
+
+def unmark_word_wrappers(blocks: list[Block], marks: Marks, good: list[int], good_limit: float) -> None:
+    """Forget the marks given for one class word when the elements it names
+    hold more than ``good_limit`` of the good text together: a page builder
+    that calls each block of the article a ``widget`` (HubSpot, SiteOrigin,
+    CSS-module names), a blog that names each entry of its index after its
+    ``author``, a theme that puts the article in a ``sidebar-layout``.
+    Sidebar widgets and author boxes hold little of a page; navigation
+    words are never taken for a builder's (:data:`NAVIGATION_WORDS`)."""
+    words, parent, fixed = marks.words, marks.parent, marks.fixed
+    by_word: dict[str, int] = {}
+    for b, g in zip(blocks, good):
+        if g and b.skip >= 0:
+            w = words[b.skip]
+            if w and w not in NAVIGATION_WORDS:
+                by_word[w] = by_word.get(w, 0) + g
+    many = {w for w, n in by_word.items() if n > good_limit}
+    if not many:
+        return
+    for b in blocks:
+        m = b.skip
+        while m >= 0 and words[m] in many and not fixed[m]:
+            m = parent[m]
+        b.skip = m
 
 
 def choose_root(blocks: list[Block], marks: Marks, cfg: BoilerplateConfig, good: list[int] | None = None) -> int:
@@ -271,7 +316,11 @@ class BoilerplateExtractor:
             # forms (Bengali, Vietnamese, macOS-made text), which would make
             # the same words differ for the filters and for dedup.
             text = unicodedata.normalize("NFC", text)
-        return Result(text, blocks, kept, root_found, kind)
+        return Result(text, blocks, kept, root_found, kind, chosen)
 
     def __call__(self, html: str, url: str | None = None) -> str:
         return self.run(html, url).text
+
+    def block_rules(self, page_type: str) -> ClassifyConfig:
+        """The block rules used on pages of that kind."""
+        return self._rules[page_type]

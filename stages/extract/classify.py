@@ -3,7 +3,8 @@
 
 1. Each group of lines (a paragraph, with its ``<br>`` lines) gets a class
    from its own features: *bad* if mostly link text (or a caption), *good*
-   if long with few links, *short* if very short, *near* in between;
+   if long with few links, *short* if very short (but a link-free list item
+   or table row, a piece of a larger unit, is near), *near* in between;
    headings are set aside (those of ``max_heading_chars`` or more are
    paragraphs: a subtitle, or body text set in heading tags).
 2. Context decides the rest, from the nearest good or bad group on each side
@@ -43,11 +44,18 @@ class ClassifyConfig(BaseModel):
     keep_captions: bool = Field(
         False, description="keep figure and table captions (on the dev set they are photo credits more often than text)"
     )
+    short_lines_near: bool = Field(
+        False, description="every short line without links is judged as near, not only list items and table rows "
+        "(a product page's specification lines)",
+    )
     short_pages: bool = Field(
         False, description="on a page with no paragraph of even 'near' length (a list of names), short ones count as good"
     )
     near_needs_both: bool = Field(False, description="a near paragraph needs good neighbours on both sides (else one)")
     edge: Literal["good", "bad"] = Field(BAD, description="how the ends of the content count as neighbours")
+
+
+_ITEM_KINDS = ("li", "tr")
 
 
 def _group_classes(blocks: list[Block], cfg: ClassifyConfig) -> tuple[list[int], list[str]]:
@@ -69,6 +77,7 @@ def _group_classes(blocks: list[Block], cfg: ClassifyConfig) -> tuple[list[int],
         group_of.append(len(chars) - 1)
     max_density, max_good_density = cfg.max_link_density, cfg.max_good_link_density
     low, high, bad_caption, max_heading = cfg.length_low, cfg.length_high, not cfg.keep_captions, cfg.max_heading_chars
+    short_near = cfg.short_lines_near
     classes: list[str] = []
     for n, link, kind in zip(chars, links, kinds):
         density = link / n if n else 0.0
@@ -77,7 +86,9 @@ def _group_classes(blocks: list[Block], cfg: ClassifyConfig) -> tuple[list[int],
         elif kind == "h" and n < max_heading:
             classes.append(HEADING)
         elif n < low:
-            classes.append(SHORT)
+            # A list item or table row is a piece of a larger unit (a spec
+            # table, a list of steps): without links, it is judged as near.
+            classes.append(NEAR if not link and (kind in _ITEM_KINDS or short_near) else SHORT)
         elif n >= high and density <= max_good_density:
             classes.append(GOOD)
         else:
@@ -133,7 +144,7 @@ def classify(blocks: list[Block], cfg: ClassifyConfig) -> list[Block]:
     seen: set[str] = set()
     out = []
     for b, g in zip(blocks, group_of):
-        if keep[g] and b.text not in seen:
-            seen.add(b.text)
+        if keep[g] and (b.kind == "pre" or b.text not in seen):
+            seen.add(b.text)  # code repeats its lines ("}", "return x") on purpose
             out.append(b)
     return out

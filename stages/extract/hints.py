@@ -35,13 +35,18 @@ THREAD_WORDS = ("comment", "disqus", "respond", "reply")
 REVIEW_WORDS = ("review",)
 #: ... that count only as a whole word: "tags" but not "tagStyle", "cta" (call to action) but not "ctaxonomy".
 BOILERPLATE_TOKENS = ("ad", "ads", "tags", "cta")
-#: ... that count anywhere in a name: consent managers name their banners "BorlabsCookie", "cmplz-consent".
-BOILERPLATE_ANYWHERE = ("cookie", "consent")
+#: ... that count anywhere in a name: consent managers name their banners "BorlabsCookie", "cmplz-consent",
+#: or after themselves (OneTrust, Didomi, Usercentrics: their long "these cookies..." paragraphs read as prose).
+BOILERPLATE_ANYWHERE = ("cookie", "consent", "onetrust", "optanon", "ot-sdk", "didomi", "usercentrics")
 #: Class/id word prefixes that name a caption (wp-caption, media-caption, caption-text): dropped with
 #: the ``<figcaption>`` captions unless the config keeps captions.
 CAPTION_WORDS = ("caption",)
 #: Whole class names that hide an element ("hidden", but not "field--label-hidden" or "hidden-xs").
 HIDDEN_CLASSES = frozenset(("hidden", "is-hidden", "d-none", "invisible", "hide"))
+#: Hidden elements that are content waiting for a click, whatever the page: tab panels, accordion and FAQ
+#: panels, collapsed sections (their names), and Tailwind's "hidden lg:block" (visible from a screen width on).
+_PANEL_RE = re.compile(r"accordion|tab-?pane|tabpanel|tab-content|collaps|expand|faq|panel")
+_SHOWN_FROM_RE = re.compile(r"(?<![a-z0-9])(?:sm|md|lg|xl|2xl):(?:block|flex|grid|inline|table|contents)")
 # Exceptions: names that start like boilerplate but are not.
 _NOT_BOILERPLATE = ("commentary", "elementor-widget", "navigator")
 
@@ -113,32 +118,36 @@ _OVERRULED = (THREAD, HIDDEN, REVIEW)
 def name_hint(name: str, drop_captions: bool = True) -> int:
     """What a lower-case "class id" string says: BOILERPLATE, CONTENT or 0;
     a caption's name says BOILERPLATE if ``drop_captions``."""
-    h = _name_hint(name, drop_captions)
+    h = _name_hint(name, drop_captions)[0]
     return 0 if h == REVIEW else BOILERPLATE if h in _OVERRULED else h
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _name_hint(name: str, drop_captions: bool = True) -> int:
+def _name_hint(name: str, drop_captions: bool = True) -> tuple[int, str]:
     """:func:`name_hint`, with THREAD for names that are boilerplate only as
-    comments or replies (``comment-list``, ``replies``) and HIDDEN for those
-    that hide an element (``hidden``, ``d-none``).
+    comments or replies (``comment-list``, ``replies``), HIDDEN for those
+    that hide an element (``hidden``, ``d-none``) and REVIEW for customers'
+    reviews; and the word that made a name boilerplate ("widget"), else "".
 
     Cached: class names repeat heavily within a page and across a site.
     """
     if _CONTENT_RE.search(name):
-        return CONTENT  # "article-content sticky-sidebar": the specific content word wins
+        return CONTENT, ""  # "article-content sticky-sidebar": the specific content word wins
     words = name.split()
-    if (_FURNITURE_RE.search(name) and not _EXCEPT_RE.search(name)) or (drop_captions and _CAPTION_RE.search(name)):
-        return BOILERPLATE
+    furniture = _FURNITURE_RE.search(name)
+    if furniture and not _EXCEPT_RE.search(name):
+        return BOILERPLATE, furniture.group(0)
+    if drop_captions and _CAPTION_RE.search(name):
+        return BOILERPLATE, ""
     if _THREAD_RE.search(name) and not _EXCEPT_RE.search(name):
-        return THREAD
-    if not HIDDEN_CLASSES.isdisjoint(words):
-        return HIDDEN
+        return THREAD, ""
+    if not HIDDEN_CLASSES.isdisjoint(words) and not _PANEL_RE.search(name) and not _SHOWN_FROM_RE.search(name):
+        return HIDDEN, ""
     if _REVIEW_RE.search(name):
-        return REVIEW
+        return REVIEW, ""
     if not CONTENT_NAMES.isdisjoint(words):
-        return CONTENT
-    return 0
+        return CONTENT, ""
+    return 0, ""
 
 
 def _hidden(attrs: dict) -> bool:
@@ -160,33 +169,34 @@ _FOOTER_TAG_ID = create_tag("footer").tag_id
 _OTHER_HINT_ATTRS = frozenset(("role", "hidden", "aria-hidden", "style", "itemprop"))
 
 
-def _hint(tag_id: int, attrs: dict, drop_captions: bool = True) -> int:
-    """:func:`hint` from an element's tag id and attributes."""
+def _hint(tag_id: int, attrs: dict, drop_captions: bool = True) -> tuple[int, str]:
+    """:func:`hint` from an element's tag id and attributes, and the class
+    word behind a boilerplate verdict (see :func:`_name_hint`)."""
     if tag_id in _BOILERPLATE_TAG_IDS:
-        return BOILERPLATE
+        return BOILERPLATE, ""
     # Most elements have no attribute but class and id: the tests on the others are skipped.
     others = not _OTHER_HINT_ATTRS.isdisjoint(attrs)
     role = attrs.get("role") if others else None
     if others and role in BOILERPLATE_ROLES:
-        return BOILERPLATE
+        return BOILERPLATE, ""
     name = f"{attrs.get('class') or ''} {attrs.get('id') or ''}"
-    by_name = _name_hint(name.lower(), drop_captions) if len(name) > 1 else 0
+    by_name, word = _name_hint(name.lower(), drop_captions) if len(name) > 1 else (0, "")
     if by_name == BOILERPLATE:
-        return BOILERPLATE  # a hidden menu is a menu, whatever the page
-    if others and _hidden(attrs):
-        return HIDDEN
+        return BOILERPLATE, word  # a hidden menu is a menu, whatever the page
+    if others and _hidden(attrs) and role != "tabpanel" and not _PANEL_RE.search(name.lower()):
+        return HIDDEN, ""
     if by_name:
-        return by_name
+        return by_name, ""
     if tag_id in _CONTENT_TAG_IDS or (
         others and (role == "main" or (attrs.get("itemprop") or "").lower() in CONTENT_ITEMPROPS)
     ):
-        return CONTENT
-    return 0
+        return CONTENT, ""
+    return 0, ""
 
 
 def hint(node: LexborNode) -> int:
     """What an element's tag and attributes say it is: BOILERPLATE, CONTENT or 0."""
-    h = _hint(node.tag_id, node.attributes)
+    h = _hint(node.tag_id, node.attributes)[0]
     return 0 if h == REVIEW else BOILERPLATE if h in _OVERRULED else h
 
 
@@ -207,8 +217,9 @@ def scan(root: LexborNode, drop_captions: bool = True) -> Marks:
     hint; elements named as captions are boilerplate if ``drop_captions``."""
     index: dict[int, int] = {}
     boilerplate: list[bool] = []
-    footer: list[bool] = []
+    fixed: list[bool] = []
     reason: list[int] = []
+    words: list[str] = []
     tag_ids: set[int] = set()
     seen: set[int] = set()
     for node in root.css(_CANDIDATES):
@@ -219,12 +230,14 @@ def scan(root: LexborNode, drop_captions: bool = True) -> Marks:
         # Each node's attributes are read once (a dict built in C), for both questions.
         attrs = node.attributes
         tag_id = node.tag_id
-        h = _hint(tag_id, attrs, drop_captions)
+        h, word = _hint(tag_id, attrs, drop_captions)
         if h:
             index[key] = len(boilerplate)
             is_bp = h != CONTENT
             boilerplate.append(is_bp)
-            footer.append(is_bp and _is_footer(tag_id, attrs))
+            # The page's footer and consent banners are never wrappers with an unlucky name.
+            fixed.append(is_bp and (word in BOILERPLATE_ANYWHERE or _is_footer(tag_id, attrs)))
             reason.append(h if h in _OVERRULED else 0)
+            words.append(word)
             tag_ids.add(tag_id)
-    return Marks(index, boilerplate, footer, frozenset(tag_ids), reason)
+    return Marks(index, boilerplate, fixed, frozenset(tag_ids), reason, words)

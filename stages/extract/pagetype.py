@@ -103,6 +103,7 @@ class Shape:
 
     chars: int          # all text
     good_share: float   # share of it in long, link-poor paragraphs
+    link_share: float   # share of it inside links
     headlines: int      # lines that are one long link each (a teaser, an item title)
     prices: int         # lines with a price
     code_share: float   # share of the text in <pre>
@@ -112,12 +113,13 @@ _PRICE_RE = re.compile(r"[$€£¥₹]\s?\d|\d(?:[.,]\d\d)?\s?(?:€|EUR|USD|GBP
 
 
 def shape(blocks: list[Block], length_high: int = 50, headline_chars: int = 30) -> Shape:
-    chars = good = code = headlines = prices = 0
+    chars = good = code = headlines = prices = linked = 0
     for b in blocks:
         if b.skip >= 0:
             continue
         n = b.chars
         chars += n
+        linked += b.link_chars
         if b.kind == "pre":
             code += n
         elif n >= length_high and b.link_chars * 4 <= n:
@@ -127,15 +129,15 @@ def shape(blocks: list[Block], length_high: int = 50, headline_chars: int = 30) 
         if n < 40 and _PRICE_RE.search(b.text):
             prices += 1
     total = max(chars, 1)
-    return Shape(chars, good / total, headlines, prices, code / total)
+    return Shape(chars, good / total, linked / total, headlines, prices, code / total)
 
 
 # --- evidence per kind --------------------------------------------------------
 
 _FORUM_TYPES = frozenset(("DiscussionForumPosting", "QAPage"))
 _FORUM_PATH_RE = re.compile(
-    r"/(?:forums?|threads?|topics?|t|discussions?|community|boards?|questions|comments|talk|showtopic)/"
-    r"|viewtopic\.php|showthread\.php|/thread-\d|[?&]topic=\d"
+    r"/(?:forums?|threads?|t|discussions?|community|boards?|questions|comments|talk|showtopic)/"
+    r"|/topics?/\d|viewtopic\.php|showthread\.php|/thread-\d|[?&]topic=\d"  # "/topics/cameras" is a section
 )
 _FORUM_HOST_RE = re.compile(r"^(?:forums?|community|discuss|discussion|boards?|bbs|answers)\.")
 _FORUM_GENERATORS = ("discourse", "vbulletin", "xenforo", "phpbb", "invision", "simple machines", "mybb",

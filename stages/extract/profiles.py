@@ -14,7 +14,8 @@ those rules call boilerplate:
 - a listing's or a shop category's items are links (a card is one link
   around a title and a teaser), documentation links every other word to
   the reference, a service page's feature cards end in "learn more":
-  link density says little there (:attr:`Profile.block_updates`).
+  link density says little there, and their short lines (a feature, a
+  price, a parameter) are items, not scraps (:attr:`Profile.block_updates`).
 
 See docs/extraction.md for the per-type numbers behind each choice.
 """
@@ -45,7 +46,8 @@ class Profile:
 
 
 ARTICLE_PROFILE = Profile()
-_LINKS_ARE_TEXT = {"max_link_density": 1.0, "max_good_link_density": 1.0}
+#: Link density says little, and a short line without links (a feature, a spec, an item's price) is near.
+_LINKS_ARE_TEXT = {"max_link_density": 1.0, "max_good_link_density": 1.0, "short_lines_near": True}
 #: ... and a page of short lines only (product names, categories) is a list of them
 _ITEMS = {**_LINKS_ARE_TEXT, "short_pages": True}
 

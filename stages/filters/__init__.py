@@ -23,8 +23,6 @@ workers receive) and the folder fields are cleared, so workers need no files.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from stages.filters.by_language import (
@@ -102,13 +100,13 @@ class FiltersConfig(BaseModel):
             fineweb2 = read_fineweb2_configs(self.fineweb2_configs, self.fineweb2_languages, self.fineweb2_pipeline)
             log_unmapped(fineweb2)
             layers.append({lang: LanguageOverride.model_validate(c) for lang, c in fineweb2.filters.items()})
-            self.by_language_sources.append(f"fineweb2_configs: {Path(self.fineweb2_configs).resolve()} "
+            self.by_language_sources.append(f"fineweb2_configs: {self.fineweb2_configs} "
                                             f"({len(fineweb2.files)} files)")
             self.fineweb2_unmapped += [str(u) for u in fineweb2.unmapped]
             self.fineweb2_configs = None
         if self.by_language_dir:
             layers.append(read_overrides_dir(self.by_language_dir))
-            self.by_language_sources.append(f"by_language_dir: {Path(self.by_language_dir).resolve()}")
+            self.by_language_sources.append(f"by_language_dir: {self.by_language_dir}")
             self.by_language_dir = None
         if layers or self.by_language:
             self.by_language = merge(*layers, self.by_language)

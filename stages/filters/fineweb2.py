@@ -45,7 +45,7 @@ from typing import Any
 from stages.filters import stopwords
 from stages.filters.by_language import read_yaml_mapping
 from stages.filters.gopher_quality import NO_LENGTH_RULE
-from stages.filters.gopher_repetition import DUP_N, TOP_N
+from stages.filters.gopher_repetition import DUP_N, TOP_MAX, TOP_N
 from stages.filters.labels import NAME_RE, canonical, lid176_code, lid176_to_fineweb2
 
 log = logging.getLogger(__name__)
@@ -149,7 +149,8 @@ def map_file(name: str, data: dict, label: str) -> tuple[dict, float | None, lis
         elif key == "dup_line_frac":
             put("gopher_repetition", key, _limit(name, key, value, note, zero_is_off=True, most=1))
         elif key in ("top_n_grams", "dup_n_grams"):
-            put("gopher_repetition", key, _n_grams(name, key, value, TOP_N if key == "top_n_grams" else DUP_N, note))
+            allowed, most = (TOP_N, TOP_MAX) if key == "top_n_grams" else (DUP_N, 1)
+            put("gopher_repetition", key, _n_grams(name, key, value, allowed, most, note))
         elif key == "line_punct_thr":
             v = _number(name, key, value, high=1)
             if v < 0:
@@ -210,8 +211,8 @@ def _limit(name: str, key: str, value: Any, note, zero_is_off: bool, most: float
     return v
 
 
-def _n_grams(name: str, key: str, value: Any, allowed: range, note) -> dict[int, float]:
-    """FineWeb-2's ``[[n, limit], ...]`` as ``{n: limit}``."""
+def _n_grams(name: str, key: str, value: Any, allowed: range, most: float, note) -> dict[int, float]:
+    """FineWeb-2's ``[[n, limit], ...]`` as ``{n: limit}``; a limit above ``most`` (no document reaches it) is off."""
     if not isinstance(value, list) or not all(isinstance(p, list) and len(p) == 2 for p in value):
         raise ValueError(f"{WHAT}: {name}: {key}: expected a list of [n, limit] pairs (got {_short(value)})")
     out: dict[int, float] = {}
@@ -221,8 +222,8 @@ def _n_grams(name: str, key: str, value: Any, allowed: range, note) -> dict[int,
         limit = _number(name, f"{key}[{n}]", limit, 0)
         if n not in allowed:
             note(f"{key}[{n}]", limit, f"Gopher's {key} rules are for n = {allowed.start}..{allowed.stop - 1}")
-        elif limit > 1:
-            note(f"{key}[{n}]", limit, "a share of characters above 1: the rule is off for this n")
+        elif limit > most:
+            note(f"{key}[{n}]", limit, f"a share of characters above {most}, which no document reaches: the rule is off for this n")
         else:
             out[n] = limit
     return out

@@ -45,7 +45,8 @@ class GopherRepetitionConfig(BaseModel):
     )
     top_n_grams: dict[int, float] = Field(
         default_factory=lambda: {2: 0.20, 3: 0.18, 4: 0.16},
-        description=f"{TABLE_A1}: top n-gram character fraction, n -> maximum",
+        description=f"{TABLE_A1}: top n-gram character fraction, n -> maximum (up to 100: overlapping repeats of one "
+        "n-gram can cover more characters than the text has; FineWeb-2 sets limits above 1)",
     )
     dup_n_grams: dict[int, float] = Field(
         default_factory=lambda: {5: 0.15, 6: 0.14, 7: 0.13, 8: 0.12, 9: 0.11, 10: 0.10},
@@ -55,25 +56,27 @@ class GopherRepetitionConfig(BaseModel):
     @field_validator("top_n_grams")
     @classmethod
     def _top_n(cls, v: dict[int, float]) -> dict[int, float]:
-        return _n_grams(v, TOP_N, "top_n_grams")
+        return _n_grams(v, TOP_N, "top_n_grams", TOP_MAX)
 
     @field_validator("dup_n_grams")
     @classmethod
     def _dup_n(cls, v: dict[int, float]) -> dict[int, float]:
-        return _n_grams(v, DUP_N, "dup_n_grams")
+        return _n_grams(v, DUP_N, "dup_n_grams", 1)
 
 
 #: The n of Gopher's n-gram rules (Table A1): top 2-4 grams, duplicate 5-10 grams (each one reason).
 TOP_N = range(2, 5)
 DUP_N = range(5, 11)
+#: The top n-gram's characters times its count can exceed the text's ("a a a a": 2-gram "a a" x 3 = 9 > 7).
+TOP_MAX = 100
 
 
-def _n_grams(v: dict[int, float], allowed: range, field: str) -> dict[int, float]:
+def _n_grams(v: dict[int, float], allowed: range, field: str, most: float) -> dict[int, float]:
     bad = sorted(k for k in v if k not in allowed)
     if bad:
         raise ValueError(f"n = {bad} not allowed: Gopher's {field} rules are for n = {allowed.start}..{allowed.stop - 1}")
-    if any(not 0 <= x <= 1 for x in v.values()):
-        raise ValueError("each maximum is a fraction of characters, between 0 and 1")
+    if any(not 0 <= x <= most for x in v.values()):
+        raise ValueError(f"each maximum is a fraction of characters, from 0 to {most}")
     return v
 
 

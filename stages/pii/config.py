@@ -165,6 +165,7 @@ class PiiConfig(BaseModel):
     max_candidate_digits: int = Field(
         20000,
         ge=100,
+        le=10_000_000,
         description="a document whose candidates hold more digits is a dump (log, directory, number table): it is rejected "
         "with reason pii_dense instead of analyzed, which would take python-phonenumbers minutes",
     )

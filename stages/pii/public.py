@@ -34,12 +34,9 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from urllib.parse import unquote
 
-import pyarrow as pa
-import pyarrow.compute as pc
-
 from stages.pii.candidates import candidate_pattern
 from stages.pii.config import PATTERN_ENTITIES, PiiConfig
-from stages.pii.normalize import PERCENT_RE2, TRIGGER_RE2, text_view
+from stages.pii.normalize import PERCENT, TRIGGER, text_view
 from stages.pii.redact import Finding, Redactor, resolve
 from stages.pii.urls import MASK, UrlRedactor
 
@@ -111,9 +108,11 @@ class PublicRedactor:
         self.config = public_config(run_pii)
         pattern = candidate_pattern(self.config, list(PATTERN_ENTITIES))
         self.leftover_pattern = pattern.python
-        # a string needs presidio when it has a candidate or a view trigger (escapes included)
-        self.prefilter = f"(?:{pattern.re2})|(?:{TRIGGER_RE2})|(?:{PERCENT_RE2})"
-        self._urls = UrlRedactor(self._detect_values, self._token, pattern.re2, encode=False, leftover=self.looks_like_pii)
+        # a string needs presidio when it has a candidate or a view trigger (escapes included); published strings are
+        # few and short: Python's re (Arrow would compile the RE2 form at every call)
+        self.prefilter = re.compile(f"(?:{pattern.python.pattern})|(?:{TRIGGER.pattern})|(?:{PERCENT.pattern})")
+        self._urls = UrlRedactor(self._detect_values, self._token, min(self.config.min_phone_digits, 9), encode=False,
+                                 leftover=self.looks_like_pii)
 
     # ------------------------------------------------------------ building blocks
 
@@ -131,8 +130,7 @@ class PublicRedactor:
         return self.redactor.ops[f.entity](value)
 
     def _needs(self, values: Sequence[str | None]) -> list[bool]:
-        arr = pa.array(list(values), pa.large_string())
-        return pc.fill_null(pc.match_substring_regex(arr, self.prefilter), False).to_pylist()
+        return [bool(v) and self.prefilter.search(v) is not None for v in values]
 
     def _ner_languages(self, lang: str | None) -> list[str | None]:
         """The languages a text is read in: its own, or, without a NER model for it, every NER model's too."""

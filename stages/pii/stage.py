@@ -25,6 +25,7 @@ python-phonenumbers would spend minutes on it; the scan stops at that point.
 from __future__ import annotations
 
 import bisect
+import re
 from collections import Counter, defaultdict
 from dataclasses import replace
 
@@ -35,7 +36,7 @@ import pyarrow.compute as pc
 from stages.base import add_rejections, set_column
 from stages.pii.candidates import Piece, candidate_pattern, candidate_spans, find_pieces, marked_texts, pieces
 from stages.pii.config import ENTITIES, NER_ENTITIES, PATTERN_ENTITIES, URL_COUNT_COLUMN, URL_ORIGINAL_COLUMN, PiiConfig, count_column
-from stages.pii.normalize import PERCENT_RE2, TRIGGER_RE2, TextView, text_view
+from stages.pii.normalize import PERCENT, PERCENT_RE2, TRIGGER, TRIGGER_RE2, TextView, text_view
 from stages.pii.recognizers import UNFORMATTED_PHONE_SCORE, ner_analyzer, pattern_analyzer
 from stages.pii.redact import Finding, Redactor, resolve
 from stages.pii.urls import UrlRedactor
@@ -45,8 +46,20 @@ from stages.pii.urls import UrlRedactor
 SEPARATOR = "\n\n" + " ".join(["zqxj"] * 8) + "\n\n"
 # reason of a document whose candidates are too dense to analyze (a dump of numbers)
 DENSE_REASON = "pii_dense"
+# Up to this many characters, detect_all scans with Python's re: Arrow compiles the RE2 candidate expression
+# (its Unicode classes) at every call, ~15 ms, more than Python's re takes over a few hundred URL values.
+PYTHON_SCAN_CHARS = 200_000
 # Longest entity a chunk cut is guaranteed not to split (an e-mail address is at most 254).
 MAX_ENTITY_CHARS = 300
+
+
+def _strings(col: pa.ChunkedArray, name: str) -> bool:
+    """Whether a column holds strings to read: an all-null column (a source without URLs) has nothing to redact."""
+    if pa.types.is_null(col.type):
+        return False
+    if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+        raise TypeError(f"pii: the {name} column must hold strings (got {col.type})")
+    return True
 
 
 class PiiStage:
@@ -71,6 +84,7 @@ class PiiStage:
         #: also read percent-encoded text decoded (URL values and published strings; see normalize.py)
         self.decode_percent = decode_percent
         self.trigger = TRIGGER_RE2 + (f"|{PERCENT_RE2}" if decode_percent else "")
+        self.trigger_py = re.compile(TRIGGER.pattern + (f"|{PERCENT.pattern}" if decode_percent else ""))
         enabled = self.config.entities.enabled() if self.config.enabled else []  # disabled: no engine is built
         self.entities = enabled
         self.pattern_entities = [e for e in enabled if e in PATTERN_ENTITIES]
@@ -93,7 +107,7 @@ class PiiStage:
         def token(f: Finding, value: str) -> str | None:
             return None if f.entity in keep else self.redactor.ops[f.entity](value)
 
-        return UrlRedactor(self._detect_url_values, token, self.pattern.re2 if self.pattern is not None else None)
+        return UrlRedactor(self._detect_url_values, token, min(self.config.min_phone_digits, 9))
 
     def _detect_url_values(self, texts: list[str], langs: list[str | None]):
         """detect_all on URL values, its counters kept apart (``url.chars_analyzed``, ...)."""
@@ -154,7 +168,7 @@ class PiiStage:
             return batch
         n = len(batch)
         counts = {e: np.zeros(n, dtype=np.int32) for e in self.entities}
-        if n and self.entities:
+        if n and self.entities and _strings(batch.column("text"), "text"):
             col = batch.column("text")
             langs = batch.column("language") if "language" in batch.column_names else pa.nulls(n, pa.string())
             need, viewed = self._scan(col, langs)
@@ -186,10 +200,10 @@ class PiiStage:
         """The url column redacted (urls.py), ``pii_url`` counts, and ``url_original`` when asked for."""
         n = len(batch)
         found = np.zeros(n, dtype=np.int32)
-        if "url" in batch.column_names and n:
+        if "url" in batch.column_names and self.config.urls.keep_original:
+            batch = set_column(batch, URL_ORIGINAL_COLUMN, batch.column("url"))
+        if "url" in batch.column_names and n and _strings(batch.column("url"), "url"):
             col = batch.column("url")
-            if self.config.urls.keep_original:
-                batch = set_column(batch, URL_ORIGINAL_COLUMN, col)
             rows = np.flatnonzero(self.urls.needs(col))
             langs = pc.take(batch.column("language"), rows).to_pylist() if "language" in batch.column_names else None
             changed = {}
@@ -237,6 +251,9 @@ class PiiStage:
         self, texts: list[str | None], langs: list[str | None], ner: bool = True
     ) -> tuple[dict[int, list[Finding]], dict[int, str]]:
         """:meth:`detect`, and the documents too dense to analyze (index -> why); ``ner=False``: pattern entities only."""
+        if sum(len(t) for t in texts if t) <= PYTHON_SCAN_CHARS:  # a few short strings (URL values): Python's re
+            viewed = np.array([bool(t) and self.trigger_py.search(t) is not None for t in texts], dtype=bool)
+            return self._detect(texts, langs, [None] * len(texts), viewed, ner)
         arr = pa.array(texts, pa.large_string())
         _need, viewed = self._scan(arr, pa.array(langs, pa.string()))
         return self._detect(texts, langs, self._marked(arr), viewed, ner)

@@ -1,0 +1,251 @@
+"""Extraction beyond articles (issue 24): what the boilerplate extractor keeps and drops
+on forum threads, Q&A pages, product pages, listings and documentation, how it tells
+them apart, and the rules each kind of page changes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from selectolax.lexbor import LexborHTMLParser
+
+from stages.extract import ExtractConfig, ExtractStage
+from stages.extract import pagetype as pt
+from stages.extract.boilerplate import BoilerplateConfig, BoilerplateExtractor
+from stages.extract.dom import parse
+
+FIXTURES = Path(__file__).parent / "fixtures" / "extract" / "page_types"
+PROSE = "This sentence is long enough to count as a good paragraph of the main text on its own."
+
+
+@pytest.fixture(scope="module")
+def extract():
+    return BoilerplateExtractor()
+
+
+def page(name: str) -> str:
+    return (FIXTURES / f"{name}.html").read_text(encoding="utf-8")
+
+
+def lines(text: str) -> list[str]:
+    return text.splitlines()
+
+
+# ---------------------------------------------------------------- whole pages, per kind
+
+
+def test_forum_thread_keeps_every_post(extract):
+    result = extract.run(page("forum_thread"), "https://forums.example.net/topic/4821-best-first-telescope/")
+    assert result.page_type == pt.FORUM
+    for post in ("I have been reading about telescopes", "For that budget an eight inch Dobsonian",
+                 "I started with a small refractor", "Thank you all. I ordered"):
+        assert post in result.text  # the first post and every reply, though all are named "comment"
+    for furniture in ("Online users", "Quote", "Report post", "Similar topics", "Which eyepieces", "Copyright 2024"):
+        assert furniture not in result.text
+
+
+def test_forum_posts_are_comments_under_an_article(extract):
+    # The same posts, under an article that holds more text than they do: readers' comments, dropped.
+    body = "".join(f"<p>{PROSE} Paragraph {i} of the article.</p>" for i in range(8))
+    html = page("forum_thread").replace('<main id="ipsLayout_mainArea">', f'<main id="ipsLayout_mainArea"><article>{body}</article>')
+    text = extract(html, "https://news.example.net/2024/03/telescopes-for-beginners")
+    assert "Paragraph 7 of the article." in text
+    assert "For that budget an eight inch Dobsonian" not in text
+
+
+def test_qa_page_keeps_question_and_answers_not_their_comments(extract):
+    result = extract.run(page("qa_page"), "https://qa.example.com/questions/123/how-do-i-undo-the-last-git-commit")
+    assert result.page_type == pt.FORUM
+    text = result.text
+    assert "How do I undo the last git commit without losing my changes?" in lines(text)
+    assert "I committed a few files too early" in text  # the question
+    assert "Use a soft reset" in text and "git reset --soft HEAD~1" in lines(text)  # the accepted answer, its code
+    assert "If you also want the changes unstaged" in text  # the other answer
+    # short comments under each post, the related-questions sidebar, the navigation: dropped
+    for dropped in ("Did you already push", "This worked perfectly", "What is the difference between reset",
+                    "Log in", "Tags", "Site design and logo"):
+        assert dropped not in text
+
+
+def test_product_page_keeps_description_and_spec_table_not_reviews(extract):
+    result = extract.run(page("product_page"), "https://shop.example.com/products/trail-25-daypack")
+    assert result.page_type == pt.PRODUCT
+    text = result.text
+    assert "The Trail 25 is a light daypack" in text and "Its side pockets take" in text
+    assert ["Weight\t1.1 kg", "Volume\t25 litres", "Fabric\tRecycled nylon", "Back length\t45 cm"] == [
+        line for line in lines(text) if "\t" in line
+    ]  # the specification table, a row a line, its cells apart
+    for dropped in ("Great little pack", "bottle pockets are a bit tight", "You may also like", "Trail 40 Backpack",
+                    "Free shipping", "Camping"):
+        assert dropped not in text
+
+
+def test_reviews_are_content_on_a_review_article(extract):
+    review = "".join(f"<p class='review-text'>{PROSE} Point {i} of the review.</p>" for i in range(5))
+    html = f"<html><body><article><div class='review-body'>{review}</div></article></body></html>"
+    assert "Point 4 of the review." in extract(html, "https://blog.example.com/2024/trail-25-review")
+
+
+def test_listing_keeps_its_item_titles_and_teasers(extract):
+    result = extract.run(page("listing_page"), "https://news.example.com/science")
+    assert result.page_type == pt.LISTING
+    text = result.text
+    for item in ("Astronomers map the coldest clouds in the galaxy",
+                 "A new radio survey charts the gas from which the next generation of stars will form.",
+                 "How octopuses change colour without seeing it",
+                 "Light sensitive proteins in the skin may let the animals sense their surroundings."):
+        assert item in lines(text)  # each card is one link around a title and a teaser
+    for furniture in ("World", "Sport", "Next page", "funded by its readers"):
+        assert furniture not in text
+
+
+def test_documentation_keeps_code_with_its_indentation_and_tables(extract):
+    result = extract.run(page("documentation_page"), "https://exampleclient.readthedocs.io/en/2.1/retries/")
+    assert result.page_type == pt.DOCUMENTATION
+    got = lines(result.text)
+    code = ["try:", '    client.get("/items")', "except TimeoutError:", "    pass",
+            "try:", '    client.get("/users")', "except TimeoutError:", "    pass"]
+    start = got.index("try:")
+    assert got[start : start + 8] == code  # repeated code lines are kept, indented
+    assert ["Parameter\tDefault\tMeaning", "total\t3\tattempts in all"] == got[got.index("The parameters of Retry:") + 1 :][:2]
+    assert "A request is never retried after its body was sent" in result.text
+    for furniture in ("Table of contents", "Installation", "Timeouts", "Created using Sphinx"):
+        assert furniture not in result.text
+
+
+def test_the_kind_can_be_switched_off(extract):
+    plain = BoilerplateExtractor(BoilerplateConfig(page_types=False))
+    result = plain.run(page("forum_thread"), "https://forums.example.net/topic/4821-best-first-telescope/")
+    assert result.page_type == pt.ARTICLE
+    assert "For that budget an eight inch Dobsonian" not in result.text  # posts named "comment" dropped again
+
+
+def test_the_stage_passes_each_pages_url(tmp_path):
+    # No signal in the page itself but its URL: the stage hands the url column to the extractor.
+    posts = "".join(f"<div class='comment'><p>{PROSE} Reply {i}.</p></div>" for i in range(4))
+    html = f"<html><body><div class='comments'>{posts}</div></body></html>"
+    stage = ExtractStage(ExtractConfig())
+    batch = pa.table({"id": ["a", "b"], "url": ["https://example.org/threads/hello.1/", "https://example.org/2024/hello"],
+                      "html": [html, html]})
+    out = stage(batch)
+    texts = out.column("text").to_pylist()
+    assert "Reply 3." in texts[0]  # a thread: the replies are its content
+    assert texts[1] is None  # the same markup on an article's URL: comments only, no main text
+
+
+# ---------------------------------------------------------------- telling the kinds apart
+
+
+def signals(head: str = "", body: str = "", url: str | None = None) -> pt.Signals:
+    return pt.read_signals(LexborHTMLParser(f"<html><head>{head}</head><body>{body}</body></html>"), url)
+
+
+def test_signals_read_from_the_page():
+    s = signals(
+        '<meta property="og:type" content="Product"><meta name="generator" content="Discourse 3.2">'
+        '<link rel="canonical" href="https://Shop.Example.com/products/x?colour=red">'
+        '<script type="application/ld+json">{"@type": ["Product"], "offers": {"@type": "Offer"}}</script>',
+        '<div itemscope itemtype="https://schema.org/BreadcrumbList"></div>',
+    )
+    assert s.og_type == "product" and s.generator.startswith("discourse")
+    assert (s.host, s.path) == ("shop.example.com", "/products/x?colour=red")
+    assert s.types == frozenset({"Product", "Offer", "BreadcrumbList"})
+    assert signals(url="https://a.example/t/x/1").path == "/t/x/1"  # the fetch URL wins over none
+
+
+def shape(good: float = 0.0, link: float = 0.0, headlines: int = 0, prices: int = 0, code: float = 0.0) -> pt.Shape:
+    return pt.Shape(10_000, good, link, headlines, prices, code)
+
+
+@pytest.mark.parametrize(
+    "sig, sh, kind",
+    [
+        (pt.Signals(path="/forums/topic/123-hello/"), shape(), pt.FORUM),
+        (pt.Signals(types=frozenset({"QAPage"})), shape(good=0.9), pt.FORUM),
+        (pt.Signals(generator="vbulletin 5"), shape(), pt.FORUM),
+        (pt.Signals(og_type="article"), shape(good=0.8, code=0.3), pt.ARTICLE),  # says article, reads like one
+        (pt.Signals(og_type="article", path="/docs/intro"), shape(good=0.1), pt.DOCUMENTATION),
+        (pt.Signals(generator="sphinx 7"), shape(good=0.5), pt.DOCUMENTATION),
+        (pt.Signals(), shape(good=0.4, code=0.3), pt.DOCUMENTATION),
+        (pt.Signals(og_type="product", path="/products/pack"), shape(), pt.PRODUCT),
+        (pt.Signals(types=frozenset({"Product"})), shape(prices=20), pt.COLLECTION),  # a grid of prices
+        (pt.Signals(og_type="product.group"), shape(), pt.COLLECTION),
+        (pt.Signals(host="shop.example", path="/collections/socks"), shape(), pt.COLLECTION),
+        (pt.Signals(), shape(good=0.1, headlines=12), pt.LISTING),
+        (pt.Signals(host="saas.example", path="/"), shape(good=0.5), pt.SERVICE),
+        (pt.Signals(path="/services/cloud-migration"), shape(good=0.5), pt.SERVICE),
+        (pt.Signals(), shape(good=0.5), pt.ARTICLE),  # nothing telling: an article
+        (pt.Signals(path=""), shape(good=0.5), pt.ARTICLE),  # no URL at all is not a home page
+    ],
+)
+def test_page_kinds(sig, sh, kind):
+    assert pt.classify(sig, sh) == kind
+
+
+def test_shape_counts_text_outside_boilerplate():
+    tree = parse(
+        "<html><body><nav><a href='/'>" + "menu " * 50 + "</a></nav>"
+        f"<p>{PROSE}</p><p><a href='/a'>A headline long enough to be an item title</a></p><p>Price: $19.99</p>"
+        "<pre>x = 1</pre></body></html>"
+    )
+    from stages.extract import hints
+    from stages.extract.blocks import extract_blocks
+
+    body = tree.body
+    sh = pt.shape(extract_blocks(body, hints.scan(body)))
+    assert sh.headlines == 1 and sh.prices == 1
+    seen = (PROSE, "A headline long enough to be an item title", "Price: $19.99", "x = 1")
+    assert sh.chars == sum(len(t.replace(" ", "")) for t in seen)  # the menu is not counted
+    assert 0 < sh.code_share < sh.link_share < sh.good_share
+
+
+# ---------------------------------------------------------------- rules that changed for them
+
+
+def test_a_noscript_holding_the_page_is_read(extract):
+    # Script-built forums serve crawlers the thread inside <noscript>; a tracking pixel's noscript stays out.
+    posts = "".join(f"<p>{PROSE} Post {i}.</p>" for i in range(6))
+    html = (f"<html><body><noscript><img src='pixel.gif'>Please enable JavaScript</noscript>"
+            f"<div id='app'>Loading...</div><noscript><div class='posts'>{posts}</div></noscript></body></html>")
+    text = extract(html)
+    assert "Post 5." in text and "enable JavaScript" not in text
+
+
+def test_hidden_tabs_and_accordions_are_content_but_hidden_popups_are_not(extract):
+    body = "".join(f"<p>{PROSE} Visible {i}.</p>" for i in range(3))
+    tab = f"<div role='tabpanel' hidden><p>{PROSE} In a closed tab.</p></div>"
+    faq = f"<div class='faq-answer' style='display:none'><p>{PROSE} In a closed FAQ answer.</p></div>"
+    popup = f"<div style='display: none'><p>{PROSE} In a hidden popup.</p></div>"
+    wide = f"<div class='hidden lg:block'><p>{PROSE} Shown on wide screens.</p></div>"
+    text = extract(f"<html><body><article>{body}{tab}{faq}{popup}{wide}</article></body></html>")
+    assert "In a closed tab." in text and "In a closed FAQ answer." in text and "Shown on wide screens." in text
+    assert "In a hidden popup." not in text
+
+
+def test_a_page_builders_widgets_are_its_content(extract):
+    # Every block of the article in an element named "widget" (HubSpot, SiteOrigin...): together they hold
+    # most of the page's good text, so they are the page's blocks, not a sidebar's.
+    blocks = "".join(f"<div class='so-panel widget widget_text'><p>{PROSE} Block {i}.</p></div>" for i in range(5))
+    sidebar = "<aside><div class='widget widget_recent'><p>Recent posts from the blog, a short list of them.</p></div></aside>"
+    text = extract(f"<html><body><div class='content-sidebar-wrap'>{blocks}</div>{sidebar}</body></html>")
+    assert "Block 4." in text and "Recent posts" not in text
+
+
+def test_a_consent_banner_is_never_taken_for_a_wrapper(extract):
+    consent = "".join(f"<p>These cookies are used to measure how visitors use the site, number {i} of six.</p>"
+                      for i in range(6))
+    posts = "".join(f"<div class='post'><p>A short reply, number {i}, agreeing with the post above.</p></div>"
+                    for i in range(4))
+    html = (f"<html><body><div id='onetrust-consent-sdk'>{consent}</div>"
+            f"<main><div class='thread'>{posts}</div></main></body></html>")
+    text = extract(html, "https://forum.example.org/threads/hi.1/")
+    assert "These cookies" not in text and "A short reply, number 3, agreeing" in text
+
+
+def test_short_list_items_and_table_rows_without_links_are_kept_beside_text(extract):
+    steps = "".join(f"<li>Step {i}: tighten it</li>" for i in range(3))
+    links = "".join(f"<li><a href='/{i}'>Link {i}</a></li>" for i in range(3))
+    html = f"<html><body><article><p>{PROSE}</p><ul>{steps}</ul><ul>{links}</ul><p>{PROSE} Again.</p></article></body></html>"
+    text = extract(html)
+    assert "Step 2: tighten it" in text and "Link 2" not in text
