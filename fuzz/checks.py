@@ -8,6 +8,7 @@ A check raises (an AssertionError or anything else) on a finding.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import io
 import os
@@ -29,7 +30,7 @@ from stages.gunzip import Gunzip, GzipError, GzipGap  # noqa: E402
 from stages.http_decode import HttpError, PayloadRejected, decoded_body, parse_response  # noqa: E402
 from stages.warc import BATCH_SCHEMA, ReadStats, WarcConfig, WarcReader  # noqa: E402
 
-TARGETS = ("gunzip", "warc", "http", "charset", "extract")
+TARGETS = ("gunzip", "warc", "http", "charset", "extract", "url", "card")
 
 
 # ------------------------------------------------------------------------------------------ gunzip
@@ -187,7 +188,87 @@ def check_extract(data: bytes) -> None:
     assert not any(k.startswith("extract.error.") or "batch_error" in k for k in stats.counters), stats.counters
 
 
-CHECKS = {"gunzip": check_gunzip, "warc": check_warc, "http": check_http, "charset": check_charset, "extract": check_extract}
+# ------------------------------------------------------------------------------------------ url
+
+#: Values planted in a fuzzed URL (first byte odd): none of their parts may survive redaction.
+PLANTED_QUERY = "&e=john.smith%40gmail.com&ssn=536-22-1974&cc=4111%201111%201111%201111"
+PLANTED_PARTS = ("john.smith", "gmail.com", "536-22-1974", "4111")
+
+
+@functools.lru_cache(maxsize=1)
+def _pii():
+    from stages.pii import PiiConfig, PiiStage
+    from stages.pii.public import PublicRedactor
+
+    return PiiStage(PiiConfig()), PublicRedactor()
+
+
+def check_url(data: bytes) -> None:
+    """A URL (UTF-8, first byte: odd = PII planted in its query) through the PII stage's URL redaction
+    (documents/final and the shards) and the card's PublicRedactor: never an error, the result still
+    splits with the same scheme, no userinfo left, no planted value left, and the card's redaction is
+    idempotent (what it publishes has nothing left to redact)."""
+    from urllib.parse import unquote, urlsplit
+
+    if not data:
+        return
+    url = data[1:].decode("utf-8", "replace")
+    if data[0] & 1:
+        url = ("https://u:p@host.example/a?" if "?" not in url else url) + PLANTED_QUERY
+    stage, public = _pii()
+    out = stage(pa.table({"id": ["f"], "text": ["no pii here"], "url": [url]})).column("url")[0].as_py()
+    published = public.urls([url])[0]
+    for result in (out, published):
+        assert isinstance(result, str), result
+        parts = urlsplit(result)  # raises on nothing: a URL that cannot be split was cut to scheme://host/
+        assert "@" not in parts.netloc, f"userinfo left in {result!r}"
+        if data[0] & 1:
+            seen = unquote(unquote(result))
+            assert not any(v in seen for v in PLANTED_PARTS), f"planted PII left in {result!r}"
+    assert public.urls([published])[0] == published, (published, public.urls([published])[0])
+
+
+# ------------------------------------------------------------------------------------------ card
+
+CARD_STATS = Path(__file__).resolve().parent / "data" / "card_stats.json"
+
+
+@functools.lru_cache(maxsize=1)
+def _card_base() -> dict:
+    import json
+
+    return json.loads(CARD_STATS.read_text())
+
+
+def check_card(data: bytes) -> None:
+    """The fuzzed string (UTF-8, first byte: 0 mod 8 = also through the plots) planted in every string
+    field of a card's stats.json, rendered: the front matter is YAML with our keys only, the Markdown holds
+    no HTML but the card's own, every table row keeps its cells, and a plot draws it as plain text."""
+    import tests.test_card_hostile as card
+
+    from pipeline.card import plots
+    from pipeline.card.render import render
+
+    fuzzed = data[1:].decode("utf-8", "replace")
+    original = card.evil
+    card.evil = lambda tag: f"{fuzzed}{tag}"
+    try:
+        stats, _ = card.hostile(_card_base())
+    finally:
+        card.evil = original
+    readme = render(stats, stats["examples"])
+    meta, body = card.split_card(readme)
+    assert set(meta) <= {"pretty_name", "language", "license", "license_name", "license_link", "size_categories",
+                         "source_datasets", "task_categories", "task_ids", "configs"}, sorted(meta)
+    card.assert_only_our_html(card.rendered(body), {f"{p}.png" for p in plots.PLOTS})
+    card.assert_tables_whole(body)
+    if data[:1] and data[0] % 8 == 0:
+        images, failed = plots.draw_all(stats)
+        assert not failed, failed
+
+
+CHECKS = {"gunzip": check_gunzip, "warc": check_warc, "http": check_http, "charset": check_charset, "extract": check_extract,
+          "url": check_url, "card": check_card}
 
 
 def warm_up(target: str) -> None:
@@ -201,5 +282,7 @@ def warm_up(target: str) -> None:
         "http": http,
         "charset": b"utf-8\n" + page,
         "extract": page,
+        "url": b"\1https://user:pass@a.example/x?q=1",
+        "card": b"\0warm up",
     }
     CHECKS[target](inputs[target])

@@ -8,7 +8,10 @@ warc:    single records and runs of three (plain, with a leading mode byte 0,
 gunzip:  gzip members of records, pairs of them, and the broken .warc.gz files;
 http:    HTTP blocks of response records (capped at 64 KB), a few gzip-encoded;
 charset: "<declared charset>\\n<payload>" of responses;
-extract: decoded HTML of responses, capped at 128 KB.
+extract: decoded HTML of responses, capped at 128 KB;
+url:     the responses' URLs (mode byte 0 and 1: 1 plants PII in the query) and hostile ones;
+card:    hostile strings; and fuzz/data/card_stats.json, the stats.json the card target renders
+         (the card of tests/test_card_fixture.py's output), regenerated.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ def put(target: str, data: bytes) -> None:
 
 def main() -> None:
     decoder = Decoder()
+    urls: list[str] = []
     for path in sorted((ROOT / "samples").glob("*.warc.gz")):
         recs = records(path)
         responses = [r for r in recs if b"WARC-Type: response" in r[:300]]
@@ -55,6 +59,8 @@ def main() -> None:
             j = recs.index(rec)
             put("warc", b"\0" + b"".join(recs[max(j - 1, 0) : j + 2]))
             put("gunzip", gzip.compress(rec) + gzip.compress(recs[min(j + 1, len(recs) - 1)]))
+            target = rec.split(b"WARC-Target-URI: ", 1)[1].split(b"\r\n", 1)[0] if b"WARC-Target-URI: " in rec else b""
+            urls.append(target.decode("utf-8", "replace"))
             block = rec.split(b"\r\n\r\n", 1)[1][:-4]
             put("http", block[: 1 << 16])
             try:
@@ -73,8 +79,37 @@ def main() -> None:
         data = path.read_bytes()
         put("warc", b"\0" + data)
         put("gunzip", data)
-    for target in ("warc", "gunzip", "http", "charset", "extract"):
+    for url in urls + HOSTILE_URLS:
+        put("url", b"\0" + url.encode())
+        put("url", b"\1" + url.encode())
+    for s in HOSTILE_STRINGS:
+        put("card", b"\1" + s.encode())
+    put("card", b"\0" + HOSTILE_STRINGS[0].encode())
+    card_stats()
+    for target in ("warc", "gunzip", "http", "charset", "extract", "url", "card"):
         print(target, len(list((OUT / target).glob("*"))), "seeds")
+
+
+HOSTILE_URLS = ["https://user:pass@host.example/peter.parker@yahoo.com/?ssn=536-22-1974&cc=4111%201111%201111%201111",
+                "http://81.2.69.161./x?email=john.smith%2540gmail.com#frag", "https://[::1]:8080/%ZZ%", "mailto:a@b.c",
+                "http://a.example/" + "x" * 10_000, "https://a.example/\r\n\x00?q=%00", "//no-scheme.example/a/../b"]
+HOSTILE_STRINGS = ["$\\foo$.example.com", "`<img src=x onerror=alert(1)>`", "a|b|c\n\n| x |", "\u202eevil", "```yaml\n---\n",
+                   "<details><summary>x</summary>", "[l](javascript:alert(1))", "#", "- item", "&amp;", "\x00"]
+
+
+def card_stats() -> None:
+    """fuzz/data/card_stats.json: the card of the test fixture's output (every phase, every section)."""
+    import shutil
+    import tempfile
+
+    from pipeline.card.report import main as report
+    from tests.test_card_fixture import make_output
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = make_output(Path(tmp) / "out")
+        report([str(out)])
+        (ROOT / "fuzz" / "data").mkdir(exist_ok=True)
+        shutil.copy(out / "card" / "stats.json", ROOT / "fuzz" / "data" / "card_stats.json")
 
 
 if __name__ == "__main__":
