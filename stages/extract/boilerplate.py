@@ -248,7 +248,9 @@ def open_threads_if_content(blocks: list[Block], marks: Marks, good: list[int]) 
     return False
 
 
-def select(blocks: list[Block], marks: Marks, cfg: BoilerplateConfig, profile: Profile = ARTICLE_PROFILE) -> tuple[list[Block], bool]:
+def select(
+    blocks: list[Block], marks: Marks, cfg: BoilerplateConfig, profile: Profile = ARTICLE_PROFILE
+) -> tuple[list[Block], bool]:
     """The blocks of the content root, less those in boilerplate elements,
     under the rules of the page's kind (``profile``)."""
     good = _good_chars(blocks, cfg.blocks)  # fixed per block: computed once
@@ -304,7 +306,9 @@ class BoilerplateExtractor:
             return Result("", [], [], False)
         marks = hints.scan(body, drop_captions=not cfg.blocks.keep_captions)
         blocks = extract_blocks(body, marks)
-        kind = pagetype.classify(signals, pagetype.shape(blocks, cfg.blocks.length_high)) if signals else pagetype.ARTICLE
+        kind = pagetype.ARTICLE
+        if signals is not None:
+            kind = pagetype.classify(signals, pagetype.shape(blocks, cfg.blocks.length_high))
         rules = self._rules[kind]
         chosen, root_found = select(blocks, marks, cfg, PROFILES[kind])
         kept = classify(chosen, rules)
