@@ -208,7 +208,7 @@ def verdicts(t: pa.Table, with_probes: bool = True) -> dict[str, dict]:
             if "text" in r:
                 r["text"] = digest(r["text"])
             if r.get("c4_lines_removed_by") is not None:
-                r["c4_lines_removed_by"] = sorted(map(list, r["c4_lines_removed_by"]))
+                r["c4_lines_removed_by"] = sorted([c["rule"], c["lines"]] for c in r["c4_lines_removed_by"])
             out[r.pop("id")][key] = r
 
     verdict = ["reason", "details", "filter_skipped"]

@@ -29,7 +29,7 @@ def run(stage, text, language="en"):
         row["text"],
         row["c4_lines_removed"],
         row["c4_chars_removed"],
-        dict(row["c4_lines_removed_by"] or []),
+        {r["rule"]: r["lines"] for r in row["c4_lines_removed_by"] or []},
     )
 
 

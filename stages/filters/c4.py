@@ -10,7 +10,8 @@ terminal-punctuation rule; here it is on, as in C4: see docs/filters.md.)  The o
 reference implementation (TensorFlow Datasets ``c4_utils.clean_page``).
 
 The stage rewrites ``text`` to the kept lines and adds ``c4_lines_removed``,
-``c4_chars_removed`` and ``c4_lines_removed_by`` (removed lines per rule).
+``c4_chars_removed`` and ``c4_lines_removed_by`` (removed lines per rule: a list of
+``{rule, lines}`` structs, not an Arrow map, which Hugging Face ``datasets`` cannot read).
 
 The rules are written per line (``text.splitlines()``, each line stripped) and
 run over all the lines of a batch at once: Arrow kernels with regexes that
@@ -62,7 +63,7 @@ SPLITLINES_RE2 = f"\\r\\n|[{re2_chars(_LINE_BREAKS)}]"
 
 # What happens to a line, in the order of the reference code's checks.
 KEEP, BLANK, TOO_LONG_WORD, NO_TERMINAL_PUNCT, TOO_FEW_WORDS, LOREM_IPSUM, JAVASCRIPT, CURLY_BRACKET, POLICY = range(9)
-#: Line rules as named in ``c4_lines_removed_by`` (in name order, as the map is written).
+#: Line rules as named in ``c4_lines_removed_by`` (in name order, as the list is written).
 LINE_RULES = {
     "javascript": JAVASCRIPT,
     "no_terminal_punct": NO_TERMINAL_PUNCT,
@@ -135,7 +136,7 @@ class C4Filter:
         batch = set_column(batch, "text", pc.if_else(rewritten, new_text.cast(column.type), column))
         batch = set_column(batch, "c4_lines_removed", pa.array(removed.sum(axis=1), pa.int32()))
         batch = set_column(batch, "c4_chars_removed", pa.array(chars, pa.int64()))
-        batch = set_column(batch, "c4_lines_removed_by", _rule_map(removed))
+        batch = set_column(batch, "c4_lines_removed_by", _rule_counts(removed))
         return add_rejections(batch, reasons, details)
 
     def judge_lines(self, lines: pa.Array) -> tuple[np.ndarray, pa.Array]:
@@ -232,11 +233,18 @@ def _python(values: pa.Array, where: np.ndarray, test) -> np.ndarray:
     return out
 
 
-def _rule_map(removed: np.ndarray) -> pa.Array:
-    """``c4_lines_removed_by``: per document, {rule: lines} for the rules that removed lines, in name order."""
+#: ``c4_lines_removed_by``'s type: a list of structs, which every Parquet reader and Hugging Face ``datasets``
+#: (3.6 to 5.2: a list of {rule, lines} dicts) read; an Arrow map has no ``datasets`` type, and JSON text
+#: would need parsing for every query.
+RULE_COUNTS = pa.list_(pa.struct([("rule", pa.string()), ("lines", pa.int32())]))
+
+
+def _rule_counts(removed: np.ndarray) -> pa.Array:
+    """``c4_lines_removed_by``: per document, ``[{rule, lines}]`` for the rules that removed lines, in name order."""
     nonzero = removed > 0
     offsets = np.concatenate([[0], np.cumsum(nonzero.sum(axis=1))]).astype(np.int32)
     names = np.array(list(LINE_RULES), dtype=object)
-    keys = pa.array(np.broadcast_to(names, removed.shape)[nonzero], pa.string())
-    items = pa.array(removed[nonzero], pa.int32())
-    return pa.MapArray.from_arrays(pa.array(offsets), keys, items, type=pa.map_(pa.string(), pa.int32()))
+    rules = pa.array(np.broadcast_to(names, removed.shape)[nonzero], pa.string())
+    lines = pa.array(removed[nonzero], pa.int32())
+    items = pa.StructArray.from_arrays([rules, lines], fields=list(RULE_COUNTS.value_type))
+    return pa.ListArray.from_arrays(pa.array(offsets), items, type=RULE_COUNTS)
