@@ -1,16 +1,17 @@
-"""fastText quality classifier: load a supervised model once per process, score batches.
+"""fastText document classifiers: load a supervised model once per process, score batches.
 
 Any supervised fastText model works by path (``.bin`` or quantized ``.ftz``):
 DCLM's ``openlm-research/dclm-fasttext`` (labels ``__label__hq`` /
-``__label__cc``), a FineWeb-Edu-style classifier, or one trained with
-``classifiers/train_quality.py``.  The score of a document is the model's
-probability of the *positive* label.
+``__label__cc``), a FineWeb-Edu-style classifier, Dolma's Jigsaw toxicity and
+NSFW models, or one trained with ``classifiers/train_quality.py``.  The score
+of a document is the model's probability of one label (the *positive* label).
 
 Text is prepared the way fastText models are trained and queried (DCLM's and
 DataTrove's classifiers do the same): one line per document (newlines become
 spaces, as fastText reads up to the first newline), optionally lowercased and
 cut to a number of characters.  The preparation runs in Arrow over the whole
-batch; the model is called once per batch (``multilinePredict``, the binding
+batch (:func:`prepared_lines`, once per preparation however many models share
+it); each model is called once per batch (``multilinePredict``, the binding
 that works with numpy 2 in ``fasttext-numpy2-wheel``).
 """
 
@@ -110,23 +111,27 @@ def _model_file_size(path: str) -> int | None:
         return pos
 
 
-@functools.lru_cache(maxsize=4)
-def load_model(path: str | os.PathLike):
-    """The model at ``path``, loaded once per process (a production model is gigabytes)."""
+def load_model(path: str | os.PathLike, field: str = "quality.model"):
+    """The model at ``path``, loaded once per process (a production model is gigabytes) and shared by
+    every classifier that names the file; ``field`` names the config field in an error."""
+    try:
+        return _load_model(os.fspath(path))
+    except QualityModelError as e:
+        raise QualityModelError(f"{field}: {e}") from None
+
+
+@functools.lru_cache(maxsize=16)
+def _load_model(path: str):
     import fasttext
 
-    path = os.fspath(path)
-    try:
-        check_model_file(path, structure=True)
-    except QualityModelError as e:
-        raise QualityModelError(f"quality.model: {e}") from None
+    check_model_file(path, structure=True)
     fasttext.FastText.eprint = lambda *a, **k: None  # silence the load-time warning
     try:
         model = fasttext.load_model(path)
     except (ValueError, RuntimeError, MemoryError) as e:
-        raise QualityModelError(f"quality.model: cannot load {path!r}: {e}".replace("\n", " ")) from None
+        raise QualityModelError(f"cannot load {path!r}: {e}".replace("\n", " ")) from None
     if model.f.getArgs().model != fasttext.FastText.model_name.supervised:
-        raise QualityModelError(f"quality.model: {path!r} is a word-vector model, not a supervised classifier")
+        raise QualityModelError(f"{path!r} is a word-vector model, not a supervised classifier")
     return model
 
 
@@ -152,18 +157,28 @@ def prepare_texts(texts: pa.Array | pa.ChunkedArray, lowercase: bool = False, ma
     return arr
 
 
-class QualityScorer:
-    """Probability of the positive label and the top label, for a batch of texts."""
+def prepared_lines(texts: pa.Array | pa.ChunkedArray, lowercase: bool = False, max_chars: int | None = None) -> list[str]:
+    """The batch as the Python strings fastText's multi-line predict takes: prepared, each ending with
+    "\n" as fastText's own predict() adds it (the end-of-line token </s> is part of every training example)."""
+    eol, empty = pa.scalar("\n", pa.large_string()), pa.scalar("", pa.large_string())
+    return pc.binary_join_element_wise(prepare_texts(texts, lowercase, max_chars), eol, empty).to_pylist()
 
-    def __init__(self, model, positive_label: str = "hq", lowercase: bool = False, max_chars: int | None = None):
-        """``model``: a path (loaded once per process) or an already loaded fastText model."""
-        self.model = load_model(model) if isinstance(model, (str, os.PathLike)) else model
+
+class QualityScorer:
+    """Probability of the positive label and the top label, for a batch of texts (any supervised fastText model)."""
+
+    def __init__(self, model, positive_label: str = "hq", lowercase: bool = False, max_chars: int | None = None,
+                 field: str = "quality"):
+        """``model``: a path (loaded once per process) or an already loaded fastText model; ``field``: the config
+        section named in an error (``quality``, ``classifiers.1``)."""
+        self.model = load_model(model, f"{field}.model") if isinstance(model, (str, os.PathLike)) else model
         self.labels = list(self.model.labels)
         self.positive = full_label(self.model, positive_label)
         if self.positive not in self.labels:
             names = ", ".join(self._short(lab) for lab in self.labels)
             where = model if isinstance(model, (str, os.PathLike)) else "the model"
-            raise QualityModelError(f"quality.positive_label: {positive_label!r} is not a label of {where} (its labels: {names})")
+            key = "positive_label" if field == "quality" else "label"
+            raise QualityModelError(f"{field}.{key}: {positive_label!r} is not a label of {where} (its labels: {names})")
         self.lowercase, self.max_chars = lowercase, max_chars
 
     def _short(self, label: str) -> str:
@@ -171,11 +186,12 @@ class QualityScorer:
 
     def score(self, texts: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
         """(score float32, NaN where the model predicts nothing; top label without prefix, null there)."""
-        # One C++ call for the batch; each line ends with "\n" as fastText's own predict() adds it
-        # (the end-of-line token </s> is part of every training example).
-        eol, empty = pa.scalar("\n", pa.large_string()), pa.scalar("", pa.large_string())
-        lines = pc.binary_join_element_wise(prepare_texts(texts, self.lowercase, self.max_chars), eol, empty)
-        labels, probs = self.model.f.multilinePredict(lines.to_pylist(), -1, 0.0, "replace")
+        return self.score_lines(prepared_lines(texts, self.lowercase, self.max_chars))
+
+    def score_lines(self, lines: list[str]) -> tuple[np.ndarray, pa.Array]:
+        """:meth:`score` on lines :func:`prepared_lines` made (shared by the models of one preparation)."""
+        # One C++ call for the batch.
+        labels, probs = self.model.f.multilinePredict(lines, -1, 0.0, "replace")
         n = len(labels)
         per_row = np.fromiter(map(len, labels), dtype=np.int64, count=n)
         has = per_row > 0

@@ -8,15 +8,18 @@ and what is allowed.
 
 from __future__ import annotations
 
+import logging
 import math
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from core.storage import S3Options
+from stages.classify import ClassifierConfig, check_classifiers
 from stages.dedup.config import DedupConfig
 from stages.extract import ExtractConfig
 from stages.filters import FiltersConfig
@@ -27,6 +30,8 @@ from stages.writers.config import ShardsConfig
 from stages.charset import CharsetConfig
 from stages.sources.documents import DocumentsConfig
 from stages.warc import WarcConfig
+
+log = logging.getLogger(__name__)
 
 
 class ConfigError(ValueError):
@@ -89,7 +94,10 @@ class RunConfig(BaseModel):
     extract: ExtractConfig = Field(default_factory=ExtractConfig)
     langid: LangIdConfig = Field(default_factory=LangIdConfig)
     filters: FiltersConfig = Field(default_factory=FiltersConfig)
-    quality: QualityConfig = Field(default_factory=QualityConfig)
+    classifiers: list[ClassifierConfig] = Field(default_factory=list, description="fastText classifiers: each scores every "
+                                                "document in phase 1 (<name>_score, <name>_label) and may filter after dedup (docs/quality.md)")
+    quality: QualityConfig | None = Field(None, exclude=True, description="the earlier form of one classifier: read as the "
+                                          "classifiers entry named quality (write that instead)")
     dedup: DedupConfig = Field(default_factory=DedupConfig)
     pii: PiiConfig = Field(default_factory=PiiConfig, description="PII detection and redaction in the final phase (docs/pii.md)")
     shards: ShardsConfig = Field(default_factory=ShardsConfig, description="training shards: tokenizer, layout, shuffle, MDS, WebDataset (docs/shards.md)")
@@ -99,6 +107,29 @@ class RunConfig(BaseModel):
     @classmethod
     def _output_shorthand(cls, v: Any) -> Any:
         return {"root": v} if isinstance(v, str) else v
+
+    @field_validator("classifiers")
+    @classmethod
+    def _unique_names(cls, v: list[ClassifierConfig]) -> list[ClassifierConfig]:
+        check_classifiers(v)
+        return v
+
+    @model_validator(mode="after")
+    def _quality_is_a_classifier(self) -> "RunConfig":
+        """The earlier ``quality:`` section becomes the first classifier; dedup's keep policy names a score that exists."""
+        legacy = self.quality.as_classifier() if self.quality is not None else None
+        if legacy is not None:
+            if any(c.name == legacy.name for c in self.classifiers):
+                raise ValueError("quality: and a classifiers entry named quality: keep only the classifiers entry")
+            log.info("config: the quality: section is read as %s", self.quality.replacement())
+            self.classifiers = [legacy, *self.classifiers]
+        self.quality = None
+        keep = self.dedup.keep.score_column
+        scores = [c.score_column for c in self.classifiers]
+        if keep != type(self.dedup.keep)().score_column and keep not in scores:
+            raise ValueError(f"dedup.keep.score_column: no classifier writes {keep!r} (this run's scores: "
+                             f"{', '.join(scores) or 'none'}): name one of them or add the classifier")
+        return self
 
 
 def s3_options(config: RunConfig) -> S3Options:
@@ -116,6 +147,8 @@ def _describe(err: dict) -> str:
     got = err.get("input")
     got_txt = f" (got {got!r})" if got is not None and not isinstance(got, (dict, list)) else ""
     msg = err["msg"].removeprefix("Value error, ")  # pydantic's prefix for a validator's own message
+    if not err["loc"] and re.match(r"[a-z_.]+: ", msg):  # a whole-config check names its field itself
+        return f"config error: {msg}"
     return f"config error: {where}: {msg}{got_txt}"
 
 

@@ -203,7 +203,7 @@ def _only_for(phase: PhasePlan, kind: str) -> set[str]:
 
 #: Which config switch adds a column other stages may need (for the column check's message).
 _PROVIDERS = {"language": "language ID (langid.enabled) is off", "language_score": "language ID (langid.enabled) is off",
-              "quality_score": "quality scoring (quality.enabled) is off"}
+              "quality_score": "no classifier named quality scores this run (classifiers:)"}
 
 
 def _provider(column: str) -> str:

@@ -42,6 +42,10 @@ def named_files(section: BaseModel, prefix: str = "") -> Iterator[tuple[str, Nam
         value = getattr(section, name)
         if isinstance(value, BaseModel):
             yield from named_files(value, f"{prefix}{name}.")
+        elif isinstance(value, list):  # a list of sections (classifiers): each by its index
+            for i, item in enumerate(value):
+                if isinstance(item, BaseModel):
+                    yield from named_files(item, f"{prefix}{name}.{i}.")
 
 
 def check_named_files(config: RunConfig) -> list[str]:

@@ -1,6 +1,6 @@
 """Exact per-language top-fraction cutoffs over every part, without the corpus in one process.
 
-``stages.quality.top_fraction_cutoffs`` needs the (language, score, id)
+``stages.top_fraction.top_fraction_cutoffs`` needs the (language, score, id)
 columns of every document in one process: ~60 bytes a document, 60 GB for a
 billion.  Here the same cutoffs come from two passes of small aggregates, one
 Ray task per part each:
@@ -29,7 +29,7 @@ from pipeline.config import RunConfig, s3_options
 from pipeline.phase import Unit
 from core.storage import Storage
 from core.layout import part_file
-from stages.quality import SCORE, Cutoff, _languages, _rank_scores
+from stages.top_fraction import Cutoff, Fraction, _languages, _rank_scores, fraction_of, kept_count
 
 BINS = 1 << 16  # bins over [0, 1]; bin 0 holds the missing scores (-inf)
 
@@ -45,16 +45,16 @@ def bins_of(score: np.ndarray) -> np.ndarray:
 class ScanWorker:
     """Reads the language, score (and id) columns of one part; pass 1 or pass 2."""
 
-    def __init__(self, config: RunConfig, source: str, boundary: dict | None = None):
+    def __init__(self, config: RunConfig, source: str, column: str, boundary: dict | None = None):
         self.storage = Storage(config.output.root, s3_options(config))
-        self.source = source
+        self.source, self.column = source, column
         self.boundary = boundary  # pass 2: language -> boundary bin
 
     def process(self, unit: Unit) -> dict:
-        columns = ["language", SCORE] + (["id"] if self.boundary is not None else [])
+        columns = ["language", self.column] + (["id"] if self.boundary is not None else [])
         table = self.storage.read_parquet("documents", self.source, part_file(unit.name), columns=columns)
         lang = _languages(table.column("language")).to_numpy(zero_copy_only=False)
-        score = _rank_scores(table.column(SCORE)).to_numpy()
+        score = _rank_scores(table.column(self.column)).to_numpy()
         bins = bins_of(score)
         if self.boundary is None:
             return {"unit": unit.name, "histograms": _histograms(lang, bins)}
@@ -74,7 +74,7 @@ def _histograms(lang: np.ndarray, bins: np.ndarray) -> dict[str, list[list[int]]
     return out
 
 
-def boundaries(histograms: list[dict], fraction: float) -> tuple[dict[str, int], dict[str, tuple[int, int, int]]]:
+def boundaries(histograms: list[dict], fraction: Fraction) -> tuple[dict[str, int], dict[str, tuple[int, int, int]]]:
     """Per language: the boundary bin, and (kept, total, kept above the boundary bin)."""
     counts: dict[str, np.ndarray] = defaultdict(lambda: np.zeros(BINS + 1, dtype=np.int64))
     for h in histograms:
@@ -84,7 +84,7 @@ def boundaries(histograms: list[dict], fraction: float) -> tuple[dict[str, int],
     bins, kept = {}, {}
     for lang, c in counts.items():
         total = int(c.sum())
-        k = min(total, max(1, math.ceil(round(fraction * total, 6))))
+        k = kept_count(fraction_of(fraction, lang), total)
         from_top = np.cumsum(c[::-1])  # documents in the highest bins
         b = BINS - int(np.searchsorted(from_top, k))  # the bin where k is reached
         bins[lang] = b
@@ -105,7 +105,7 @@ def cutoffs_from(boundary_rows: list[list], kept: dict[str, tuple[int, int, int]
     return out
 
 
-def top_fraction_over_parts(map_parts, fraction: float) -> dict[str, Cutoff]:
+def top_fraction_over_parts(map_parts, fraction: Fraction) -> dict[str, Cutoff]:
     """The cutoffs, given ``map_parts(boundary)``: runs ScanWorker over every part, yields its stats."""
     bins, kept = boundaries([s["histograms"] for s in _all_read(map_parts(None))], fraction)
     if not bins:
@@ -118,5 +118,5 @@ def _all_read(stats) -> list[dict]:
     stats = list(stats)
     failed = [s for s in stats if "failed" in s]
     if failed:
-        raise RuntimeError(f"quality top fraction: {len(failed)} parts could not be read: {failed[0]['failed']}")
+        raise RuntimeError(f"top fraction: {len(failed)} parts could not be read: {failed[0]['failed']}")
     return stats

@@ -13,7 +13,7 @@ import pytest
 
 from pipeline.config import parse_config
 from pipeline.runner import run
-from stages.quality import top_fraction_cutoffs
+from stages.top_fraction import top_fraction_cutoffs
 from tests.conftest import REPO, Page, html
 
 pytestmark = pytest.mark.ray

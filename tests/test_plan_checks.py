@@ -90,7 +90,7 @@ def test_good_files_pass_and_disabled_sections_are_not_checked(files):
                   shards={"enabled": False, "tokenize": {"tokenizer": str(files / "missing.json")}})
     assert _problems(off) == []
     assert [f"{section}{named.field}" for section, named in named_files(good)] == [
-        "langid.model", "filters.url.block_domains_files", "quality.model", "shards.tokenize.tokenizer"]
+        "langid.model", "filters.url.block_domains_files", "classifiers.0.model", "shards.tokenize.tokenizer"]  # quality: is classifiers.0
 
 
 def test_a_quality_model_that_is_not_fasttext_is_a_config_error(files):

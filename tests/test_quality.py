@@ -1,4 +1,4 @@
-"""The fastText quality classifier: training, loading, scoring, configuration errors."""
+"""fastText classifiers: training, loading, scoring, configuration errors (the quality model as the example)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,12 @@ from classifiers import train_quality
 from classifiers.quality import QualityModelError, QualityScorer, load_model, prepare_texts
 from pipeline.config import _describe
 from stages.base import ChainStats, run_chain
-from stages.quality import QualityConfig, QualityScoreStage, build_quality
+from stages.classify import ClassifierConfig, ClassifyStage
+from stages.quality import QualityConfig
+
+
+def quality(model, **kw) -> ClassifierConfig:
+    return ClassifierConfig(name="quality", model=str(model), label="hq", **kw)
 
 GOOD = "the committee reviewed evidence from several independent studies and published a careful analysis of results".split()
 BAD = "buy cheap pills casino bonus click here free winner hot deals limited offer discount now".split()
@@ -73,7 +78,7 @@ def test_train_save_load_score_round_trip(sets, model_path, capsys):
     assert metrics["valid_metrics"]["per_label"]["hq"]["f1"] == 1.0  # the two vocabularies barely overlap
     assert metrics["sha256"] == hashlib.sha256(model_path.read_bytes()).hexdigest()
 
-    stage = QualityScoreStage(QualityConfig(enabled=True, model=str(model_path)))
+    stage = ClassifyStage([quality(model_path)])
     batch = pa.table({"id": [f"d{i}" for i in range(6)], "text": pos[:3] + neg[:3]})
     out = stage(batch)
     assert out.column_names == ["id", "text", "quality_score", "quality_label"]
@@ -124,10 +129,10 @@ def test_max_chars_and_newlines_reach_the_model(model_path, sets):
 
 
 def test_empty_and_null_texts_are_scored(model_path):
-    stage = QualityScoreStage(QualityConfig(enabled=True, model=str(model_path)))
+    stage = ClassifyStage([quality(model_path)])
     out = stage(pa.table({"id": ["a", "b", "c"], "text": pa.array(["", None, "   \n "], pa.large_string())}))
     assert out.column("quality_score").null_count == 0  # the end-of-line token alone gets a prediction
-    assert stage.drain_counters() == {"unscored": 0}
+    assert stage.drain_counters() == {"unscored.quality": 0}
     empty = stage(pa.table({"id": pa.array([], pa.string()), "text": pa.array([], pa.string())}))
     assert len(empty) == 0 and empty.schema.field("quality_score").type == pa.float32()
 
@@ -136,9 +141,8 @@ def test_stage_in_a_chain_removes_nothing(model_path, sets):
     _, pos, neg = sets
     batch = pa.table({"id": ["a", "b"], "text": [pos[0], neg[0]]})
     stats = ChainStats()
-    kept, rejected = run_chain(build_quality(QualityConfig(enabled=True, model=str(model_path))), batch, stats)
-    assert len(kept) == 2 and rejected == [] and stats.docs_in["quality"] == 2
-    assert build_quality(QualityConfig()) == []
+    kept, rejected = run_chain([ClassifyStage([quality(model_path)])], batch, stats)
+    assert len(kept) == 2 and rejected == [] and stats.docs_in["classifiers"] == 2
 
 
 # ---------------------------------------------------------------- errors name the field
@@ -170,9 +174,9 @@ def test_bad_model_path_is_a_one_line_config_error(tmp_path):
 
 def test_bad_model_at_stage_level(tmp_path, model_path):
     """Past the config (e.g. a file removed after validation), the stage says which field is wrong."""
-    with pytest.raises(QualityModelError, match=r"^quality.model: no fastText model file at "):
-        QualityScoreStage(QualityConfig.model_construct(enabled=True, model=str(tmp_path / "gone.bin"),
-                                                        positive_label="hq", lowercase=False, max_chars=None))
+    with pytest.raises(QualityModelError, match=r"^classifiers.0.model: no fastText model file at "):
+        ClassifyStage([ClassifierConfig.model_construct(name="quality", model=str(tmp_path / "gone.bin"), label="hq",
+                                                        lowercase=False, max_chars=None)])
     data = model_path.read_bytes()
     # Cut inside the dictionary fastText's loader would spin forever; cut inside a matrix it reads zeros.
     for cut in (200, len(data) - 100):
@@ -197,16 +201,23 @@ def test_word_vector_model_is_refused(tmp_path):
         load_model(str(tmp_path / "wv.bin"))
 
 
-def test_run_config_has_the_quality_section(model_path):
-    """Once the lead wires ``quality: QualityConfig`` into RunConfig, a bad path names quality.model there too."""
-    from pipeline.config import ConfigError, RunConfig, parse_config
+def test_the_quality_section_of_earlier_configs_is_the_quality_classifier(model_path):
+    """``quality:`` keeps working: it is read as the classifiers entry named quality; a bad path names quality.model."""
+    from pipeline.config import ConfigError, parse_config
 
-    if "quality" not in RunConfig.model_fields:
-        pytest.skip("RunConfig has no quality section yet (integration pending)")
-    cfg = parse_config({"inputs": ["x"], "output": "o", "quality": {"enabled": True, "model": str(model_path)}})
-    assert cfg.quality.model == str(model_path)
+    cfg = parse_config({"inputs": ["x"], "output": "o", "quality": {"enabled": True, "model": str(model_path), "max_chars": 9,
+                                                                    "filter": {"top_fraction": 0.5}}})
+    (c,) = cfg.classifiers
+    assert (c.name, c.model, c.label, c.max_chars, c.filter.top_fraction) == ("quality", str(model_path), "hq", 9, 0.5)
+    assert cfg.quality is None and "quality" not in cfg.model_dump()  # recorded as the classifiers entry only
+    assert parse_config({"inputs": ["x"], "output": "o", "quality": {"enabled": False}}).classifiers == []
     with pytest.raises(ConfigError, match=r"^config error: quality.model: .*no fastText model file"):
         parse_config({"inputs": ["x"], "output": "o", "quality": {"enabled": True, "model": "nope.bin"}})
+    with pytest.raises(ConfigError, match=r"keep only the classifiers entry"):
+        parse_config({"inputs": ["x"], "output": "o", "quality": {"enabled": True, "model": str(model_path)},
+                      "classifiers": [{"name": "quality", "model": str(model_path), "label": "hq"}]})
+    assert QualityConfig(enabled=True, model=str(model_path), filter={"threshold": 0.5}).replacement() == \
+        f"classifiers: [{{name: quality, model: {model_path}, label: hq, filter: {{threshold: 0.5}}}}]"
 
 
 def test_every_field_is_described():
@@ -217,8 +228,9 @@ def test_every_field_is_described():
             if sub:
                 yield from walk(sub, f"{prefix}{name}.")
 
-    for name, f in walk(QualityConfig):
-        assert f.description, name
+    for model in (QualityConfig, ClassifierConfig):
+        for name, f in walk(model):
+            assert f.description, name
 
 
 # ---------------------------------------------------------------- training

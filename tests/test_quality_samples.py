@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from stages.quality import QualityConfig, QualityScoreStage
+from stages.classify import ClassifierConfig, ClassifyStage
 from tests.conftest import REPO
 
 MODEL = REPO / "samples" / "quality" / "model.ftz"
@@ -42,7 +42,7 @@ def test_committed_model_is_small_and_described():
 
 def test_committed_model_separates_the_samples(sample_sets):
     pos, neg = sample_sets
-    stage = QualityScoreStage(QualityConfig(enabled=True, model=str(MODEL)))
+    stage = ClassifyStage([ClassifierConfig(name="quality", model=str(MODEL), label="hq")])
     scores = {}
     for name, table in (("pos", pos), ("neg", neg)):
         out = stage(pa.table({"id": table.column("id"), "text": table.column("text")}))

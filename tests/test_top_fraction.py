@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.top_fraction import BINS, boundaries, bins_of, cutoffs_from, _histograms
-from stages.quality import _languages, _rank_scores, top_fraction_cutoffs
+from stages.top_fraction import _languages, _rank_scores, top_fraction_cutoffs
 
 
 def _two_pass(parts: list[pa.Table], fraction: float) -> dict:

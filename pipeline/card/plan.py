@@ -137,9 +137,12 @@ def _every_stage():
     version's output is built with it, so that its steps come in the pipeline's order with their labels."""
     from pipeline.config import parse_config
 
+    from stages.classify import ClassifierConfig, ClassifierFilterConfig
+
     config = parse_config({"inputs": ["-"], "output": "-", "dedup": {"paragraphs": {"enabled": True}}, "pii": {"enabled": True}})
-    flt = config.quality.filter.model_copy(update={"threshold": 0.5})
-    return config.model_copy(update={"quality": config.quality.model_copy(update={"enabled": True, "model": "-", "filter": flt})})
+    quality = ClassifierConfig.model_construct(name="quality", model="-", label="hq", lowercase=False, max_chars=None,
+                                               filter=ClassifierFilterConfig(threshold=0.5))  # the one classifier earlier versions had
+    return config.model_copy(update={"classifiers": [quality]})
 
 
 def recorded_plan(storage: Storage, record: dict, phases: Sequence = ()) -> Plan:

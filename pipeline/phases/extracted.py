@@ -1,4 +1,4 @@
-"""Phase ``extracted``: each input file -> documents -> language ID, filters, quality scores -> Parquet.
+"""Phase ``extracted``: each input file -> documents -> language ID, filters, classifier scores -> Parquet.
 
 The unit is the input file, as in Common Crawl itself: ~90,000 files of ~1 GB
 are more parallelism than any cluster has, a file-sized unit makes parts,
@@ -11,7 +11,7 @@ Which source reads a file is told by its content (stages.sources.sniff): a WARC'
 responses are decoded and their main text extracted (stages.sources.warc); JSON
 lines and Parquet documents are text already (stages.sources.documents).  Then
 every document meets the same stages: language ID, the heuristic filters and
-the quality scores.
+the classifiers' scores.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from pipeline.units import UnitWork
 from stages.base import ChainStats, StageSpec, run_chain
 from stages.filters import text_filter_specs
 from stages.langid import LangIdStage
-from stages.quality import QualityScoreStage
+from stages.classify import ClassifyStage
 from stages.sources import check_input, sniff_stream
 from stages.sources.kinds import SOURCES, source_of
 
@@ -53,8 +53,8 @@ def common_stages(config: RunConfig) -> list[StageSpec]:
     """The stages every document meets once it is text, whatever its source, in order."""
     specs = [StageSpec(LangIdStage, config.langid, "langid")] if config.langid.enabled else []
     specs += [StageSpec(cls, cfg, filter_section(cls)) for cls, cfg in text_filter_specs(config.filters)]
-    if config.quality.enabled:  # scored here, so that dedup keeps the best-scored copy of a cluster
-        specs.append(StageSpec(QualityScoreStage, config.quality, "quality"))
+    if config.classifiers:  # scored here, so that dedup keeps the best-scored copy of a cluster
+        specs.append(StageSpec(ClassifyStage, config.classifiers, "classifiers"))
     return specs
 
 
@@ -122,15 +122,16 @@ class ExtractedPhase(Phase):
     name = "extracted"
     label = "documents read, extracted and filtered"
     unit_kind = "file"
-    sections = ("warc", "documents", "charset", "extract", "langid", "filters", "quality")
+    sections = ("warc", "documents", "charset", "extract", "langid", "filters", "classifiers")
     headline_keys = ("files", "rows", "kept", "rejected", "malformed_records")
 
     def settings(self, config: RunConfig) -> dict:
         out = {k: getattr(config, k).model_dump(mode="json") for k in ("warc", "charset", "extract", "langid", "filters")}
         if config.documents != type(config.documents)():  # only when set: WARC runs keep their fingerprints
             out["documents"] = config.documents.model_dump(mode="json")
-        if config.quality.enabled:  # the scoring half only: the filter runs after dedup
-            out["quality"] = {**config.quality.model_dump(mode="json", exclude={"filter"}), "model_file": file_identity(config.quality.model)}
+        if config.classifiers:  # the scoring half only: the filters run after dedup
+            out["classifiers"] = [{**c.model_dump(mode="json", exclude={"filter"}), "model_file": file_identity(c.model)}
+                                  for c in config.classifiers]
         return out | {"rejected_text": config.output.rejected_text}
 
     def stages(self, config: RunConfig, prepared=None) -> list[StageSpec]:
