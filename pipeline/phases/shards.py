@@ -23,6 +23,7 @@ Any rerun that has work to do first deletes them.
 from __future__ import annotations
 
 import functools
+import logging
 import hashlib
 import json
 import tempfile
@@ -38,20 +39,24 @@ from pipeline.distribute import Progress, failure
 from core.layout import DOCUMENTS, marker_path, part_file
 from core.storage import Storage, open_input, resolve
 from pipeline.phase import Phase, SinkInfo, Unit, fingerprint
-from pipeline.result import UnitResult
+from pipeline.result import UnitResult, add_totals
 from pipeline.units import UnitWork
 from stages.base import REASON, StageSpec, split_rejected
 from stages.shuffle_plan import plan
 from stages.tokenize import TokenizeConfig, TokenizeStage, special_id
 from stages.writers import FORMATS, StorageSink, TokenInfo, enabled_formats, write_group
 from stages.writers.mds import index_bytes
+from stages.writers.manifest import dropped_entry, token_counts, tokenizer_entry
+from stages.writers.trainers import cut_warning, trainer_warnings
+
+log = logging.getLogger(__name__)
 
 MANIFEST = "_manifest"  # the unit that writes the merged indexes and the manifest, after every group
 #: One marker for every group the plan gave no document (a file per empty group would be 500k files for
 #: 10 documents in 500k groups): it names them and the corpus they are empty for.
 EMPTY = "_empty_groups"
 #: Settings of how the phase runs, not of what it writes (left out of fingerprints and the manifest's hash).
-RUN_ONLY = {"enabled": True, "local_max_docs": True, "layout": {"max_dropped_share"}}
+RUN_ONLY = {"enabled": True, "local_max_docs": True, "trainer": True, "layout": {"max_dropped_share"}}
 #: Above this many parts the input is never small: counting their rows would cost a request each on S3.
 LOCAL_MAX_PARTS = 256
 
@@ -85,6 +90,11 @@ class ShardsPhase(Phase):
 
     def enabled(self, config: RunConfig) -> bool:
         return config.shards.enabled
+
+    def check(self, config: RunConfig) -> None:
+        """A layout or formats that do not fit the trainer the config names: a warning, before anything runs."""
+        for warning in trainer_warnings(config.shards):
+            log.warning("shards: %s", warning)
 
     def settings(self, config: RunConfig) -> dict:
         return config.shards.model_dump(mode="json", exclude=RUN_ONLY)
@@ -260,9 +270,7 @@ def _write_one_group(rows: pa.Table, config: RunConfig, tokenizer: bytes, unit: 
         if len(rows) != result.documents + n_rej:
             raise RuntimeError(f"{unit.name}: {len(rows)} documents in != {result.documents} written + {n_rej} rejected")
         reasons = Counter(rejected.column(REASON).to_pylist()) if rejected is not None else Counter()
-        totals = {"groups": 1, "documents": result.documents, "samples": result.samples, "tokens": result.tokens,
-                  "dropped_tokens": result.dropped_tokens, "dropped_documents": result.dropped_documents,
-                  **{f"{fmt}_shards": len(files) for fmt, files in result.files.items()}}
+        totals = result.totals()
         outputs = {"dtype": np.dtype(stage.dtype).name, "tokenizer_sha256": stage.tokenizer_sha256,
                    "indexes": result.indexes, "files": {fmt: [f.to_dict() for f in files] for fmt, files in result.files.items()}}
         return work.commit(UnitResult(unit.name, docs_in=len(rows), kept=result.documents, rejected=n_rej, by_reason=reasons,
@@ -302,30 +310,41 @@ def check_dropped(config: RunConfig, groups: list[UnitResult]) -> None:
 def processing_config(config: RunConfig) -> dict:
     """The config minus where things run and are stored: what decides the bytes."""
     return config.model_dump(mode="json", exclude={"output": {"root"}, "storage": True, "ray": True, "name": True,
-                                                   "shards": {"local_max_docs": True, "layout": {"max_dropped_share"}}})
+                                                   "shards": {"local_max_docs": True, "trainer": True, "layout": {"max_dropped_share"}}})
 
 
 def write_manifest(ctx: RunContext, unit: Unit, groups: list[UnitResult]) -> UnitResult:
     """Each format's merged index, then the manifest, then the marker: the dataset becomes visible."""
     storage, cfg = ctx.storage, ctx.config.shards
+    totals = functools.reduce(add_totals, (g.totals for g in groups), {})
+    given = totals.get("documents", 0)
+    layouts = any(not f.per_document for f in enabled_formats(cfg))  # formats that take the layout's samples
+    dropped = dropped_entry(totals if layouts else {}, cfg.layout)
     formats = {}
     for fmt in enabled_formats(cfg):
         indexes = {g.unit: g.outputs["indexes"][fmt.name] for g in groups if g.outputs.get("indexes", {}).get(fmt.name)}
+        merged = fmt.merge(indexes)
         with storage.atomic_output("shards", fmt.name, "index.json") as out:
-            out.write(index_bytes(fmt.merge(indexes)))
+            out.write(index_bytes(merged))
         files = [{**f, "name": f"{g.unit}/{f['name']}"} for g in groups for f in g.outputs.get("files", {}).get(fmt.name, [])]
+        layout = "document" if fmt.per_document else cfg.layout.kind
         formats[fmt.name] = {"shards": files, "samples": sum(f["samples"] for f in files), "tokens": sum(f["tokens"] for f in files),
-                             "bytes": sum(f["bytes"] for f in files), "index": f"shards/{fmt.name}/index.json"}
-    dtypes = {g.outputs["dtype"] for g in groups if g.outputs.get("dtype")}
-    shas = {g.outputs["tokenizer_sha256"] for g in groups if g.outputs.get("tokenizer_sha256")}
+                             "bytes": sum(f["bytes"] for f in files), "index": f"shards/{fmt.name}/index.json", "layout": layout,
+                             "documents": given if fmt.per_document else given - dropped["documents"], **fmt.describe(merged)}
+    data = read_tokenizer(ctx.config)
+    entry = tokenizer_entry(_tokenize_stage(cfg.tokenize.model_dump_json(), data).tokenizer, cfg)
+    with storage.atomic_output("shards", *entry["file"].split("/")) as out:  # a trainer elsewhere needs the file itself
+        out.write(data)
     manifest = {
         "run": ctx.config.name,
         "source": unit.params["source"],
-        "documents": sum(g.totals.get("documents", 0) for g in groups),
-        "tokenizer": {"path": cfg.tokenize.tokenizer, "sha256": next(iter(shas), None), "dtype": next(iter(dtypes), None)},
+        "documents": given - dropped["documents"],
+        "documents_tokenized": given,
+        "tokenizer": entry,
         "layout": cfg.layout.model_dump(mode="json", exclude={"max_dropped_share"}),
-        "dropped": {"documents": sum(g.totals.get("dropped_documents", 0) for g in groups),
-                    "tokens": sum(g.totals.get("dropped_tokens", 0) for g in groups)},
+        "tokens": token_counts(totals, given, entry),
+        "dropped": dropped,
+        "truncation": totals.get("cut", {}),
         "shuffle": cfg.shuffle.model_dump(mode="json"),
         "config_sha256": fingerprint(processing_config(ctx.config)),
         "fingerprint": unit.fingerprint,
@@ -333,6 +352,9 @@ def write_manifest(ctx: RunContext, unit: Unit, groups: list[UnitResult]) -> Uni
         "formats": formats,
     }
     storage.write_json(manifest, "shards", "manifest.json")
+    measured = cut_warning(cfg, manifest["truncation"], totals.get("tokens", 0))
+    if measured:
+        log.warning("shards: %s", measured)
     result = UnitResult(MANIFEST, totals={"manifest": 1}, outputs={"documents": manifest["documents"],
                         **{f"{f}_samples": v["samples"] for f, v in formats.items()}})
     return UnitWork(storage, unit, marker_path(ShardsPhase.name, MANIFEST)).commit(result)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from stages.named_files import NamedFile, tokenizer_file
@@ -25,6 +27,10 @@ class ShardsConfig(BaseModel):
     mds: MDSConfig = Field(default_factory=MDSConfig, description="MosaicML MDS output")
     webdataset: WebDatasetConfig = Field(default_factory=WebDatasetConfig, description="WebDataset output")
     megatron: MegatronConfig = Field(default_factory=MegatronConfig, description="Megatron-LM / NeMo IndexedDataset output (.bin/.idx)")
+    trainer: Literal["llm-foundry", "megatron", "webdataset"] | None = Field(
+        None, description="the trainer that reads the shards: a layout or formats that do not fit it (LLM Foundry cuts document "
+        "samples at max_seq_len = layout.seq_len) is a warning, with the tokens it would lose (docs/shards.md); null = none named"
+    )
     local_max_docs: int = Field(
         20_000, ge=0, le=10_000_000, description="at most this many documents to shard (and at most 256 parts): tokenize and group them "
         "in the driver, without Ray Data's shuffle, whose set-up costs ~3 s (same bytes); 0 = always shuffle on Ray"

@@ -4,7 +4,9 @@ format class, an entry here and its config section in ShardsConfig.
 A format describes itself (``name``: its folder ``shards/<name>/`` and its key in the manifest;
 ``label``; ``per_document``: whether it takes one sample per document whatever the layout, as
 Megatron's IndexedDataset does, packing sequences itself), opens its writer for one shuffle group
-and merges the groups' indexes into ``shards/<name>/index.json``.  The shards phase, the manifest
+(told how many samples the group will give it), merges the groups' indexes into
+``shards/<name>/index.json`` and says what the manifest should add about the merged index
+(``describe``: the WebDataset tars' brace pattern).  The shards phase, the manifest
 and the card iterate this tuple; none of them names a format.
 """
 
@@ -18,7 +20,7 @@ import pyarrow as pa
 
 from stages.writers.mds import MDSWriter, mds_columns, merge_mds_indexes
 from stages.writers.megatron import INDEX_KIND as MEGATRON_INDEX_KIND, MegatronIndex, MegatronWriter, merge_megatron_indexes
-from stages.writers.webdataset import WebDatasetWriter, merge_wds_indexes
+from stages.writers.webdataset import WebDatasetWriter, brace_pattern, merge_wds_indexes
 
 
 @dataclass(frozen=True)
@@ -46,10 +48,17 @@ class Format(Protocol):
     def config(shards) -> object: ...
 
     @staticmethod
-    def open(staging: str, shards, sink, schema: pa.Schema, token: TokenInfo, group: str) -> ShardWriter: ...
+    def open(staging: str, shards, sink, schema: pa.Schema, token: TokenInfo, group: str, samples: int) -> ShardWriter: ...
 
     @staticmethod
     def merge(indexes: dict[str, dict]) -> dict: ...
+
+    @staticmethod
+    def describe(merged: dict) -> dict: ...
+
+
+def _nothing(merged: dict) -> dict:
+    return {}
 
 
 class MdsFormat:
@@ -62,10 +71,11 @@ class MdsFormat:
         return shards.mds
 
     @staticmethod
-    def open(staging, shards, sink, schema, token, group):
+    def open(staging, shards, sink, schema, token, group, samples):
         return MDSWriter(os.path.join(staging, "mds"), mds_columns(schema, shards.layout.fixed_len()), shards.mds, sink)
 
     merge = staticmethod(merge_mds_indexes)
+    describe = staticmethod(_nothing)
 
 
 class WebDatasetFormat:
@@ -78,10 +88,16 @@ class WebDatasetFormat:
         return shards.webdataset
 
     @staticmethod
-    def open(staging, shards, sink, schema, token, group):
-        return WebDatasetWriter(os.path.join(staging, "webdataset"), shards.webdataset, sink, key_prefix=group)
+    def open(staging, shards, sink, schema, token, group, samples):
+        return WebDatasetWriter(os.path.join(staging, "webdataset"), shards.webdataset, sink, key_prefix=group, samples=samples,
+                                tars=shards.webdataset.tars_per_group(shards.shuffle.groups))
 
     merge = staticmethod(merge_wds_indexes)
+
+    @staticmethod
+    def describe(merged: dict) -> dict:
+        """The brace pattern of every tar (relative to shards/webdataset/), or null when the groups' tars differ in number."""
+        return {"url_pattern": brace_pattern([s["url"] for s in merged["shardlist"]])}
 
 
 class _DictIndex:
@@ -108,8 +124,13 @@ class MegatronFormat:
         return shards.megatron
 
     @staticmethod
-    def open(staging, shards, sink, schema, token, group):
+    def open(staging, shards, sink, schema, token, group, samples):
         return _DictIndex(MegatronWriter(os.path.join(staging, "megatron"), shards.megatron, sink, token.vocab_size))
+
+    @staticmethod
+    def describe(merged: dict) -> dict:
+        """Megatron's own dtype (uint16 or int32, from the vocabulary size), which may differ from the other formats'."""
+        return {"dtype": merged["dtype"]}
 
     @staticmethod
     def merge(indexes: dict[str, dict]) -> dict:

@@ -18,6 +18,7 @@ from stages.pack import Packer, document_samples
 from stages.shuffle_plan import group_order
 from stages.writers.common import ShardFile, list_lengths
 from stages.writers.formats import TokenInfo, enabled_formats
+from stages.writers.trainers import cut_lengths
 
 
 @dataclass
@@ -28,10 +29,30 @@ class GroupResult:
     samples: int = 0
     tokens: int = 0  #: token ids in samples, padding included
     documents: int = 0
+    document_tokens: int = 0  #: token ids of the documents given (BOS/EOS included), before any layout
+    padding_tokens: int = 0  #: pad ids in samples (packed layout, remainder pad)
     dropped_tokens: int = 0  #: packed layout, remainder drop
     dropped_documents: int = 0  #: ... documents none of whose tokens reached a sample
+    #: per length L (str): samples longer than L and their tokens past L, what a loader that cuts samples at L loses
+    cut: dict[str, dict[str, int]] = field(default_factory=dict)
     indexes: dict[str, dict] = field(default_factory=dict)
     files: dict[str, list[ShardFile]] = field(default_factory=dict)
+
+    def totals(self) -> dict:
+        """The group's additive counts, for its marker (a run's are their sum)."""
+        return {"groups": 1, "documents": self.documents, "samples": self.samples, "tokens": self.tokens,
+                "document_tokens": self.document_tokens, "padding_tokens": self.padding_tokens,
+                "dropped_tokens": self.dropped_tokens, "dropped_documents": self.dropped_documents, "cut": self.cut,
+                **{f"{fmt}_shards": len(files) for fmt, files in self.files.items()}}
+
+
+def layout_samples(num_tokens: np.ndarray, layout) -> int:
+    """How many samples the layout makes of documents of ``num_tokens`` tokens (writers that spread
+    samples evenly need it before the first one)."""
+    if layout.kind != "packed":
+        return len(num_tokens)
+    total = int(num_tokens.sum())
+    return total // layout.seq_len + (1 if layout.remainder != "drop" and total % layout.seq_len else 0)
 
 
 def write_group(
@@ -54,7 +75,10 @@ def write_group(
     the layout; the others the layout's samples.
     """
     layout = shards.layout
-    result = GroupResult(name, documents=len(docs))
+    lengths = list_lengths(docs.column("tokens"))
+    result = GroupResult(name, documents=len(docs), document_tokens=int(lengths.sum()))
+    result.cut = {str(n): {"samples": 0, "tokens": 0} for n in cut_lengths(layout.seq_len)}
+    n_samples = layout_samples(lengths, layout)
     docs = docs.take(pa.array(group_order(keys, docs.column("id")), pa.int64()))
     packer = Packer(layout.seq_len, layout.remainder, pad_id, token.dtype) if layout.kind == "packed" else None
     if packer is not None:
@@ -62,15 +86,22 @@ def write_group(
     else:
         schema = document_samples(docs.slice(0, 0), layout).schema
     doc_schema = document_samples(docs.slice(0, 0), layout).schema
-    writers = [(fmt, fmt.open(staging, shards, sinks[fmt.name], doc_schema if fmt.per_document else schema, token, name))
-               for fmt in enabled_formats(shards)]
+    writers = [(fmt, fmt.open(staging, shards, sinks[fmt.name], doc_schema if fmt.per_document else schema, token, name,
+                              len(docs) if fmt.per_document else n_samples)) for fmt in enabled_formats(shards)]
     per_sample = [w for fmt, w in writers if not (fmt.per_document and packer is not None)]
     per_document = [w for fmt, w in writers if fmt.per_document and packer is not None]
 
     def emit(samples: pa.Table) -> None:
         if len(samples):
+            stored = list_lengths(samples.column("tokens"))
+            real = samples.column("num_tokens").to_numpy().astype(np.int64)
             result.samples += len(samples)
-            result.tokens += int(list_lengths(samples.column("tokens")).sum())
+            result.tokens += int(stored.sum())
+            result.padding_tokens += int((stored - real).sum())
+            for n, c in result.cut.items():
+                past = real - int(n)
+                c["samples"] += int((past > 0).sum())
+                c["tokens"] += int(past[past > 0].sum())
             for w in per_sample:
                 w.write(samples)
 
