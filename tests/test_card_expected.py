@@ -142,7 +142,7 @@ def expected(out: Path, card: dict) -> dict:
         "sources": _sources(record, markers, docs, rej),
         "languages": langs,
         "length": _length(docs, doc_phases),
-        "quality": _quality(docs, doc_phases, rej, config),
+        "classifiers": _classifiers(docs, doc_phases, rej, config),
         "dedup": _dedup(docs, rej, "deduped" in ran),
         "pii": _pii(docs, doc_phases, config),
         "tokens": _tokens(manifest),
@@ -204,19 +204,38 @@ def _length(docs, doc_phases) -> dict:
     return out
 
 
-def _quality(docs, doc_phases, rej, config) -> dict:
-    flt = config["quality"]["filter"]
-    by_phase = {}
-    for p in doc_phases:
-        if "quality_score" in docs[p]:
-            s = docs[p]["quality_score"].astype("float64")
-            ok = s[s.notna()].to_numpy()
-            hist = [int(v) for v in np.bincount(np.clip(np.floor(ok * 20), 0, 19).astype(int), minlength=20)]
-            by_phase[p] = {"scored": len(ok), "missing": int(s.isna().sum()), "hist": hist}
-    final = rej.get("final")
-    removed = int((final["reason"] == "quality").sum()) if final is not None and len(final) else 0
-    return {"bins": 20, "edges": [round(i / 20, 4) for i in range(21)], "threshold": flt["threshold"],
-            "top_fraction": flt["top_fraction"], "removed": removed, "by_phase": by_phase}
+def _score_totals(s: pd.Series) -> dict:
+    s = s.astype("float64")
+    ok = s[s.notna()].to_numpy()
+    hist = [int(v) for v in np.bincount(np.clip(np.floor(ok * 20), 0, 19).astype(int), minlength=20)]
+    return {"scored": len(ok), "missing": int(s.isna().sum()), "mean": round(float(ok.sum()) / len(ok), 4) if len(ok) else None,
+            "hist": hist}
+
+
+def _classifiers(docs, doc_phases, rej, config) -> dict:
+    entries = []
+    for c in config.get("classifiers") or []:
+        name, flt = c["name"], c["filter"]
+        column = f"{name}_score"
+        scored = [p for p in doc_phases if column in docs[p]]
+        final = rej.get("final")
+        mine = final[(final["stage"] == f"{name}_filter") & (final["reason"] == name)] if final is not None and len(final) else None
+        details = [json.loads(d) for d in mine["details"]] if mine is not None else []
+        removed_by_language: dict[str, int] = {}
+        for d in details:
+            if "language" in d:  # the classifier filter names the document's language
+                key = d["language"] or "unknown"
+                removed_by_language[key] = removed_by_language.get(key, 0) + 1
+        by_language = {}
+        for p in dict.fromkeys([*scored[:1], doc_phases[-1]]):
+            if p in scored:
+                d = docs[p].assign(language=docs[p]["language"].fillna("unknown"))
+                by_language[p] = {lang: _score_totals(g[column]) for lang, g in d.groupby("language")}
+        entries.append({"threshold": flt["threshold"], "top_fraction": flt["top_fraction"], "by_language_rule": flt["by_language"],
+                        "removed": len(mine) if mine is not None else 0,
+                        "removed_by_language": removed_by_language,
+                        "by_phase": {p: _score_totals(docs[p][column]) for p in scored}, "by_language": by_language})
+    return {"bins": 20, "edges": [round(i / 20, 4) for i in range(21)], "entries": entries}
 
 
 def _dedup(docs, rej, ran) -> dict:

@@ -65,7 +65,8 @@ def make_output(root: Path, seed: int = 7, docs_per_file: int = 60, empty: bool 
     rng = random.Random(seed)
     config = RunConfig.model_validate({"inputs": ["in/*.warc.gz"], "output": str(root)}).model_dump(mode="json")
     # a model file that is not on this machine: `curate report` cannot rebuild the config and says so
-    config["quality"].update(enabled=True, model="/nowhere/quality.ftz", filter={"threshold": 0.5, "top_fraction": None})
+    config["classifiers"] = [{"name": "quality", "model": "/nowhere/quality.ftz", "label": "hq", "lowercase": False, "max_chars": None,
+                              "filter": {"threshold": 0.5, "remove": "below", "top_fraction": None, "by_language": {}}}]
     config["output"]["rejected_text"] = True
     config["pii"] = {"entities": {"phone_number": "annotate"}}
     totals = {p: {"kept": 0, "rejected": 0} for p in ("extracted", "deduped", "final")}
@@ -189,14 +190,15 @@ def test_card_of_every_phase_matches_an_independent_recount(fixture_output, caps
     assert card["run"]["parts_by"].startswith("markers")  # the model file of the recorded config is not here
     # the phases that were being built when the card was written light up from their columns and manifest
     assert card["pii"]["present"] and card["pii"]["entities"]["PHONE_NUMBER"]["action"] == "annotate"
-    assert card["quality"]["present"] and card["quality"]["removed"] > 0 and card["quality"]["threshold"] == 0.5
+    (quality,) = card["classifiers"]["entries"]
+    assert quality["name"] == "quality" and quality["removed"] > 0 and quality["threshold"] == 0.5
     assert card["tokens"]["present"] and card["tokens"]["formats"]["mds"]["shards"] >= 2
     steps = [r["step"] for r in card["funnel"]]
     assert steps[:2] == ["records", "extracted:read"] and steps[-3:] == ["final:quality_filter", "final:pii", "shards:tokenize"]
     assert card["funnel"][-1]["out"] == card["tokens"]["documents"] == card["summary"]["documents"]
     readme = (out / "card" / "README.md").read_text()
     assert readme.startswith("---\npretty_name: fixture")
-    for section in ("Summary", "Sources", "Processing", "Funnel", "Languages", "Quality", "Deduplication", "PII", "Tokens",
+    for section in ("Summary", "Sources", "Processing", "Funnel", "Languages", "Classifiers", "Deduplication", "PII", "Tokens",
                     "Known limitations", "How to reproduce"):
         assert f"\n## {section}\n" in readme
     assert "path: documents/final/*.parquet" in readme and "shards/webdataset/**/*.tar" in readme
@@ -228,7 +230,7 @@ def test_report_on_s3_writes_the_same_card(fixture_output, s3_server, capsys):
     with fs.open_input_stream("card-bucket/run/card/stats.json") as f:
         assert f.read() == local
     names = {i.base_name for i in fs.get_file_info(pafs.FileSelector("card-bucket/run/card"))}
-    assert {"README.md", "stats.json", "funnel.png", "pii.png", "quality.png"} <= names
+    assert {"README.md", "stats.json", "funnel.png", "pii.png", "classifiers.png"} <= names
 
 
 def test_a_part_a_phase_did_not_finish_is_a_step_of_its_own(fixture_output):

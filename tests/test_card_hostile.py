@@ -139,7 +139,13 @@ def hostile(stats: dict) -> tuple[dict, list[str]]:
     s["languages"][last][evil("lang")] = 3
     s["phases"][evil("phase")] = {"status": "ran", "parts": 1, "kept": 1, "rejected": 0, "stages": [evil("pstage")]}
     s["length"]["before"]["phase"] = evil("lenphase")
-    s["quality"].update(model=evil("model"), threshold=evil("thr"))
+    hist = [1] + [0] * 19
+    s["classifiers"].update(present=True, entries=[{
+        "name": evil("cname"), "column": evil("ccol"), "label": evil("clabel"), "model": evil("model"), "demonstration": evil("demo"),
+        "model_sha256": "0" * 64, "threshold": evil("thr"), "remove": evil("cremove"), "top_fraction": None,
+        "by_language_rule": {evil("crule"): 0.5}, "filter_phase": evil("cphase"), "removed": 1, "removed_by_language": {evil("clang"): 1},
+        "by_phase": {evil("cphase"): {"scored": 1, "missing": 0, "mean": 0.01, "hist": hist}},
+        "by_language": {evil("cphase"): {evil("clang"): {"scored": 1, "missing": 0, "mean": 0.01, "hist": hist}}}}])
     s["pii"]["phase"] = evil("piiphase")
     s["pii"]["entities"][evil("entity")] = {"documents": 1, "share": 0.5, "findings": 2, "action": evil("action")}
     s["tokens"]["formats"][evil("fmt")] = {"shards": 1, "samples": 1, "tokens": 1, "bytes": 1}
@@ -153,7 +159,7 @@ def hostile(stats: dict) -> tuple[dict, list[str]]:
     ex = s["examples"][0]
     ex.update(url=evil("url"), details=evil("details"), text=evil("text"), phase=evil("exphase"), reason=evil("exreason"))
     verbatim = ["name", "started", "finished", "status", "partsby", "phrun", "pkg", "ver", "curver", "file", "snap",
-                "rtype", "label", "stage", "fphase", "reason", "skipped", "lang", "phase", "pstage", "lenphase", "model", "thr",
+                "rtype", "label", "stage", "fphase", "reason", "skipped", "lang", "phase", "pstage", "lenphase", "model", "thr", "cname", "ccol", "clabel", "demo", "cremove", "crule", "cphase", "clang",
                 "piiphase", "entity", "action", "fmt", "tok", "hash", "host", "rhost", "check", "ufile", "uerr", "withheld",
                 "plot", "url", "details", "text", "exphase", "exreason", "mhthr"]
     return s, verbatim

@@ -22,7 +22,7 @@ def test_no_pii_of_the_record_or_the_labels_reaches_the_card(tmp_path):
     record["inputs"][2] = f"s3://admin:hunter2@bucket/{OTHER}/empty.warc.gz"
     record["command"] = ["curate", "run", f"/home/{EMAIL}/job.yaml"]
     record["config"]["name"] = f"ask {OTHER}"
-    record["config"]["quality"]["model"] = f"/models/{OTHER}/quality.ftz"
+    record["config"]["classifiers"][0]["model"] = f"/models/{OTHER}/quality.ftz"
     record["config"]["pii"]["entities"][f"card {CARD}"] = "annotate"  # a key of the config
     (out / "run.json").write_text(json.dumps(record))
     manifest = json.loads((out / "shards" / "manifest.json").read_text())
@@ -48,7 +48,7 @@ def test_no_pii_of_the_record_or_the_labels_reaches_the_card(tmp_path):
     assert any("<CREDIT_CARD>" in lang for lang in card["languages"]["final"])
     assert card["funnel_adds_up"] and any("<EMAIL_ADDRESS>" in r["stage"] for r in card["funnel"])
     assert any(e["stage"] == "stage of <EMAIL_ADDRESS>" for e in card["examples"])  # examples stay grouped with their step
-    assert card["quality"]["model"] in ("/models/<EMAIL_ADDRESS>/quality.ftz", "<MASKED>")  # a whole value or token
+    assert card["classifiers"]["entries"][0]["model"] in ("/models/<EMAIL_ADDRESS>/quality.ftz", "<MASKED>")  # a whole value or token
     assert card["tokens"]["tokenizer"]["path"] == "http://<IP_ADDRESS>/tokenizer.json"
 
 
@@ -68,7 +68,7 @@ class Recording:
 
 
 def test_labels_that_redact_alike_add_their_counts():
-    stats = {"run": {"name": "r", "parts_by": "fingerprints", "command": None, "config": {}}, "quality": {"present": False},
+    stats = {"run": {"name": "r", "parts_by": "fingerprints", "command": None, "config": {}}, "classifiers": {"present": False, "entries": []},
              "tokens": {"present": False}, "sources": {"per_file": []},
              "languages": {"final": {"en": 5, "123": 2, "456": 3}},
              "funnel": [{"step": "p:9", "phase": "p", "stage": "9", "label": "l", "by_reason": {"111": 1, "222": 4, "ok": 2}}],
@@ -78,5 +78,5 @@ def test_labels_that_redact_alike_add_their_counts():
     assert out["languages"]["final"] == {"en": 5, "<N>": 5}
     assert out["funnel"][0]["by_reason"] == {"<N>": 5, "ok": 2}
     assert out["funnel"][0]["step"] == "p:<N>" and out["funnel"][0]["stage"] == "<N>"
-    assert "model" not in out["quality"]
+    assert out["classifiers"]["entries"] == []
     assert {"en", "123", "9", "l", "r", "fingerprints"} <= set(redactor.seen)

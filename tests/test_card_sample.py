@@ -26,7 +26,7 @@ TRUTH = [json.loads(line) for line in (SAMPLES / "ground_truth.jsonl").read_text
 def sample_config(out, **changes) -> RunConfig:
     data = load_config(REPO / "jobs" / "sample.yaml", inputs=[str(SAMPLES / "*.warc.gz")], output=str(out)).model_dump(mode="json")
     data["output"]["rejected_text"] = True
-    data["quality"].update(enabled=True, model=str(SAMPLES / "quality" / "model.ftz"), filter={"threshold": 0.5, "top_fraction": None})
+    data["classifiers"] = [{"name": "quality", "model": str(SAMPLES / "quality" / "model.ftz"), "label": "hq", "filter": {"threshold": 0.5}}]
     data.update(changes)
     return parse_config(data)
 
@@ -52,7 +52,8 @@ def test_the_sample_card_matches_an_independent_recount(sample):
     # the sample's known shape: 6 files, 1045 responses, duplicates removed, scores present
     assert card["summary"]["responses"] == len(TRUTH) and card["sources"]["files"] == 6
     assert card["dedup"]["exact_duplicate"] > 0 and card["dedup"]["near_duplicate"] > 0
-    assert card["quality"]["present"] and card["summary"]["documents"] > 0
+    assert card["classifiers"]["present"] and card["summary"]["documents"] > 0
+    assert card["classifiers"]["entries"][0]["demonstration"]  # told by the model's sha256, whatever its path
     for name in card["plots"]:
         img = mpimg.imread(out / "card" / name)
         assert img.ndim == 3 and img.shape[0] > 100, name

@@ -27,7 +27,7 @@ def out(tmp_path) -> Path:
 def validating(out: Path) -> Path:  # (tests/test_card_runs.py covers a real run's context with current markers)
     """The fixture's run.json with a config that validates here (the run's context rebuilt, as after a real run)."""
     record = json.loads((out / "run.json").read_text())
-    record["config"]["quality"] = RunConfig.model_validate({"inputs": ["x"], "output": "x"}).model_dump(mode="json")["quality"]
+    record["config"]["classifiers"] = RunConfig.model_validate({"inputs": ["x"], "output": "x"}).model_dump(mode="json")["classifiers"]
     (out / "run.json").write_text(json.dumps(record))
     return out
 

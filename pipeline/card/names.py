@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from stages.base import DETAILS, REASON  # noqa: F401  (rejected/<phase>: stages/base.py REJECTED_SCHEMA)
 from stages.dedup.keep import EXACT as EXACT_DUPLICATE, NEAR as NEAR_DUPLICATE  # noqa: F401  (dedup's reasons)
-from stages.quality import REASON as QUALITY_REASON, SCORE as QUALITY_SCORE  # noqa: F401
+from stages.classify import SCORE_SUFFIX  # noqa: F401  (a classifier's score column: <name>_score)
 
 # ---------------------------------------------------------------- columns of documents/<phase>
 
 LANGUAGE = "language"
+#: language ID's confidence (stages/langid.py), a float column ending in _score that is no classifier's
+LANGUAGE_SCORE = "language_score"
 TEXT = "text"
 URL = "url"
 SOURCE = "source"

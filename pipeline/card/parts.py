@@ -3,8 +3,8 @@
 One task reads the files of one part name across the phases
 (``documents/<phase>/part-<name>.parquet`` and ``rejected/<phase>/...``), in
 Arrow batches, and returns small JSON-able aggregates: counts by language,
-source, stage and reason, fixed-bin histograms (document length, quality
-score), duplicate-cluster sizes, PII counts, host counts and the first few
+source, stage and reason, fixed-bin histograms (document length, each
+classifier's score per language), duplicate-cluster sizes, PII counts, host counts and the first few
 removed documents of each reason.  Texts never leave the task (only the first
 characters of the few example rows do), so a run of any number of parts is
 summed on the driver from aggregates whose size does not grow with the
@@ -36,8 +36,10 @@ from stages.pii.urls import url_trigger
 #: Document length bins, in characters: [edge_i, edge_i+1), the last one open ([1e6, inf)).
 LENGTH_EDGES = [0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000,
                 100_000, 200_000, 500_000, 1_000_000]  # fmt: skip
-#: Quality-score bins: [i/20, (i+1)/20), a score of 1.0 in the last one.
+#: Classifier-score bins: [i/20, (i+1)/20), a score of 1.0 in the last one.
 QUALITY_BINS = 20
+#: A classifier's details name the document's language (stages/classify.py): removals per language.
+_DETAILS_LANGUAGE = r'"language": (?:"(?P<lang>[^"\\]*)"|null)'
 #: Removed documents kept per (phase, stage, reason) as examples.
 EXAMPLES_PER_REASON = 3
 #: Characters of an example's text a task returns (redacted on the driver, then cut shorter).
@@ -109,6 +111,27 @@ def quality_histogram(scores: np.ndarray) -> list[int]:
     return np.bincount(idx, minlength=QUALITY_BINS).tolist()
 
 
+def score_columns(schema: pa.Schema) -> list[str]:
+    """The classifiers' score columns (``<name>_score``, floats; language ID's ``language_score`` is not one)."""
+    return [f.name for f in schema if f.name.endswith(N.SCORE_SUFFIX) and f.name != N.LANGUAGE_SCORE and pa.types.is_floating(f.type)]
+
+
+def _scores_by_language(t: pa.Table, columns: list[str]) -> dict:
+    """Per score column and language: the score histogram, their sum and the documents without a score."""
+    lang = pc.fill_null(t.column(N.LANGUAGE), "unknown").to_numpy(zero_copy_only=False) if N.LANGUAGE in t.column_names \
+        else np.full(t.num_rows, "unknown", dtype=object)
+    out: dict = {}
+    for c in columns:
+        values = pc.fill_null(t.column(c).cast(pa.float64()), np.nan).to_numpy(zero_copy_only=False)
+        per: dict = {}
+        for l in np.unique(lang):
+            v = values[lang == l]
+            ok = v[~np.isnan(v)]
+            per[str(l)] = {"hist": quality_histogram(ok), "sum": float(ok.sum()), "missing": int(len(v) - len(ok))}
+        out[c] = per
+    return out
+
+
 def pii_columns(schema: pa.Schema) -> list[str]:
     return [f.name for f in schema if f.name.startswith(N.PII_PREFIX) and pa.types.is_integer(f.type)]
 
@@ -126,21 +149,22 @@ def documents_stats(file: pq.ParquetFile, lengths: bool, annotated: list[str] = 
     schema = file.schema_arrow
     has = set(schema.names)
     pii = pii_columns(schema)
-    wanted = [c for c in (N.LANGUAGE, N.SOURCE, N.URL, N.QUALITY_SCORE, N.DUP_CLUSTER_SIZE, *pii) if c in has]
+    scores = score_columns(schema)
+    wanted = [c for c in (N.LANGUAGE, N.SOURCE, N.URL, *scores, N.DUP_CLUSTER_SIZE, *pii) if c in has]
     if lengths and N.TEXT in has:
         wanted.append(N.TEXT)
     out: dict[str, Any] = {"rows": 0}
-    if N.QUALITY_SCORE in has:
-        out["quality"] = {"hist": [0] * QUALITY_BINS, "missing": 0}
+    if scores:
+        out["scores"] = {c: {} for c in scores}
     if pii:
         out["pii"] = {"entities": {c.removeprefix(N.PII_PREFIX).upper(): {"documents": 0, "findings": 0} for c in pii},
                       "documents": 0, "redacted_documents": 0}
     for batch in file.iter_batches(batch_size=BATCH_ROWS, columns=wanted):
-        out = merge(out, _documents_batch(pa.Table.from_batches([batch]), pii, annotated))
+        out = merge(out, _documents_batch(pa.Table.from_batches([batch]), pii, annotated, scores))
     return out
 
 
-def _documents_batch(t: pa.Table, pii: list[str], annotated: list[str]) -> dict:
+def _documents_batch(t: pa.Table, pii: list[str], annotated: list[str], scores: list[str] = ()) -> dict:
     out: dict[str, Any] = {"rows": t.num_rows}
     if N.LANGUAGE in t.column_names:
         out["languages"] = _counts(t.column(N.LANGUAGE))
@@ -151,11 +175,8 @@ def _documents_batch(t: pa.Table, pii: list[str], annotated: list[str]) -> dict:
     if N.TEXT in t.column_names:
         n = pc.fill_null(pc.utf8_length(t.column(N.TEXT)), 0).to_numpy()
         out["length"] = {"hist": length_histogram(n), "chars": int(n.sum())}
-    if N.QUALITY_SCORE in t.column_names:
-        col = t.column(N.QUALITY_SCORE)
-        scores = col.drop_null().to_numpy()
-        scores = scores[~np.isnan(scores)]
-        out["quality"] = {"hist": quality_histogram(scores), "missing": t.num_rows - len(scores)}
+    if scores:
+        out["scores"] = _scores_by_language(t, scores)
     if N.DUP_CLUSTER_SIZE in t.column_names:
         out["clusters"] = _counts(t.column(N.DUP_CLUSTER_SIZE))
     if pii:
@@ -184,13 +205,30 @@ def rejected_stats(file: pq.ParquetFile, examples: int = EXAMPLES_PER_REASON) ->
         reasons: dict[str, dict[str, int]] = {}
         for row in keys.group_by(["stage", "reason"], use_threads=False).aggregate([([], "count_all")]).to_pylist():
             reasons.setdefault(row["stage"], {})[row["reason"]] = row["count_all"]
-        part = {"rows": t.num_rows, "reasons": reasons}
+        part = {"rows": t.num_rows, "reasons": reasons, "languages": _removed_by_language(t, keys)}
         if N.SOURCE in t.column_names:
             part["sources"] = _counts(t.column(N.SOURCE))
         if N.URL in t.column_names:
             part["hosts"] = _counts(hosts(t.column(N.URL)))
         part["examples"] = _examples(t, keys, taken, examples)
         out = merge(out, part)
+    return out
+
+
+def _removed_by_language(t: pa.Table, keys: pa.Table) -> dict:
+    """{stage: {reason: {language: count}}} of the rows whose details name their language (classifier filters)."""
+    if N.DETAILS not in t.column_names:
+        return {}
+    found = pc.extract_regex(pc.fill_null(t.column(N.DETAILS), ""), _DETAILS_LANGUAGE)
+    has = pc.is_valid(found)
+    if not pc.any(has).as_py():
+        return {}
+    lang = pc.fill_null(pc.struct_field(found, "lang"), "unknown")
+    lang = pc.if_else(pc.equal(lang, ""), "unknown", lang)
+    rows = pa.table({"stage": keys.column("stage"), "reason": keys.column("reason"), "lang": lang}).filter(has)
+    out: dict = {}
+    for r in rows.group_by(["stage", "reason", "lang"], use_threads=False).aggregate([([], "count_all")]).to_pylist():
+        out.setdefault(r["stage"], {}).setdefault(r["reason"], {})[r["lang"]] = r["count_all"]
     return out
 
 

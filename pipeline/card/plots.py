@@ -134,21 +134,33 @@ def length(stats: dict) -> bytes:
     return _png(fig)
 
 
-def quality(stats: dict) -> bytes:
-    q = stats["quality"]
-    fig, ax = plt.subplots(figsize=(9, 4))
-    if not q["present"]:
-        _empty(ax, "no quality scores (quality.enabled is off)")
+#: Languages drawn per classifier (the most scored ones).
+PLOT_LANGUAGES = 4
+LANGUAGE_COLORS = [KEPT, REMOVED, "#2f855a", "#6b46c1"]
+
+
+def classifiers(stats: dict) -> bytes:
+    """One panel per classifier: its score's distribution per language where it was scored (the most scored
+    languages), and its threshold."""
+    c = stats["classifiers"]
+    entries = c.get("entries", [])
+    fig, axes = plt.subplots(max(len(entries), 1), 1, figsize=(9, 3.2 * max(len(entries), 1)), squeeze=False)
+    if not entries:
+        _empty(axes[0][0], "no classifier scored this run")
         return _png(fig)
-    phases = list(q["by_phase"])
-    shown = phases if len(phases) <= 2 else [phases[-2], phases[-1]]
-    colors = [GREY, KEPT][-len(shown):]
-    series = [(f"{_short(p)} ({q['by_phase'][p]['scored']:,} scored)", q["by_phase"][p]["hist"], c) for p, c in zip(shown, colors)]
-    _hist_ax(ax, [f"{e:.2f}" for e in q["edges"][:-1]], series, "quality score (bin start)")
-    if q["threshold"] is not None:
-        ax.axvline(q["threshold"] * q["bins"], color=REMOVED, linestyle="--", label=f"threshold {q['threshold']}")
-        ax.legend(fontsize=8)
-    ax.set_title("Quality score")
+    for ax, e in zip(axes[:, 0], entries):
+        first = next(iter(e["by_language"]), None)
+        langs = list((e["by_language"].get(first) or {}).items())[:PLOT_LANGUAGES]
+        if not langs:
+            _empty(ax, f"{_short(e['name'])}: no documents scored")
+            continue
+        series = [(f"{_short(l, 12)} ({v['scored']:,})", v["hist"], col) for (l, v), col in zip(langs, LANGUAGE_COLORS)]
+        _hist_ax(ax, [f"{x:.2f}" for x in c["edges"][:-1]], series, f"{_short(e['column'])} (bin start), in {_short(first)}")
+        if e["threshold"] is not None:
+            ax.axvline(e["threshold"] * c["bins"], color="black", linestyle="--", label=f"threshold {e['threshold']} ({e['remove']})")
+            ax.legend(fontsize=8)
+        ax.set_title(f"{_short(e['name'])}" + (" (demonstration model)" if e["demonstration"] else ""))
+    fig.tight_layout()
     return _png(fig)
 
 
@@ -202,7 +214,7 @@ def hosts(stats: dict) -> bytes:
     return _png(fig)
 
 
-PLOTS = {"funnel": funnel, "languages": languages, "length": length, "quality": quality,
+PLOTS = {"funnel": funnel, "languages": languages, "length": length, "classifiers": classifiers,
          "dup_clusters": dup_clusters, "pii": pii, "hosts": hosts}
 
 

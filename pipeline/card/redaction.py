@@ -57,7 +57,9 @@ def _published(stats: dict) -> Iterator[str]:
     """The strings of ``stats`` that come from the data or the run's record (hosts and examples' bodies aside)."""
     run = stats["run"]
     yield from (run["name"] or "", run["parts_by"], *(run["command"] or []), *_strings(run["config"]))
-    yield from _strings(stats["quality"].get("model"))
+    for e in stats.get("classifiers", {}).get("entries", []):
+        yield from (e["name"], e["column"], e["label"], *_strings(e["model"]), *e["removed_by_language"], *e["by_language_rule"],
+                    *(lang for per in e["by_language"].values() for lang in per))
     yield from _strings(stats["tokens"].get("tokenizer"))
     yield from (f["file"] for f in stats["sources"]["per_file"])
     yield from (lang for counts in stats["languages"].values() for lang in counts)
@@ -83,8 +85,11 @@ def redact_stats(stats: dict, redactor) -> dict:
     run = stats["run"]
     run.update(name=f(run["name"]), parts_by=f(run["parts_by"]), command=[f(c) for c in run["command"]] if run["command"] else run["command"],
                config=_deep(run["config"], f))
-    if "model" in stats["quality"]:
-        stats["quality"]["model"] = _deep(stats["quality"]["model"], f)
+    for e in stats.get("classifiers", {}).get("entries", []):
+        e.update(name=f(e["name"]), column=f(e["column"]), label=f(e["label"]), model=_deep(e["model"], f),
+                 removed_by_language=_keys(e["removed_by_language"], f),
+                 by_language_rule={f(k): v for k, v in e["by_language_rule"].items()},
+                 by_language={p: {f(k): v for k, v in per.items()} for p, per in e["by_language"].items()})
     if stats["tokens"].get("tokenizer") is not None:
         stats["tokens"]["tokenizer"] = _deep(stats["tokens"]["tokenizer"], f)
     for file in stats["sources"]["per_file"]:

@@ -31,8 +31,7 @@ SIZE_CATEGORIES = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"
                    (10_000_000_000, "1B<n<10B"), (100_000_000_000, "10B<n<100B"), (1_000_000_000_000, "100B<n<1T")]
 #: A language code the Hub's metadata accepts in shape (ISO 639 with optional subtags); other labels stay out of the front matter.
 LANGUAGE_CODE = re.compile(r"[a-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*")
-SAMPLE_MODELS = {"samples/quality/model.ftz": "the demonstration quality model trained on samples/ (samples/quality/)",
-                 "samples/tokenizer/tokenizer.json": "the demonstration tokenizer trained on samples/ (samples/tokenizer/)"}
+SAMPLE_MODELS = {"samples/tokenizer/tokenizer.json": "the demonstration tokenizer trained on samples/ (samples/tokenizer/)"}
 
 
 def n(v) -> str:
@@ -315,17 +314,50 @@ def length(stats: dict) -> str:
                       "", _image(stats, "length")])
 
 
-def quality(stats: dict) -> str:
-    q = stats["quality"]
-    if not q["present"]:
-        return "No quality classifier scored this run (`quality.enabled: false`)."
-    rule = (f"threshold {text(q['threshold'])}" if q["threshold"] is not None else
-            f"the best {text(q['top_fraction'])} of each language" if q["top_fraction"] is not None else "no quality filter")
-    model = SAMPLE_MODELS.get(q["model"] or "", f"the fastText model {code(q['model'])}")
-    rows = [[code(p), n(v["scored"]), n(v["missing"])] for p, v in q["by_phase"].items()]
-    return "\n".join([f"{code(q['column'])} from {model}; filter: {rule}; "
-                      f"{n(q['removed'])} documents removed by it.", "", _table(["phase", "scored", "no score"], rows),
-                      "", _image(stats, "quality")])
+def classifiers(stats: dict) -> str:
+    c = stats["classifiers"]
+    if not c["present"]:
+        return "No classifier scored this run (`classifiers: []`)."
+    out = []
+    for e in c["entries"]:
+        out += [f"### {text(e['name'])}", "", _classifier_intro(e), "",
+                _table(["phase", "scored", "no score", "mean"], [[code(p), n(v["scored"]), n(v["missing"]), _score(v["mean"])]
+                                                                for p, v in e["by_phase"].items()], "lrrr")]
+        for phase, langs in e["by_language"].items():
+            removed = e["removed_by_language"] if phase == next(iter(e["by_language"])) and e["filter_phase"] else None
+            out += ["", f"Per language, in {code(phase)}" + (f" (*removed*: by the filter, in {code(e['filter_phase'])})" if removed is not None else "")
+                    + ": the share of documents in each fifth of the score range, and the mean.", "",
+                    _long_table(["language", "scored", "mean", *FIFTHS, *(["removed"] if removed is not None else [])],
+                                [[code(lang), n(v["scored"]), _score(v["mean"]), *_fifths(v["hist"]),
+                                  *([n(removed.get(lang, 0))] if removed is not None else [])] for lang, v in langs.items()],
+                                "languages", "lrr" + "r" * (len(FIFTHS) + (removed is not None)))]
+        out.append("")
+    return "\n".join([*out, _image(stats, "classifiers")])
+
+
+#: The score range in fifths (the card's per-language table); the histogram has 20 bins, four to a fifth.
+FIFTHS = ["0–0.2", "0.2–0.4", "0.4–0.6", "0.6–0.8", "0.8–1"]
+
+
+def _fifths(hist: list[int]) -> list[str]:
+    total = sum(hist)
+    per = len(hist) // len(FIFTHS)
+    return [pct(sum(hist[i * per:(i + 1) * per]) / total) if total else "–" for i in range(len(FIFTHS))]
+
+
+def _score(v) -> str:
+    return "–" if v is None else f"{v:.3f}"
+
+
+def _classifier_intro(e: dict) -> str:
+    model = (f"the **demonstration** model {code(e['model'])} ({text(e['demonstration'])}; sha256 {code(e['model_sha256'][:12])}…)"
+             if e["demonstration"] else f"the fastText model {code(e['model'])}")
+    rule = (f"remove {text(e['remove'])} {text(e['threshold'])}" if e["threshold"] is not None else
+            f"keep the best {text(e['top_fraction'])} of each language" if e["top_fraction"] is not None else None)
+    if rule and e["by_language_rule"]:
+        rule += " (per language: " + ", ".join(f"{text(k)} {text(v)}" for k, v in e["by_language_rule"].items()) + ")"
+    flt = (f"filter: {rule}, {n(e['removed'])} documents removed (reason {code(e['name'])})" if rule else "no filter (a tag only)")
+    return f"{code(e['column'])}: the probability of the label {code(e['label'] or '?')} under {model}; {flt}."
 
 
 def dedup(stats: dict) -> str:
@@ -399,8 +431,11 @@ def limitations(stats: dict) -> str:
             items.append(f"{text(r['label'][:1].upper() + r['label'][1:])}.")
         elif r["step"].endswith((":not_processed", ":unaccounted")):
             items.append(f"{n(r['removed'])} documents: {text(r['label'])}.")
-    if stats["quality"]["present"] and stats["quality"]["model"] in SAMPLE_MODELS:
-        items.append("Quality scores come from a demonstration model trained on the sample WARCs, not a production classifier.")
+    demos = [e for e in stats["classifiers"].get("entries", []) if e["demonstration"]]
+    if demos:
+        items.append(f"The scores {', '.join(code(e['column']) for e in demos)} come from demonstration models trained on the "
+                     "project's samples (told by their sha256), not production classifiers: they show the pipeline working, "
+                     "not what a real model would keep.")
     if not stats["pii"]["present"]:
         items.append("PII was not detected or redacted: the documents may contain e-mail addresses, phone numbers and "
                      "other personal data.")
@@ -438,7 +473,7 @@ def render(stats: dict, examples: list[dict]) -> str:
     sections = [
         ("Summary", summary(stats)), ("Sources", sources(stats)), ("Processing", processing(stats)),
         ("Funnel", funnel(stats, examples)), ("Languages", languages(stats)), ("Document length", length(stats)),
-        ("Quality", quality(stats)), ("Deduplication", dedup(stats)), ("PII", pii(stats)), ("Tokens", tokens(stats)),
+        ("Classifiers", classifiers(stats)), ("Deduplication", dedup(stats)), ("PII", pii(stats)), ("Tokens", tokens(stats)),
         ("Top hosts", hosts(stats)), ("Known limitations", limitations(stats)), ("How to reproduce", reproduce(stats)),
     ]
     title = f"# {text(stats['run']['name'])}: curated Common Crawl text\n"

@@ -50,7 +50,7 @@ def build_stats(plan: CardPlan, aggs: dict[str, dict], manifest: dict | None, un
         "sources": _sources(plan, aggs),
         "languages": {p: _sorted(aggs.get(f"{p}/documents", {}).get("languages", {})) for p in docs},
         "length": _length(docs, aggs),
-        "quality": _quality(plan, docs, aggs, config),
+        "classifiers": _classifiers(plan, docs, aggs, config),
         "dedup": _dedup(plan, aggs),
         "pii": _pii(docs, aggs, config),
         "tokens": _tokens(manifest),
@@ -129,20 +129,59 @@ def _length(docs: list[str], aggs: dict) -> dict:
     return out
 
 
-def _quality(plan: CardPlan, docs: list[str], aggs: dict, config: dict) -> dict:
-    by_phase = {}
-    for p in docs:
-        q = aggs.get(f"{p}/documents", {}).get("quality")
-        if q is not None:
-            by_phase[p] = {"scored": sum(q["hist"]), "missing": q["missing"], "hist": q["hist"]}
-    flt = (config.get("quality") or {}).get("filter") or {}
-    where = plan.with_stage("quality_filter")
-    final = aggs.get(f"{where}/rejected", {}).get("reasons", {}) if where else {}
-    removed = sum(r.get(N.QUALITY_REASON, 0) for r in final.values())
-    return {"present": bool(by_phase), "column": N.QUALITY_SCORE, "bins": QUALITY_BINS,
-            "edges": [round(i / QUALITY_BINS, 4) for i in range(QUALITY_BINS + 1)],
-            "threshold": flt.get("threshold"), "top_fraction": flt.get("top_fraction"),
-            "model": (config.get("quality") or {}).get("model"), "removed": removed, "by_phase": by_phase}
+def _classifiers(plan: CardPlan, docs: list[str], aggs: dict, config: dict) -> dict:
+    """Per classifier: its model (and whether it is a demonstration model), its score's distribution per phase and
+    per language (where it was scored and where the documents were written), and what its filter removed, per language."""
+    from classifiers.demonstration import identify
+
+    entries = []
+    for c in classifier_configs(config):
+        name = c.get("name")
+        column = f"{name}{N.SCORE_SUFFIX}"
+        per_phase = {p: aggs.get(f"{p}/documents", {}).get("scores", {}).get(column) for p in docs}
+        per_phase = {p: v for p, v in per_phase.items() if v is not None}
+        stage = f"{name}_filter"
+        where = plan.with_stage(stage)
+        removed = aggs.get(f"{where}/rejected", {}).get("reasons", {}).get(stage, {}).get(name, 0) if where else 0
+        by_lang = aggs.get(f"{where}/rejected", {}).get("languages", {}).get(stage, {}).get(name, {}) if where else {}
+        flt = c.get("filter") or {}
+        demo = identify(c.get("model"))
+        entries.append({
+            "name": name, "column": column, "label": c.get("label"), "model": c.get("model"),
+            "demonstration": demo.what if demo else None, "model_sha256": demo.sha256 if demo else None,
+            "threshold": flt.get("threshold"), "remove": flt.get("remove", "below"), "top_fraction": flt.get("top_fraction"),
+            "by_language_rule": flt.get("by_language") or {}, "filter_phase": where, "removed": removed,
+            "removed_by_language": _sorted(by_lang),
+            "by_phase": {p: _score_totals(v.values()) for p, v in per_phase.items()},
+            "by_language": {p: {lang: _score_totals([v]) for lang, v in sorted(per.items(), key=lambda kv: (-_n(kv[1]), kv[0]))}
+                            for p, per in per_phase.items() if p in (next(iter(per_phase)), docs[-1])},
+        })
+    return {"present": bool(entries), "bins": QUALITY_BINS, "edges": [round(i / QUALITY_BINS, 4) for i in range(QUALITY_BINS + 1)],
+            "entries": entries}
+
+
+def classifier_configs(config: dict) -> list[dict]:
+    """The run's classifiers as recorded (an earlier version's record: its enabled quality section, the one it had)."""
+    if config.get("classifiers"):
+        return list(config["classifiers"])
+    q = config.get("quality") or {}
+    if not q.get("enabled"):
+        return []
+    return [{"name": "quality", "model": q.get("model"), "label": q.get("positive_label"), "filter": q.get("filter") or {}}]
+
+
+def _n(agg: dict) -> int:
+    return sum(agg["hist"]) + agg["missing"]
+
+
+def _score_totals(aggs) -> dict:
+    """Scored and missing counts, the mean and the histogram of one or more (language) aggregates."""
+    aggs = list(aggs)
+    hist = [sum(col) for col in zip(*(a["hist"] for a in aggs))] if aggs else [0] * QUALITY_BINS
+    scored = sum(hist)
+    total = sum(a["sum"] for a in aggs)
+    return {"scored": scored, "missing": sum(a["missing"] for a in aggs), "mean": round(total / scored, 4) if scored else None,
+            "hist": hist}
 
 
 def _dedup(plan: CardPlan, aggs: dict) -> dict:
