@@ -33,7 +33,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from urllib.parse import quote, unquote, unquote_plus
+from urllib.parse import quote, unquote, unquote_plus, urlsplit
 
 import numpy as np
 import pyarrow as pa
@@ -189,6 +189,7 @@ class UrlRedactor:
             if not url:
                 continue
             try:
+                urlsplit(url)  # what readers of the published URL will do with it (a bracketed host that is no IP raises)
                 parsed[i] = split(url)
             except Exception as e:  # noqa: BLE001 -- a bad value costs only its URL
                 log.warning("pii: a URL could not be split (%s); cut to its origin", type(e).__name__)
@@ -271,9 +272,15 @@ def _bounds(values: list[Value], group: list[int]) -> list[tuple[int, int]]:
 
 
 def origin(url: str) -> str | None:
-    """scheme://host[:port]/ of a URL without its userinfo (the fallback of a URL that cannot be read)."""
+    """scheme://host[:port]/ of a URL without its userinfo (the fallback of a URL that cannot be read);
+    None when even that does not split (a bracketed host that is no IP address)."""
     m = _URL.match(url or "")
     if not m or m.group("authority") is None:
         return None
     host = m.group("authority").rpartition("@")[2]
-    return f"{m.group('scheme') or ''}//{host}/"
+    cut = f"{m.group('scheme') or ''}//{host}/"
+    try:
+        urlsplit(cut)
+    except ValueError:
+        return None
+    return cut
