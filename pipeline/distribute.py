@@ -21,6 +21,7 @@ import time
 import traceback
 import uuid
 from collections import Counter
+from contextlib import contextmanager
 from typing import Callable, Iterable, Iterator, Protocol
 
 from tqdm import tqdm
@@ -40,8 +41,39 @@ class Worker(Protocol):
 OpenWorker = Callable[..., Worker]
 
 
+#: What ``ray.init`` starts on its own for an embedded Ray that a local run never uses (Ray's public API has no
+#: switch for them; ``ray start --no-monitor`` has one for the first): the autoscaler's monitor (one machine:
+#: nothing to scale) and the dashboard's API server (no dashboard, no job submitted into an embedded Ray).
+#: Together ~120 MB PSS and ~2 CPU-s of start-up on the run's cores (benchmarks/startup.py).  What stays is what
+#: the raylet needs: the GCS, the raylet, its two agents (it refuses to start without them: an empty agent
+#: command is fatal, and a stand-in makes it exit when it asks the runtime-env agent for Ray Data's workers),
+#: the log monitor (workers' logs reach the console) and the workers.
+LOCAL_SKIPS = ("start_monitor", "start_api_server")
+
+
+@contextmanager
+def _local_start():
+    """``ray.init`` of an embedded Ray without LOCAL_SKIPS; Ray's own start-up if its internals differ."""
+    try:
+        from ray._private.node import Node
+
+        originals = {name: getattr(Node, name) for name in LOCAL_SKIPS}
+    except (ImportError, AttributeError) as e:  # another Ray: nothing skipped, nothing broken
+        log.debug("ray start-up not trimmed: %s", e)
+        yield
+        return
+    for name in LOCAL_SKIPS:
+        setattr(Node, name, lambda self, *a, **k: None)
+    try:
+        yield
+    finally:
+        for name, fn in originals.items():
+            setattr(Node, name, fn)
+
+
 def init_ray(num_cpus: int | None = None, address: str | None = None, shuffle: str = "sort") -> None:
-    """Join ``address`` (or RAY_ADDRESS), else start an embedded local Ray (once per process); set Ray Data up."""
+    """Join ``address`` (or RAY_ADDRESS), else start an embedded local Ray (once per process, without what
+    a local run does not use: LOCAL_SKIPS); set Ray Data up."""
     import ray
     from ray.data.context import ShuffleStrategy
 
@@ -51,7 +83,8 @@ def init_ray(num_cpus: int | None = None, address: str | None = None, shuffle: s
         if address:
             ray.init(address=address, **quiet)
         else:
-            ray.init(num_cpus=num_cpus, **quiet)
+            with _local_start():
+                ray.init(num_cpus=num_cpus, **quiet)
     ctx = ray.data.DataContext.get_current()
     ctx.shuffle_strategy = ShuffleStrategy.SORT_SHUFFLE_PULL_BASED if shuffle == "sort" else ShuffleStrategy.HASH_SHUFFLE
     ctx.enable_progress_bars = False  # each phase draws its own bar (or logs its progress)

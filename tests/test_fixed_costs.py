@@ -4,11 +4,14 @@ small input are written (issue 25)."""
 from __future__ import annotations
 
 import io
+import json
+import os
 import subprocess
 import sys
 
 import numpy as np
 import pyarrow as pa
+import pytest
 
 from stages.writers import LocalSink, WebDatasetConfig, WebDatasetWriter
 from stages.writers.webdataset import _TarWriter
@@ -55,3 +58,41 @@ def test_webdataset_writer_reads_back_with_tarfile(tmp_path):
         assert names == ["g_000000000.json", "g_000000000.tokens.npy", "g_000000001.json", "g_000000001.tokens.npy"]
         assert all(m.mtime == 0 and m.mode == 0o444 and m.uname == "" for m in t.getmembers())
         assert np.load(io.BytesIO(t.extractfile("g_000000001.tokens.npy").read())).tolist() == [0, 1]
+
+
+SLIM_START = """
+import json, os, subprocess, sys
+import ray
+from ray._private.node import Node
+from pipeline.distribute import LOCAL_SKIPS, init_ray
+
+before = {n: getattr(Node, n) for n in LOCAL_SKIPS}
+init_ray(1)
+assert {n: getattr(Node, n) for n in LOCAL_SKIPS} == before  # Ray's own start-up is left as it was
+pid = ray.get(ray.remote(lambda: os.getpid()).remote())
+rows = ray.data.range(8).map_batches(lambda b: b, batch_size=None).materialize().count()
+ps = subprocess.run(["ps", "-eo", "ppid=,pid=,args="], capture_output=True, text=True).stdout.splitlines()
+kids, todo = [], [os.getpid()]
+while todo:
+    p = todo.pop()
+    for line in ps:
+        ppid, cpid, args = line.split(None, 2)
+        if int(ppid) == p:
+            kids.append(args)
+            todo.append(int(cpid))
+print(json.dumps({"task_pid": pid, "rows": rows, "children": kids}))
+ray.shutdown()
+"""
+
+
+@pytest.mark.ray
+def test_local_ray_starts_without_monitor_and_api_server():
+    out = subprocess.run([sys.executable, "-c", SLIM_START], cwd=REPO, capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_ADDRESS": ""})
+    assert out.returncode == 0, out.stderr[-2000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["rows"] == 8 and got["task_pid"] > 0  # tasks and Ray Data work
+    children = "\n".join(got["children"])
+    assert "gcs_server" in children and "raylet" in children
+    assert "autoscaler/_private/monitor.py" not in children  # the autoscaler's monitor
+    assert "dashboard/dashboard.py" not in children  # the dashboard's API server
