@@ -323,14 +323,16 @@ def classifiers(stats: dict) -> str:
         out += [f"### {text(e['name'])}", "", _classifier_intro(e), "",
                 _table(["phase", "scored", "no score", "mean"], [[code(p), n(v["scored"]), n(v["missing"]), _score(v["mean"])]
                                                                 for p, v in e["by_phase"].items()], "lrrr")]
-        for phase, langs in e["by_language"].items():
-            removed = e["removed_by_language"] if phase == next(iter(e["by_language"])) and e["filter_phase"] else None
-            out += ["", f"Per language, in {code(phase)}" + (f" (*removed*: by the filter, in {code(e['filter_phase'])})" if removed is not None else "")
-                    + ": the share of documents in each fifth of the score range, and the mean.", "",
-                    _long_table(["language", "scored", "mean", *FIFTHS, *(["removed"] if removed is not None else [])],
+        for i, (phase, langs) in enumerate(e["by_language"].items()):
+            removed = e["removed_by_language"] if i == 0 and e["filter_phase"] else None
+            head = (f"Per language, in {code(phase)}" + (f" (*removed*: by the filter, in {code(e['filter_phase'])})" if removed is not None else "")
+                    + ": the share of documents in each fifth of the score range, and the mean.")
+            table = _long_table(["language", "scored", "mean", *FIFTHS, *(["removed"] if removed is not None else [])],
                                 [[code(lang), n(v["scored"]), _score(v["mean"]), *_fifths(v["hist"]),
                                   *([n(removed.get(lang, 0))] if removed is not None else [])] for lang, v in langs.items()],
-                                "languages", "lrr" + "r" * (len(FIFTHS) + (removed is not None)))]
+                                "languages", "lrr" + "r" * (len(FIFTHS) + (removed is not None)))
+            # where it was scored, shown; in the documents written, collapsed
+            out += ["", head, "", table] if i == 0 else ["", _details(f"per language, in {phase}", table)]
         out.append("")
     return "\n".join([*out, _image(stats, "classifiers")])
 
@@ -349,13 +351,18 @@ def _score(v) -> str:
     return "–" if v is None else f"{v:.3f}"
 
 
+def _setting(v) -> str:
+    """A number of the recorded config as written (0.5, not an escaped 0\\.5), anything else as escaped text."""
+    return f"{v:g}" if isinstance(v, (int, float)) and not isinstance(v, bool) else text(v)
+
+
 def _classifier_intro(e: dict) -> str:
     model = (f"the **demonstration** model {code(e['model'])} ({text(e['demonstration'])}; sha256 {code(e['model_sha256'][:12])}…)"
              if e["demonstration"] else f"the fastText model {code(e['model'])}")
-    rule = (f"remove {text(e['remove'])} {text(e['threshold'])}" if e["threshold"] is not None else
-            f"keep the best {text(e['top_fraction'])} of each language" if e["top_fraction"] is not None else None)
+    rule = (f"remove {text(e['remove'])} {_setting(e['threshold'])}" if e["threshold"] is not None else
+            f"keep the best {_setting(e['top_fraction'])} of each language" if e["top_fraction"] is not None else None)
     if rule and e["by_language_rule"]:
-        rule += " (per language: " + ", ".join(f"{text(k)} {text(v)}" for k, v in e["by_language_rule"].items()) + ")"
+        rule += " (per language: " + ", ".join(f"{code(k)} {_setting(v)}" for k, v in e["by_language_rule"].items()) + ")"
     flt = (f"filter: {rule}, {n(e['removed'])} documents removed (reason {code(e['name'])})" if rule else "no filter (a tag only)")
     return f"{code(e['column'])}: the probability of the label {code(e['label'] or '?')} under {model}; {flt}."
 

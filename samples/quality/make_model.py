@@ -156,7 +156,14 @@ def main(argv: list[str] | None = None) -> int:
     if not sample_files(args.samples):
         print(f"no *.warc.gz in {args.samples}", file=sys.stderr)
         return 2
-    return build(args.samples, args.output)
+    from classifiers.demonstration import register, sha256_of
+
+    before = sha256_of(args.output) if args.output.is_file() else None
+    rc = build(args.samples, args.output)
+    if rc == 0 and args.output.resolve() == MODEL:  # the committed model: cards tell it by its sha256
+        register(MODEL, "the demonstration quality model trained on the sample WARCs (samples/quality/)",
+                 "python samples/quality/make_model.py", replaces=before)
+    return rc
 
 
 if __name__ == "__main__":
