@@ -56,7 +56,7 @@ def test_forum_posts_are_comments_under_an_article(extract):
 
 def test_qa_page_keeps_question_and_answers_not_their_comments(extract):
     result = extract.run(page("qa_page"), "https://qa.example.com/questions/123/how-do-i-undo-the-last-git-commit")
-    assert result.page_type == pt.FORUM
+    assert result.page_type == pt.QA
     text = result.text
     assert "How do I undo the last git commit without losing my changes?" in lines(text)
     assert "I committed a few files too early" in text  # the question
@@ -79,6 +79,15 @@ def test_product_page_keeps_description_and_spec_table_not_reviews(extract):
     for dropped in ("Great little pack", "bottle pockets are a bit tight", "You may also like", "Trail 40 Backpack",
                     "Free shipping", "Camping"):
         assert dropped not in text
+
+
+def test_forum_replies_are_content_even_when_the_first_post_is_longer(extract):
+    # Vanilla: the opening post outside any comment element, shorter replies in "comment" items.
+    opening = "".join(f"<p>{PROSE} Opening post, part {i}.</p>" for i in range(6))
+    replies = "".join(f"<li class='comment'><p>{PROSE} Reply {i}.</p></li>" for i in range(2))
+    html = f"<html><body><div class='discussion'>{opening}</div><ul class='comments'>{replies}</ul></body></html>"
+    text = extract(html, "https://forum.example.org/discussion/39620/closing-down")
+    assert "Opening post, part 5." in text and "Reply 1." in text
 
 
 def test_reviews_are_content_on_a_review_article(extract):
@@ -162,7 +171,8 @@ def shape(good: float = 0.0, link: float = 0.0, headlines: int = 0, prices: int 
     "sig, sh, kind",
     [
         (pt.Signals(path="/forums/topic/123-hello/"), shape(), pt.FORUM),
-        (pt.Signals(types=frozenset({"QAPage"})), shape(good=0.9), pt.FORUM),
+        (pt.Signals(types=frozenset({"QAPage"})), shape(good=0.9), pt.QA),
+        (pt.Signals(host="q.example", path="/questions/42/why"), shape(), pt.QA),
         (pt.Signals(generator="vbulletin 5"), shape(), pt.FORUM),
         (pt.Signals(og_type="article"), shape(good=0.8, code=0.3), pt.ARTICLE),  # says article, reads like one
         (pt.Signals(og_type="article", path="/docs/intro"), shape(good=0.1), pt.DOCUMENTATION),

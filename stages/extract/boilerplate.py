@@ -230,10 +230,10 @@ def open_marks(blocks: list[Block], marks: Marks, reason: int) -> None:
 
 
 def open_threads_if_content(blocks: list[Block], marks: Marks, good: list[int]) -> bool:
-    """On a forum page, open the comment and reply elements when they hold
+    """On a Q&A page, open the comment and reply elements when they hold
     more good text than the rest of the page (the posts of a thread), not
-    when the rest holds more (a Q&A page's question and answers, with short
-    comments under each)."""
+    when the rest holds more (the question and answers, with short comments
+    under each)."""
     inside = outside = 0
     why = marks.reason
     for b, g in zip(blocks, good):
@@ -257,7 +257,9 @@ def select(
     for reason, opened in ((hints.HIDDEN, profile.hidden), (hints.REVIEW, profile.reviews)):
         if opened and reason in marks.reason:
             open_marks(blocks, marks, reason)
-    if profile.threads:
+    if profile.comments == "content":
+        open_marks(blocks, marks, hints.THREAD)
+    elif profile.comments == "content_if_more":
         open_threads_if_content(blocks, marks, good)
     unmark_wrappers(blocks, marks, cfg, good)
     root = choose_root(blocks, marks, cfg, good)

@@ -40,10 +40,10 @@ from selectolax.lexbor import LexborHTMLParser
 
 from stages.extract.blocks import Block
 
-ARTICLE, FORUM, PRODUCT, COLLECTION, LISTING, DOCUMENTATION, SERVICE = (
-    "article", "forum", "product", "collection", "listing", "documentation", "service",
+ARTICLE, FORUM, QA, PRODUCT, COLLECTION, LISTING, DOCUMENTATION, SERVICE = (
+    "article", "forum", "qa", "product", "collection", "listing", "documentation", "service",
 )
-PAGE_TYPES = (ARTICLE, FORUM, PRODUCT, COLLECTION, LISTING, DOCUMENTATION, SERVICE)
+PAGE_TYPES = (ARTICLE, FORUM, QA, PRODUCT, COLLECTION, LISTING, DOCUMENTATION, SERVICE)
 
 
 @dataclass(frozen=True)
@@ -135,6 +135,7 @@ def shape(blocks: list[Block], length_high: int = 50, headline_chars: int = 30) 
 # --- evidence per kind --------------------------------------------------------
 
 _FORUM_TYPES = frozenset(("DiscussionForumPosting", "QAPage"))
+_QA_TYPES = frozenset(("QAPage", "Question"))
 _FORUM_PATH_RE = re.compile(
     r"/(?:forums?|threads?|t|discussions?|community|boards?|questions|comments|talk|showtopic)/"
     r"|/topics?/\d|viewtopic\.php|showthread\.php|/thread-\d|[?&]topic=\d"  # "/topics/cameras" is a section
@@ -190,7 +191,8 @@ def _says_article(s: Signals) -> bool:
 def classify(s: Signals, sh: Shape) -> str:
     """The page's kind, from what it says about itself and the shape of its text."""
     if _forum(s):
-        return FORUM
+        # A question with answers (Stack Exchange, Discourse's Q&A mode) or a thread of posts.
+        return QA if not _QA_TYPES.isdisjoint(s.types) or "/questions/" in s.path else FORUM
     # A page that says it is an article and reads like one (a news story,
     # a blog post, a review) keeps the article rules, whatever else it shows.
     if _says_article(s) and sh.good_share >= 0.4:

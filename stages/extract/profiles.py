@@ -4,8 +4,10 @@ The defaults were made for articles.  On other pages, content takes shapes
 those rules call boilerplate:
 
 - a forum thread's posts sit in elements named ``comment`` or ``reply``
-  (IPS, XenForo, vBulletin): there, those elements are content when they
-  hold more good text than the rest of the page (:attr:`Profile.threads`);
+  (IPS, XenForo, vBulletin, Vanilla): there, those elements are content; on
+  a Q&A page, only when they hold more good text than the question and its
+  answers, which are not named comments (else they are the short comments
+  under each post) (:attr:`Profile.comments`);
 - shop categories, service and documentation pages keep text in closed
   tabs and accordions (a product's details, an FAQ's answers): hidden
   elements are content there (:attr:`Profile.hidden`);
@@ -32,8 +34,9 @@ from stages.extract.classify import ClassifyConfig
 class Profile:
     """The rules for one kind of page, as changes to the article rules."""
 
-    #: comment and reply elements are content when they hold more good text than the rest
-    threads: bool = False
+    #: comment and reply elements are: "boilerplate", "content", or "content_if_more" (when they hold
+    #: more good text than the rest of the page)
+    comments: str = "boilerplate"
     #: hidden elements are content (closed tabs and accordions)
     hidden: bool = False
     #: elements named as customers' reviews are content (on a review article, not under a product)
@@ -53,7 +56,8 @@ _ITEMS = {**_LINKS_ARE_TEXT, "short_pages": True}
 
 PROFILES: dict[str, Profile] = {
     pagetype.ARTICLE: ARTICLE_PROFILE,
-    pagetype.FORUM: Profile(threads=True),
+    pagetype.FORUM: Profile(comments="content"),
+    pagetype.QA: Profile(comments="content_if_more"),
     pagetype.PRODUCT: Profile(reviews=False),
     pagetype.COLLECTION: Profile(hidden=True, reviews=False, block_updates=_ITEMS),
     pagetype.LISTING: Profile(block_updates=_ITEMS),
