@@ -190,9 +190,9 @@ def check_extract(data: bytes) -> None:
 
 # ------------------------------------------------------------------------------------------ url
 
-#: Values planted in a fuzzed URL (first byte odd): none of their parts may survive redaction.
-PLANTED_QUERY = "&e=john.smith%40gmail.com&ssn=536-22-1974&cc=4111%201111%201111%201111"
-PLANTED_PARTS = ("john.smith", "gmail.com", "536-22-1974", "4111")
+#: Values planted in a fuzzed URL (first byte odd), found nowhere in the seeds: none may survive redaction.
+PLANTED_QUERY = "e=planted.fuzz.value%40example.com&ssn=409-52-2002&cc=5555%205555%205555%204444"
+PLANTED_PARTS = ("planted.fuzz.value", "409-52-2002", "5555 5555 5555 4444")
 
 
 @functools.lru_cache(maxsize=1)
@@ -214,7 +214,7 @@ def check_url(data: bytes) -> None:
         return
     url = data[1:].decode("utf-8", "replace")
     if data[0] & 1:
-        url = ("https://u:p@host.example/a?" if "?" not in url else url) + PLANTED_QUERY
+        url += ("&" if "?" in url else "?") + PLANTED_QUERY
     stage, public = _pii()
     out = stage(pa.table({"id": ["f"], "text": ["no pii here"], "url": [url]})).column("url")[0].as_py()
     published = public.urls([url])[0]
