@@ -90,6 +90,17 @@ def test_forum_replies_are_content_even_when_the_first_post_is_longer(extract):
     assert "Opening post, part 5." in text and "Reply 1." in text
 
 
+def test_posts_wrapped_in_forms_are_content_on_a_forum_only(extract):
+    # Old Reddit wraps each comment's text in <form class="usertext">; elsewhere a form is a login or search box.
+    posts = "".join(f"<div class='thing comment'><form class='usertext'><p>{PROSE} Comment {i}.</p></form></div>"
+                    for i in range(4))
+    html = f"<html><body><div class='commentarea'>{posts}</div><form class='login'><p>{PROSE} Log in.</p></form></body></html>"
+    text = extract(html, "https://old.reddit.example/r/science/comments/1x/hair/")
+    assert "Comment 3." in text and "Log in." not in text  # a form named like furniture stays out
+    article = f"<html><body><article><p>{PROSE} Body.</p><p>{PROSE} Body again.</p></article>{posts}</body></html>"
+    assert "Comment 3." not in extract(article, "https://news.example/2024/hair")
+
+
 def test_reviews_are_content_on_a_review_article(extract):
     review = "".join(f"<p class='review-text'>{PROSE} Point {i} of the review.</p>" for i in range(5))
     html = f"<html><body><article><div class='review-body'>{review}</div></article></body></html>"

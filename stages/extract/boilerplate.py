@@ -254,7 +254,7 @@ def select(
     """The blocks of the content root, less those in boilerplate elements,
     under the rules of the page's kind (``profile``)."""
     good = _good_chars(blocks, cfg.blocks)  # fixed per block: computed once
-    for reason, opened in ((hints.HIDDEN, profile.hidden), (hints.REVIEW, profile.reviews)):
+    for reason, opened in ((hints.HIDDEN, profile.hidden), (hints.REVIEW, profile.reviews), (hints.FORM, profile.forms)):
         if opened and reason in marks.reason:
             open_marks(blocks, marks, reason)
     if profile.comments == "content":

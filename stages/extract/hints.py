@@ -105,14 +105,16 @@ _CANDIDATES = (
 )
 
 
-# What a hint says.  THREAD, HIDDEN and REVIEW mark elements whose fate the
-# kind of page decides (stages.extract.profiles): readers' comments and
+# What a hint says.  THREAD, HIDDEN, REVIEW and FORM mark elements whose fate
+# the kind of page decides (stages.extract.profiles): readers' comments and
 # replies are a forum thread's posts; hidden elements are the closed tabs and
 # accordions of shop, service and documentation pages; customers' reviews are
-# boilerplate under a product, and content elsewhere (a review article).
-BOILERPLATE, CONTENT, THREAD, HIDDEN, REVIEW = 1, 2, 3, 4, 5
+# boilerplate under a product, and content elsewhere (a review article); a
+# <form> is a login or search box, but forum software wraps posts in forms
+# (old Reddit, XenForo 1).
+BOILERPLATE, CONTENT, THREAD, HIDDEN, REVIEW, FORM = 1, 2, 3, 4, 5, 6
 #: the hints that are boilerplate unless the kind of page says otherwise
-_OVERRULED = (THREAD, HIDDEN, REVIEW)
+_OVERRULED = (THREAD, HIDDEN, REVIEW, FORM)
 
 
 def name_hint(name: str, drop_captions: bool = True) -> int:
@@ -164,6 +166,7 @@ def _hidden(attrs: dict) -> bool:
 _BOILERPLATE_TAG_IDS = frozenset(create_tag(t).tag_id for t in BOILERPLATE_TAGS)
 _CONTENT_TAG_IDS = frozenset(create_tag(t).tag_id for t in CONTENT_TAGS)
 _FOOTER_TAG_ID = create_tag("footer").tag_id
+_FORM_TAG_ID = create_tag("form").tag_id
 
 # The attributes that can hint besides class and id.
 _OTHER_HINT_ATTRS = frozenset(("role", "hidden", "aria-hidden", "style", "itemprop"))
@@ -172,7 +175,7 @@ _OTHER_HINT_ATTRS = frozenset(("role", "hidden", "aria-hidden", "style", "itempr
 def _hint(tag_id: int, attrs: dict, drop_captions: bool = True) -> tuple[int, str]:
     """:func:`hint` from an element's tag id and attributes, and the class
     word behind a boilerplate verdict (see :func:`_name_hint`)."""
-    if tag_id in _BOILERPLATE_TAG_IDS:
+    if tag_id in _BOILERPLATE_TAG_IDS and tag_id != _FORM_TAG_ID:
         return BOILERPLATE, ""
     # Most elements have no attribute but class and id: the tests on the others are skipped.
     others = not _OTHER_HINT_ATTRS.isdisjoint(attrs)
@@ -183,6 +186,8 @@ def _hint(tag_id: int, attrs: dict, drop_captions: bool = True) -> tuple[int, st
     by_name, word = _name_hint(name.lower(), drop_captions) if len(name) > 1 else (0, "")
     if by_name == BOILERPLATE:
         return BOILERPLATE, word  # a hidden menu is a menu, whatever the page
+    if tag_id == _FORM_TAG_ID:
+        return FORM, ""
     if others and _hidden(attrs) and role != "tabpanel" and not _PANEL_RE.search(name.lower()):
         return HIDDEN, ""
     if by_name:

@@ -7,7 +7,9 @@ those rules call boilerplate:
   (IPS, XenForo, vBulletin, Vanilla): there, those elements are content; on
   a Q&A page, only when they hold more good text than the question and its
   answers, which are not named comments (else they are the short comments
-  under each post) (:attr:`Profile.comments`);
+  under each post) (:attr:`Profile.comments`); old Reddit and XenForo 1
+  wrap each post in a ``<form>``, elsewhere a login or search box
+  (:attr:`Profile.forms`);
 - shop categories, service and documentation pages keep text in closed
   tabs and accordions (a product's details, an FAQ's answers): hidden
   elements are content there (:attr:`Profile.hidden`);
@@ -41,6 +43,8 @@ class Profile:
     hidden: bool = False
     #: elements named as customers' reviews are content (on a review article, not under a product)
     reviews: bool = True
+    #: <form> elements are content (forum software wraps posts in forms)
+    forms: bool = False
     #: changes to the block rules (:class:`ClassifyConfig` fields)
     block_updates: dict = field(default_factory=dict)
 
@@ -56,7 +60,7 @@ _ITEMS = {**_LINKS_ARE_TEXT, "short_pages": True}
 
 PROFILES: dict[str, Profile] = {
     pagetype.ARTICLE: ARTICLE_PROFILE,
-    pagetype.FORUM: Profile(comments="content"),
+    pagetype.FORUM: Profile(comments="content", forms=True),
     pagetype.QA: Profile(comments="content_if_more"),
     pagetype.PRODUCT: Profile(reviews=False),
     pagetype.COLLECTION: Profile(hidden=True, reviews=False, block_updates=_ITEMS),
