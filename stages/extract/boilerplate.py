@@ -155,11 +155,14 @@ def unmark_wrappers(blocks: list[Block], marks: Marks, cfg: BoilerplateConfig, g
     # First: the element around them may be a wrapper too.
     unmark_word_wrappers(blocks, marks, good, cfg.max_word_good_share * sum(good))
     in_chars, in_good = _totals([b.skip for b in blocks], marks, chars, good)
-    wraps = marks.wraps_content
+    wraps, fixed, parent = marks.wraps_content, marks.fixed, marks.parent
     for b in blocks:
         m = b.skip
-        if m >= 0 and not marks.fixed[m] and (in_good[m] > good_limit or (in_chars[m] > limit and wraps[m])):
-            b.skip = -1
+        if m >= 0 and not fixed[m] and (in_good[m] > good_limit or (in_chars[m] > limit and wraps[m])):
+            # A wrapper: its block is free, unless a footer or consent banner is around it.
+            while m >= 0 and not fixed[m]:
+                m = parent[m]
+            b.skip = m
 
 
 #: Class words that name navigation and consent banners: never a page builder's word for its blocks
@@ -217,23 +220,22 @@ def choose_root(blocks: list[Block], marks: Marks, cfg: BoilerplateConfig, good:
     return best
 
 
-def open_marks(blocks: list[Block], marks: Marks, reason: int) -> None:
-    """Forget the boilerplate marks given for ``reason`` (:attr:`Marks.reason`):
-    a block in a comment inside a comment list is left with the innermost
+def open_marks(blocks: list[Block], marks: Marks, reasons: set[int]) -> None:
+    """Forget the boilerplate marks given for any of ``reasons`` (:attr:`Marks.reason`):
+    a block in a post's form inside a comment list is left with the innermost
     mark around it given for another reason, or none."""
     why, parent = marks.reason, marks.parent
     for b in blocks:
         m = b.skip
-        while m >= 0 and why[m] == reason:
+        while m >= 0 and why[m] in reasons:
             m = parent[m]
         b.skip = m
 
 
-def open_threads_if_content(blocks: list[Block], marks: Marks, good: list[int]) -> bool:
-    """On a Q&A page, open the comment and reply elements when they hold
-    more good text than the rest of the page (the posts of a thread), not
-    when the rest holds more (the question and answers, with short comments
-    under each)."""
+def comments_outweigh(blocks: list[Block], marks: Marks, good: list[int]) -> bool:
+    """Whether the comment and reply elements hold more good text than the
+    rest of the page: the posts of a thread, not the short comments under a
+    Q&A page's question and answers."""
     inside = outside = 0
     why = marks.reason
     for b, g in zip(blocks, good):
@@ -242,10 +244,7 @@ def open_threads_if_content(blocks: list[Block], marks: Marks, good: list[int]) 
                 outside += g
             elif why[b.skip] == hints.THREAD:
                 inside += g
-    if inside > outside:
-        open_marks(blocks, marks, hints.THREAD)
-        return True
-    return False
+    return inside > outside
 
 
 def select(
@@ -254,13 +253,14 @@ def select(
     """The blocks of the content root, less those in boilerplate elements,
     under the rules of the page's kind (``profile``)."""
     good = _good_chars(blocks, cfg.blocks)  # fixed per block: computed once
-    for reason, opened in ((hints.HIDDEN, profile.hidden), (hints.REVIEW, profile.reviews), (hints.FORM, profile.forms)):
-        if opened and reason in marks.reason:
-            open_marks(blocks, marks, reason)
-    if profile.comments == "content":
-        open_marks(blocks, marks, hints.THREAD)
-    elif profile.comments == "content_if_more":
-        open_threads_if_content(blocks, marks, good)
+    opened = {r for r, on in ((hints.HIDDEN, profile.hidden), (hints.REVIEW, profile.reviews),
+                              (hints.FORM, profile.forms)) if on}
+    if profile.comments == "content" or (
+        profile.comments == "content_if_more" and comments_outweigh(blocks, marks, good)
+    ):
+        opened.add(hints.THREAD)
+    if not opened.isdisjoint(marks.reason):
+        open_marks(blocks, marks, opened)  # in one pass: a post's form inside a comment inside a comment list
     unmark_wrappers(blocks, marks, cfg, good)
     root = choose_root(blocks, marks, cfg, good)
     if root >= 0:
