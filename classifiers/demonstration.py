@@ -64,6 +64,12 @@ def _identify(path: str, size: int, mtime_ns: int) -> Demonstration | None:
     return Demonstration(digest, entry["what"], entry["made_by"]) if entry else None
 
 
+def known(digest: str | None) -> Demonstration | None:
+    """The demonstration model whose file has this sha256 (recorded elsewhere, e.g. in a shards manifest), or None."""
+    entry = _registry().get(digest or "")
+    return Demonstration(digest, entry["what"], entry["made_by"]) if entry else None
+
+
 def register(path: str | os.PathLike, what: str, made_by: str, replaces: str | None = None) -> str:
     """Record the model at ``path`` as a demonstration model (``replaces``: the digest of the model it
     replaces, dropped); returns its digest."""

@@ -55,7 +55,7 @@ def _parser() -> argparse.ArgumentParser:
     add_arguments(sub.add_parser("train-quality", help="train a fastText quality classifier",
                                  description="Train a supervised fastText quality classifier from labeled Parquet/JSONL "
                                              "or from positives vs negatives; held-out precision/recall/F1 saved beside the model."))
-    sub.add_parser("report", help="rebuild the dataset card (card/) of an existing output (see `curate report --help`)")
+    sub.add_parser("report", help="rebuild the dataset card (README.md, card/) of an existing output (see `curate report --help`)")
     unlock = sub.add_parser("unlock", help="break the lock a dead run left on an output root",
                             description="Remove the lock of an output root (local or s3://), left by a run that died "
                                         "without giving it back. Only for a run that is really dead: two live runs on "

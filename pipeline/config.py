@@ -72,7 +72,7 @@ class OutputConfig(BaseModel):
 class CardConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    enabled: bool = Field(True, description="write the dataset card (card/README.md, stats.json, plots) at the end of the run; `curate report` writes it later")
+    enabled: bool = Field(True, description="write the dataset card (README.md at the output root; card/: stats.json, plots) at the end of the run; `curate report` writes it later")
 
 
 class RunConfig(BaseModel):

@@ -110,6 +110,8 @@ def expected(out: Path, card: dict) -> dict:
             by_reason = {next(iter(step["by_reason"])): n_in - (len(docs[phase]) + len(rej[phase]))}
         elif step["step"].endswith(":unaccounted"):
             by_reason = {next(iter(step["by_reason"])): n_in - manifest["documents"]}
+        elif step["step"].endswith(":dropped"):  # documents packing dropped whole (the manifest's count)
+            by_reason = {next(iter(step["by_reason"])): manifest["dropped"]["documents"]}
         elif step["status"] != "ran":
             by_reason = {}
         else:
@@ -145,7 +147,7 @@ def expected(out: Path, card: dict) -> dict:
         "classifiers": _classifiers(docs, doc_phases, rej, config),
         "dedup": _dedup(docs, rej, "deduped" in ran),
         "pii": _pii(docs, doc_phases, config),
-        "tokens": _tokens(manifest),
+        "tokens": _tokens(manifest, out, config),
         "hosts": _hosts(docs, rej, dataset),
         "examples": [_example(rej, e) for e in card["examples"]],
     }
@@ -273,14 +275,60 @@ def _pii(docs, doc_phases, config) -> dict:
             "redacted_share": share(redacted, n), "findings": sum(v["findings"] for v in ents.values()), "entities": ents}
 
 
-def _tokens(manifest) -> dict:
+def _tokens(manifest, out: Path, config: dict) -> dict:
     if manifest is None:
         return {}
     formats = {f: {"shards": len(v["shards"]), **{k: sum(s[k] for s in v["shards"]) for k in ("samples", "tokens", "bytes")}}
                for f, v in manifest["formats"].items()}
     tokens = formats[sorted(formats)[0]]["tokens"] if formats else None
-    return {"documents": manifest["documents"], "formats": formats, "tokens": tokens,
-            "tokens_per_document": round(tokens / manifest["documents"], 1) if manifest["documents"] and tokens is not None else None}
+    exp = {"documents": manifest["documents"], "formats": formats, "tokens": tokens,
+           "tokens_per_document": round(tokens / manifest["documents"], 1) if manifest["documents"] and tokens is not None else None}
+    if "tokens" in manifest:  # a manifest since issue 20: what it says for trainers
+        exp.update(_trainer_numbers(manifest, out, config))
+    return exp
+
+
+def _trainer_numbers(manifest: dict, out: Path, config: dict) -> dict:
+    """The tokenizer's numbers from the copied file, the samples' tokens, padding and lengths past 1024/2048/4096 from
+    the WebDataset tars (read with tarfile and numpy); the counts of documents and dropped tokens as the manifest says."""
+    from tokenizers import Tokenizer
+
+    shards = out / "shards"
+    tok = Tokenizer.from_file(str(shards / "tokenizer" / "tokenizer.json"))
+    specials = {k: tok.token_to_id(v) for k, v in (("bos", config["shards"]["tokenize"]["bos"]), ("eos", config["shards"]["tokenize"]["eos"])) if v}
+    pad = config["shards"]["layout"]["pad"]
+    tokenizer = {"vocab_size": tok.get_vocab_size(), "max_id": max(tok.get_vocab().values()),
+                 **{k: {"id": i} for k, i in specials.items()}, "pad": {"id": tok.token_to_id(pad) if pad else specials.get("eos")}}
+    stored, real = _tar_samples(shards / "webdataset")
+    given = manifest["documents_tokenized"]
+    with_specials = manifest["tokens"]["documents"]
+    breakdown = {"documents": with_specials, "text": with_specials - len(specials) * given, "bos": given if "bos" in specials else 0,
+                 "eos": given if "eos" in specials else 0, "dropped": manifest["dropped"]["tokens"],
+                 "padding": int((stored - real).sum()), "in_samples": int(stored.sum())}
+    lengths = sorted({1024, 2048, 4096, config["shards"]["layout"]["seq_len"]})
+    truncation = [{"length": n, "samples": int((real > n).sum()), "tokens": int((real - n)[real > n].sum()),
+                   "share": share(int((real - n)[real > n].sum()), int(real.sum()))} for n in lengths]
+    fields = {f: {"documents": given if f == "megatron" else manifest["documents"]} for f in manifest["formats"]}
+    return {"tokenizer": tokenizer, "breakdown": breakdown, "truncation": truncation, "documents_tokenized": given,
+            "dropped": {"documents": manifest["dropped"]["documents"], "tokens": manifest["dropped"]["tokens"]},
+            "layout": {"seq_len": config["shards"]["layout"]["seq_len"]}, "format_fields": fields}
+
+
+def _tar_samples(folder: Path) -> tuple[np.ndarray, np.ndarray]:
+    """Per sample of every tar: the token ids stored and the tokens that are not padding (its json's num_tokens)."""
+    import io
+    import tarfile
+
+    stored, real = [], []
+    for path in sorted(folder.glob("*/*.tar")):
+        with tarfile.open(path) as tf:
+            for m in tf:
+                data = tf.extractfile(m).read()
+                if m.name.endswith(".tokens.npy"):
+                    stored.append(len(np.load(io.BytesIO(data))))
+                elif m.name.endswith(".json"):
+                    real.append(json.loads(data)["num_tokens"])
+    return np.array(stored, np.int64), np.array(real, np.int64)
 
 
 def _hosts(docs, rej, dataset) -> dict:

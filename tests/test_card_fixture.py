@@ -14,6 +14,7 @@ import matplotlib.image as mpimg
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
+import yaml
 import pytest
 
 from pipeline.card import collect
@@ -196,12 +197,15 @@ def test_card_of_every_phase_matches_an_independent_recount(fixture_output, caps
     steps = [r["step"] for r in card["funnel"]]
     assert steps[:2] == ["records", "extracted:read"] and steps[-3:] == ["final:quality_filter", "final:pii", "shards:tokenize"]
     assert card["funnel"][-1]["out"] == card["tokens"]["documents"] == card["summary"]["documents"]
-    readme = (out / "card" / "README.md").read_text()
+    readme = (out / "README.md").read_text()
     assert readme.startswith("---\npretty_name: fixture")
     for section in ("Summary", "Sources", "Processing", "Funnel", "Languages", "Classifiers", "Deduplication", "PII", "Tokens",
                     "Known limitations", "How to reproduce"):
         assert f"\n## {section}\n" in readme
-    assert "path: documents/final/*.parquet" in readme and "shards/webdataset/**/*.tar" in readme
+    meta = yaml.safe_load(readme[4:].split("\n---\n", 1)[0])
+    # one config, the documents after PII redaction; the shards are uploaded beside them, outside the configs
+    assert meta["configs"] == [{"config_name": "default", "data_files": [{"split": "train", "path": "documents/final/*.parquet"}]}]
+    assert "'shards/webdataset/*.tar'" in readme and "'documents/final/*.parquet'" in readme
     assert f"{card['summary']['documents']:,} documents" in readme and "CC-MAIN-2024-10" in readme
     _check_pngs(out, card)
 
@@ -211,7 +215,7 @@ def test_examples_never_show_a_planted_pii_value(fixture_output):
     assert any(v in (r["text"] or "") + r["url"] for r in raw for v in PLANTED[:3])  # the values are in the data...
     assert report_main([str(fixture_output)]) == 0
     card = _card(fixture_output)
-    shown = (fixture_output / "card" / "README.md").read_text() + (fixture_output / "card" / "stats.json").read_text()
+    shown = (fixture_output / "README.md").read_text() + (fixture_output / "card" / "stats.json").read_text()
     assert [v for v in PLANTED if v in shown] == []  # ...and never in the card
     texts = [e for e in card["examples"] if e["reason"] == "gopher_quality:min_doc_words"]
     assert texts and all(e["url"].startswith("https://<IP_ADDRESS>/login?next=") and e["text"] for e in texts)  # no userinfo, no IP
@@ -226,11 +230,12 @@ def test_report_on_s3_writes_the_same_card(fixture_output, s3_server, capsys):
     pafs.copy_files(str(fixture_output), "card-bucket/run", destination_filesystem=fs)
     fs.delete_dir("card-bucket/run/card")
     assert report_main(["s3://card-bucket/run", "--endpoint-url", s3_server]) == 0
-    assert "card: s3://card-bucket/run/card/README.md" in capsys.readouterr().out
+    assert "card: s3://card-bucket/run/README.md" in capsys.readouterr().out
     with fs.open_input_stream("card-bucket/run/card/stats.json") as f:
         assert f.read() == local
     names = {i.base_name for i in fs.get_file_info(pafs.FileSelector("card-bucket/run/card"))}
-    assert {"README.md", "stats.json", "funnel.png", "pii.png", "classifiers.png"} <= names
+    assert {"stats.json", "funnel.png", "pii.png", "classifiers.png"} <= names
+    assert fs.get_file_info("card-bucket/run/README.md").type == pafs.FileType.File  # the card at the root
 
 
 def test_a_part_a_phase_did_not_finish_is_a_step_of_its_own(fixture_output):
@@ -244,7 +249,7 @@ def test_a_part_a_phase_did_not_finish_is_a_step_of_its_own(fixture_output):
     gap = next(r for r in card["funnel"] if r["step"] == "final:not_processed")
     assert gap["removed"] == lost and card["funnel_adds_up"]
     assert numbers(card) == numbers(expected(fixture_output, card))
-    assert "not processed" in (fixture_output / "card" / "README.md").read_text()
+    assert "not processed" in (fixture_output / "README.md").read_text()
 
 
 def test_an_output_without_any_document_still_gets_a_card(tmp_path):
@@ -255,7 +260,7 @@ def test_an_output_without_any_document_still_gets_a_card(tmp_path):
     assert numbers(card) == numbers(expected(out, card))
     assert card["funnel_adds_up"]
     _check_pngs(out, card)
-    assert "**0 documents**" in (out / "card" / "README.md").read_text()
+    assert "**0 documents**" in (out / "README.md").read_text()
 
 
 def test_process_pool_and_in_process_aggregates_agree(fixture_output, monkeypatch):

@@ -84,9 +84,9 @@ def assert_only_our_html(page: Elements, plot_names: set[str]) -> None:
     for tag, attrs in page.tags:
         assert tag in ALLOWED, f"<{tag} {attrs}> reached the card"
         for name, value in attrs:
-            ok = ((tag, name) == ("img", "src") and value in plot_names or (tag, name) == ("img", "alt")
-                  or (tag, name, value) == ("a", "href", "stats.json") or (tag in ("th", "td") and name == "style")
-                  or (tag, name) == ("code", "class") and value in ("language-yaml", "language-bash"))
+            ok = ((tag, name) == ("img", "src") and value in {f"card/{p}" for p in plot_names} or (tag, name) == ("img", "alt")
+                  or (tag, name, value) == ("a", "href", "card/stats.json") or (tag in ("th", "td") and name == "style")
+                  or (tag, name) == ("code", "class") and value in ("language-yaml", "language-bash", "language-python"))
             assert ok, f"<{tag} {name}={value!r}> reached the card"
 
 
@@ -242,7 +242,7 @@ def test_hostile_data_in_an_output_reaches_the_card_as_text(tmp_path):
     assert numbers(card) == numbers(expected(out, card))
     assert card["plot_errors"] == {} and "hosts.png" in card["plots"] and "languages.png" in card["plots"]
     assert mpimg.imread(out / "card" / "hosts.png").ndim == 3
-    meta, body = split_card((out / "card" / "README.md").read_text())
+    meta, body = split_card((out / "README.md").read_text())
     page = rendered(body)
     assert_only_our_html(page, set(card["plots"]))
     assert_tables_whole(body)
@@ -280,8 +280,8 @@ def test_a_plot_that_fails_costs_only_that_plot(base, tmp_path, monkeypatch):
     assert result["plot_errors"] == ["hosts.png"] and result["plots"] == len(plots.PLOTS) - 1
     card = tmp_path / "o" / "card"
     assert not (card / "hosts.png").exists() and (card / "funnel.png").exists()
-    readme = (card / "README.md").read_text()
-    assert "](hosts.png)" not in readme and "The plot hosts.png could not be drawn" in readme
+    readme = (tmp_path / "o" / "README.md").read_text()  # the card at the root, its plots in card/
+    assert "](card/hosts.png)" not in readme and "](card/funnel.png)" in readme and "The plot hosts.png could not be drawn" in readme
     assert json.loads((card / "stats.json").read_text())["plot_errors"] == {"hosts.png": "RuntimeError"}
     import matplotlib.pyplot as plt
 

@@ -38,7 +38,7 @@ def test_no_pii_of_the_record_or_the_labels_reaches_the_card(tmp_path):
     pq.write_table(pq.read_table(rejected).from_pylist(rows, schema=pq.read_schema(rejected)), rejected)
 
     report_main([str(out)])
-    readme = (out / "card" / "README.md").read_text()
+    readme = (out / "README.md").read_text()
     stats = (out / "card" / "stats.json").read_text()
     for value in (EMAIL, OTHER, CARD, CARD.replace(" ", ""), IP, "hunter2", "smith"):
         assert value not in readme and value not in stats, value

@@ -51,7 +51,7 @@ def test_a_run_where_no_document_survives_gets_a_sensible_card(ray_local, warc_f
     assert card["summary"]["documents"] == 0 and card["summary"]["responses"] == 3
     assert card["tokens"]["present"] and card["tokens"]["documents"] == 0 and card["tokens"]["tokens_per_document"] is None
     assert card["summary"]["languages"] == 0 and card["length"]["after"]["mean_chars"] is None
-    readme = (out / "card" / "README.md").read_text()
+    readme = (out / "README.md").read_text()
     assert "**0 documents**" in readme and "size_categories:\n- n<1K" in readme
 
 
@@ -67,7 +67,7 @@ def test_one_input_file_with_dedup_off_says_what_did_not_run(ray_local, warc_fac
     steps = {r["phase"]: r for r in card["funnel"]}
     assert steps["deduped"]["status"] == "disabled" and steps["deduped"]["removed"] == 0
     assert steps["final"]["status"] == steps["shards"]["status"] == "disabled"
-    readme = (out / "card" / "README.md").read_text()
+    readme = (out / "README.md").read_text()
     assert "Deduplication did not run (disabled)." in readme
     assert "PII was not detected or redacted" in readme and "No shards were written" in readme
     assert "not run: disabled by the config" in readme
@@ -88,5 +88,5 @@ def test_one_input_file_with_dedup_off_says_what_did_not_run(ray_local, warc_fac
     assert again["status"] == "failed_units" and list(again["phases"]["card"]["failed_units"]) == ["run"]
     assert f"documents/extracted/{part.name}" in again["phases"]["card"]["failed_units"]["run"]
     assert again["phases"]["extracted"]["units_skipped"] == 1 and not (out / "_done" / "card" / "run.json").exists()
-    assert f"documents/extracted/{part.name}" in (out / "card" / "README.md").read_text()
+    assert f"documents/extracted/{part.name}" in (out / "README.md").read_text()
     assert report_main([str(out)]) == 1 and not (out / "_done" / "card" / "run.json").exists()

@@ -294,7 +294,7 @@ def test_a_filter_family_defined_in_a_test_shows_in_the_plan_the_run_and_the_car
     assert stages[-1] == "no_digits" and stages.index("langid") < stages.index("no_digits")
     kept = pq.read_table(out / "documents" / "extracted")
     assert kept.num_rows == 1 and "digit_share" in kept.column_names
-    card = (out / "card" / "README.md").read_text()
+    card = (out / "README.md").read_text()
     stats = json.loads((out / "card" / "stats.json").read_text())
     step = next(r for r in stats["funnel"] if r["stage"] == "no_digits")
     assert step["label"] == NoDigitsFilter.label and step["removed"] == 1 and stats["funnel_adds_up"]

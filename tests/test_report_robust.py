@@ -44,7 +44,7 @@ def truncate(path: Path) -> None:
 
 
 def front_matter(out: Path) -> dict:
-    return yaml.safe_load((out / "card" / "README.md").read_text()[4:].split("\n---\n", 1)[0])
+    return yaml.safe_load((out / "README.md").read_text()[4:].split("\n---\n", 1)[0])
 
 
 @pytest.mark.parametrize("content", [None, b"", b"[1, 2]", b"\xff\xfe garbage", b'{"inputs": "in/a.warc.gz"}',
@@ -99,7 +99,7 @@ def test_a_corrupt_part_is_left_out_and_named(out, capsys, damage):
     rejected = [r for r in card["funnel"] if r["step"] == "final:quality_filter"][0]
     assert rejected["removed"] > 0 and card["phases"]["deduped"]["kept"] > 0
     assert next(r for r in card["funnel"] if r["step"] == "final:not_processed")["removed"] > 0
-    readme = (out / "card" / "README.md").read_text()
+    readme = (out / "README.md").read_text()
     assert f"documents/final/part-{PART}.parquet" in readme and "the card is built without it" in readme
     assert not (out / "_done" / "card").exists()  # no marker: the next run rebuilds the card
     part.write_bytes(good)
@@ -112,8 +112,10 @@ def test_the_card_offers_the_redacted_documents_and_shards_never_rejected(out):
     assert report_main([str(out)]) == 0
     meta = front_matter(out)
     paths = [f["path"] for c in meta["configs"] for f in c["data_files"]]
-    assert paths == ["documents/final/*.parquet", "shards/webdataset/**/*.tar"]
-    assert not any("rejected" in p or "deduped" in p or "extracted" in p for p in paths)
+    assert paths == ["documents/final/*.parquet"]  # the shards are uploaded beside it, outside the configs
+    allowed = json.loads((out / "card" / "stats.json").read_text())["publish"]["allow_patterns"]
+    assert "shards/webdataset/*.tar" in allowed
+    assert not any("rejected" in p or "deduped" in p or "extracted" in p for p in paths + allowed)
 
 
 def test_without_final_markers_the_card_offers_no_config(out, capsys):
@@ -126,7 +128,7 @@ def test_without_final_markers_the_card_offers_no_config(out, capsys):
     card = json.loads((out / "card" / "stats.json").read_text())
     assert card["summary"]["dataset_phase"] == "deduped" and card["publish"]["configs"] == []
     assert "before PII redaction" in card["publish"]["withheld"]
-    readme = (out / "card" / "README.md").read_text()
+    readme = (out / "README.md").read_text()
     assert "No dataset config is offered" in readme and "documents/deduped/*.parquet" not in readme
 
 

@@ -86,5 +86,5 @@ def test_the_card_s_funnel_adds_up_for_the_run_and_for_each_source(mixed):
     assert sum(last.values()) == next(r for r in stats["funnel"] if r["phase"] == "shards")["in"]
     kinds = {f["file"].rsplit("/", 1)[1]: f["kind"] for f in stats["sources"]["per_file"]}
     assert kinds == {"crawl.warc.gz": "warc", "wiki.jsonl.gz": "documents", "code.parquet": "documents"}
-    card = (out / "card" / "README.md").read_text()
+    card = (out / "README.md").read_text()
     assert "JSON lines / Parquet inputs (adds up" in card and "WARC inputs (adds up" in card

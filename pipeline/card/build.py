@@ -1,4 +1,8 @@
-"""Compute the card of an output and publish it: stats.json, the plots, README.md, then the marker.
+"""Compute the card of an output and publish it: card/stats.json, the plots, README.md, then the marker.
+
+The output root is a Hugging Face dataset repository as it stands: the card is ``README.md`` at the root,
+where its ``configs`` paths (``documents/final/*.parquet``) and its links (``card/*.png``,
+``card/stats.json``) resolve; ``stats["publish"]["allow_patterns"]`` is what to upload of it.
 
 Used by the ``card`` phase (pipeline/phases/card.py) and by ``curate report``
 (pipeline/card/report.py).  Every file is written atomically; README.md (which
@@ -14,6 +18,7 @@ from typing import Callable
 
 from pipeline.card import collect, names as N
 from pipeline.card.examples import examples, public_redactor
+from pipeline.card.hub import FOLDER, README
 from pipeline.card.manifest import read_manifest
 from pipeline.card.plan import CardPlan
 from pipeline.card.redaction import redact_stats
@@ -23,7 +28,6 @@ from core.storage import Storage
 
 log = logging.getLogger(__name__)
 
-FOLDER = "card"
 
 
 def annotated_columns(config: dict) -> list[str]:
@@ -47,7 +51,7 @@ def compute(plan: CardPlan, storage: Storage, *, config=None, workers: int | Cal
 
 
 def publish(storage: Storage, stats: dict) -> dict:
-    """Write card/*.png, card/stats.json and card/README.md; returns what the card phase reports."""
+    """Write card/*.png, card/stats.json and README.md; returns what the card phase reports."""
     from pipeline.card import plots  # matplotlib: only the process that draws pays its import
 
     images, failed = plots.draw_all(stats)
@@ -59,13 +63,15 @@ def publish(storage: Storage, stats: dict) -> dict:
             out.write(data)
     with storage.atomic_output(FOLDER, "stats.json") as out:  # in the card's order (phases in run order...)
         out.write(json.dumps(stats, indent=1, ensure_ascii=False, default=str).encode())
-    with storage.atomic_output(FOLDER, "README.md") as out:
+    with storage.atomic_output(README) as out:
         out.write(readme.encode())
     for stale in storage.list(FOLDER, suffix=".png"):
         if "/" not in stale and stale not in images:
             storage.fs.delete_file(storage.path(FOLDER, stale))
-    log.info("card written: %s", storage.uri(FOLDER, "README.md"))
-    return {"card": storage.uri(FOLDER, "README.md"), "documents": stats["summary"]["documents"],
+    if storage.exists(FOLDER, README):  # where cards before issue 20 were written: its links no longer resolve
+        storage.fs.delete_file(storage.path(FOLDER, README))
+    log.info("card written: %s", storage.uri(README))
+    return {"card": storage.uri(README), "documents": stats["summary"]["documents"],
             "tokens": stats["summary"]["tokens"], "plots": len(images), "funnel_adds_up": stats["funnel_adds_up"],
             "checks_failed": sum(1 for c in stats["checks"] if not c["ok"]),
             "unreadable": [u["file"] for u in stats["unreadable"]], "plot_errors": sorted(failed)}

@@ -23,6 +23,8 @@ from pipeline.card.plan import CardPlan, PhaseInfo
 STATUS_TEXT = {"disabled": "not run: disabled by the config", "not_run": "not run: no finished units"}
 NOT_PROCESSED = "not processed (parts this phase has not finished)"
 NOT_IN_SHARDS = "not in the shards manifest (unaccounted)"
+#: Documents none of whose tokens reached a sample: the packed layout's remainder drop (the manifest's ``dropped``).
+DROPPED = "dropped whole by packing (layout.remainder: drop)"
 READ = "read"
 
 
@@ -113,6 +115,10 @@ def _phase_rows(plan: CardPlan, phase: PhaseInfo, n_in: int, aggs: dict, manifes
     for stage in stages:
         label = (_stage_label(plan, phase.name, stage, kinds) if stage else None) or (phase_label if not stage else f"{phase.name}: {stage}")
         rows.append(_row(f"{phase.name}:{stage}" if stage else phase.name, phase.name, stage, n_in, reasons.get(stage, {}), label=label))
+        n_in = rows[-1]["out"]
+    dropped = ((manifest or {}).get("dropped") or {}).get("documents", 0) if not phase.writes_documents else 0
+    if dropped:
+        rows.append(_row(f"{phase.name}:dropped", phase.name, "", n_in, {DROPPED: dropped}, label=f"{phase.name}: {DROPPED}"))
         n_in = rows[-1]["out"]
     if not phase.writes_documents and manifest is not None and manifest["documents"] != n_in:
         rows.append(_row(f"{phase.name}:unaccounted", phase.name, "", n_in, {NOT_IN_SHARDS: n_in - manifest["documents"]},

@@ -10,7 +10,11 @@ format, tokenizer and config hashes"); the names are in pipeline.card.names::
      "tokenizer": {"path": ..., "sha256": ..., ...},
      "config_sha256": "..."}
 
-A format's totals, when absent, are the sums over its shard list.  Nothing
+A format's totals, when absent, are the sums over its shard list.  What a
+trainer needs of the shards (docs/shards.md: ``tokens`` with and without
+BOS/EOS, ``dropped``, ``truncation``, ``layout``, ``documents_tokenized``; per
+format its ``layout``, ``documents``, ``url_pattern``, ``dtype``) is passed
+through when present (a manifest before issue 20 has none).  Nothing
 else in the card reads the manifest.  A manifest that is truncated or not
 shaped like this is a ManifestError naming the file and the field.
 """
@@ -34,7 +38,19 @@ def read_manifest(storage: Storage) -> dict | None:
         raw = read_object(storage, *N.MANIFEST)
     except CardInputError as e:
         raise ManifestError(str(e)) from None
-    return normalize(raw, storage.uri(*N.MANIFEST))
+    return {**normalize(raw, storage.uri(*N.MANIFEST)), **_trainer_fields(raw)}
+
+
+def _trainer_fields(raw: dict) -> dict:
+    """The fields about the tokens and the layout that the card shows as they are (objects and counts only)."""
+    out = {k: raw[k] for k in N.MANIFEST_OBJECTS if isinstance(raw.get(k), dict)}
+    if type(raw.get(N.MANIFEST_TOKENIZED)) is int:
+        out[N.MANIFEST_TOKENIZED] = raw[N.MANIFEST_TOKENIZED]
+    for name, fmt in (raw.get(N.MANIFEST_FORMATS) or {}).items():
+        extras = {k: fmt[k] for k in N.MANIFEST_FORMAT_FIELDS if isinstance(fmt, dict) and k in fmt}
+        if extras:
+            out.setdefault("format_fields", {})[name] = extras
+    return out
 
 
 def _count(value, where: str) -> int:

@@ -37,7 +37,11 @@ MANIFEST = ("shards", "manifest.json")
 MANIFEST_FORMATS = "formats"
 MANIFEST_SHARDS = "shards"
 MANIFEST_TOTALS = ("samples", "tokens", "bytes")
-#: top-level key: documents written into the shards (each format holds every document)
+#: top-level key: documents whose tokens are in the shards (documents packing dropped whole are not; see ``dropped``)
 MANIFEST_DOCUMENTS = "documents"
 MANIFEST_TOKENIZER = "tokenizer"
 MANIFEST_HASHES = ("config_sha256", "config_hash")
+#: what the manifest says for trainers (stages/writers/manifest.py), shown as written
+MANIFEST_OBJECTS = ("tokens", "dropped", "truncation", "layout")
+MANIFEST_TOKENIZED = "documents_tokenized"
+MANIFEST_FORMAT_FIELDS = ("layout", "documents", "url_pattern", "dtype")

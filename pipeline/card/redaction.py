@@ -63,6 +63,7 @@ def _published(stats: dict) -> Iterator[str]:
     yield from _strings(stats["tokens"].get("tokenizer"))
     yield from (f["file"] for f in stats["sources"]["per_file"])
     yield from (lang for counts in stats["languages"].values() for lang in counts)
+    yield from stats.get("hub_languages") or {}
     for r in stats["funnel"]:
         yield from (r["stage"], r["label"], *r["by_reason"])
     yield from (s for p in stats["phases"].values() for s in p.get("stages") or [])
@@ -95,6 +96,7 @@ def redact_stats(stats: dict, redactor) -> dict:
     for file in stats["sources"]["per_file"]:
         file["file"] = f(file["file"])
     stats["languages"] = {p: _keys(counts, f) for p, counts in stats["languages"].items()}
+    stats["hub_languages"] = {f(k): v for k, v in (stats.get("hub_languages") or {}).items()}  # codes are [a-z]{2,3}: never PII
     for r in stats["funnel"]:
         step = f"{r['phase']}:{f(r['stage'])}" if r.get("step") == f"{r['phase']}:{r['stage']}" else r.get("step")
         r.update(step=step, stage=f(r["stage"]), label=f(r["label"]), by_reason=_keys(r["by_reason"], f))

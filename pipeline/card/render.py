@@ -1,13 +1,14 @@
-"""card/README.md: a Hugging Face dataset card written from stats.json (and the redacted examples).
+"""README.md at the output root: a Hugging Face dataset card written from stats.json (and the redacted examples).
 
 Every number printed here is read from the stats dict; nothing is counted
 here.  The YAML front matter follows the Hub's dataset-card metadata
 (``language``, ``license``, ``size_categories``, ``source_datasets``,
 ``task_categories``, ``pretty_name``, ``configs``); the ``configs`` paths are
-relative to the output root and name only what may be published
-(``stats["publish"]``: the documents after PII redaction and the shards, never
-``rejected/`` nor a phase before redaction; docs/card.md says which folders to
-upload).
+relative to the output root, where the card sits, and name only what may be
+published (``stats["publish"]``, pipeline/card/hub.py: the documents after PII
+redaction, never ``rejected/`` nor a phase before redaction; the shards are
+uploaded beside them, outside the configs); ``language`` holds Hub codes
+(pipeline/card/languages.py).  Links go to ``card/`` (plots, stats.json).
 
 Every string from the data or the run's record goes through pipeline.card.escape
 (text, code span, HTML, fenced block, table cell) before it is written here.
@@ -15,7 +16,6 @@ Every string from the data or the run's record goes through pipeline.card.escape
 
 from __future__ import annotations
 
-import re
 import shlex
 from collections import defaultdict
 
@@ -23,6 +23,8 @@ import yaml
 
 from pipeline.card.escape import cell, code, fence, html_text, one_line, text
 from pipeline.card.examples import MASK, SHOW_CHARS
+from pipeline.card.hub import FOLDER
+from pipeline.card.languages import front_matter_codes
 
 #: Rows of a long table shown before the rest goes into a collapsed section.
 SHOWN_ROWS = 20
@@ -30,8 +32,6 @@ SIZE_CATEGORIES = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"
                    (10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M"), (1_000_000_000, "100M<n<1B"),
                    (10_000_000_000, "1B<n<10B"), (100_000_000_000, "10B<n<100B"), (1_000_000_000_000, "100B<n<1T")]
 #: A language code the Hub's metadata accepts in shape (ISO 639 with optional subtags); other labels stay out of the front matter.
-LANGUAGE_CODE = re.compile(r"[a-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*")
-SAMPLE_MODELS = {"samples/tokenizer/tokenizer.json": "the demonstration tokenizer trained on samples/ (samples/tokenizer/)"}
 
 
 def n(v) -> str:
@@ -95,7 +95,7 @@ def _image(stats: dict, name: str) -> str:
     """The plot's image link, or a line saying it could not be drawn (the card never links a missing file)."""
     drawn = stats.get("plots")
     if drawn is None or f"{name}.png" in drawn:
-        return f"![{name.replace('_', ' ')}]({name}.png)"
+        return f"![{name.replace('_', ' ')}]({FOLDER}/{name}.png)"
     return f"*The plot {name}.png could not be drawn: see Known limitations.*"
 
 
@@ -105,7 +105,7 @@ def _image(stats: dict, name: str) -> str:
 def front_matter(stats: dict) -> str:
     s = stats["summary"]
     phase = s["dataset_phase"]
-    langs = [k for k in stats["languages"].get(phase, {}) if k != "unknown" and LANGUAGE_CODE.fullmatch(k)] if phase else []
+    langs = front_matter_codes(stats.get("hub_languages") or {})
     meta = {
         "pretty_name": f"{one_line(stats['run']['name'])} (curated Common Crawl text)",
         "language": langs,
@@ -138,7 +138,7 @@ def summary(stats: dict) -> str:
         + (f", finished {text(r['finished'])}." if r["finished"] else " (this card is its last phase)."),
         "",
         "Every number below is computed from the output itself (the kept and rejected Parquet files and the shards "
-        "manifest) and is in [`stats.json`](stats.json); `curate report OUTPUT_ROOT` rebuilds this card.",
+        f"manifest) and is in [`{FOLDER}/stats.json`]({FOLDER}/stats.json); `curate report OUTPUT_ROOT` rebuilds this card.",
         "",
         _table(["check", "result"], [[text(c["check"]), "ok" if c["ok"] else "**FAILED**"] for c in stats["checks"]], "ll"),
         "",
@@ -398,13 +398,59 @@ def tokens(stats: dict) -> str:
     t = stats["tokens"]
     if not t["present"]:
         return "No shards were written (no `shards/manifest.json`): the dataset is the Parquet files only."
-    rows = [[code(f), n(v["shards"]), n(v["samples"]), n(v["tokens"]), n(v["bytes"])] for f, v in t["formats"].items()]
     tok = t["tokenizer"] or {}
-    tok_name = tok.get("path") or tok.get("name") or "?"
-    tok_name = SAMPLE_MODELS.get(tok_name, code(tok_name))
-    return "\n".join([f"{n(t['documents'])} documents, {n(t['tokens'])} tokens ({n(t['tokens_per_document'])} per document); "
-                      f"tokenizer {tok_name}" + (f", config hash {code(t['config_hash'])}" if t["config_hash"] else "") + ".",
-                      "", _table(["format", "shards", "samples", "tokens", "bytes"], rows)])
+    what = text(t["demonstration"]) if t.get("demonstration") else f"the tokenizer {code(tok.get('path') or tok.get('name') or '?')}"
+    if tok.get("file"):
+        what += (f", copied into {code('shards/' + tok['file'])} ({text(tok.get('kind'))}, vocabulary {n(tok.get('vocab_size'))}, "
+                 f"ids stored as {text(tok.get('dtype'))})")
+    head = (f"{n(t['documents'])} documents, {n(t['tokens'])} tokens ({n(t['tokens_per_document'])} per document)"
+            f"{_specials(t)}; tokenizer: {what}" + (f"; config hash {code(t['config_hash'])}" if t["config_hash"] else "") + ".")
+    extra = t.get("format_fields") or {}
+    rows = [[code(f), text(extra.get(f, {}).get("layout", "–")), n(v["shards"]), n(extra.get(f, {}).get("documents")), n(v["samples"]),
+             n(v["tokens"]), n(v["bytes"])] for f, v in t["formats"].items()]
+    out = [head, "", _table(["format", "layout", "shards", "documents", "samples", "tokens", "bytes"], rows, "llrrrrr")]
+    pattern = extra.get("webdataset", {}).get("url_pattern")
+    if pattern:
+        out += ["", f"The WebDataset tars, as one brace pattern under `shards/webdataset/`: {code(pattern)}."]
+    dropped = t.get("dropped") or {}
+    if dropped.get("documents") or dropped.get("tokens"):
+        out += ["", f"Packing dropped {n(dropped.get('tokens'))} tokens, {n(dropped.get('documents'))} documents of them whole "
+                f"({text(dropped.get('why') or 'layout.remainder: drop')}); the funnel counts those documents as removed."]
+    return "\n".join(out + _trainers(t))
+
+
+def _specials(t: dict) -> str:
+    """What the token count includes besides the text: BOS/EOS per document, padding."""
+    b, tok = t.get("breakdown"), t.get("tokenizer") or {}
+    if not b:
+        return " (BOS/EOS as configured included)"
+    added = [f"one {kind.upper()} ({code(tok[kind]['token'])}, id {n(tok[kind]['id'])})" for kind in ("bos", "eos") if tok.get(kind)]
+    pad = f" and {n(b['padding'])} pad tokens" if b.get("padding") else ""
+    if not added:
+        return f", without BOS or EOS{pad}"
+    return f", counting {' and '.join(added)} per document{pad}: {n(b['text'])} tokens of text"
+
+
+def _trainers(t: dict) -> list[str]:
+    """What each trainer does with this layout, and what a loader that cuts samples loses at each length."""
+    cut = {r["length"]: r for r in t.get("truncation") or []}
+    rows = []
+    for tr in t.get("trainers") or []:
+        does = text(tr["does"])
+        if tr["cuts"] and cut:
+            does += " (" + ", ".join(f"{pct(r['share'])} of the tokens lost at {n(length)}" if i == 0 else f"{pct(r['share'])} at {n(length)}"
+                                     for i, (length, r) in enumerate(cut.items())) + ")"
+        reads = code(f"shards/{tr['format']}/") + ("" if tr["written"] else " (not written)")
+        rows.append([text(tr["label"]) + (" (named: `shards.trainer`)" if tr["named"] else ""), reads, does])
+    if not rows:
+        return []
+    out = ["", "What each trainer does with these shards (layout " + code((t.get("layout") or {}).get("kind", "?")) + "):", "",
+           _table(["trainer", "reads", "with these shards"], rows, "lll")]
+    if cut:
+        out += ["", _details("tokens a loader that cuts every sample at L tokens loses (LLM Foundry does, at max_seq_len)",
+                             _table(["L", "samples longer", "tokens lost", "share"],
+                                    [[n(length), n(r["samples"]), n(r["tokens"]), pct(r["share"])] for length, r in cut.items()]))]
+    return out
 
 
 def hosts(stats: dict) -> str:
@@ -451,14 +497,40 @@ def limitations(stats: dict) -> str:
                      "`pii.ner_models`; recall per entity is measured in benchmarks/results/pii_eval.md.")
         items += [f"{code(e)} is counted but not redacted (action `annotate`)." for e, v in stats["pii"]["entities"].items()
                   if v["action"] == "annotate"]
+    if stats["tokens"].get("demonstration"):
+        items.append("The tokens come from a demonstration tokenizer trained on the project's samples (told by its sha256), "
+                     "not a production one: use the shards to try a trainer, not to train a model.")
+    items += [f"{text(w)}." for w in stats["tokens"].get("trainer_warnings") or []]
     if not stats["run"]["config"].get("output", {}).get("rejected_text"):
         items.append("The text of removed documents was not stored (`output.rejected_text: false`): examples show URLs only.")
     items += ["Language labels come from fastText lid.176 on the extracted text; short and mixed-language documents are the least reliable.",
               "Counts of WARC records other than responses come from the readers' per-file counts (the input phase's markers); "
               "every other count comes from the Parquet files and the shards manifest.",
-              "Only `documents/final` (the documents after PII redaction), `shards/` and `card/` are meant to be published: "
-              "`documents/extracted`, `documents/deduped`, `rejected/` and `dedup/` hold text before PII redaction."]
+              "Only what *Publishing* lists is meant to be published: `documents/extracted`, `documents/deduped`, `rejected/` "
+              "and `dedup/` hold text before PII redaction."]
     return "\n".join(f"- {i}" for i in items)
+
+
+def publishing(stats: dict) -> str:
+    p = stats["publish"]
+    if p["withheld"]:
+        return f"Nothing of this output is to be published as it stands: {text(p['withheld'])}."
+    langs = ", ".join(f"{code(k)} → {code(v)}" for k, v in (stats.get("hub_languages") or {}).items() if v and v != k)
+    snippet = "\n".join([
+        "from huggingface_hub import HfApi",
+        "",
+        f"HfApi().upload_large_folder(repo_id=REPO, repo_type=\"dataset\", folder_path=OUTPUT_ROOT,",
+        f"                            allow_patterns={p['allow_patterns']!r},",
+        f"                            ignore_patterns={p['ignore_patterns']!r})"])
+    return "\n".join([
+        "This output's root is a Hugging Face dataset repository as it stands: this card is its `README.md`, and "
+        "`datasets.load_dataset(OUTPUT_ROOT)` (or the repository's name) reads its `default` config, the documents after "
+        "PII redaction. The shards are uploaded beside them, outside the configs; `rejected/`, the phases before PII "
+        "redaction, `dedup/`, `_done/` and `run.json` are not. Upload exactly these files:", "",
+        fence(snippet, "python"), "",
+        "(`upload_folder` takes the same patterns.) The card's `language` list gives Hub codes: ISO 639-1 where one "
+        "exists, else ISO 639-3" + (f" ({langs}; the language-ID labels are in `card/stats.json`)" if langs else "") + ".",
+    ])
 
 
 def reproduce(stats: dict) -> str:
@@ -481,7 +553,8 @@ def render(stats: dict, examples: list[dict]) -> str:
         ("Summary", summary(stats)), ("Sources", sources(stats)), ("Processing", processing(stats)),
         ("Funnel", funnel(stats, examples)), ("Languages", languages(stats)), ("Document length", length(stats)),
         ("Classifiers", classifiers(stats)), ("Deduplication", dedup(stats)), ("PII", pii(stats)), ("Tokens", tokens(stats)),
-        ("Top hosts", hosts(stats)), ("Known limitations", limitations(stats)), ("How to reproduce", reproduce(stats)),
+        ("Top hosts", hosts(stats)), ("Known limitations", limitations(stats)), ("Publishing", publishing(stats)),
+        ("How to reproduce", reproduce(stats)),
     ]
     title = f"# {text(stats['run']['name'])}: curated Common Crawl text\n"
     return front_matter(stats) + "\n" + title + "\n" + "\n\n".join(f"## {h}\n\n{body}" for h, body in sections) + "\n"

@@ -2,7 +2,7 @@
 
 Reads ``run.json`` (the config, inputs and versions the run recorded), finds
 the current parts the way the run would, computes the card from the Parquet
-files and the shards manifest, and writes ``card/`` (and the card's marker,
+files and the shards manifest, and writes ``README.md`` and ``card/`` (and the card's marker,
 so a later ``curate run`` with nothing changed does not redo it).  When the
 recorded config does not validate here (a model file that is not on this
 machine, a section this version does not know), the parts are those with a
@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="curate report", description="Rebuild card/ (README.md, plots, stats.json) of an existing output.")
+    p = argparse.ArgumentParser(prog="curate report", description="Rebuild the dataset card (README.md at the root; card/: plots, stats.json) of an existing output.")
     p.add_argument("output", metavar="OUTPUT_ROOT", help="the run's output folder or s3://bucket/prefix (where run.json is)")
     p.add_argument("--endpoint-url", help="S3-compatible endpoint, e.g. http://127.0.0.1:9000 (default: AWS_ENDPOINT_URL or AWS)")
     p.add_argument("--region", help="S3 region (default: AWS_DEFAULT_REGION or us-east-1)")

@@ -11,7 +11,9 @@ import re
 from collections import Counter
 from dataclasses import asdict
 
-from pipeline.card import names as N
+from pipeline.card import hub, names as N
+from pipeline.card.languages import hub_languages
+from pipeline.card.tokens import headline_tokens as _headline_tokens, tokens_stats
 from pipeline.card.funnel import adds_up, funnel, reader_counts, share
 from pipeline.card.parts import LENGTH_EDGES, QUALITY_BINS
 from pipeline.card.plan import CardPlan
@@ -49,11 +51,12 @@ def build_stats(plan: CardPlan, aggs: dict[str, dict], manifest: dict | None, un
         "funnel_by_source": _by_source(plan, aggs, kinds),
         "sources": _sources(plan, aggs),
         "languages": {p: _sorted(aggs.get(f"{p}/documents", {}).get("languages", {})) for p in docs},
+        "hub_languages": hub_languages(_sorted(aggs.get(f"{dataset}/documents", {}).get("languages", {}))) if dataset else {},
         "length": _length(docs, aggs),
         "classifiers": _classifiers(plan, docs, aggs, config),
         "dedup": _dedup(plan, aggs),
         "pii": _pii(docs, aggs, config),
-        "tokens": _tokens(manifest),
+        "tokens": tokens_stats(manifest, config),
         "hosts": _hosts(dataset, plan, aggs),
         "checks": _checks(plan, aggs, rows, manifest, unreadable),
         "unreadable": [asdict(u) for u in unreadable],
@@ -226,20 +229,6 @@ def pii_action(entities: dict, entity: str) -> str:
     return "replace"
 
 
-def _headline_tokens(manifest: dict | None) -> int | None:
-    if not manifest or not manifest["formats"]:
-        return None
-    return next(iter(manifest["formats"].values()))["tokens"]
-
-
-def _tokens(manifest: dict | None) -> dict:
-    if manifest is None:
-        return {"present": False}
-    n = manifest["documents"]
-    tokens = _headline_tokens(manifest)
-    return {"present": True, **manifest, "tokens": tokens, "tokens_per_document": round(tokens / n, 1) if n and tokens is not None else None}
-
-
 def _hosts(dataset: str | None, plan: CardPlan, aggs: dict) -> dict:
     kept = Counter(aggs.get(f"{dataset}/documents", {}).get("hosts", {})) if dataset else Counter()
     removed: Counter = Counter()
@@ -259,7 +248,8 @@ def _pii_enabled(config: dict) -> bool:
 
 
 def _publish(plan: CardPlan, config: dict, dataset: str | None, manifest: dict | None) -> dict:
-    """The Hub configs the card offers: the documents the run meant to publish and their shards, or none and why.
+    """The Hub config the card offers (the documents the run meant to publish) and what to upload with them
+    (pipeline/card/hub.py), or none and why.
 
     Never ``rejected/`` (removed documents, raw text), never a phase that a later enabled phase with
     missing markers would have changed, never a phase before PII redaction when the run redacts PII.
@@ -278,12 +268,11 @@ def _publish(plan: CardPlan, config: dict, dataset: str | None, manifest: dict |
                     f"so documents/{dataset} is not the run's output" if dataset else "no phase wrote documents")
     elif dataset is None:
         withheld = "no phase wrote documents"
-    configs = []
-    if withheld is None:
-        configs.append({"config_name": "default", "data_files": [{"split": "train", "path": f"documents/{dataset}/*.parquet"}]})
-        if manifest is not None and "webdataset" in manifest["formats"]:
-            configs.append({"config_name": "shards_webdataset", "data_files": [{"split": "train", "path": "shards/webdataset/**/*.tar"}]})
-    return {"configs": configs, "withheld": withheld}
+    if withheld is not None:
+        return {"configs": [], "withheld": withheld, "allow_patterns": [], "ignore_patterns": []}
+    formats = list(manifest["formats"]) if manifest is not None else None
+    return {"configs": hub.configs(dataset), "withheld": None, "allow_patterns": hub.allow_patterns(dataset, formats),
+            "ignore_patterns": hub.IGNORE_PATTERNS}
 
 
 def _checks(plan: CardPlan, aggs: dict, rows: list[dict], manifest: dict | None, unreadable: list = ()) -> list[dict]:
@@ -310,5 +299,6 @@ def _checks(plan: CardPlan, aggs: dict, rows: list[dict], manifest: dict | None,
         last = [r for r in rows if r["phase"] == plan.with_section(N.SHARDS_SECTION)]
         before = last[0]["in"] if last else None
         out.append({"check": f"documents in the shards manifest ({manifest['documents']}) = documents entering the shards phase "
-                             f"({before}) - its rejected rows", "ok": not any(r["step"].endswith(":unaccounted") for r in last)})
+                             f"({before}) - its rejected rows - documents packing dropped whole",
+                    "ok": not any(r["step"].endswith(":unaccounted") for r in last)})
     return out

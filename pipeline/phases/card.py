@@ -4,8 +4,8 @@ Its unit is the run.  The fingerprint covers the state of every other phase
 (each unit's fingerprint and whether its marker is current, each part's
 fingerprint), the config and the package versions, so a rerun after any
 change to the data rebuilds the card, and a rerun with nothing changed skips
-it.  The card is written last: ``card/README.md``, ``card/*.png``,
-``card/stats.json``, then ``_done/card/run.json``.  A part file the card cannot
+it.  The card is written last: ``card/*.png``, ``card/stats.json``, ``README.md`` (at the
+output root: a Hub dataset repo as it stands), then ``_done/card/run.json``.  A part file the card cannot
 read is left out and named in the card, which is written without its marker:
 the unit fails with that one line, and a rerun rebuilds the card.
 """
@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import traceback
 
-from pipeline.card.build import FOLDER, compute, publish
+from pipeline.card.build import FOLDER, README, compute, publish
 from pipeline.card.plan import plan_from_context
 from pipeline.card.reading import CardInputError, check_record, read_object
 from pipeline.config import RunConfig
@@ -28,7 +28,7 @@ from pipeline.units import UnitWork
 log = logging.getLogger(__name__)
 
 #: Bump when the card's content changes, so existing cards are rebuilt.
-CARD_VERSION = 2
+CARD_VERSION = 3
 
 
 def card_settings(config: RunConfig) -> dict:
@@ -75,7 +75,8 @@ class CardPhase(Phase):
     headline_keys = ("documents", "tokens", "card")
 
     def sinks(self, config: RunConfig) -> list[SinkInfo]:
-        return [SinkInfo("card", "the dataset card (Hugging Face README), its plots and stats.json", f"{FOLDER}/")]
+        return [SinkInfo("card", "the dataset card (Hugging Face README at the output root), its plots and stats.json",
+                         f"{README}, {FOLDER}/")]
 
     def enabled(self, config: RunConfig) -> bool:
         return config.card.enabled

@@ -46,7 +46,7 @@ from stages.shuffle_plan import plan
 from stages.tokenize import TokenizeConfig, TokenizeStage, special_id
 from stages.writers import FORMATS, StorageSink, TokenInfo, enabled_formats, write_group
 from stages.writers.mds import index_bytes
-from stages.writers.manifest import dropped_entry, token_counts, tokenizer_entry
+from stages.writers.manifest import dropped_entry, token_counts, tokenizer_entry, truncation_entry
 from stages.writers.trainers import cut_warning, trainer_warnings
 
 log = logging.getLogger(__name__)
@@ -344,7 +344,7 @@ def write_manifest(ctx: RunContext, unit: Unit, groups: list[UnitResult]) -> Uni
         "layout": cfg.layout.model_dump(mode="json", exclude={"max_dropped_share"}),
         "tokens": token_counts(totals, given, entry),
         "dropped": dropped,
-        "truncation": totals.get("cut", {}),
+        "truncation": truncation_entry(totals, cfg.layout),
         "shuffle": cfg.shuffle.model_dump(mode="json"),
         "config_sha256": fingerprint(processing_config(ctx.config)),
         "fingerprint": unit.fingerprint,

@@ -50,6 +50,10 @@ def sample_texts(warcs: list[str]) -> list[str]:
     return table.column("text").to_pylist()
 
 
+#: How the dataset card names this tokenizer (classifiers/demonstrations.json).
+WHAT = "the demonstration tokenizer (an 8k byte-level BPE trained on the sample WARCs, samples/tokenizer/)"
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--warcs", default=str(REPO / "samples" / "*.warc.gz"), help="glob of WARC files")
@@ -60,8 +64,13 @@ def main(argv: list[str] | None = None) -> None:
     from stages.tokenize import train_bpe
 
     texts = sample_texts(sorted(glob.glob(args.warcs)))
+    from classifiers.demonstration import register, sha256_of
+
+    before = sha256_of(args.out) if Path(args.out).is_file() else None
     tok = train_bpe(texts, args.vocab_size, SPECIAL_TOKENS)
     Path(args.out).write_text(tok.to_str(pretty=True) + "\n", encoding="utf-8")
+    # The card tells a demonstration tokenizer by this digest (the shards manifest's), whatever its path.
+    register(args.out, WHAT, "python samples/tokenizer/train.py", replaces=before)
     digest = hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
     print(json.dumps({"documents": len(texts), "characters": sum(map(len, texts)), "texts_sha256_16": digest,
                       "vocab_size": tok.get_vocab_size(), "out": args.out}))

@@ -43,6 +43,8 @@ class Format(Protocol):
     name: str
     label: str
     per_document: bool
+    #: its shard files, as upload patterns relative to its folder (``fnmatch``: ``*`` crosses group folders)
+    files: tuple[str, ...]
 
     @staticmethod
     def config(shards) -> object: ...
@@ -65,6 +67,7 @@ class MdsFormat:
     name = "mds"
     label = "MosaicML MDS (streaming.StreamingDataset)"
     per_document = False
+    files = ("*.mds", "*.mds.zstd")
 
     @staticmethod
     def config(shards):
@@ -82,6 +85,7 @@ class WebDatasetFormat:
     name = "webdataset"
     label = "WebDataset tar shards"
     per_document = False
+    files = ("*.tar",)
 
     @staticmethod
     def config(shards):
@@ -118,6 +122,7 @@ class MegatronFormat:
     name = "megatron"
     label = "Megatron-LM / NeMo IndexedDataset (.bin/.idx pairs, one sequence per document)"
     per_document = True
+    files = ("*.bin", "*.idx")
 
     @staticmethod
     def config(shards):

@@ -10,6 +10,7 @@ shards phase (pipeline/phases/shards.py ``write_manifest``) writes the file.
 from __future__ import annotations
 
 from stages.tokenizers import resolve_specials
+from stages.writers.trainers import cut_lengths
 
 #: The tokenizer file's folder inside ``shards/`` and its name per tokenizer kind.
 TOKENIZER_FOLDER = "tokenizer"
@@ -51,3 +52,10 @@ def dropped_entry(totals: dict, layout) -> dict:
     why = (f"layout packed, remainder drop: each shuffle group's last partial sequence of fewer than {layout.seq_len} tokens"
            if layout.kind == "packed" and layout.remainder == "drop" else None)
     return {"documents": totals.get("dropped_documents", 0), "tokens": totals.get("dropped_tokens", 0), "why": why}
+
+
+def truncation_entry(totals: dict, layout) -> dict:
+    """Per length L (1024, 2048, 4096, ``layout.seq_len``): samples longer than L and their tokens past L, what a
+    loader that cuts samples at L (LLM Foundry at max_seq_len) loses; zeros when no group wrote a sample."""
+    cut = totals.get("cut") or {}
+    return {str(n): cut.get(str(n), {"samples": 0, "tokens": 0}) for n in cut_lengths(layout.seq_len)}

@@ -25,21 +25,25 @@ class Trainer:
     layout: str | None
     #: whether it cuts each sample at its sequence length (and never packs)
     cuts: bool
-    #: what it does with the document layout, said plainly in the card and docs
+    #: what it does with the document layout, and with packed sequences, said plainly in the card and docs
     with_documents: str
+    with_packed: str
 
 
 TRAINERS = {
     "llm-foundry": Trainer(
         "LLM Foundry (text dataloader: StreamingTextDataset)", "mds", "packed", True,
         "LLM Foundry cuts every sample at max_seq_len and does not pack: with one document per sample, every token "
-        "past max_seq_len of a document is lost, silently"),
+        "past max_seq_len of a document is lost, silently",
+        "LLM Foundry reads the packed sequences whole when its max_seq_len equals layout.seq_len"),
     "megatron": Trainer(
         "Megatron-LM / NeMo (GPTDataset over IndexedDataset)", "megatron", "document", False,
-        "Megatron-LM and NeMo read one sequence per document and pack them into --seq-length samples themselves"),
+        "Megatron-LM and NeMo read one sequence per document and pack them into --seq-length samples themselves",
+        "Megatron-LM and NeMo read shards/megatron, which holds one sequence per document whatever the layout"),
     "webdataset": Trainer(
         "a WebDataset loader (webdataset.WebLoader)", "webdataset", None, False,
-        "a WebDataset loader gets one document per sample: its collate pads or packs them"),
+        "a WebDataset loader gets one document per sample: its collate pads or packs them",
+        "a WebDataset loader gets sequences of layout.seq_len tokens, ready to stack"),
 }
 
 

@@ -133,6 +133,14 @@ class WebDatasetWriter:
         self._file = open(self._path, "wb")
         self._tar = _TarWriter(self._file)
         self._count = self._members = self._tokens = 0
+        self._quota = min(self.config.maxcount, self._even_share())
+
+    def _even_share(self) -> int:
+        """Samples for the tar being opened: the rest spread over the tars left (at least one more)."""
+        if self.expected is None:
+            return self.config.maxcount
+        left = max(1, self.expected - self.samples)
+        return -(-left // max(1, self.planned - len(self.shards)))
 
     def write(self, table: pa.Table) -> None:
         """Append samples (rows with a ``tokens`` list column); closes shards as they fill."""
