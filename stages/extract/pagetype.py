@@ -139,6 +139,7 @@ _QA_TYPES = frozenset(("QAPage", "Question"))
 _FORUM_PATH_RE = re.compile(
     r"/(?:forums?|threads?|t|discussions?|community|boards?|questions|comments|talk|showtopic)/"
     r"|/topics?/\d|viewtopic\.php|showthread\.php|/thread-\d|[?&]topic=\d"  # "/topics/cameras" is a section
+    r"|/post/\d+/?$"  # a link aggregator's post and its comments (Lemmy)
 )
 _FORUM_HOST_RE = re.compile(r"^(?:forums?|community|discuss|discussion|boards?|bbs|answers)\.")
 _FORUM_GENERATORS = ("discourse", "vbulletin", "xenforo", "phpbb", "invision", "simple machines", "mybb",
