@@ -145,13 +145,16 @@ def full_label(model, label: str) -> str:
     return label if label.startswith(prefix) else prefix + label
 
 
-def prepare_texts(texts: pa.Array | pa.ChunkedArray, lowercase: bool = False, max_chars: int | None = None) -> pa.Array:
-    """One line per document, as the model reads it (vectorized in Arrow; null -> "")."""
+def prepare_texts(texts: pa.Array | pa.ChunkedArray, lowercase: bool = False, max_chars: int | None = None,
+                  one_line: bool = True) -> pa.Array:
+    """One line per document, as the model reads it (vectorized in Arrow; null -> ""); ``one_line=False`` keeps
+    the newlines (fastText's tokenizer splits words at them as at spaces: classifiers/fasttext_tokens.py)."""
     arr = texts.combine_chunks() if isinstance(texts, pa.ChunkedArray) else texts
     arr = pc.fill_null(arr.cast(pa.large_string()), "")
     if max_chars is not None:
         arr = pc.utf8_slice_codeunits(arr, 0, max_chars)
-    arr = pc.replace_substring(arr, "\n", " ")
+    if one_line:
+        arr = pc.replace_substring(arr, "\n", " ")
     if lowercase:
         arr = pc.utf8_lower(arr)
     return arr

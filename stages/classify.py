@@ -13,7 +13,9 @@ dedup can keep the best-scored copy of a cluster) adds ``<name>_score``
 (float32, the label's probability) and ``<name>_label`` (the model's top label)
 for every entry.  The text is prepared once per preparation (lowercasing,
 ``max_chars``) however many models share it, and each model is loaded once per
-worker process (classifiers.quality.load_model) and called once per batch.
+worker process and called once per batch: through fastText's binding
+(classifiers/quality.py), or projected onto its labels with the tokens shared by
+the models of a preparation (classifiers/projected.py; ``engine``).
 
 :class:`ClassifierFilterStage` (stage ``<name>_filter``, reason ``<name>``, in
 the ``final`` phase, after dedup) removes documents by that score: below (or,
@@ -111,6 +113,11 @@ class ClassifierConfig(BaseModel):
     lowercase: bool = Field(False, description="lowercase the text first (only if the model was trained on lowercased text)")
     max_chars: int | None = Field(None, ge=1, le=100_000_000, description="score only the first characters of each "
                                   "document; null = the whole text (as DCLM does)")
+    engine: Literal["auto", "fasttext", "projected"] = Field(
+        "auto", description="how the model runs: fasttext (its binding: one predict per model); projected (read from "
+        "the file, its rows projected onto its labels at load, the tokens shared by every model of the same preparation: "
+        "the same scores, faster from two models on, a worker holds megabytes instead of the model; not for hierarchical "
+        "softmax or character n-grams); auto: projected when two or more models it supports share a preparation")
     filter: ClassifierFilterConfig = Field(default_factory=ClassifierFilterConfig, description="removal by score, after dedup")
 
     @field_validator("name")
@@ -169,25 +176,30 @@ class ClassifyStage:
                 "adds": [col for c in config for col in (c.score_column, c.label_column)]}
 
     def __init__(self, config: Sequence[ClassifierConfig]):
-        from classifiers.quality import QualityScorer
-
         self.config = list(config)
-        self.scorers = [QualityScorer(c.model, c.label, c.lowercase, c.max_chars, field=f"classifiers.{i}")
-                        for i, c in enumerate(self.config)]
         self.by_preparation: dict[tuple, list[int]] = {}
         for i, c in enumerate(self.config):
             self.by_preparation.setdefault(c.preparation, []).append(i)
+        projected = {i for members in self.by_preparation.values() for i in _projected(self.config, members)}
+        self.scorers = [_scorer(c, f"classifiers.{i}", i in projected) for i, c in enumerate(self.config)]
+        self.engines = ["projected" if i in projected else "fasttext" for i in range(len(self.config))]
         self._unscored: Counter = Counter()
 
     def __call__(self, batch: pa.Table) -> pa.Table:
-        from classifiers.quality import prepared_lines
+        from classifiers.fasttext_tokens import tokenize
+        from classifiers.quality import prepare_texts, prepared_lines
 
         texts = batch.column("text")
         for (lowercase, max_chars), members in self.by_preparation.items():
-            lines = prepared_lines(texts, lowercase, max_chars)  # once for every model of this preparation
+            lines = tokens = None  # each made once for every model of this preparation that reads it
             for i in members:
                 c = self.config[i]
-                scores, labels = self.scorers[i].score_lines(lines)
+                if self.engines[i] == "projected":
+                    tokens = tokens or tokenize(prepare_texts(texts, lowercase, max_chars, one_line=False))
+                    scores, labels = self.scorers[i].score_tokens(tokens)
+                else:
+                    lines = lines if lines is not None else prepared_lines(texts, lowercase, max_chars)
+                    scores, labels = self.scorers[i].score_lines(lines)
                 missing = np.isnan(scores)
                 self._unscored[c.name] += int(missing.sum())
                 batch = set_column(batch, c.score_column, pa.array(scores, pa.float32(), mask=missing))
@@ -199,6 +211,37 @@ class ClassifyStage:
         out = {f"unscored.{c.name}": self._unscored[c.name] for c in self.config}
         self._unscored.clear()
         return out
+
+
+def _projected(config: list[ClassifierConfig], members: list[int]) -> list[int]:
+    """The classifiers of one preparation that run projected: engine projected, or auto when two or more can."""
+    from classifiers.projected import Unsupported, load_projected
+    from classifiers.quality import QualityModelError
+
+    able = []
+    for i in members:
+        c = config[i]
+        if c.engine == "fasttext":
+            continue
+        try:
+            load_projected(c.model)
+        except Unsupported as e:
+            if c.engine == "projected":
+                raise QualityModelError(f"classifiers.{i}.engine: projected cannot run {c.model!r} ({e}): use fasttext or auto") from None
+            continue
+        except QualityModelError as e:
+            raise QualityModelError(f"classifiers.{i}.model: {e}") from None
+        able.append(i)
+    return [i for i in able if config[i].engine == "projected" or len(able) >= 2]
+
+
+def _scorer(c: ClassifierConfig, field: str, projected: bool):
+    from classifiers.projected import ProjectedScorer
+    from classifiers.quality import QualityScorer
+
+    if projected:
+        return ProjectedScorer(c.model, c.label, field)
+    return QualityScorer(c.model, c.label, c.lowercase, c.max_chars, field=field)
 
 
 class ClassifierFilterStage:

@@ -32,36 +32,68 @@ def batch() -> pa.Table:
     return pa.table({"id": [f"d{i}" for i in range(len(TEXTS))], "text": pa.array(TEXTS, pa.large_string())})
 
 
-def test_three_models_score_as_each_alone_and_share_one_preparation(monkeypatch):
+def count_preparations(monkeypatch) -> list:
+    """Records each preparation made: (engine, lowercase, max_chars)."""
+    import classifiers.fasttext_tokens as tokens
+
     calls = []
-    real = fasttext_scoring.prepared_lines
-    monkeypatch.setattr(fasttext_scoring, "prepared_lines", lambda *a: calls.append(a[1:]) or real(*a))
-    config = [ClassifierConfig(**entry(n)) for n in MODELS]
-    out = ClassifyStage(config)(batch())
-    assert calls == [(False, None)]  # one preparation, three models
+    lines, tokenize = fasttext_scoring.prepared_lines, tokens.tokenize
+    monkeypatch.setattr(fasttext_scoring, "prepared_lines", lambda *a: calls.append(("fasttext", *a[1:])) or lines(*a))
+    monkeypatch.setattr(tokens, "tokenize", lambda t: calls.append(("projected",)) or tokenize(t))
+    return calls
+
+
+@pytest.mark.parametrize("engine", ["fasttext", "auto"])
+def test_three_models_score_as_each_alone_and_share_one_preparation(monkeypatch, engine):
+    calls = count_preparations(monkeypatch)
+    config = [ClassifierConfig(**entry(n), engine=engine) for n in MODELS]
+    stage = ClassifyStage(config)
+    out = stage(batch())
+    # fastText: one set of prepared lines for three models; auto: three models share one tokenization (projected)
+    assert calls == ([("fasttext", False, None)] if engine == "fasttext" else [("projected",)])
+    assert stage.engines == ["fasttext" if engine == "fasttext" else "projected"] * 3
     assert out.column_names == ["id", "text", "quality_score", "quality_label", "edu_score", "edu_label", "toxicity_score", "toxicity_label"]
     for c in config:
         alone, labels = QualityScorer(c.model, c.label).score(batch().column("text"))
-        np.testing.assert_array_equal(out.column(c.score_column).to_numpy(zero_copy_only=False), alone)
+        np.testing.assert_allclose(out.column(c.score_column).to_numpy(zero_copy_only=False), alone, atol=1e-6)
         assert out.column(c.label_column).to_pylist() == labels.to_pylist()
     tox = out.column("toxicity_score").to_pylist()
     assert tox[1] > 0.5 > tox[0] and out.column("edu_score")[0].as_py() > out.column("edu_score")[1].as_py()
+    empty = stage(batch().slice(0, 0))  # a batch the filters emptied
+    assert len(empty) == 0 and empty.schema.field("edu_score").type == pa.float32()
 
 
 def test_each_preparation_once_and_one_model_per_file(monkeypatch):
-    calls = []
-    real = fasttext_scoring.prepared_lines
-    monkeypatch.setattr(fasttext_scoring, "prepared_lines", lambda *a: calls.append(a[1:]) or real(*a))
+    calls = count_preparations(monkeypatch)
     quality = MODELS["quality"][0]
     stage = ClassifyStage([ClassifierConfig(**entry("quality")), ClassifierConfig(**entry("edu", max_chars=20)),
                            ClassifierConfig(name="quality_head", model=str(quality), label="hq", max_chars=20),
-                           ClassifierConfig(**entry("toxicity", lowercase=True))])
+                           ClassifierConfig(**entry("toxicity", lowercase=True)),
+                           ClassifierConfig(name="quality_too", model=str(quality), label="hq", engine="fasttext")])
     out = stage(batch())
-    assert sorted(calls, key=str) == sorted([(False, None), (False, 20), (True, None)], key=str)  # 3 preparations for 4 models
-    assert stage.scorers[0].model is stage.scorers[2].model  # the same file loads once per process
+    # auto: a model alone in its preparation runs in fastText, two that share one are projected
+    assert stage.engines == ["fasttext", "projected", "projected", "fasttext", "fasttext"]
+    assert sorted(calls, key=str) == sorted([("fasttext", False, None), ("projected",), ("fasttext", True, None)], key=str)
+    assert stage.scorers[0].model is stage.scorers[4].model  # the same file loads once per process
     head = QualityScorer(str(quality), "hq", max_chars=20).score(batch().column("text"))[0]
-    np.testing.assert_array_equal(out.column("quality_head_score").to_numpy(zero_copy_only=False), head)
-    assert stage.drain_counters() == {"unscored.quality": 0, "unscored.edu": 0, "unscored.quality_head": 0, "unscored.toxicity": 0}
+    np.testing.assert_allclose(out.column("quality_head_score").to_numpy(zero_copy_only=False), head, atol=1e-6)
+    assert stage.drain_counters() == {f"unscored.{n}": 0 for n in ("quality", "edu", "quality_head", "toxicity", "quality_too")}
+
+
+def test_engine_projected_names_a_model_it_cannot_run(tmp_path):
+    import pyarrow.parquet as pq
+
+    from classifiers import train_quality
+
+    pq.write_table(pa.table({"text": ["good words here"] * 20}), tmp_path / "p.parquet")
+    pq.write_table(pa.table({"text": ["bad words there"] * 20}), tmp_path / "n.parquet")
+    assert train_quality.main(["--positives", str(tmp_path / "p.parquet"), "--negatives", str(tmp_path / "n.parquet"),
+                               "-o", str(tmp_path / "hs.bin"), "--loss", "hs", "--dim", "4", "--bucket", "1000"]) == 0
+    hs = {"name": "hs", "model": str(tmp_path / "hs.bin"), "label": "hq"}
+    with pytest.raises(ValueError, match=r"^classifiers.0.engine: projected cannot run .*hs.bin.*hierarchical softmax.*use fasttext or auto"):
+        ClassifyStage([ClassifierConfig(**hs, engine="projected")])
+    stage = ClassifyStage([ClassifierConfig(**hs), ClassifierConfig(**entry("edu"))])  # auto: hs stays in fastText
+    assert stage.engines == ["fasttext", "fasttext"]
 
 
 def config(**changes) -> dict:

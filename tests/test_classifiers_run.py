@@ -102,3 +102,18 @@ def test_the_card_shows_each_classifier_per_language(sample):
         assert f"### {name}" in section and f"`{name}_score`" in section
     assert "**demonstration** model" in section and "| language | scored | mean |" in section
     assert "classifiers.png" in readme
+
+
+def test_the_run_s_scores_are_fastText_s(sample):
+    """Three models sharing a preparation run projected (engine auto): their scores are fastText's own."""
+    import numpy as np
+
+    from classifiers.quality import QualityScorer
+
+    out, _ = sample
+    docs = pq.read_table(out / "documents" / "extracted")
+    config = load_config(JOB)
+    for c in config.classifiers:
+        expected, labels = QualityScorer(str(REPO / c.model), c.label).score(docs.column("text"))
+        np.testing.assert_allclose(docs.column(c.score_column).to_numpy(zero_copy_only=False), expected, atol=1e-6)
+        assert docs.column(c.label_column).to_pylist() == labels.to_pylist()
