@@ -50,7 +50,10 @@ USERINFO = "URL_CREDENTIALS"
 
 # RFC 3986, appendix B: every string matches (DOTALL: a CR or NUL stays in its part)
 _URL = re.compile(r"(?P<scheme>[^:/?#]+:)?(?://(?P<authority>[^/?#]*))?(?P<path>[^?#]*)(?:\?(?P<query>[^#]*))?(?:#(?P<fragment>.*))?", re.DOTALL)
-_ITEM_SEPS = re.compile(r"[&;]")
+_ITEM_SEPS = re.compile(r"[&;?]")  # a second "?" in a query is data, but it ends a value as well as "&" does
+#: Read as spaces by the recognizers (one character each, so offsets hold): presidio's e-mail pattern takes
+#: "social?e=john" for a local part, then refuses the whole match, and the address would be missed.
+_DETECT_SPACES = str.maketrans("?=&;", "    ")
 
 def url_trigger(min_digits: int) -> str:
     """RE2 for the URLs worth reading: a superset of what makes a value a text candidate or a view trigger, and of
@@ -108,7 +111,7 @@ def decode(raw: str, plus: bool) -> str:
 
 
 def _items(url: str, start: int, end: int, values: list[Value]) -> None:
-    """Query-like part url[start:end]: items split at & and ;, each key=value as two values (the key read first)."""
+    """Query-like part url[start:end]: items split at &, ; and ?, each key=value as two values (the key read first)."""
     pos = start
     for piece in _ITEM_SEPS.split(url[start:end]):
         k_end = pos + piece.find("=") if "=" in piece else None
@@ -198,7 +201,7 @@ class UrlRedactor:
                 parsed[i] = None
                 continue
             for group in _read_groups(parsed[i][1]):
-                texts.append(" ".join(parsed[i][1][j].decoded for j in group))
+                texts.append(" ".join(parsed[i][1][j].decoded.translate(_DETECT_SPACES) for j in group))
                 owners.append((i, group))
                 text_langs.append(langs[i])
         found, dense = self.detect(texts, text_langs) if texts else ({}, {})
