@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import typing
 
 import annotated_types as at
 from pydantic import BaseModel
@@ -16,6 +17,11 @@ def _rows(model: type[BaseModel], prefix: str = ""):
         sub = ann if isinstance(ann, type) and issubclass(ann, BaseModel) else None
         if sub is not None:
             yield from _rows(sub, f"{prefix}{name}.")
+            continue
+        item = typing.get_args(ann)[0] if typing.get_origin(ann) is list and typing.get_args(ann) else None
+        if isinstance(item, type) and issubclass(item, BaseModel):  # a list of sections (classifiers): the list, then an entry's fields
+            yield f"{prefix}{name}", "[]", "", (field.description or "").replace("|", "\\|")
+            yield from _rows(item, f"{prefix}{name}[].")
             continue
         if field.is_required():
             default = "required"

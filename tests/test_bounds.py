@@ -19,14 +19,20 @@ from pipeline.config import ConfigError, RunConfig, parse_config
 
 #: Fields whose bounds another engineer owns (stages/pii: see the PII work); listed so none is forgotten.
 PENDING = {"pii.max_candidate_digits"}
+#: A list of sections is reached through its first entry, given the fields an entry needs.
+LIST_ENTRIES = {"classifiers": {"name": "q", "model": str(__import__("pathlib").Path(__file__).parents[1] / "samples" / "quality" / "model.ftz"),
+                                "label": "hq"}}
 
 
 def _numeric_fields(model: type[BaseModel], prefix: str = ""):
     for name, field in model.model_fields.items():
         args = typing.get_args(field.annotation) or (field.annotation,)
         sub = next((a for a in args if isinstance(a, type) and issubclass(a, BaseModel)), None)
-        if sub is not None:  # a section, or a map of sections (by language...): reached through a key
-            key = "xx." if typing.get_origin(field.annotation) is dict else ""
+        if sub is not None:  # a section, a map of sections (by language...) or a list of them: reached through a key
+            origin = typing.get_origin(field.annotation)
+            if origin is list and f"{prefix}{name}" not in LIST_ENTRIES:
+                continue
+            key = "xx." if origin is dict else "0." if origin is list else ""
             yield from _numeric_fields(sub, f"{prefix}{name}.{key}")
             continue
         kind = next((a for a in args if a in (int, float)), None)
@@ -49,8 +55,14 @@ def _data(path: str, value) -> dict:
     node: dict = {"inputs": ["x.warc.gz"], "output": "out"}
     here = node
     *parents, leaf = path.split(".")
-    for p in parents:
-        here = here.setdefault(p, {})
+    for p, nxt in zip(parents, parents[1:] + [leaf]):
+        if nxt == "0":  # a list of sections: one entry with what it needs
+            here[p] = [dict(LIST_ENTRIES[p])]
+            here = here[p]
+        elif p == "0":
+            here = here[0]
+        else:
+            here = here.setdefault(p, {})
     here[leaf] = value
     return node
 
@@ -95,7 +107,8 @@ def test_inf_and_nan_spelled_as_strings_are_refused_too(path):
 def test_maps_of_numbers_are_bounded_too(path):
     n = 2 if "top" in path else 5
     assert _error(path, {n: math.inf}) == f"config error: {path}.{n}: must be a finite number (got inf)"
-    assert _error(path, {n: 1.5}).startswith(f"config error: {path}: ")
+    above = 100.5 if "top" in path else 1.5  # a top n-gram may cover more than the text (overlaps): up to 100
+    assert _error(path, {n: above}).startswith(f"config error: {path}: ")
     assert _error(path, {10**9: 0.1}).startswith(f"config error: {path}: ")
 
 
