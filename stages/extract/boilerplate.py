@@ -72,7 +72,7 @@ class BoilerplateConfig(BaseModel):
         True, description="tell forum threads, product pages, listings, documentation... from articles and adapt the "
         "rules to them (stages/extract/profiles.py); false: every page is read as an article",
     )
-    max_depth: int = Field(2000, ge=50, le=100_000, description="pages nested deeper are refused (lexbor parsing time grows with depth x blocks)")
+    max_depth: int = Field(2000, ge=50, le=1_000_000, description="pages nested deeper are refused (lexbor parsing time grows with depth x blocks)")
     blocks: ClassifyConfig = Field(default_factory=ClassifyConfig)
 
 
