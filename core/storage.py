@@ -2,8 +2,13 @@
 
 pyarrow's S3 client needs no boto stack; credentials come from the usual AWS
 variables (``AWS_ACCESS_KEY_ID`` ...) and the endpoint from the config or
-``AWS_ENDPOINT_URL``.  Writes are atomic: every file is written under a
-temporary name and moved to its final name once complete.
+``AWS_ENDPOINT_URL``.  Writes are atomic.  Locally, a file is written under a
+temporary name and renamed once complete.  On S3, it is staged in a local temporary
+file and uploaded to its final key once complete: a PUT (or multipart upload) makes
+an object appear whole or not at all, and no temporary object is deleted, since
+pyarrow recreates the parent "folder" of every object it deletes as a zero-byte
+marker object (apache/arrow#36275).  So a run leaves no marker objects; only a
+rerun that deletes an earlier unit's files leaves that folder's marker.
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ import posixpath
 from dataclasses import dataclass
 from typing import BinaryIO, Iterator
 from urllib.parse import urlparse
+
+import tempfile
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -35,6 +42,10 @@ class OutputError(RuntimeError):
                else "make it writable (or set another output.root)")
         return cls(f"output error: {FAULTS[fault]} writing to {root}: {fix}, then rerun the same command "
                    f"(finished units are kept)")
+
+
+#: Bytes per read when a complete local file is uploaded.
+UPLOAD_CHUNK = 8 << 20
 
 
 @dataclass(frozen=True)
@@ -157,12 +168,20 @@ class Storage:
     @contextlib.contextmanager
     def atomic_output(self, *parts: str) -> Iterator[pa.NativeFile]:
         """An output stream that appears under its name only when closed cleanly."""
-        # Temporary name + move on both backends: closing an S3 stream completes
-        # its upload even after an error, so a failed write must not land on the
-        # final key.  (On S3 the move is a server-side copy.)
         final = self.path(*parts)
-        if self.local:  # S3 has no folders to create
-            self.fs.create_dir(posixpath.dirname(final), recursive=True)
+        if not self.local:
+            # Staged locally, uploaded when complete: closing an S3 stream completes its upload even
+            # after an error, so a failed write must never reach the key.
+            fd, staged = tempfile.mkstemp(prefix=".upload-", suffix=posixpath.basename(final)[-40:])
+            os.close(fd)
+            try:
+                with pa.OSFile(staged, "wb") as out:
+                    yield out
+                self.upload_file(staged, *parts)
+            finally:
+                os.remove(staged)
+            return
+        self.fs.create_dir(posixpath.dirname(final), recursive=True)
         # One temporary name per output (not per attempt): an attempt cut off by a killed driver, a
         # lost worker or S3 going away leaves its temporary file, which the retry overwrites and moves.
         tmp = posixpath.join(posixpath.dirname(final), f".{posixpath.basename(final)}.tmp")
@@ -173,6 +192,24 @@ class Storage:
         finally:
             if self.fs.get_file_info(tmp).type != pafs.FileType.NotFound:
                 self.fs.delete_file(tmp)
+
+    def upload_file(self, local: str, *parts: str) -> None:
+        """Publish the complete local file ``local`` under ``parts`` (atomically, as atomic_output does)."""
+        final = self.path(*parts)
+        if self.local:
+            with self.atomic_output(*parts) as out, open(local, "rb") as src:
+                while chunk := src.read(UPLOAD_CHUNK):
+                    out.write(chunk)
+            return
+        size = os.path.getsize(local)
+        # An S3 stream's failed part upload fails its close, which then never completes the upload:
+        # the object appears whole or not at all.
+        with self.fs.open_output_stream(final, compression=None) as out, open(local, "rb") as src:
+            while chunk := src.read(UPLOAD_CHUNK):
+                out.write(chunk)
+        if self.fs.get_file_info(final).size != size:  # a local read error cut the upload short: never leave half a file
+            self.fs.delete_file(final)
+            raise OSError(f"upload of {self.uri(*parts)} was cut short ({size} bytes staged)")
 
     def write_json(self, obj, *parts: str) -> None:
         with self.atomic_output(*parts) as out:
@@ -217,15 +254,29 @@ class PartWriter:
 
     def close(self) -> None:
         if self._writer is not None:
-            self._writer.close()
+            try:
+                _close(self._writer)
+            except BaseException as e:
+                self.abort(e)
+                raise
             self._ctx.__exit__(None, None, None)
             self._writer = None
             self.published = True
 
-    def abort(self) -> None:
+    def abort(self, error: BaseException | None = None) -> None:
         if self._writer is not None:
+            writer, self._writer = self._writer, None
             try:
-                self._writer.close()
+                _close(writer)
             finally:
-                self._ctx.__exit__(RuntimeError, RuntimeError("aborted"), None)
-                self._writer = None
+                error = error or RuntimeError("aborted")
+                self._ctx.__exit__(type(error), error, None)
+
+
+def _close(writer: pq.ParquetWriter) -> None:
+    """Close once: a close that fails (disk full) is not retried by the writer's __del__, which would print
+    the same error again as a traceback from a garbage-collected object."""
+    try:
+        writer.close()
+    finally:
+        writer.is_open = False

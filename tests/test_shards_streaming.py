@@ -163,20 +163,6 @@ def docs_blocks() -> list[str]:
     return re.findall(r"```python\n(.*?)```", DOCS.read_text(), re.S)
 
 
-def test_docs_streaming_example_runs(streaming, written, tmp_path):
-    code = docs_blocks()[0].replace("out/sample/shards", str(written["doc-zstd"])).replace("/tmp/mds-cache", str(tmp_path / "c"))
-    ns: dict = {}
-    exec(compile(code, "docs/shards.md", "exec"), ns)
-    assert len(ns["dataset"]) == 300 and ns["tokens"].dtype == np.uint16 and ns["n"] == len(ns["tokens"])
-
-
-def test_docs_webdataset_example_runs(written):
-    code = docs_blocks()[1].replace("out/sample/shards", str(written["doc-zstd"]))
-    ns: dict = {}
-    exec(compile(code, "docs/shards.md", "exec"), ns)
-    assert sum(1 for _ in ns["dataset"]) == 300 and ns["meta"]["num_tokens"] == len(ns["tokens"])
-
-
 @pytest.mark.s3
 def test_both_formats_on_s3_read_back_from_s3(streaming, s3_server, direct, tmp_path, monkeypatch):
     """Shards uploaded shard by shard to a real S3 API (moto); StreamingDataset and WebDataset read s3:// URLs."""

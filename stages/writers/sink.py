@@ -2,9 +2,10 @@
 
 ``put(path, name)`` publishes the local file ``path`` under ``name`` and takes
 it over (moves or deletes it), so staging never holds more than the shard
-being written.  Uploads are atomic (``Storage.atomic_output``: nothing appears
-under the final key unless the whole file was written) and retried with
-exponential backoff on transient errors.
+being written.  Uploads are atomic (``Storage.upload_file``: nothing appears
+under the final key unless the whole file was written; on S3 no temporary
+object, so no marker object either) and retried with exponential backoff on
+transient errors.
 """
 
 from __future__ import annotations
@@ -70,12 +71,12 @@ class StorageSink:
     """
 
     def __init__(self, storage, *prefix: str, attempts: int = 6, backoff_s: float = 0.5, max_backoff_s: float = 30.0,
-                 chunk_bytes: int = 8 << 20, sleep: Callable[[float], None] = time.sleep):  # fmt: skip
+                 sleep: Callable[[float], None] = time.sleep):  # fmt: skip
         if attempts < 1:
             raise ValueError("attempts must be >= 1")
         self.storage, self.prefix = storage, prefix
         self.attempts, self.backoff_s, self.max_backoff_s = attempts, backoff_s, max_backoff_s
-        self.chunk_bytes, self.sleep = chunk_bytes, sleep
+        self.sleep = sleep
         self.retries = 0  #: transient failures retried so far (for the phase's stats)
 
     def put(self, path: str, name: str) -> None:
@@ -94,6 +95,4 @@ class StorageSink:
         os.remove(path)
 
     def _upload(self, path: str, where: str) -> None:
-        with open(path, "rb") as src, self.storage.atomic_output(where) as out:
-            while chunk := src.read(self.chunk_bytes):
-                out.write(chunk)
+        self.storage.upload_file(path, where)  # the closed shard is complete: straight to its key
