@@ -160,6 +160,9 @@ def _print_plan(config, phases: list[str]) -> int:
         print(f"  {'':<10} {phase.label}")
         for source in phase.sources:
             print(f"  {'':<10}   source {source.kind}: {source.label}" + (f"; then {', '.join(source.stages)}" if source.stages else ""))
+        for name, keys in phase.overrides.items():
+            shown = ", ".join(f"{k}={json.dumps(v)}" for k, v in keys.items()) or "the run's settings"
+            print(f"  {'':<10}   named source {name}: {shown}")
         for stage in phase.stages:
             print(f"  {'':<10}   stage {stage.name}: {stage.label}")
         for step in phase.steps:

@@ -16,14 +16,17 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from core.storage import S3Options
 from stages.classify import ClassifierConfig, check_classifiers
+from pipeline.sources import SourceConfig, check_sources, effective_config
+from stages.decontam import DecontamConfig
 from stages.dedup.config import DedupConfig
 from stages.extract import ExtractConfig
 from stages.filters import FiltersConfig
 from stages.langid import LangIdConfig
+from stages.mix import MixConfig
 from stages.pii import PiiConfig
 from stages.quality import QualityConfig
 from stages.writers.config import ShardsConfig
@@ -81,7 +84,7 @@ class RunConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = "run"
-    inputs: list[str] = Field(..., min_length=1, description="input files (WARC; JSON lines or Parquet documents: told by their content), globs, folders, s3:// URIs, or warc.paths listings")
+    inputs: list[str] = Field(..., min_length=1, description="input files (WARC; JSON lines or Parquet documents: told by their content), globs, folders, s3:// URIs, or warc.paths listings; with `sources`, leave it out (it is then every source's inputs)")
     inputs_base: str = Field(
         "s3://commoncrawl/", description="prefix for the relative paths inside a Common Crawl warc.paths listing"
     )
@@ -102,11 +105,72 @@ class RunConfig(BaseModel):
     pii: PiiConfig = Field(default_factory=PiiConfig, description="PII detection and redaction in the final phase (docs/pii.md)")
     shards: ShardsConfig = Field(default_factory=ShardsConfig, description="training shards: tokenizer, layout, shuffle, MDS, WebDataset (docs/shards.md)")
     card: CardConfig = Field(default_factory=CardConfig, description="the dataset card (docs/card.md)")
+    decontam: DecontamConfig = Field(default_factory=DecontamConfig, description="decontamination against eval sets, first in the final phase (docs/decontam.md)")
+    sources: list[SourceConfig] = Field(default_factory=list, max_length=1000, description="named sources instead of one `inputs` "
+                                        "list: [{name, inputs, ...overrides of warc, documents, charset, extract, langid, filters, "
+                                        "classifiers}] (docs/mix.md)")
+    mix: MixConfig = Field(default_factory=MixConfig, description="the training mix: shares or epochs per named source, rehydration (docs/mix.md)")
+
+    #: each named source's effective config, built when first asked for (pipeline/sources.py)
+    _by_source: dict = PrivateAttr(default_factory=dict)
+    #: in a named source's effective config: that source's name
+    _named: str | None = PrivateAttr(None)
 
     @field_validator("output", mode="before")
     @classmethod
     def _output_shorthand(cls, v: Any) -> Any:
         return {"root": v} if isinstance(v, str) else v
+
+    @model_validator(mode="before")
+    @classmethod
+    def _inputs_of_sources(cls, v: Any) -> Any:
+        """With named sources, ``inputs`` is every source's inputs (what the run expands and reads)."""
+        if isinstance(v, dict) and isinstance(v.get("sources"), list) and "inputs" not in v:
+            entries = [e for s in v["sources"] if isinstance(s, dict) and isinstance(s.get("inputs"), list) for e in s["inputs"]]
+            v = {**v, "inputs": list(dict.fromkeys(entries))}
+        return v
+
+    @model_validator(mode="after")
+    def _sources_and_mix(self) -> "RunConfig":
+        names = [s.name for s in self.sources]
+        if len(set(names)) != len(names):
+            raise ValueError(f"sources: two sources have the same name ({', '.join(sorted({n for n in names if names.count(n) > 1}))}): give each its own")
+        if self.sources and self.inputs != list(dict.fromkeys(e for s in self.sources for e in s.inputs)):
+            raise ValueError("inputs: with named sources, give each source its inputs (sources[].inputs) and leave `inputs` out")
+        mode = "weights" if self.mix.weights is not None else "epochs"
+        if self.mix.named and set(self.mix.named) != set(names):
+            missing, unknown = sorted(set(names) - set(self.mix.named)), sorted(set(self.mix.named) - set(names))
+            raise ValueError(f"mix.{mode}: " + (f"no {mode[:-1]} for source(s) {', '.join(missing)} (give 0 to leave one out)" if missing
+                             else f"{', '.join(unknown)} is not a named source (sources: {', '.join(names) or 'none: name them in `sources`'})"))
+        unknown = [n for n in self.dedup.keep.source_priority if n not in names]
+        if unknown:
+            raise ValueError(f"dedup.keep.source_priority: {', '.join(unknown)} is not a named source (sources: {', '.join(names) or 'none'})")
+        if self.mix.draws and not self.shards.enabled:
+            raise ValueError("mix: the mix is drawn by the shards phase: set shards.enabled: true or remove the mix")
+        if self.mix.rehydrate.enabled and not self.dedup.enabled:
+            raise ValueError("mix.rehydrate: needs the duplicate cluster sizes of dedup: set dedup.enabled: true")
+        return self
+
+    def model_copy(self, *, update: dict | None = None, deep: bool = False) -> "RunConfig":
+        out = super().model_copy(update=update, deep=deep)
+        out._by_source = {}  # the copy's own sources' configs: the effective configs of the original may differ
+        return out
+
+    @property
+    def source_name(self) -> str | None:
+        """The named source whose effective config this is (pipeline/sources.py), or None for a run's own config."""
+        return self._named
+
+    def for_source(self, name: str | None) -> "RunConfig":
+        """The config a named source's documents see: the run's with the source's overrides (itself for None or no sources)."""
+        if name is None or not self.sources:
+            return self
+        if name not in self._by_source:
+            source = next((s for s in self.sources if s.name == name), None)
+            if source is None:
+                raise ConfigError(f"config error: sources: no source named {name!r}")
+            self._by_source[name] = effective_config(self, source)
+        return self._by_source[name]
 
     @field_validator("classifiers")
     @classmethod
@@ -139,7 +203,10 @@ def s3_options(config: RunConfig) -> S3Options:
 
 
 def _describe(err: dict) -> str:
-    where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+    where = ".".join(str(p) for p in err["loc"])
+    if not where and err["type"] == "value_error":  # a check across sections names its own fields
+        return f"config error: {err['msg'].removeprefix('Value error, ')}"
+    where = where or "(top level)"
     if err["type"] == "extra_forbidden":
         return f"config error: {where}: unknown field (check the spelling; see the README's config reference)"
     if err["type"] == "missing":
@@ -167,9 +234,13 @@ def parse_config(data: dict) -> RunConfig:
     if problems:
         raise ConfigError("\n".join(problems))
     try:
-        return RunConfig.model_validate(data)
+        config = RunConfig.model_validate(data)
     except ValidationError as e:
         raise ConfigError("\n".join(_describe(err) for err in e.errors())) from None
+    problems = check_sources(config)  # each named source's own settings, merged
+    if problems:
+        raise ConfigError("\n".join(problems))
+    return config
 
 
 def load_config(path: str | os.PathLike, inputs: list[str] | None = None, output: str | None = None) -> RunConfig:

@@ -34,6 +34,7 @@ from pipeline.phase import Phase, Unit, fingerprint
 from core.storage import Storage
 from core.layout import DOCUMENTS, part_file
 from pipeline.result import UnitResult
+from pipeline.sources import StageCache
 from pipeline.units import UnitWork
 from stages.base import ChainStats, run_chain
 
@@ -78,7 +79,18 @@ class PartWorker:
         self.config = config
         self.phase = phase()
         self.storage = Storage(config.output.root, s3_options(config))
-        self.stages = [spec.build() for spec in self.phase.stages(config, prepared)]
+        self.prepared = prepared
+        self.built = StageCache()  # named sources with equal settings share a stage (a model loads once)
+        self.stages = [self.built.build(spec) for spec in self.phase.stages(config, prepared)] if not config.sources else []
+        self._by_source: dict[str, list] = {}
+
+    def stages_for(self, name: str | None) -> list:
+        """The stages of a part of a named source (its own settings, pipeline/sources.py), or the run's."""
+        if not self.config.sources:
+            return self.stages
+        if name not in self._by_source:
+            self._by_source[name] = [self.built.build(s) for s in self.phase.stages(self.config.for_source(name), self.prepared)]
+        return self._by_source[name]
 
     def process(self, unit: Unit) -> UnitResult:
         t0 = time.perf_counter()
@@ -91,7 +103,8 @@ class PartWorker:
             batches = (pa.Table.from_batches([b]) for b in source.iter_batches(batch_size=self.phase.batch_rows))
             for batch in _at_least_one(batches, source.schema_arrow):
                 n_in += len(batch)
-                kept_rows, rejected_rows = run_chain(self.stages, batch, chain, keep_rejected_text=self.config.output.rejected_text)
+                kept_rows, rejected_rows = run_chain(self.stages_for(unit.params.get("source_name")), batch, chain,
+                                                     keep_rejected_text=self.config.output.rejected_text)
                 kept.write(kept_rows)
                 for r in rejected_rows:
                     rejected.write(r)

@@ -9,7 +9,7 @@ sink added to the pipeline shows in all four without an edit to any of them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 from pipeline.config import ConfigError, RunConfig
@@ -70,13 +70,15 @@ class PhasePlan:
     sources: tuple["SourceInfo", ...] = ()
     #: whether the dataset card reports on its documents
     reported: bool = True
+    #: named sources (pipeline/sources.py) and the settings each overrides for this phase's stages: {name: {key: value}}
+    overrides: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
         return {"name": self.name, "label": self.label, "enabled": self.enabled, "reads": self.reads,
                 "unit_kind": self.unit_kind, "writes_documents": self.writes_documents, "sections": list(self.sections),
                 "stages": [s.to_json() for s in self.stages], "steps": [{"name": s.name, "label": s.label} for s in self.steps],
                 "sinks": [{"name": s.name, "label": s.label, "path": s.path} for s in self.sinks], "adds": list(self.adds),
-                "sources": [s.to_json() for s in self.sources], "reported": self.reported}
+                "sources": [s.to_json() for s in self.sources], "reported": self.reported, "overrides": self.overrides}
 
     @classmethod
     def from_json(cls, data: dict) -> "PhasePlan":
@@ -86,7 +88,7 @@ class PhasePlan:
                    tuple(StepInfo(s["name"], s.get("label") or s["name"]) for s in data.get("steps") or ()),
                    tuple(SinkInfo(s["name"], s.get("label") or s["name"], s.get("path") or "") for s in data.get("sinks") or ()),
                    tuple(data.get("adds") or ()), tuple(SourceInfo.from_json(s) for s in data.get("sources") or ()),
-                   bool(data.get("reported", True)))
+                   bool(data.get("reported", True)), dict(data.get("overrides") or {}))
 
     def source(self, kind: str) -> "SourceInfo | None":
         return next((s for s in self.sources if s.kind == kind), None)
@@ -152,11 +154,17 @@ def build_plan(config: RunConfig, phases: Sequence[type[Phase] | Phase]) -> tupl
             stages = [read, *(s.info() for s in own), *stages]
         out.append(PhasePlan(p.name, p.label or p.name, on, reads if on else None, p.unit_kind, p.writes_documents,
                              tuple(p.sections), tuple(stages), tuple(p.steps(config) if on else ()),
-                             tuple(p.sinks(config) if on else ()), tuple(p.adds), tuple(sources), p.reported))
+                             tuple(p.sinks(config) if on else ()), tuple(p.adds), tuple(sources), p.reported,
+                             getattr(p, "overrides", lambda c: {})(config) if on else {}))
         if on and p.writes_documents:
             reads = p.name
     plan = Plan(tuple(out))
     check_columns(plan, config)
+    for source in config.sources:  # each named source's own stages need their columns too
+        try:
+            build_plan(config.for_source(source.name), phases)
+        except ConfigError as e:
+            raise ConfigError(f"{e} (in source {source.name!r}, with its own settings)") from None
     return plan, enabled
 
 

@@ -98,9 +98,11 @@ def effective_config(config: "RunConfig", source: SourceConfig) -> "RunConfig":
             raise ValueError(f"({source.name}): {e}") from None
     data["inputs"] = list(source.inputs)
     try:
-        return RunConfig.model_validate(data)
+        out = RunConfig.model_validate(data)
     except ValidationError as e:  # the first problem, worded as the run's own (pipeline.config._describe)
         raise ValueError(f"({source.name}): {_describe(e.errors()[0]).removeprefix('config error: ')}") from None
+    out._named = source.name
+    return out
 
 
 def check_sources(config: "RunConfig") -> list[str]:
@@ -139,9 +141,9 @@ def part_sources(ctx: "RunContext") -> dict[str, str | None]:
     return {u.name: u.params.get("source_name") for u in ctx.units_of(first)}
 
 
-def overrides_shown(config: "RunConfig", sections: tuple[str, ...]) -> dict[str, dict]:
-    """For the plan: each named source and the settings under ``sections`` (dotted paths) it overrides,
-    as ``{name: {dotted.key: value}}`` (a source that overrides none of them: ``{}``)."""
+def overrides_shown(config: "RunConfig", sections: tuple[str, ...] | None = None) -> dict[str, dict]:
+    """For the plan: each named source and the settings it overrides (those under ``sections``, dotted paths,
+    or all), as ``{name: {dotted.key: value}}`` (a source that overrides none of them: ``{}``)."""
 
     def flat(d: dict, prefix: str) -> dict:
         out = {}
@@ -152,8 +154,17 @@ def overrides_shown(config: "RunConfig", sections: tuple[str, ...]) -> dict[str,
     shown = {}
     for source in config.sources:
         keys = flat({s: o for s, o in source.overrides().items()}, "")
-        shown[source.name] = {k: v for k, v in keys.items() if any(k == s or k.startswith(s + ".") for s in sections)}
+        shown[source.name] = {k: v for k, v in keys.items() if sections is None or any(k == s or k.startswith(s + ".") for s in sections)}
     return shown
+
+
+def stages_in_order(lists: list[list["StageSpec"]]) -> list["StageSpec"]:
+    """Several sources' stages as one list for the plan: each stage once (by name), in first-seen order."""
+    seen: dict[str, "StageSpec"] = {}
+    for specs in lists:
+        for spec in specs:
+            seen.setdefault(spec.info().name, spec)
+    return list(seen.values())
 
 
 class StageCache:

@@ -25,6 +25,8 @@ NOT_PROCESSED = "not processed (parts this phase has not finished)"
 NOT_IN_SHARDS = "not in the shards manifest (unaccounted)"
 #: Documents none of whose tokens reached a sample: the packed layout's remainder drop (the manifest's ``dropped``).
 DROPPED = "dropped whole by packing (layout.remainder: drop)"
+#: The training mix (stages/mix.py): documents it did not draw, and the samples its repeats add (a negative removal).
+NOT_DRAWN, REPEATS = "not drawn (the mix subsampled its source)", "repeated (extra samples of a source the mix upsampled)"
 READ = "read"
 
 
@@ -115,6 +117,11 @@ def _phase_rows(plan: CardPlan, phase: PhaseInfo, n_in: int, aggs: dict, manifes
     for stage in stages:
         label = (_stage_label(plan, phase.name, stage, kinds) if stage else None) or (phase_label if not stage else f"{phase.name}: {stage}")
         rows.append(_row(f"{phase.name}:{stage}" if stage else phase.name, phase.name, stage, n_in, reasons.get(stage, {}), label=label))
+        n_in = rows[-1]["out"]
+    mix = (manifest or {}).get("mix") if not phase.writes_documents else None
+    if mix:  # the mix draws each document 0..n times: the documents left out, the repeats added
+        rows.append(_row(f"{phase.name}:mix", phase.name, "mix", n_in, {k: v for k, v in ((NOT_DRAWN, n_in - mix["documents_drawn"]),
+                         (REPEATS, mix["documents_drawn"] - mix["samples"])) if v}, label="training mix: documents drawn to the target shares"))
         n_in = rows[-1]["out"]
     dropped = ((manifest or {}).get("dropped") or {}).get("documents", 0) if not phase.writes_documents else 0
     if dropped:

@@ -86,4 +86,4 @@ def normalize(raw: dict, uri: str = "/".join(N.MANIFEST)) -> dict:
     config_hash = next((raw[k] for k in N.MANIFEST_HASHES if k in raw), None)
     return {"documents": _count(raw[N.MANIFEST_DOCUMENTS], f"{uri}: {N.MANIFEST_DOCUMENTS}"), "formats": formats,
             "tokenizer": tokenizer if isinstance(tokenizer, dict) else {"name": tokenizer} if tokenizer else {},
-            "config_hash": config_hash}
+            "config_hash": config_hash, "mix": raw["mix"] if isinstance(raw.get("mix"), dict) else None}

@@ -214,8 +214,30 @@ def hosts(stats: dict) -> bytes:
     return _png(fig)
 
 
+def mix(stats: dict) -> bytes:
+    """Per named source: its share of the drawn tokens against its target, and its epochs."""
+    m = stats.get("mix") or {"present": False}
+    fig, ax = plt.subplots(figsize=(9, 4))
+    if not m["present"]:
+        _empty(ax, "no training mix (every document once)")
+        return _png(fig)
+    names = list(m["sources"])
+    x = np.arange(len(names))
+    got = [m["sources"][k]["share"] or 0 for k in names]
+    target = [m["sources"][k]["target_share"] for k in names]
+    if any(t is not None for t in target):
+        ax.bar(x - 0.2, [t or 0 for t in target], 0.4, label="target share", color=GREY)
+    bars = ax.bar(x + 0.2 if any(t is not None for t in target) else x, got, 0.4, label="share of the drawn tokens", color=KEPT)
+    ax.bar_label(bars, [f"{e:.2f} epochs" if (e := m["sources"][k]["epochs"]) is not None else "" for k in names], fontsize=8)
+    ax.set_xticks(x, [_short(k or "all", 24) for k in names], fontsize=8)
+    ax.set_ylabel("share of the output tokens")
+    ax.set_title("Training mix: share of tokens per source")
+    ax.legend(fontsize=8)
+    return _png(fig)
+
+
 PLOTS = {"funnel": funnel, "languages": languages, "length": length, "classifiers": classifiers,
-         "dup_clusters": dup_clusters, "pii": pii, "hosts": hosts}
+         "dup_clusters": dup_clusters, "pii": pii, "hosts": hosts, "mix": mix}
 
 
 def draw(fn, stats: dict) -> bytes:

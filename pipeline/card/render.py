@@ -552,9 +552,49 @@ def render(stats: dict, examples: list[dict]) -> str:
     sections = [
         ("Summary", summary(stats)), ("Sources", sources(stats)), ("Processing", processing(stats)),
         ("Funnel", funnel(stats, examples)), ("Languages", languages(stats)), ("Document length", length(stats)),
-        ("Classifiers", classifiers(stats)), ("Deduplication", dedup(stats)), ("PII", pii(stats)), ("Tokens", tokens(stats)),
+        ("Classifiers", classifiers(stats)), ("Deduplication", dedup(stats)), ("PII", pii(stats)), ("Decontamination", decontam(stats)), ("Tokens", tokens(stats)), ("Training mix", mix(stats)),
         ("Top hosts", hosts(stats)), ("Known limitations", limitations(stats)), ("Publishing", publishing(stats)),
         ("How to reproduce", reproduce(stats)),
     ]
     title = f"# {text(stats['run']['name'])}: curated Common Crawl text\n"
     return front_matter(stats) + "\n" + title + "\n" + "\n\n".join(f"## {h}\n\n{body}" for h, body in sections) + "\n"
+
+
+def decontam(stats: dict) -> str:
+    d = stats.get("decontam") or {"present": False}
+    if not d["present"]:
+        return "No decontamination against eval sets ran (`decontam.eval_sets` is empty)."
+    verb = "removed" if d["action"] == "remove" else "tagged"
+    rows = [[code(s["name"]), n(s["items"]), n(s["skipped"]), n(s["items_found"]), n(s["documents"])] for s in d["sets"]]
+    speed = ""
+    if d.get("seconds"):
+        speed = (f" The stage took {d['seconds']:,.1f} of the phase's {d['phase_seconds']:,.1f} stage-seconds "
+                 f"({n(round(d['documents_in'] / d['seconds']))} documents/s per core).")
+    return "\n".join([
+        f"Documents sharing a normalized {n(d['ngram'])}-word n-gram with an eval item were {verb} in phase {code(d['phase'])} "
+        f"(reason `contaminated`; the eval items in `details`): {n(d['documents'])} documents, found with an "
+        f"{text(d['index'])} index ({n(d['false_hits'])} of its {n(d['candidates'])} hits were not in an item's text).{speed} "
+        "Items shorter than 8 words are common phrases and never matched (*skipped*).", "",
+        _table(["eval set", "items", "skipped (short)", "items found", f"documents {verb}"], rows),
+    ])
+
+
+def mix(stats: dict) -> str:
+    m = stats.get("mix") or {"present": False}
+    if not m["present"]:
+        return "The shards hold every document of the last phase once (no `mix:` in the config)."
+    rows = [[code(name), n(s["documents"]), n(s["tokens"]), pct(s["target_share"]), n(s["samples"]), n(s["tokens_drawn"]),
+             pct(s["share"]), "–" if s["epochs"] is None else f"{s['epochs']:.2f}"] for name, s in m["sources"].items()]
+    mode = {"weights": "target shares of the output tokens", "epochs": "epochs per source",
+            "rehydrate": "rehydration only"}.get(m["mode"], text(m["mode"]))
+    out = [f"Drawn to {mode} (seed {n(m['seed'])}): {n(m['samples'])} samples of {n(m['documents_drawn'])} distinct documents, "
+           f"{n(m['tokens'])} tokens; the largest miss of a target share is {pct(m['share_error'])}. A repeated document is a "
+           "new sample (id `<id>#<k>`), shuffled on its own; *epochs*: tokens drawn / the source's tokens.", "",
+           _table(["source", "documents", "tokens", "target share", "samples", "tokens drawn", "share", "epochs"], rows), "",
+           _image(stats, "mix")]
+    r = m.get("rehydration")
+    if r:
+        weights = ", ".join(f"{k}+: {v}" for k, v in r["weights"].items())
+        out += ["", f"Rehydration (FineWeb-2) by duplicate cluster size (weights: {text(weights)}): documents per weight.", "",
+                _table(["weight (copies)", "documents"], [[code(k), n(v)] for k, v in r["documents_by_weight"].items()])]
+    return "\n".join(out)

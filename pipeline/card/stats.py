@@ -56,6 +56,8 @@ def build_stats(plan: CardPlan, aggs: dict[str, dict], manifest: dict | None, un
         "classifiers": _classifiers(plan, docs, aggs, config),
         "dedup": _dedup(plan, aggs),
         "pii": _pii(docs, aggs, config),
+        "decontam": _decontam(plan, config),
+        "mix": _mix(manifest),
         "tokens": tokens_stats(manifest, config),
         "hosts": _hosts(dataset, plan, aggs),
         "checks": _checks(plan, aggs, rows, manifest, unreadable),
@@ -302,3 +304,32 @@ def _checks(plan: CardPlan, aggs: dict, rows: list[dict], manifest: dict | None,
                              f"({before}) - its rejected rows - documents packing dropped whole",
                     "ok": not any(r["step"].endswith(":unaccounted") for r in last)})
     return out
+
+
+def _decontam(plan: CardPlan, config: dict) -> dict:
+    """Per eval set: its items, the items some document matched and the documents removed (or tagged), from the
+    counters the decontam stage left in run.json's summary of its phase; the stage's share of the phase's time."""
+    from stages.decontam import DecontamStage, summarize
+
+    section = config.get("decontam") or {}
+    phase = plan.with_stage(DecontamStage.name)
+    summary = (plan.record.get("phases") or {}).get(phase) or {} if phase else {}
+    if not section.get("enabled") or not summary:
+        return {"present": False}
+    counters = summary.get("stage_counters") or {}
+    index = summary.get("decontam_index") or {}
+    items = {s["name"]: s for s in index.get("eval_sets", [])}
+    names = [s.get("name") for s in section.get("eval_sets", [])]
+    seconds = summary.get("stage_seconds") or {}
+    sets = [{"name": r.name, "items": items.get(r.name, {}).get("items"), "skipped": items.get(r.name, {}).get("items_skipped"),
+             "items_found": r.items_found, "documents": r.documents} for r in summarize(counters, names, prefix="decontam.")]
+    return {"present": True, "phase": phase, "action": section.get("action"), "ngram": section.get("ngram"),
+            "index": section.get("index"), "documents": counters.get("decontam.documents", 0), "sets": sets,
+            "candidates": counters.get("decontam.candidates", 0), "false_hits": counters.get("decontam.false_hits", 0),
+            "documents_in": summary.get("in"), "seconds": seconds.get(DecontamStage.name), "phase_seconds": round(sum(seconds.values()), 2)}
+
+
+def _mix(manifest: dict | None) -> dict:
+    """The training mix the shards hold (the manifest's ``mix``: per source documents, tokens, shares, epochs)."""
+    mix = (manifest or {}).get("mix")
+    return {"present": True, **mix} if mix else {"present": False}

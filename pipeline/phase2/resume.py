@@ -25,8 +25,9 @@ REBUILT_STEPS = ("boilerplate", "buckets-content", "edges", "edges-verified", "c
 
 def signature_settings(dedup: DedupConfig) -> dict:
     """The settings step 1's outputs depend on."""
-    return {"exact": dedup.exact.model_dump(), "minhash": dedup.minhash.model_dump(), "keep": dedup.keep.score_column,
-            "batch_docs": dedup.batch_docs}
+    out = {"exact": dedup.exact.model_dump(), "minhash": dedup.minhash.model_dump(), "keep": dedup.keep.score_column,
+           "batch_docs": dedup.batch_docs}
+    return out | ({"source_priority": dedup.keep.source_priority} if dedup.keep.source_priority else {})
 
 
 def corpus_settings(dedup: DedupConfig, rejected_text: bool) -> dict:

@@ -31,6 +31,7 @@ from core.layout import part_file
 from pipeline.units import UnitWork
 from stages.dedup import exact, lsh, minhash
 from stages.dedup.config import DedupConfig, MinHashConfig
+from stages.source_name import SOURCE_NAME
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +41,18 @@ SHINGLES_FIELD = pa.field("shingles", pa.large_list(pa.uint64()))
 META_SCHEMA = pa.schema(
     [("doc", pa.int64()), ("id", pa.string()), ("text_hash", pa.binary(16)), ("url_hash", pa.binary(16)), ("score", pa.float64())]
 )
+#: With ``dedup.keep.source_priority``, meta rows carry their source's rank (stages.dedup.keep: the lowest rank is kept).
+PRIORITY_FIELD = pa.field("priority", pa.int16())
+
+
+def meta_schema(dedup: DedupConfig) -> pa.Schema:
+    return META_SCHEMA.append(PRIORITY_FIELD) if dedup.keep.source_priority else META_SCHEMA
+
+
+def source_ranks(table: pa.Table, priority: list[str]) -> pa.Array:
+    """Each document's rank in ``priority`` by its ``source_name`` (unlisted sources: after every listed one)."""
+    names = table.column(SOURCE_NAME) if SOURCE_NAME in table.column_names else pa.nulls(len(table), pa.string())
+    return pc.fill_null(pc.index_in(names, value_set=pa.array(priority, pa.string())), len(priority)).cast(pa.int16())
 
 
 def signature_width(config: MinHashConfig) -> int:
@@ -91,6 +104,7 @@ class SignaturePart:
         if score_col not in source.schema_arrow.names:
             score_col = None
         columns = ["id", "text", "url"] + ([score_col] if score_col is not None else [])
+        columns += [SOURCE_NAME] if self.dedup.keep.source_priority and SOURCE_NAME in source.schema_arrow.names else []
         stats = Counter({"no_shingles": 0, "bucket_rows": 0, "shingles": 0})
         row = 0
         with UnitWork(self.storage, unit, stats_path(unit.name)) as work:
@@ -109,7 +123,7 @@ class SignaturePart:
         bucket_schema = BUCKET_SCHEMA.append(SHINGLES_FIELD) if self.dedup.minhash.verify == "exact" else BUCKET_SCHEMA
         sig_schema = pa.schema([("sig", pa.binary(signature_width(self.dedup.minhash)))])
         return [(work.writer("dedup", folder, part_file(unit), schema=schema), schema)
-                for folder, schema in (("buckets", bucket_schema), ("meta", META_SCHEMA), ("signatures", sig_schema))]
+                for folder, schema in (("buckets", bucket_schema), ("meta", meta_schema(self.dedup)), ("signatures", sig_schema))]
 
     def _write_batch(self, table: pa.Table, doc: np.ndarray, score_col: str | None,
                      bucket_out: PartWriter, meta_out: PartWriter, sig_out: PartWriter) -> dict:
@@ -155,6 +169,8 @@ class SignaturePart:
             },
             schema=META_SCHEMA,
         )
+        if cfg.keep.source_priority:
+            meta = meta.append_column(PRIORITY_FIELD, source_ranks(table, cfg.keep.source_priority))
         return buckets, meta, sig, counts
 
 

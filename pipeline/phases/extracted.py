@@ -27,12 +27,14 @@ from pipeline.distribute import Progress, map_units
 from pipeline.inputs import unit_name
 from pipeline.phase import Phase, Unit, fingerprint
 from pipeline.result import UnitResult
+from pipeline.sources import StageCache, input_sources, overrides_shown, stages_in_order
 from pipeline.units import UnitWork
 from stages.base import ChainStats, StageSpec, run_chain
 from stages.filters import text_filter_specs
 from stages.langid import LangIdStage
 from stages.classify import ClassifyStage
 from stages.sources import check_input, sniff_stream
+from stages.source_name import SourceNameStage, SourceTag
 from stages.sources.kinds import SOURCES, source_of
 
 log = logging.getLogger(__name__)
@@ -66,22 +68,26 @@ class FileWorker:
         self.s3 = s3_options(config)
         self.storage = Storage(config.output.root, self.s3)
         self.phase = (phase or ExtractedPhase)()
-        self.common = [spec.build() for spec in self.phase.stages(config)]  # the stages the plan shows
-        self._chains: dict[str, tuple] = {}  # source kind -> (source, its stages + the common ones), built when first met
+        self.built = StageCache()  # named sources with equal settings share a stage (its model loads once)
+        # the stages the plan shows, built now (models load once per worker); a named source's when first met
+        self.common = [self.built.build(spec) for spec in self.phase.stages(config)] if not config.sources else []
+        self._chains: dict[tuple, tuple] = {}  # (source kind, named source) -> (reader, its stages + the common ones)
 
     def close(self) -> None:
         """Release what the stages hold outside this process (the extraction helper)."""
-        for _, stages in self._chains.values():
-            for stage in stages:
-                close = getattr(stage, "close", None)
-                if callable(close):
-                    close()
+        for stage in self.built.stages():
+            close = getattr(stage, "close", None)
+            if callable(close):
+                close()
 
-    def chain(self, kind: str) -> tuple:
-        if kind not in self._chains:
+    def chain(self, kind: str, name: str | None = None) -> tuple:
+        """The reader of a source kind and the stages of its rows, with a named source's own settings."""
+        if (kind, name) not in self._chains:
             cls = source_of(kind)
-            self._chains[kind] = (cls.from_run(self.config), [s.build() for s in cls.stages(self.config)] + self.common)
-        return self._chains[kind]
+            config = self.config.for_source(name)
+            specs = [*cls.stages(config), *self.phase.stages(config)]  # the phase's stages with the source's settings
+            self._chains[(kind, name)] = (cls.from_run(config), [self.built.build(s) for s in specs])
+        return self._chains[(kind, name)]
 
     def process(self, unit: Unit) -> UnitResult:
         uri = unit.params["source"]
@@ -92,7 +98,7 @@ class FileWorker:
             kept, rejected = work.documents(), work.rejected()
             with open_input(_worker_uri(uri), self.s3) as raw:
                 kind = check_input(sniff_stream(raw, uri), uri)  # a remote input's content is first seen here
-                source, stages = self.chain(kind)
+                source, stages = self.chain(kind, unit.params.get("source_name"))
                 read = source.new_stats()
                 for batch in source.read(raw, uri, read):
                     rows += len(batch)
@@ -101,7 +107,7 @@ class FileWorker:
                     for r in rejected_rows:
                         rejected.write(r)
             totals = {"files": 1, "files_by_kind": {kind: 1}, **source.totals(read)}
-            return work.commit(UnitResult(unit.name, stages=chain, totals=totals, outputs={"source": uri, "kind": kind},
+            return work.commit(UnitResult(unit.name, stages=chain, totals=totals, outputs={"source": uri, "kind": kind, **_named(unit)},
                                           seconds=time.perf_counter() - t0), docs_in=rows)
 
 
@@ -113,6 +119,11 @@ def file_identity(path: str | None) -> list | None:
     return [st.st_size, st.st_mtime_ns]
 
 
+def _named(unit: Unit) -> dict:
+    """The unit's named source, when the run names sources."""
+    return {"source_name": unit.params["source_name"]} if "source_name" in unit.params else {}
+
+
 def _worker_uri(uri: str) -> str:
     # Workers may not share the driver's working directory.
     return uri if is_s3(uri) else os.path.abspath(uri)
@@ -122,7 +133,7 @@ class ExtractedPhase(Phase):
     name = "extracted"
     label = "documents read, extracted and filtered"
     unit_kind = "file"
-    sections = ("warc", "documents", "charset", "extract", "langid", "filters", "classifiers")
+    sections = ("warc", "documents", "charset", "extract", "langid", "filters", "classifiers", "sources")
     headline_keys = ("files", "rows", "kept", "rejected", "malformed_records")
 
     def settings(self, config: RunConfig) -> dict:
@@ -135,11 +146,22 @@ class ExtractedPhase(Phase):
         return out | {"rejected_text": config.output.rejected_text}
 
     def stages(self, config: RunConfig, prepared=None) -> list[StageSpec]:
-        return common_stages(config)  # the plan puts each source kind's own stages first
+        """The plan puts each source kind's own stages first; with named sources, every stage one of them runs
+        (a named source's effective config gives its own: its name recorded first)."""
+        if config.sources:
+            return stages_in_order([self.stages(config.for_source(s.name)) for s in config.sources])
+        tag = [StageSpec(SourceNameStage, SourceTag(name=config.source_name), "sources")] if config.source_name else []
+        return [*tag, *common_stages(config)]
+
+    def overrides(self, config: RunConfig) -> dict:
+        """For the plan: each named source and the settings it overrides."""
+        return overrides_shown(config)
 
     def units(self, ctx: RunContext) -> list[Unit]:
-        settings = fingerprint(self.settings(ctx.config))
-        return [Unit(unit_name(f), fingerprint(f, settings), {"source": f}) for f in ctx.inputs]
+        names = input_sources(ctx.config, ctx.inputs)  # {} unless the run names sources
+        settings = {n: fingerprint(self.settings(ctx.config.for_source(n)), *([n] if n else [])) for n in {names.get(f) for f in ctx.inputs}}
+        return [Unit(unit_name(f), fingerprint(f, settings[names.get(f)]), {"source": f, **({"source_name": names[f]} if f in names else {})})
+                for f in ctx.inputs]
 
     def run(self, ctx: RunContext, todo: list[Unit]):
         progress = Progress(self.name, len(todo), self.unit_kind, ctx.progress, counts=("in", "kept"))

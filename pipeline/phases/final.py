@@ -1,5 +1,9 @@
 """Phase ``final``: the text that will be tokenized, part by part after dedup.
 
+Decontamination against the eval sets comes first (pipeline/eval_index.py; docs/decontam.md says why
+here: after dedup, before PII redaction rewrites the text).  With named sources, each part's stages have
+its source's own settings (pipeline/sources.py).
+
 Runs only on documents that survive dedup, so no work is spent on copies:
 first the classifiers' filters (each a threshold, or the best fraction of each
 language, on the ``<name>_score`` computed in phase 1), then PII redaction on
@@ -8,13 +12,18 @@ what is left.  ``documents/final`` holds exactly the text the shards are made of
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 from pipeline.config import RunConfig
 from pipeline.context import RunContext
 from pipeline.distribute import map_units
 from pipeline.part_phase import PartPhase
 from pipeline.phase import Unit, fingerprint
+from pipeline import eval_index
+from pipeline.sources import overrides_shown, part_sources
 from pipeline.top_fraction import ScanWorker, top_fraction_over_parts
 from stages.base import StageSpec
+from stages.decontam import DecontamStage
 from stages.pii import PiiStage
 from stages.classify import ClassifierFilterStage
 from stages.top_fraction import Cutoff
@@ -22,26 +31,52 @@ from stages.top_fraction import Cutoff
 
 class FinalPhase(PartPhase):
     name = "final"
-    label = "classifier filters and PII redaction: the text to tokenize"
+    label = "decontamination, classifier filters and PII redaction: the text to tokenize"
     keep_worker = True  # the PII analyzer is built once per Ray worker process
-    sections = ("classifiers", "pii")
+    sections = ("decontam", "classifiers", "pii")
 
     def enabled(self, config: RunConfig) -> bool:
+        if config.decontam.enabled or any(self.enabled(config.for_source(s.name)) for s in config.sources):
+            return True
         return bool(filtering(config)) or config.pii.enabled
 
     def settings(self, config: RunConfig) -> dict:
-        return {"classifier_filters": {c.name: c.filter.model_dump(mode="json") for c in filtering(config)},
+        return {**eval_index.settings(config), "classifier_filters": {c.name: c.filter.model_dump(mode="json") for c in filtering(config)},
                 "pii": config.pii.model_dump(mode="json") if config.pii.enabled else None}
 
     def units(self, ctx: RunContext) -> list[Unit]:
-        units = super().units(ctx)
+        units = self.named(ctx, super().units(ctx))
         if not by_fraction(ctx.config):
             return units
         # The cutoffs depend on every part: a change to any part redoes them all.
         corpus = fingerprint(sorted(u.fingerprint for u in units))
         return [Unit(u.name, fingerprint(u.fingerprint, corpus), u.params) for u in units]
 
-    def prepare(self, ctx: RunContext, todo: list[Unit]) -> dict | None:
+    def named(self, ctx: RunContext, units: list[Unit]) -> list[Unit]:
+        """With named sources, each part's unit names its source, and its fingerprint covers that source's settings."""
+        names = part_sources(ctx)
+        if not names:
+            return units
+        settings = {n: fingerprint(self.settings(ctx.config.for_source(n))) for n in {names.get(u.name) for u in units}}
+        return [Unit(u.name, fingerprint(u.fingerprint, settings[names.get(u.name)]), {**u.params, "source_name": names.get(u.name)})
+                for u in units]
+
+    def overrides(self, config: RunConfig) -> dict:
+        """For the plan: each named source's own filter settings."""
+        shown = {n: {k: v for k, v in keys.items() if ".filter." in f".{k}."} for n, keys in overrides_shown(config).items()}
+        return {n: keys for n, keys in shown.items() if keys}
+
+    def prepare(self, ctx: RunContext, todo: list[Unit]) -> eval_index.Prepared:
+        """The eval index (built once here, shipped to every worker) and the stages' own global data."""
+        index, self.index_stats = eval_index.build(ctx)
+        return eval_index.Prepared(self.cutoffs(ctx, todo), index)
+
+    def finish(self, summary: dict) -> dict:
+        if getattr(self, "index_stats", None) is not None:  # built by this invocation (not when every part was done)
+            summary["decontam_index"] = asdict(self.index_stats)
+        return summary
+
+    def cutoffs(self, ctx: RunContext, todo: list[Unit]) -> dict | None:
         """Per classifier with a top fraction, its per-language cutoffs, over every part (not only those to do)."""
         ranked = by_fraction(ctx.config)
         if not ranked:
@@ -58,7 +93,8 @@ class FinalPhase(PartPhase):
         return out
 
     def stages(self, config: RunConfig, prepared: dict | None = None) -> list[StageSpec]:
-        specs = []
+        index, prepared = eval_index.unpack(prepared)  # first, before anything rewrites the text
+        specs = [StageSpec(DecontamStage, config.decontam, "decontam", (index,))] if config.decontam.enabled else []
         for c in filtering(config):
             cutoffs = None
             if c.filter.top_fraction is not None and prepared is not None:

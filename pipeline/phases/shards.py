@@ -33,6 +33,7 @@ from collections import Counter
 import numpy as np
 import pyarrow as pa
 
+from pipeline import mixing
 from pipeline.config import ConfigError, RunConfig, s3_options
 from pipeline.context import RunContext
 from pipeline.distribute import Progress, failure
@@ -42,6 +43,7 @@ from pipeline.phase import Phase, SinkInfo, Unit, fingerprint
 from pipeline.result import UnitResult, add_totals
 from pipeline.units import UnitWork
 from stages.base import REASON, StageSpec, split_rejected
+from stages.mix import COPY, MixPlan, draw, group_totals
 from stages.shuffle_plan import plan
 from stages.tokenize import TokenizeConfig, TokenizeStage, special_id
 from stages.writers import FORMATS, StorageSink, TokenInfo, enabled_formats, write_group
@@ -76,7 +78,7 @@ class ShardsPhase(Phase):
     label = "documents tokenized, shuffled and written to training shards"
     unit_kind = "group"
     writes_documents = False
-    sections = ("shards",)
+    sections = ("shards", "mix")
     headline_keys = ("in", "documents", "samples", "tokens", *(f"{f.name}_shards" for f in FORMATS))
 
     def stages(self, config: RunConfig, prepared=None) -> list[StageSpec]:
@@ -97,7 +99,8 @@ class ShardsPhase(Phase):
             log.warning("shards: %s", warning)
 
     def settings(self, config: RunConfig) -> dict:
-        return config.shards.model_dump(mode="json", exclude=RUN_ONLY)
+        mix = {"mix": config.mix.model_dump(mode="json")} if config.mix.draws else {}  # only when drawn: fingerprints unchanged
+        return config.shards.model_dump(mode="json", exclude=RUN_ONLY) | mix
 
     def expand_markers(self, markers: dict[str, dict]) -> dict[str, dict]:
         """The empty groups' marker read as one marker per group (RunContext.markers)."""
@@ -124,16 +127,24 @@ class ShardsPhase(Phase):
             if ctx.storage.exists("shards", name):
                 ctx.storage.fs.delete_file(ctx.storage.path("shards", name))
         groups = [u for u in todo if u.name != MANIFEST]
-        new = list(self._write_groups(ctx, manifest, groups)) if groups else []
+        try:  # the training mix (pipeline/mixing.py): None = every document once
+            mix = mixing.draw_plan(ctx, manifest, lambda: read_tokenizer(ctx.config),
+                                   lambda files: _is_small(ctx.storage, files, ctx.config.shards.local_max_docs))
+        except ConfigError:
+            raise
+        except Exception as e:  # a part that cannot be read: every unit fails with the reason, no marker
+            yield from (failure(u.name, e) for u in todo)
+            return
+        new = list(self._write_groups(ctx, manifest, groups, mix)) if groups else []
         yield from new
         stats = {**{k: v for k, v in ctx.markers(self).items() if k != MANIFEST}, **{r.unit: r for r in new}}
         every = [u for u in ctx.units_of(self) if u.name != MANIFEST]
         if all(u.name in stats and stats[u.name].failed is None and stats[u.name].fingerprint == u.fingerprint for u in every):
             groups = [stats[u.name] for u in every]
             check_dropped(ctx.config, groups)
-            yield write_manifest(ctx, manifest, groups)
+            yield write_manifest(ctx, manifest, groups, mix)
 
-    def _write_groups(self, ctx: RunContext, manifest: Unit, groups: list[Unit]):
+    def _write_groups(self, ctx: RunContext, manifest: Unit, groups: list[Unit], mix: MixPlan | None = None):
         import ray
 
         config = ctx.config
@@ -146,7 +157,7 @@ class ShardsPhase(Phase):
         progress = Progress(self.name, len(groups), self.unit_kind, ctx.progress, counts=("documents", "tokens"))
         seen = set()
         if files and _is_small(ctx.storage, files, config.shards.local_max_docs):
-            for stats in _write_groups_here(ctx, files, todo):
+            for stats in _write_groups_here(ctx, files, todo, mix):
                 seen.add(stats.unit)
                 progress.update(stats)
                 yield stats
@@ -158,7 +169,7 @@ class ShardsPhase(Phase):
             # Tasks, not an actor pool: actors would hold every CPU the shuffle after them needs.
             ds = ds.map_batches(_tokenize_and_plan, batch_format="pyarrow", num_cpus=1,
                                 fn_kwargs={"config": config.model_dump(mode="json"), "tokenizer": tokenizer,
-                                           "groups": sorted(todo)})
+                                           "groups": sorted(todo), "mix": mix.to_json() if mix else None})
             ds = ds.groupby("group", num_partitions=max(1, min(len(todo), 4 * workers))).map_groups(
                 _write_group_task, batch_format="pyarrow",
                 fn_kwargs={"config": config.model_dump(mode="json"), "tokenizer": tokenizer,
@@ -183,7 +194,7 @@ def _columns(config: RunConfig, files: list[str], storage: Storage) -> list[str]
     import pyarrow.parquet as pq
 
     layout = config.shards.layout
-    wanted = ["id", "url", "text", *layout.metadata]
+    wanted = ["id", "url", "text", *layout.metadata, *mixing.columns(config)]
     have = pq.ParquetFile(files[0], filesystem=storage.fs).schema_arrow.names
     return [c for c in dict.fromkeys(wanted) if c in have]  # a metadata column no document has stays null
 
@@ -200,7 +211,7 @@ def _is_small(storage: Storage, files: list[str], local_max_docs: int) -> bool:
         return sum(rows) <= local_max_docs
 
 
-def _write_groups_here(ctx: RunContext, files: list[str], todo: dict[int, Unit]):
+def _write_groups_here(ctx: RunContext, files: list[str], todo: dict[int, Unit], mix: MixPlan | None = None):
     """The shuffle of a small input in this process: the same plan, groups and bytes as on Ray."""
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
@@ -210,7 +221,7 @@ def _write_groups_here(ctx: RunContext, files: list[str], todo: dict[int, Unit])
     columns = _columns(ctx.config, files, ctx.storage)
     table = pa.concat_tables([pq.read_table(f, filesystem=ctx.storage.fs, columns=columns) for f in files],
                              promote_options="default")  # parts of different sources may lack some columns
-    planned = _tokenize_and_plan(table, config, tokenizer, sorted(todo))
+    planned = _tokenize_and_plan(table, config, tokenizer, sorted(todo), mix.to_json() if mix else None)
     units = {g: u.to_json() for g, u in todo.items()}
     for g in sorted(todo):
         rows = planned.filter(pc.equal(planned.column("group"), g))
@@ -224,13 +235,15 @@ def _tokenize_stage(tokenize: str, tokenizer: bytes) -> TokenizeStage:
     return TokenizeStage(TokenizeConfig.model_validate_json(tokenize), tokenizer_bytes=tokenizer)
 
 
-def _tokenize_and_plan(batch: pa.Table, config: dict, tokenizer: bytes, groups: list[int]) -> pa.Table:
-    """Ray Data task: tokenizes a batch, gives each document its group and key, keeps the groups to do."""
+def _tokenize_and_plan(batch: pa.Table, config: dict, tokenizer: bytes, groups: list[int], mix: dict | None = None) -> pa.Table:
+    """Ray Data task: tokenizes a batch, gives each document its group and key, keeps the groups to do.
+    With a training mix (``mix``, stages/mix.py), every document is tokenized once and drawn 0..n times first."""
     shards = RunConfig.model_validate(config).shards
     stage = _tokenize_stage(shards.tokenize.model_dump_json(), tokenizer)
-    group, key = plan(batch.column("id"), shards.shuffle.seed, shards.shuffle.groups)
+    drawn = draw(stage(batch), MixPlan.from_json(mix)) if mix is not None else batch  # a repeat: a new id, its own group
+    group, key = plan(drawn.column("id"), shards.shuffle.seed, shards.shuffle.groups)
     keep = np.isin(group, np.array(groups, dtype=np.int64))
-    batch = stage(batch.filter(pa.array(keep)))  # marks documents without tokens (reason no_tokens)
+    batch = drawn.filter(pa.array(keep)) if mix is not None else stage(batch.filter(pa.array(keep)))  # reason no_tokens...
     if not shards.layout.text:
         batch = batch.drop_columns(["text"])
     batch = batch.append_column("group", pa.array(group[keep])).append_column("key", pa.array(key[keep], pa.uint64()))
@@ -271,6 +284,8 @@ def _write_one_group(rows: pa.Table, config: RunConfig, tokenizer: bytes, unit: 
             raise RuntimeError(f"{unit.name}: {len(rows)} documents in != {result.documents} written + {n_rej} rejected")
         reasons = Counter(rejected.column(REASON).to_pylist()) if rejected is not None else Counter()
         totals = result.totals()
+        if COPY in docs.column_names:  # the training mix: samples, documents and tokens per source
+            totals["mix"] = group_totals(docs)
         outputs = {"dtype": np.dtype(stage.dtype).name, "tokenizer_sha256": stage.tokenizer_sha256,
                    "indexes": result.indexes, "files": {fmt: [f.to_dict() for f in files] for fmt, files in result.files.items()}}
         return work.commit(UnitResult(unit.name, docs_in=len(rows), kept=result.documents, rejected=n_rej, by_reason=reasons,
@@ -313,7 +328,7 @@ def processing_config(config: RunConfig) -> dict:
                                                    "shards": {"local_max_docs": True, "trainer": True, "layout": {"max_dropped_share"}}})
 
 
-def write_manifest(ctx: RunContext, unit: Unit, groups: list[UnitResult]) -> UnitResult:
+def write_manifest(ctx: RunContext, unit: Unit, groups: list[UnitResult], mix: MixPlan | None = None) -> UnitResult:
     """Each format's merged index, then the manifest, then the marker: the dataset becomes visible."""
     storage, cfg = ctx.storage, ctx.config.shards
     totals = functools.reduce(add_totals, (g.totals for g in groups), {})
@@ -350,6 +365,7 @@ def write_manifest(ctx: RunContext, unit: Unit, groups: list[UnitResult]) -> Uni
         "fingerprint": unit.fingerprint,
         "groups": [g.unit for g in groups],
         "formats": formats,
+        **({"mix": mixing.manifest_mix(mix, groups)} if mix is not None else {}),
     }
     storage.write_json(manifest, "shards", "manifest.json")
     measured = cut_warning(cfg, manifest["truncation"], totals.get("tokens", 0))

@@ -146,6 +146,10 @@ class KeepConfig(BaseModel):
     score_column: str = Field(
         "quality_score", description="when the documents have this column, keep the highest score (ties: smallest id); else the smallest id"
     )
+    source_priority: list[str] = Field(
+        default_factory=list, description="named sources (docs/mix.md), most trusted first: a cluster keeps its copy from the "
+        "first source listed, then by the score and id rules; unlisted sources rank after the listed ones, equal"
+    )
 
 
 class ParagraphsConfig(BaseModel):

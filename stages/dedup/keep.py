@@ -3,7 +3,8 @@
 Default: the smallest ``id`` (a stable, arbitrary but reproducible choice;
 equal ids: the smallest document key).  When the documents carry a quality
 score (``KeepConfig.score_column``), the highest score wins and ties go to the
-smallest id; a missing score ranks below every real one.
+smallest id; a missing score ranks below every real one.  With a ``priority`` column (the rank of the
+document's named source in ``dedup.keep.source_priority``), the lowest rank wins first.
 
 A connected component can chain documents that are not copies of each other
 (A is like B, B is like C).  With a ``same`` check, a member is removed only
@@ -48,7 +49,8 @@ def choose_keepers(members: pa.Table, use_score: bool, same: SameCheck | None = 
     if len(members) == 0:
         return pa.table({"doc": pa.array([], pa.int64()), "reason": pa.array([], pa.string()),
                          "details": pa.array([], pa.string()), "cluster_size": pa.array([], pa.int32())})
-    keys = [("comp", "ascending", "at_end")] + ([("score", "descending", "at_end")] if use_score else [])
+    keys = [("comp", "ascending", "at_end")] + ([("priority", "ascending", "at_end")] if "priority" in members.column_names else [])
+    keys += [("score", "descending", "at_end")] if use_score else []
     keys += [("id", "ascending", "at_end"), ("doc", "ascending", "at_end")]
     members = members.take(pc.sort_indices(members, sort_keys=keys))
     comp = members.column("comp").to_numpy()
