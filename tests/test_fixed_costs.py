@@ -96,3 +96,48 @@ def test_local_ray_starts_without_monitor_and_api_server():
     assert "gcs_server" in children and "raylet" in children
     assert "autoscaler/_private/monitor.py" not in children  # the autoscaler's monitor
     assert "dashboard/dashboard.py" not in children  # the dashboard's API server
+
+
+@pytest.mark.ray
+def test_a_small_input_is_sharded_on_a_worker_not_in_the_driver(ray_local, tmp_path, monkeypatch):
+    """shards.local_max_docs: no Ray Data, but the documents are tokenized and grouped in a task on a worker
+    (the driver stays small whatever the input)."""
+    from tests.conftest import Page, html, write_warc
+    from pipeline.config import parse_config
+    from pipeline.phases import shards
+    from pipeline.runner import run
+
+    import random
+
+    rng, words = random.Random(5), "harbor castle meadow violin rocket winter forest candle island bridge garden planet".split()
+    pages = [Page(f"https://s.example/{i}", html(f"Page {i}", *(" ".join(rng.choice(words) for _ in range(12)).capitalize() + "."
+                                                              for _ in range(10))).encode()) for i in range(12)]
+    write_warc(tmp_path / "in.warc.gz", pages)
+
+    def config(out):
+        return parse_config({"inputs": [str(tmp_path / "in.warc.gz")], "output": str(out), "langid": {"min_score": 0.0},
+                             "filters": {k: {"enabled": False} for k in ("gopher_quality", "gopher_repetition", "c4", "fineweb")},
+                             "shards": {"shuffle": {"groups": 3}}, "card": {"enabled": False}})
+
+    def in_the_driver(*a, **k):
+        raise AssertionError("a group was written in the driver")
+
+    monkeypatch.setattr(shards, "_write_one_group", in_the_driver)  # the driver's copy only: workers import their own
+    record = run(config(tmp_path / "ok"), progress=False)
+    assert record["status"] == "ok" and record["phases"]["shards"]["documents"] == 12
+
+
+
+def test_a_failed_small_input_task_fails_every_group(monkeypatch):
+    from pipeline.phase import Unit
+    from pipeline.phases import shards
+
+    def died(config, units, open_worker, **kw):
+        assert open_worker is shards.SmallShards and len(units) == 1
+        yield {"unit": "small-input", "failed": "OSError: gone", "fatal": 28}
+
+    monkeypatch.setattr(shards, "map_units", died)
+    todo = {g: Unit(shards.group_name(g), f"fp{g}") for g in (0, 2)}
+    ctx = type("Ctx", (), {"config": None})()
+    out = list(shards._write_groups_here(ctx, ["a.parquet"], todo))
+    assert [(r.unit, r.failed, r.fatal) for r in out] == [("group-00000", "OSError: gone", 28), ("group-00002", "OSError: gone", 28)]

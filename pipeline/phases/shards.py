@@ -8,8 +8,9 @@ a hash shuffle brings each group's documents together, and one task per group
 writes its shards (stages.writers.write_group), uploading each shard as it
 closes, then the group's indexes, then the group's marker.
 
-A small input (``shards.local_max_docs``) takes the same steps in the driver,
-without Ray Data: its shuffle's set-up would cost more than the work.
+A small input (``shards.local_max_docs``) takes the same steps in one task on a
+Ray worker, without Ray Data: its shuffle's set-up would cost more than the
+work (and the driver holds no document, whatever the input).
 
 The unit is the group: ``shards.shuffle.groups`` of them, fixed by config, so
 the bytes do not depend on the number of workers, and a rerun redoes only the
@@ -36,7 +37,7 @@ import pyarrow as pa
 from pipeline import mixing
 from pipeline.config import ConfigError, RunConfig, s3_options
 from pipeline.context import RunContext
-from pipeline.distribute import Progress, failure
+from pipeline.distribute import Progress, failure, map_units
 from core.layout import DOCUMENTS, marker_path, part_file
 from core.storage import Storage, open_input, resolve
 from pipeline.phase import Phase, SinkInfo, Unit, fingerprint
@@ -212,21 +213,41 @@ def _is_small(storage: Storage, files: list[str], local_max_docs: int) -> bool:
 
 
 def _write_groups_here(ctx: RunContext, files: list[str], todo: dict[int, Unit], mix: MixPlan | None = None):
-    """The shuffle of a small input in this process: the same plan, groups and bytes as on Ray."""
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
+    """The shuffle of a small input in one task on a Ray worker (SmallShards), without Ray Data's set-up: the
+    same plan, groups and bytes as on Ray Data, and the driver holds none of it whatever the input."""
+    unit = Unit("small-input", "", {"files": files, "units": {str(g): u.to_json() for g, u in todo.items()},
+                                     "mix": mix.to_json() if mix else None})
+    for out in map_units(ctx.config, [unit], SmallShards, workers=1):
+        if "failed" in out:  # the task failed as a whole (a part cannot be read, its worker died): so does every group
+            yield from (UnitResult.failure(u.name, out["failed"], fatal=out.get("fatal")) for _, u in sorted(todo.items()))
+        else:
+            yield from (UnitResult.from_json(r) for r in out["groups"])
 
-    config = ctx.config.model_dump(mode="json")
-    tokenizer = read_tokenizer(ctx.config)
-    columns = _columns(ctx.config, files, ctx.storage)
-    table = pa.concat_tables([pq.read_table(f, filesystem=ctx.storage.fs, columns=columns) for f in files],
-                             promote_options="default")  # parts of different sources may lack some columns
-    planned = _tokenize_and_plan(table, config, tokenizer, sorted(todo), mix.to_json() if mix else None)
-    units = {g: u.to_json() for g, u in todo.items()}
-    for g in sorted(todo):
-        rows = planned.filter(pc.equal(planned.column("group"), g))
-        if len(rows):  # a group without documents is written as empty by the caller
-            yield UnitResult.from_json(json.loads(_write_group_task(rows, config, tokenizer, units).column("stats")[0].as_py()))
+
+class SmallShards:
+    """A small input's groups in one task: each part read (the columns the shards need), tokenized and planned
+    in turn, as Ray Data's tasks do, then each group written."""
+
+    def __init__(self, config: RunConfig):
+        self.config = config
+
+    def process(self, unit: Unit) -> dict:
+        import pyarrow.compute as pc
+        import pyarrow.parquet as pq
+
+        storage = Storage(self.config.output.root, s3_options(self.config))
+        config, tokenizer = self.config.model_dump(mode="json"), read_tokenizer(self.config)
+        files, units = unit.params["files"], {int(g): u for g, u in unit.params["units"].items()}
+        columns = _columns(self.config, files, storage)
+        planned = pa.concat_tables([_tokenize_and_plan(pq.read_table(f, filesystem=storage.fs, columns=columns), config, tokenizer,
+                                                       sorted(units), unit.params["mix"]) for f in files],
+                                   promote_options="default")  # parts of different sources may lack some columns
+        groups = []
+        for g in sorted(units):
+            rows = planned.filter(pc.equal(planned.column("group"), g))
+            if len(rows):  # a group without documents is written as empty by the caller
+                groups.append(json.loads(_write_group_task(rows, config, tokenizer, units).column("stats")[0].as_py()))
+        return {"groups": groups}
 
 
 @functools.lru_cache(maxsize=2)
