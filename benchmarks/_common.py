@@ -110,13 +110,21 @@ def _descendants(root: int) -> list[int]:
 
 
 def _pss_kib(pid: int) -> int:
+    return _rss_pss_kib(pid)[1]
+
+
+def _rss_pss_kib(pid: int) -> tuple[int, int]:
+    """(RSS, PSS) of a process in KiB, (0, 0) once it is gone."""
+    rss = pss = 0
     try:
         for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-            if line.startswith("Pss:"):
-                return int(line.split()[1])
+            if line.startswith("Rss:"):
+                rss = int(line.split()[1])
+            elif line.startswith("Pss:"):
+                pss = int(line.split()[1])
     except (OSError, ValueError):
         pass
-    return 0
+    return rss, pss
 
 
 class TreeMemory:
@@ -205,8 +213,31 @@ def _cpu_s(pid: int) -> tuple[str, float] | None:
     return fields[19], (int(fields[11]) + int(fields[12])) / tick  # starttime, utime + stime
 
 
+#: Process roles in a run's tree, told by command line (Ray's daemons and workers rename themselves).
+RAY_DAEMONS = ("gcs_server", "raylet", "dashboard/", "autoscaler/_private/monitor.py", "log_monitor", "DashboardAgent",
+               "RuntimeEnvAgent", "runtime_env/agent")
+ROLES = ("driver", "Ray daemons", "Ray workers", "helpers")
+
+
+def role_of(pid: int, root: int) -> str:
+    """``driver`` (the process started), ``Ray daemons``, ``Ray workers`` or ``helpers`` (any other child:
+    our extraction helper, DataTrove's extraction sandbox)."""
+    if pid == root:
+        return "driver"
+    try:
+        cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
+    except OSError:
+        return "helpers"
+    if any(m in cmd for m in RAY_DAEMONS):
+        return "Ray daemons"
+    if cmd.startswith("ray::") or "default_worker.py" in cmd:
+        return "Ray workers"
+    return "helpers"
+
+
 class TreeUsage(TreeMemory):
-    """:class:`TreeMemory` plus the CPU seconds of the whole tree and the load average meanwhile.
+    """:class:`TreeMemory` plus the CPU seconds of the whole tree and the load average meanwhile, and where the
+    memory is: PSS by role (:func:`role_of`) when the tree peaked, and each role's largest process.
 
     A tree's CPU time cannot come from ``RUSAGE_CHILDREN`` alone when some
     descendants are reaped by a daemon rather than by their parent (Ray's
@@ -218,16 +249,34 @@ class TreeUsage(TreeMemory):
         super().__init__(pid, interval_s)
         self._cpu: dict[tuple[int, str], float] = {}
         self._loads: list[float] = []
+        self.at_peak_mb: dict[str, float] = {}  # role -> PSS MB summed over its processes, when the tree peaked
+        self.largest_mb: dict[str, float] = {}  # role -> the largest PSS one process of that role reached
+        self.largest_rss_mb: dict[str, float] = {}  # role -> the largest RSS one process of that role reached
 
     def _run(self) -> None:
         while not self._stop.is_set():
             pids = _descendants(self.pid)
-            self.peak_mb = max(self.peak_mb, sum(_pss_kib(p) for p in pids) / 1024)
+            by_role: dict[str, float] = {}
             for p in pids:
+                (rss, pss), role = _rss_pss_kib(p), role_of(p, self.pid)
+                mb = pss / 1024
+                by_role[role] = by_role.get(role, 0.0) + mb
+                self.largest_mb[role] = max(self.largest_mb.get(role, 0.0), mb)
+                self.largest_rss_mb[role] = max(self.largest_rss_mb.get(role, 0.0), rss / 1024)
                 if (u := _cpu_s(p)) is not None:
                     self._cpu[(p, u[0])] = u[1]
+            if sum(by_role.values()) > self.peak_mb:
+                self.peak_mb, self.at_peak_mb = sum(by_role.values()), by_role
             self._loads.append(os.getloadavg()[0])
             self._stop.wait(self.interval_s)
+
+    def roles(self) -> dict:
+        """For a result: ``{"at_peak": {role: PSS MB}, "largest": {role: PSS MB}, "largest_rss": {role: RSS MB}}``
+        (the roles that had a process)."""
+        def pick(d: dict) -> dict:
+            return {r: round(d[r], 1) for r in ROLES if r in d}
+
+        return {"at_peak": pick(self.at_peak_mb), "largest": pick(self.largest_mb), "largest_rss": pick(self.largest_rss_mb)}
 
     @property
     def cpu_s(self) -> float:

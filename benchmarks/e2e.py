@@ -63,6 +63,8 @@ from phase1 import DEVSET, HTML_TYPES, SAMPLES, _step_name, fmt, job_config, sys
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "e2e.md"
+RESULTS_WCXB = ROOT / "benchmarks" / "results" / "e2e_wcxb.md"
+WCXB = ROOT.parent / "wcxb"  # a checkout of WCXB's dev split (benchmarks/wcxb.py)
 QUICK_DEVSET_PAGES = 100
 COPY_MARK = re.compile(r"[?&]e2e-copy=\d+$")
 ORDER = ["ours", "datatrove", "nemo", "ray"]  # run order within a round
@@ -74,8 +76,37 @@ NEMO = {"python": str(NEMO_PYTHON), "executor": "ray_data"}  # main() sets them 
 # ---------------------------------------------------------------- corpus
 
 
+def wcxb_warcs(root: Path, folder: Path, quick: bool, files: int = 8) -> list[Path]:
+    """WCXB's dev split (1,497 real pages of seven types, 272 KB of HTML on average) as WARC responses, one gzip
+    member per record as Common Crawl writes them: the page's own bytes, its URL, ``WARC-Identified-Payload-Type:
+    text/html``; in ``files`` files, so that several workers have units (in --quick: the first 100 pages)."""
+    dev = root / "dev"
+    pages = sorted((dev / "ground-truth").glob("*.json"))[: QUICK_DEVSET_PAGES if quick else None]
+    if not pages:
+        raise SystemExit(f"no WCXB dev split under {root} (dev/ground-truth/*.json): see benchmarks/wcxb.py for a checkout")
+    folder.mkdir(parents=True, exist_ok=True)
+    out = [folder / f"wcxb-dev-{i:02d}.warc.gz" for i in range(files)]
+    handles = [open(f, "wb") for f in out]
+    try:
+        for n, truth in enumerate(pages):
+            url = json.loads(truth.read_text(encoding="utf-8")).get("url") or f"https://wcxb.invalid/{truth.stem}"
+            html = gzip.decompress((dev / "html" / f"{truth.stem}.html.gz").read_bytes())
+            block = f"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {len(html)}\r\n\r\n".encode() + html
+            headers = {"WARC-Type": "response", "WARC-Record-ID": f"<urn:uuid:{uuid.uuid5(uuid.NAMESPACE_URL, 'wcxb-dev/' + truth.stem)}>",
+                       "WARC-Date": "2026-01-12T00:00:00Z", "WARC-Target-URI": url, "WARC-Identified-Payload-Type": "text/html",
+                       "Content-Type": "application/http; msgtype=response", "Content-Length": str(len(block))}
+            head = "WARC/1.0\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n"
+            handles[n % files].write(gzip.compress(head.encode("utf-8") + block + b"\r\n\r\n", compresslevel=6, mtime=0))
+    finally:
+        for h in handles:
+            h.close()
+    return out
+
+
 def source_files(args, tmp: Path) -> list[Path]:
-    """samples/ and the dev set (in --quick: one samples file and the dev set's first pages)."""
+    """samples/ and the dev set (in --quick: one samples file and the dev set's first pages); or WCXB's dev split."""
+    if args.corpus == "wcxb":
+        return wcxb_warcs(Path(args.wcxb), tmp / "wcxb", args.quick)
     samples = [Path(p) for p in sorted(glob.glob(str(ROOT / SAMPLES)))][: 1 if args.quick else None]
     devset = Path(args.devset)
     if not devset.is_file():
@@ -168,7 +199,8 @@ def run_measured(argv: list[str], cpu: int | None, log_path: Path, timeout_s: fl
     wall = time.perf_counter() - t0
     children1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     reaped = (children1.ru_utime + children1.ru_stime) - (children0.ru_utime + children0.ru_stime)
-    out = {"wall_s": wall, "cpu_s": max(usage.cpu_s, reaped if alone else 0.0), "tree_pss_mb": usage.peak_mb, "mean_load": usage.mean_load}
+    out = {"wall_s": wall, "cpu_s": max(usage.cpu_s, reaped if alone else 0.0), "tree_pss_mb": usage.peak_mb, "mean_load": usage.mean_load,
+           "memory": usage.roles()}
     if rc != 0:
         tail = " / ".join(log_path.read_text(errors="replace").strip().splitlines()[-3:])
         out["failed"] = f"exit {rc}: {tail[-300:]}".replace("|", "/")
@@ -542,6 +574,45 @@ def datatrove_profile(r: dict) -> str:
     return markdown_table(["stage (DataTrove)", "seconds", "its step timers"], rows, "lrl")
 
 
+#: The memory targets of issue 25: a worker process at most this many times DataTrove's task process, the whole
+#: process tree at most TREE_MAX times DataTrove's, the driver under DRIVER_MAX_RSS_MB whatever the input.
+WORKER_MAX, TREE_MAX, DRIVER_MAX_RSS_MB = 1.5, 3.0, 500
+
+
+def memory_section(results: dict) -> list[str]:
+    """Where each system's memory is (PSS by role when its tree peaked, the largest process of each role), and
+    ours against the targets."""
+    ok = {n: r for n, r in results.items() if n in SYSTEM_LABEL and not r.get("failed") and r.get("memory")}
+    if "ours" not in ok:
+        return []
+    rows = []
+    for name, r in ok.items():
+        m = r["memory"]
+        at, big, rss = m["at_peak"], m["largest"], m.get("largest_rss", {})
+        rows.append([f"**{SYSTEM_LABEL[name]}**", fmt(r["tree_pss_mb"], 0),
+                     *[fmt(at.get(role), 0) for role in ("driver", "Ray daemons", "Ray workers", "helpers")],
+                     f"{fmt(big.get('driver'), 0)} ({fmt(rss.get('driver'), 0)})",
+                     f"{fmt(big.get('Ray workers'), 0)} ({fmt(rss.get('Ray workers'), 0)})" if "Ray workers" in big else "–",
+                     f"{fmt(big.get('helpers'), 0)} ({fmt(rss.get('helpers'), 0)})" if "helpers" in big else "–"])
+    headers = ["system", "peak tree PSS MB", "at the peak: driver", "Ray daemons", "Ray workers", "helpers",
+               "largest: driver PSS (RSS) MB", "largest Ray worker PSS (RSS)", "largest helper PSS (RSS)"]
+    out = ["## Where the memory is", "", markdown_table(headers, rows), "",
+           "PSS splits shared pages between the processes that share them (so the columns add up); RSS counts them in "
+           "every process. *Driver*: the process started (ours: `curate run`, which also holds Ray's driver; DataTrove: "
+           "its task process, `LocalPipelineExecutor(workers=1)` runs the task in it); *Ray daemons*: GCS, raylet, its two "
+           "agents, the log monitor; *helpers*: our extraction helper, DataTrove's extraction sandbox (a fork).", ""]
+    ours, dt = ok["ours"]["memory"], ok.get("datatrove", {}).get("memory")
+    checks = [f"driver peak RSS {fmt(ours['largest_rss'].get('driver'), 0)} MB (target: under {DRIVER_MAX_RSS_MB} MB)"]
+    if dt:
+        task = max(dt["largest"].get("driver", 0), dt["largest"].get("helpers", 0))
+        worker = ours["largest"].get("Ray workers", 0)
+        checks.append(f"largest worker process {worker:,.0f} MB PSS = {worker / task:.2f}× DataTrove's largest process "
+                      f"({task:,.0f} MB; target ≤ {WORKER_MAX}×)")
+        checks.append(f"process tree {ok['ours']['tree_pss_mb']:,.0f} MB = {ok['ours']['tree_pss_mb'] / ok['datatrove']['tree_pss_mb']:.2f}× "
+                      f"DataTrove's ({ok['datatrove']['tree_pss_mb']:,.0f} MB; target ≤ {TREE_MAX}×)")
+    return [*out, "Ours against the targets: " + "; ".join(checks) + ".", ""]
+
+
 def ray_line(r: dict) -> str:
     if r.get("failed"):
         return f"- Ray fixed cost: failed ({r['failed']})"
@@ -579,8 +650,7 @@ def render(args, machine: dict, cpu: int | None, corpus: dict, results: dict, ov
         "(start-up, imports, Ray start included), CPU s and peak PSS over the whole process tree",
         f"- corpus: {len(corpus['files'])} WARC files ({corpus['bytes'] / 2**20:,.0f} MiB gz), {corpus['responses']:,} "
         f"response records, **{docs:,} HTML docs** (`WARC-Identified-Payload-Type` HTML: what DataTrove's WarcReader reads; "
-        f"docs/s uses this number for both): `samples/*.warc.gz` and `{Path(args.devset).name}`"
-        + (" (in --quick: one samples file and the dev set's first 100 pages)" if args.quick else "")
+        f"docs/s uses this number for both): {corpus_sources(args)}"
         + f", {args.copies}× — every copy after the first has a new WARC-Record-ID and URL (`?e2e-copy=N`), so "
         f"{(args.copies - 1) / args.copies:.0%} of the corpus are exact duplicates both systems' dedup must remove"
         + (f"; {corpus['repeated_urls']} URLs occur twice in the sources themselves" if corpus["repeated_urls"] else ""),
@@ -619,6 +689,7 @@ def render(args, machine: dict, cpu: int | None, corpus: dict, results: dict, ov
             out.append(f"- ours without that fixed cost: {net:.1f} s, {docs / net:.2f} docs/s"
                        + (f", {docs / net / (docs / dt['wall_s']):.2f}× DataTrove" if dt and not dt.get("failed") else ""))
     out.append("")
+    out += memory_section(results)
     if scale:
         out += scale_section(docs, results, scale)
     if ours and not ours.get("failed"):
@@ -677,6 +748,17 @@ def nemo_line(r: dict) -> str:
         "No quality score, PII, tokenizing or shards either. Installed offline from the registry only: "
         "`pip install torch==2.13.0 'nemo-curator[text-cpu]==1.4.0'` (benchmarks/README.md); nothing is downloaded at run time."
     )
+
+
+def corpus_sources(args) -> str:
+    """What the corpus is made of, for the report."""
+    if getattr(args, "corpus", "e2e") == "wcxb":
+        return ("WCXB's dev split (github.com/Murrough-Foley/web-content-extraction-benchmark, CC-BY-4.0): "
+                + ("its first 100 pages" if args.quick else "1,497 real pages of seven types (article, service, product, "
+                   "collection, forum, listing, documentation), 272 KB of HTML on average")
+                + ", each page's own bytes as a WARC response with its URL")
+    return (f"`samples/*.warc.gz` and `{Path(args.devset).name}`"
+            + (" (in --quick: one samples file and the dev set's first 100 pages)" if args.quick else ""))
 
 
 def per_core_vs(docs: int, ours: dict | None, other: dict, label: str) -> list[str]:
@@ -836,6 +918,10 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=1, help="rounds, interleaved; the fastest of each system is reported")
     parser.add_argument("--systems", nargs="+", default=ORDER, choices=ORDER, help="what to run")
     parser.add_argument("--devset", default=str(DEVSET), help="the extraction dev set WARC (left out if absent)")
+    parser.add_argument("--corpus", choices=["e2e", "wcxb"], default="e2e",
+                        help="e2e: samples/ and the extraction dev set; wcxb: WCXB's dev split, 1,497 large real pages of "
+                        "seven types (--wcxb; writes results/e2e_wcxb.md)")
+    parser.add_argument("--wcxb", default=str(WCXB), help="a checkout of WCXB (its dev split only; benchmarks/wcxb.py)")
     parser.add_argument("--cpu", type=int, default=None, help="CPU to pin to (default: the last one)")
     parser.add_argument("--no-pin", action="store_true", help="let the OS schedule the processes")
     parser.add_argument("--parallel", action="store_true",
@@ -899,7 +985,7 @@ def render_raw(args, raw: dict) -> str:
 
 def publish(args, report: str) -> int:
     print(report)
-    target = Path(args.out) if args.out else None if args.quick else RESULTS
+    target = Path(args.out) if args.out else None if args.quick else RESULTS_WCXB if args.corpus == "wcxb" else RESULTS
     if target:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(report)

@@ -1,28 +1,32 @@
-"""Quality scoring throughput: ours vs DataTrove's fastText filter, and the share of phase-1 time it adds.
+"""Classifier scoring throughput with one, two and three fastText models: ours vs DataTrove's filter, the levers
+a user has (a prefix, batching, one text preparation for every model), and the share of phase-1 time scoring adds.
 
-    .venv/bin/python benchmarks/quality.py --repeat 3     # writes benchmarks/results/quality.md
-    .venv/bin/python benchmarks/quality.py --quick        # one samples file, demonstration model only; prints only
+    .venv/bin/python benchmarks/quality.py --repeat 2          # writes benchmarks/results/quality.md
+    .venv/bin/python benchmarks/quality.py --quick             # one samples file, one model; prints only
 
 (or with .venv-bench/bin/python; from .venv the DataTrove child runs in .venv-bench.)
 
 Every measurement runs in its own child process pinned to one CPU (math
-libraries single-threaded), so docs/s is per core:
+libraries single-threaded), so docs/s is per core.  The documents are those
+phase 1 keeps from ``samples/*.warc.gz``; the models are the three committed
+demonstration models (quality, edu, toxicity: dim 16, quantized, ~0.5 MB each),
+the first one, two or all three of them; optionally (``--large``) a
+production-sized model (dim 256, bigrams, 2M buckets, 2.1 GB: DCLM's size class).
 
-- **phase 1 + quality**: phase 1's ``FileWorker`` over the sample WARCs with
-  ``jobs/sample.yaml``'s settings and ``QualityScoreStage`` appended after the
-  heuristic filters (where it runs in the pipeline); the stage's own seconds
-  against the rest of phase 1 is the share it adds.  Its kept documents are
-  the documents every scoring system below scores.
-- **ours**: ``QualityScoreStage`` on Arrow batches of ``--batch`` documents;
-  **ours, max_chars**: the same with ``max_chars`` set (``--max-chars``), and
-  how far its scores move from the whole-text scores; **fastText alone**: the binding's
-  ``multilinePredict`` on lines prepared beforehand (the floor: what fastText
-  itself costs); **DataTrove**: ``FastTextClassifierFilter`` (one ``predict``
-  per document, as its pipeline runs it), same model, newlines to spaces.
-- Two models: the committed demonstration model (``samples/quality/model.ftz``,
-  dim 16, 0.5 MB) and a large one trained here on the sample texts with
-  dim 256, word bigrams and 2,000,000 buckets (2.1 GB, the size class of DCLM's
-  2.39 GB OH-2.5+ELI5 bigram model, so its lookups miss the caches the same way).
+- **ours**: ``ClassifyStage`` with the k models (one text preparation, one
+  ``multilinePredict`` per model and batch);
+  **ours, max_chars**: the same scoring a prefix (DCLM-style ``max_chars``);
+  **ours, a stage per model**: k stages of one model each, each preparing the
+  text itself (what sharing the preparation saves);
+  **ours, one predict per document**: the shared preparation, then fastText's
+  ``predict`` per document and model (what batching saves);
+  **fastText alone**: ``multilinePredict`` per model on lines prepared outside
+  the timing (the floor: what fastText itself costs);
+  **DataTrove**: k ``FastTextClassifierFilter`` in a row (each one ``predict``
+  per document, newlines to spaces), as its pipeline runs them.
+- **phase 1 + classifiers**: phase 1's ``FileWorker`` over the sample WARCs
+  with ``jobs/sample.yaml``'s settings and the k classifiers (where they run in
+  the pipeline); their seconds against the rest of phase 1 is the share they add.
 """
 
 from __future__ import annotations
@@ -60,7 +64,9 @@ markdown_table, pick_cpu, run_child = _common.markdown_table, _common.pick_cpu, 
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 JOB = ROOT / "jobs" / "sample.yaml"
-DEMO_MODEL = ROOT / "samples" / "quality" / "model.ftz"
+DEMO_MODELS = [("quality", ROOT / "samples" / "quality" / "model.ftz", "hq"),
+               ("edu", ROOT / "samples" / "classifiers" / "edu.ftz", "edu"),
+               ("toxicity", ROOT / "samples" / "classifiers" / "toxicity.ftz", "toxic")]
 RESULTS = ROOT / "benchmarks" / "results" / "quality.md"
 TARGET = 5000  # docs/s per core, the issue's target on sample-sized documents
 LARGE_ARGS = ["--dim", "256", "--word-ngrams", "2", "--bucket", "2000000", "--epoch", "1", "--lr", "0.1", "--seed", "0"]
@@ -69,37 +75,45 @@ LARGE_ARGS = ["--dim", "256", "--word-ngrams", "2", "--bucket", "2000000", "--ep
 # ---------------------------------------------------------------- children
 
 
+def _configs(spec: dict, max_chars: int | None = None) -> list:
+    from stages.classify import ClassifierConfig
+
+    engine = spec.get("engine", "auto")
+    return [ClassifierConfig(name=name, model=path, label=label, max_chars=max_chars, engine=engine) for name, path, label in spec["models"]]
+
+
 def child_phase1(spec: dict) -> dict:
-    """Phase 1 over the files with the quality stage appended; per-stage seconds."""
+    """Phase 1 over the files with the classifiers last; per-stage seconds."""
     import yaml
 
     from pipeline.config import parse_config
     from pipeline.phases.extracted import ExtractedPhase, FileWorker
     from pipeline.runner import plan_context
-    from stages.quality import QualityConfig, QualityScoreStage
+    from stages.classify import ClassifyStage
 
     data = copy.deepcopy(yaml.safe_load(JOB.read_text()))
-    data.pop("quality", None)  # the quality stage is added below, with the model under test
+    data.pop("quality", None)  # the classifiers are added below, with the models under test
+    data.pop("classifiers", None)
     data["inputs"] = spec["files"]
     data["output"] = {"root": spec["out"]}
+    data["classifiers"] = [c.model_dump() for c in _configs(spec)]
     config = parse_config(data)
-    worker = FileWorker(config)  # builds the stages and loads the models, as each actor does once
     t0 = time.perf_counter()
-    stage = QualityScoreStage(QualityConfig(enabled=True, model=spec["model"]))
+    ClassifyStage(config.classifiers)  # loads the models (once per process: the worker's stage finds them loaded)
     load_s = time.perf_counter() - t0
-    worker.stages = [s for s in worker.stages if getattr(s, "name", "") != "quality"] + [stage]
+    worker = FileWorker(config)  # builds the stages, as each actor does once
     t0, cpu0 = time.perf_counter(), time.process_time()
-    stats = [worker.process(u) for u in ExtractedPhase().units(plan_context(config))]
+    results = [worker.process(u) for u in ExtractedPhase().units(plan_context(config))]
     wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     seconds: dict[str, float] = {}
-    for s in stats:
-        if s.get("failed"):
-            raise RuntimeError(f"{s.get('source')}: {s['failed']}")
-        for k, v in s.get("stage_seconds", {}).items():
+    for r in results:
+        if r.failed:
+            raise RuntimeError(f"{r.unit}: {r.failed}")
+        for k, v in r.stages.seconds.items():
             seconds[k] = seconds.get(k, 0.0) + v
     return {"wall_s": wall, "cpu_s": cpu, "load_s": load_s, "stage_seconds": seconds,
-            "responses": sum(s["responses"] for s in stats), "kept": sum(s["kept"] for s in stats),
-            "scored": sum(s.get("stage_docs_in", {}).get("quality", 0) for s in stats)}  # fmt: skip
+            "responses": sum(r.totals.get("responses", r.docs_in) for r in results), "kept": sum(r.kept for r in results),
+            "scored": sum(r.stages.docs_in.get("classifiers", 0) for r in results)}  # fmt: skip
 
 
 def _texts(spec: dict) -> list[str]:
@@ -130,37 +144,66 @@ def child_score(spec: dict) -> dict:
     n, batch, kind = len(texts), spec["batch"], spec["kind"]
     t0 = time.perf_counter()
     extra: dict = {}
-    if kind in ("ours", "fasttext"):
-        from classifiers.quality import prepare_texts
-        from stages.quality import QualityConfig, QualityScoreStage
-
-        max_chars = spec.get("max_chars")
-        stage = QualityScoreStage(QualityConfig(enabled=True, model=spec["model"], max_chars=max_chars))
-        load_s = time.perf_counter() - t0
-        tables = [pa.table({"text": pa.array(texts[lo : lo + batch], pa.large_string())}) for lo in range(0, n, batch)]
-        if kind == "fasttext":  # the binding alone, on lines prepared outside the timing
-            f = stage.scorer.model.f
-            lines = [t + "\n" for t in prepare_texts(pa.array(texts, pa.large_string())).to_pylist()]
-            timing = _timed_passes(lambda lo, hi: f.multilinePredict(lines[lo:hi], -1, 0.0, "replace"), n, batch, spec["min_s"])
-        else:
-            timing = _timed_passes(lambda lo, hi: stage(tables[lo // batch]), n, batch, spec["min_s"])
-        if max_chars:  # how far the cut moves the scores (untimed)
-            full = QualityScoreStage(QualityConfig(enabled=True, model=spec["model"]))
-            a = np.concatenate([stage(t).column("quality_score").to_numpy() for t in tables])
-            b = np.concatenate([full(t).column("quality_score").to_numpy() for t in tables])
-            long_docs = np.array([len(t) > max_chars for t in texts])
-            extra = {"max_abs_diff": float(np.abs(a - b).max()), "mean_abs_diff_long": float(np.abs(a - b)[long_docs].mean()) if long_docs.any() else 0.0,
-                     "same_side_of_half": float(((a >= 0.5) == (b >= 0.5)).mean()), "long_docs": int(long_docs.sum())}  # fmt: skip
-    else:  # DataTrove's filter, model handed over directly (its loader would copy it into a download cache)
+    tables = [pa.table({"text": pa.array(texts[lo : lo + batch], pa.large_string())}) for lo in range(0, n, batch)]
+    if kind == "datatrove":  # DataTrove's filters, models handed over directly (its loader copies into a download cache)
         from datatrove.data import Document
         from datatrove.pipeline.filters import FastTextClassifierFilter
         from fasttext.FastText import _FastText
 
-        filt = FastTextClassifierFilter(spec["model"], newline_replacement=" ")
-        filt._model = _FastText(spec["model"])
+        filters = []
+        for _, path, _ in spec["models"]:
+            f = FastTextClassifierFilter(path, newline_replacement=" ")
+            f._model = _FastText(path)
+            filters.append(f)
         load_s = time.perf_counter() - t0
         docs = [Document(text=t, id=str(i)) for i, t in enumerate(texts)]
-        timing = _timed_passes(lambda lo, hi: sum(1 for _ in filt.run(iter(docs[lo:hi]))), n, batch, spec["min_s"])
+
+        def run_batch(lo, hi):
+            stream = iter(docs[lo:hi])
+            for f in filters:
+                stream = f.run(stream)
+            return sum(1 for _ in stream)
+
+        timing = _timed_passes(run_batch, n, batch, spec["min_s"])
+    else:
+        from classifiers.quality import prepared_lines
+        from stages.classify import ClassifyStage
+
+        max_chars = spec.get("max_chars")
+        configs = _configs(spec, max_chars)
+        stages = [ClassifyStage([c]) for c in configs] if kind == "separate" else [ClassifyStage(configs)]
+        load_s = time.perf_counter() - t0
+        models = [s.model.f for stage in stages for s in stage.scorers if hasattr(s.model, "f")]  # fastText's binding
+        if kind == "fasttext":  # the binding alone, on lines prepared outside the timing
+            lines = prepared_lines(pa.array(texts, pa.large_string()))
+            timing = _timed_passes(lambda lo, hi: [m.multilinePredict(lines[lo:hi], -1, 0.0, "replace") for m in models], n, batch, spec["min_s"])
+        elif kind == "per_doc":  # one preparation, then one predict per document and model (no batching)
+            def run_batch(lo, hi):
+                lines = prepared_lines(tables[lo // batch].column("text"))
+                return [[m.predict(line, -1, 0.0, "replace") for line in lines] for m in models]
+
+            timing = _timed_passes(run_batch, n, batch, spec["min_s"])
+        else:  # ours / separate
+            def run_batch(lo, hi):
+                t = tables[lo // batch]
+                for stage in stages:
+                    t = stage(t)
+                return t
+
+            timing = _timed_passes(run_batch, n, batch, spec["min_s"])
+        if max_chars:  # how far the cut moves the scores (untimed)
+            whole = ClassifyStage(_configs(spec))
+            cut, full = stages[0], [whole(t) for t in tables]
+            cut_t = [cut(t) for t in tables]
+            long_docs = np.array([len(t) > max_chars for t in texts])
+            moves = {}
+            for c in configs:
+                a = np.concatenate([t.column(c.score_column).to_numpy() for t in cut_t])
+                b = np.concatenate([t.column(c.score_column).to_numpy() for t in full])
+                moves[c.name] = {"max_abs_diff": float(np.abs(a - b).max()),
+                                 "mean_abs_diff_long": float(np.abs(a - b)[long_docs].mean()) if long_docs.any() else 0.0,
+                                 "same_side_of_half": float(((a >= 0.5) == (b >= 0.5)).mean())}
+            extra = {"moves": moves, "long_docs": int(long_docs.sum())}
     chars = np.array([len(t) for t in texts])
     return {**timing, **extra, "docs": n, "load_s": load_s, "mean_chars": float(chars.mean()), "median_chars": float(np.median(chars))}
 
@@ -231,105 +274,108 @@ def fmt(x, digits: int = 0) -> str:
     return "–" if x is None else f"{x:,.{digits}f}"
 
 
-def systems(max_chars: list[int]) -> dict[str, dict]:
-    """name -> (label, child spec) of every scoring measurement."""
-    out = {"ours": {"label": "ours (`QualityScoreStage`)", "kind": "ours"}}
+def systems(max_chars: list[int], k: int) -> dict[str, dict]:
+    """name -> (label, child spec) of every scoring measurement with k models."""
+    auto = "projected" if k > 1 else "fastText"
+    out = {"ours": {"label": f"ours (`ClassifyStage`, engine auto: {auto})", "kind": "ours"}}
     for mc in max_chars:
-        out[f"ours-{mc}"] = {"label": f"ours, `max_chars: {mc}`", "kind": "ours", "max_chars": mc}
-    out["fasttext"] = {"label": "fastText alone (`multilinePredict`)", "kind": "fasttext"}
-    out["datatrove"] = {"label": "DataTrove `FastTextClassifierFilter`", "kind": "datatrove"}
+        out[f"ours-{mc}"] = {"label": f"ours, `max_chars: {mc}` ({auto})", "kind": "ours", "max_chars": mc}
+    if k > 1:
+        out["ours-fasttext"] = {"label": "ours, engine fasttext (one preparation, batched)", "kind": "ours", "engine": "fasttext"}
+        out["separate"] = {"label": "ours, a stage per model (each prepares the text; fastText)", "kind": "separate", "engine": "fasttext"}
+    else:
+        out["ours-projected"] = {"label": "ours, engine projected", "kind": "ours", "engine": "projected"}
+    out["per_doc"] = {"label": "ours, one `predict` per document (no batching; fastText)", "kind": "per_doc", "engine": "fasttext"}
+    out["fasttext"] = {"label": "fastText alone (`multilinePredict`)", "kind": "fasttext", "engine": "fasttext"}
+    out["datatrove"] = {"label": f"DataTrove `FastTextClassifierFilter`{' × ' + str(k) if k > 1 else ''}", "kind": "datatrove"}
     return out
 
 
-def render(args, machine, cpu, models: dict, phase1: dict, scoring: dict, names: dict[str, dict]) -> str:
+def render(args, machine, cpu, sets: dict, phase1: dict, scoring: dict, names: dict[str, dict]) -> str:
     cmd = " ".join(["python benchmarks/quality.py", *sys.argv[1:]])
     out = [
-        "# Quality scoring: throughput and share of phase 1",
+        "# Classifier scoring: one, two and three fastText models, and the share of phase 1",
         "",
         f"- {machine['date']} · {machine['nproc']} CPUs ({machine['cpu']}) · {machine['mem_gib']} GiB · Python {machine['python']}",
         f"- load average at the start {machine['load_avg']}, at the end {machine['load_avg_end']} "
         "(well above 0 means other work shared the machine: compare docs/CPU-s)",
         f"- command: `{cmd}`",
         f"- each measurement in its own process, {'pinned to CPU ' + str(cpu) if cpu is not None else 'not pinned'}, "
-        f"math libraries single-threaded; {'the fastest of ' + str(args.repeat) + ' interleaved runs' if args.repeat > 1 else 'one run each'}; scoring in batches of {args.batch} documents, whole passes over the "
-        f"documents for at least {args.min_seconds} s; docs/s = documents scored ÷ wall seconds (model loading excluded, "
-        "shown apart)",
+        f"math libraries single-threaded; {'the fastest of ' + str(args.repeat) + ' interleaved runs' if args.repeat > 1 else 'one run each'}; "
+        f"scoring in batches of {args.batch} documents, whole passes over the documents for at least {args.min_seconds} s; "
+        "docs/s = documents scored (by every model of the set) ÷ wall seconds; model loading excluded, shown apart",
         "",
         "## Models",
         "",
     ]
-    rows = [[f"`{m['label']}`", m["what"], fmt(m["bytes"] / 1e6, 1)] for m in models.values()]
-    out += [markdown_table(["model", "what", "MB"], rows, "llr"), ""]
-    first = next(iter(scoring.values()))
-    some = next((r for r in first.values() if not r.get("failed")), {})
+    rows = [[f"{k}", ", ".join(f"`{m['label']}`" for m in v["models"]), fmt(sum(m["bytes"] for m in v["models"]) / 1e6, 1), v["what"]]
+            for k, v in sets.items()]
+    out += [markdown_table(["set", "models", "MB", "what"], rows, "llrl"), ""]
+    some = next((r for res in scoring.values() for r in res.values() if not r.get("failed")), {})
     out += [
         "## Scoring throughput (one core)",
         "",
         f"The {some.get('docs', '?')} documents phase 1 keeps from `samples/*.warc.gz` (the sample run's documents: "
-        f"{fmt(some.get('mean_chars'))} characters on average, median {fmt(some.get('median_chars'))}). Target: "
-        f"≥ {TARGET:,} docs/s per core.",
+        f"{fmt(some.get('mean_chars'))} characters on average, median {fmt(some.get('median_chars'))}), each scored by "
+        f"every model of the set. Target: ≥ {TARGET:,} docs/s per core.",
         "",
     ]
     rows = []
-    for mname, results in scoring.items():
+    for sname, results in scoring.items():
+        k = len(sets[sname]["models"])
         base = results.get("datatrove", {})
-        ok = base and not base.get("failed")
-        base_rate = base["docs_scored"] / base["wall_s"] if ok else None
-        base_cpu = base["docs_scored"] / max(base["cpu_s"], 1e-9) if ok else None
-        for sname, r in results.items():
-            label = names[sname]["label"]
+        base_cpu = base["docs_scored"] / max(base["cpu_s"], 1e-9) if base and not base.get("failed") else None
+        for kind, r in results.items():
+            label = names[sname][kind]["label"]
             if r.get("failed"):
-                rows.append([label, f"`{models[mname]['label']}`", "failed: " + r["failed"], *[""] * 7])
+                rows.append([sname, label, "failed: " + r["failed"], *[""] * 7])
                 continue
             rate = r["docs_scored"] / max(r["wall_s"], 1e-9)
             cpu_rate = r["docs_scored"] / max(r["cpu_s"], 1e-9)
-            rows.append([label, f"`{models[mname]['label']}`", fmt(rate), fmt(cpu_rate),
-                         f"**{rate / base_rate:.2f}×**" if base_rate else "–", f"{cpu_rate / base_cpu:.2f}×" if base_cpu else "–",
-                         fmt(1e6 / cpu_rate, 0), fmt(r["load_s"], 2), fmt(r.get("tree_pss_mb")),
-                         "yes" if max(rate, cpu_rate) >= TARGET else "no"])  # fmt: skip
-    headers = ["system", "model", "docs/s", "docs/CPU-s", "× DataTrove", "× DataTrove (CPU)", "CPU µs/doc", "load s",
-               "peak PSS MB", f"≥ {TARGET:,}/s"]  # fmt: skip
+            rows.append([sname, label, fmt(rate), f"**{fmt(cpu_rate)}**", f"{cpu_rate / base_cpu:.2f}×" if base_cpu else "–",
+                         fmt(1e6 / cpu_rate), fmt(1e6 / cpu_rate / k), fmt(r["load_s"], 2), fmt(r.get("tree_pss_mb")),
+                         "yes" if cpu_rate >= TARGET else "no"])  # fmt: skip
+    headers = ["models", "system", "docs/s", "docs/CPU-s", "× DataTrove (CPU)", "CPU µs/doc", "µs/doc per model", "load s",
+               "peak PSS MB", f"≥ {TARGET:,}/CPU-s"]  # fmt: skip
     out += [markdown_table(headers, rows, "llrrrrrrrl"), ""]
-    for mname, results in scoring.items():
-        for sname, r in results.items():
-            if "max_chars" in names[sname] and not r.get("failed"):
-                out.append(
-                    f"- `max_chars: {names[sname]['max_chars']}` with `{models[mname]['label']}`: {r['long_docs']} of {r['docs']} "
-                    f"documents are longer; their scores move by {r['mean_abs_diff_long']:.4f} on average (at most "
-                    f"{r['max_abs_diff']:.4f}), and {r['same_side_of_half']:.1%} of all documents stay on the same side of 0.5."
-                )
+    for sname, results in scoring.items():
+        for kind, r in results.items():
+            spec = names[sname][kind]
+            if "max_chars" in spec and not r.get("failed"):
+                moved = "; ".join(f"`{m}` by {v['mean_abs_diff_long']:.4f} on average (at most {v['max_abs_diff']:.4f}), "
+                                  f"{v['same_side_of_half']:.1%} on the same side of 0.5" for m, v in r["moves"].items())
+                out.append(f"- `max_chars: {spec['max_chars']}`, models {sname}: {r['long_docs']} of {r['docs']} documents are "
+                           f"longer; their scores move: {moved}.")
     out += [""]
     out += ["## Share of phase 1", "",
-            "Phase 1's `FileWorker` over the sample WARCs with `jobs/sample.yaml`'s settings and the quality stage last; "
-            "**phase 1 s** is the run's wall time without the quality stage, **share** = quality s ÷ phase 1 s, the "
-            "time scoring adds to phase 1 (model loading is once per actor, apart).", ""]  # fmt: skip
+            "Phase 1's `FileWorker` over the sample WARCs with `jobs/sample.yaml`'s settings and the classifiers last; "
+            "**phase 1 s** is the run's wall time without them, **share** = classifiers s ÷ phase 1 s, the time scoring "
+            "adds to phase 1 (model loading is once per worker process, apart).", ""]  # fmt: skip
     rows = []
-    for mname, r in phase1.items():
+    for sname, r in phase1.items():
         if r.get("failed"):
-            rows.append([f"`{models[mname]['label']}`", "failed: " + r["failed"], *[""] * 6])
+            rows.append([sname, "failed: " + r["failed"], *[""] * 6])
             continue
-        q = r["stage_seconds"].get("quality", 0.0)
+        q = r["stage_seconds"].get("classifiers", 0.0)
         rest = r["wall_s"] - q
-        rows.append([f"`{models[mname]['label']}`", r["responses"], r["scored"], fmt(rest, 2), fmt(q, 3),
-                     f"**{q / rest:.1%}**", fmt(1e6 * q / max(r["scored"], 1), 1), fmt(r["load_s"], 2)])  # fmt: skip
-    out += [markdown_table(["model", "responses", "scored", "phase 1 s", "quality s", "share", "µs/scored doc", "load s"], rows, "lrrrrrrr"), ""]
-    stage_rows = []
-    for mname, r in phase1.items():
-        if not r.get("failed"):
-            parts = " · ".join(f"{k} {v:.2f}" for k, v in r["stage_seconds"].items())
-            stage_rows.append([f"`{models[mname]['label']}`", fmt(r["wall_s"], 2), parts])
-    out += ["Seconds by stage:", "", markdown_table(["model", "wall s", "seconds by stage"], stage_rows, "lrl"), ""]
+        rows.append([sname, r["responses"], r["scored"], fmt(rest, 2), fmt(q, 3), f"**{q / rest:.1%}**",
+                     fmt(1e6 * q / max(r["scored"], 1), 1), fmt(r["load_s"], 2)])  # fmt: skip
+    out += [markdown_table(["models", "responses", "scored", "phase 1 s", "classifiers s", "share", "µs/scored doc", "load s"],
+                           rows, "lrrrrrrr"), ""]
+    stage_rows = [[sname, fmt(r["wall_s"], 2), " · ".join(f"{k} {v:.2f}" for k, v in r["stage_seconds"].items())]
+                  for sname, r in phase1.items() if not r.get("failed")]
+    out += ["Seconds by stage:", "", markdown_table(["models", "wall s", "seconds by stage"], stage_rows, "lrl"), ""]
     return "\n".join(out) + "\n"
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="one samples file, the demonstration model only; print only")
-    parser.add_argument("--no-large", action="store_true", help="skip the large (2 GB) model")
+    parser.add_argument("--quick", action="store_true", help="one samples file, one model; print only")
+    parser.add_argument("--large", action="store_true", help="also one production-sized (2 GB) model, trained here first")
     parser.add_argument("--repeat", type=int, default=1, help="runs per measurement, interleaved; the fastest is reported")
     parser.add_argument("--batch", type=int, default=64, help="documents per scoring batch (default 64)")
     parser.add_argument("--min-seconds", type=float, default=3.0, help="scoring time per measurement (default 3)")
-    parser.add_argument("--max-chars", type=int, nargs="*", default=[10_000, 3_000], help="max_chars of the 'ours, max_chars' rows (default 10000 3000)")
+    parser.add_argument("--max-chars", type=int, nargs="*", default=[3_000], help="max_chars of the 'ours, max_chars' rows (default 3000)")
     parser.add_argument("--cpu", type=int, default=None, help="CPU to pin the children to (default: the last one)")
     parser.add_argument("--no-pin", action="store_true", help="let the OS schedule the children")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds before a child is killed")
@@ -345,27 +391,34 @@ def main() -> int:
     min_s = 0.5 if args.quick else args.min_seconds
     tmp = Path(tempfile.mkdtemp(prefix="bench-quality-"))
     try:
-        models = {"demo": {"label": "samples/quality/model.ftz", "path": str(DEMO_MODEL), "bytes": DEMO_MODEL.stat().st_size,
-                           "what": "the committed demonstration model: dim 16, word bigrams in 50k buckets, quantized"}}  # fmt: skip
-        if not (args.quick or args.no_large):
+        demo = [{"label": str(path.relative_to(ROOT)), "name": name, "path": str(path), "model_label": label, "bytes": path.stat().st_size}
+                for name, path, label in DEMO_MODELS]
+        sets = {str(k): {"models": demo[:k], "what": "the committed demonstration models (dim 16, word bigrams in 50k buckets, quantized)"}
+                for k in ((1,) if args.quick else (1, 2, 3))}
+        if args.large:
             large = tmp / "large.bin"
             info = train_large_model(large, tmp, args.timeout)
-            models["large"] = {"label": "large.bin", "path": str(large), "bytes": info["bytes"],
-                               "what": f"trained here (`{' '.join(LARGE_ARGS)}`, {info['train_s']:.0f} s) on the same data"}  # fmt: skip
-        phase1, scoring, names = {}, {}, systems(args.max_chars)
-        for mname, m in models.items():
-            docs = str(tmp / "out-demo")  # every model scores the same documents: those phase 1 keeps
+            sets["1 large"] = {"models": [{"label": "large.bin", "name": "large", "path": str(large), "model_label": "hq", "bytes": info["bytes"]}],
+                               "what": f"trained here (`{' '.join(LARGE_ARGS)}`, {info['train_s']:.0f} s) on the quality model's data"}
+        phase1, scoring, names = {}, {}, {}
+        docs = str(tmp / "out-phase1")  # every set scores the same documents: those phase 1 keeps
+        for sname, sset in sets.items():
+            models = [[m["name"], m["path"], m["model_label"]] for m in sset["models"]]
+            names[sname] = systems(args.max_chars, len(models))
             runs: dict[str, list[dict]] = {}
             for i in range(args.repeat):  # interleaved, so a busy spell does not hit one system only
-                spec = {"kind": "phase1", "files": files, "out": str(tmp / f"out-{mname}"), "model": m["path"]}
-                runs.setdefault("phase1", []).append(run(spec, f"phase1-{mname}-{i}", cpu, tmp, args.timeout))
-                for sname, sspec in names.items():
-                    spec = {**sspec, "docs": docs, "model": m["path"], "batch": args.batch, "min_s": min_s}
-                    runs.setdefault(sname, []).append(run(spec, f"{sname}-{mname}-{i}", cpu, tmp, args.timeout))
-            phase1[mname] = fastest(runs.pop("phase1"), "wall_s")
-            scoring[mname] = {sname: fastest(rs, "rate") for sname, rs in runs.items()}
+                if sname in ("1", "3") or not Path(docs).exists():
+                    spec = {"kind": "phase1", "files": files, "out": docs if not Path(docs).exists() else str(tmp / f"out-{sname}-{i}"),
+                            "models": models}
+                    runs.setdefault("phase1", []).append(run(spec, f"phase1-{sname}-{i}", cpu, tmp, args.timeout))
+                for kind, sspec in names[sname].items():
+                    spec = {**sspec, "docs": docs, "models": models, "batch": args.batch, "min_s": min_s}
+                    runs.setdefault(kind, []).append(run(spec, f"{kind}-{sname.replace(' ', '-')}-{i}", cpu, tmp, args.timeout))
+            if "phase1" in runs:
+                phase1[sname] = fastest(runs.pop("phase1"), "wall_s")
+            scoring[sname] = {kind: fastest(rs, "rate") for kind, rs in runs.items()}
         machine["load_avg_end"] = machine_info()["load_avg"]
-        report = render(args, machine, cpu, models, phase1, scoring, names)
+        report = render(args, machine, cpu, sets, phase1, scoring, names)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(report)
