@@ -90,3 +90,27 @@ def test_one_input_file_with_dedup_off_says_what_did_not_run(ray_local, warc_fac
     assert again["phases"]["extracted"]["units_skipped"] == 1 and not (out / "_done" / "card" / "run.json").exists()
     assert f"documents/extracted/{part.name}" in (out / "README.md").read_text()
     assert report_main([str(out)]) == 1 and not (out / "_done" / "card" / "run.json").exists()
+
+
+def test_paragraph_dedup_is_reported_in_the_card(ray_local, warc_factory, tmp_path):
+    """dedup.paragraphs: the card says how many paragraphs and characters went, and shows the repeated one, redacted."""
+    shared = ("Write to press.office@harbor.example for photographs of the bridge, the towers and the ferries; "
+              "the office answers every request within two working days.")
+    own = ["The museum reopened its east wing with a collection of ship models carved by local families over a century.",
+           "A new bakery near the station sells rye bread from a recipe the owner's grandmother brought from the north.",
+           "The school choir sang at the harbor festival and raised money for new instruments and a trip to the capital.",
+           "Volunteers planted four hundred oak trees along the river path during a cold and windy weekend in March."]
+    warc_factory("p.warc.gz", [Page(f"https://p{i}.example/news", html(f"News {i}", text, shared).encode()) for i, text in enumerate(own)])
+    out = tmp_path / "out"
+    config = _config(tmp_path, out, dedup={"paragraphs": {"enabled": True, "min_chars": 20}}, pii={"enabled": True})
+    assert run(config, progress=False)["status"] == "ok"
+    record = json.loads((out / "run.json").read_text())
+    para = record["phases"]["deduped"]["paragraphs"]
+    assert para["removed"] == 3 and para["documents_edited"] == 3 and para["chars_removed"] >= 3 * len(shared)
+    card = json.loads((out / "card" / "stats.json").read_text())
+    assert card["dedup"]["paragraphs"]["removed"] == 3
+    readme = (out / "README.md").read_text()
+    section = readme.split("## Deduplication", 1)[1].split("\n## ", 1)[0]
+    assert "**Repeated paragraphs**" in section and "3 of " in section and f"{para['chars_removed']:,} characters" in section
+    assert "press.office" not in section  # the shown paragraph is redacted
+    assert "| 4 |" in section  # four copies of the shared paragraph in the corpus

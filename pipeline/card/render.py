@@ -380,7 +380,24 @@ def dedup(stats: dict) -> str:
     method = (f"Exact: {'on' if cfg.get('exact', {}).get('enabled') else 'off'}; MinHash-LSH: "
               f"{'on' if mh.get('enabled') else 'off'} (threshold {text(mh.get('threshold'))}, {text(mh.get('ngram'))}-"
               f"{text(mh.get('shingle'))} shingles, {text(mh.get('num_perm'))} permutations). One document per cluster is kept.")
-    return "\n".join([method, "", _table(["", "documents"], rows), "", _image(stats, "dup_clusters")])
+    return "\n".join([method, "", _table(["", "documents"], rows), "", _image(stats, "dup_clusters"), *_paragraphs(d.get("paragraphs"))])
+
+
+def _paragraphs(p: dict | None) -> list[str]:
+    """Paragraph (or line) dedup: what it removed, and the most repeated pieces (their first characters, redacted)."""
+    if not p:
+        return []
+    unit = "lines" if p.get("unit") == "line" else "paragraphs"
+    mode = "every copy after the first" if p.get("mode") == "keep_first" else "every copy of a piece repeated often enough"
+    out = ["", f"**Repeated {unit}** (`dedup.paragraphs`, after document dedup; removed: {mode}): {n(p.get('removed'))} of "
+                f"{n(p.get('pieces'))} {unit} and {n(p.get('chars_removed'))} characters removed from {n(p.get('documents_edited'))} "
+                f"documents; {n(p.get('documents_rejected'))} documents left too short were rejected by the text rules."]
+    top = p.get("top") or []
+    if top:
+        out += ["", _table(["copies", f"most repeated {unit} (first characters, PII redacted)"],
+                           [[n(r["count"]), text(r["text"]) if r.get("text") is not None else "(not shown: redaction unavailable)"]
+                            for r in top], "rl")]
+    return out
 
 
 def pii(stats: dict) -> str:

@@ -204,7 +204,8 @@ def _dedup(plan: CardPlan, aggs: dict) -> dict:
     return {"status": "ran", "in": kept + removed, "kept": kept, "removed": removed, "exact_duplicate": exact,
             "near_duplicate": near, "removed_share": share(removed, kept + removed), "clusters": clusters,
             "cluster_count": sum(clusters.values()), "documents_in_clusters": sum(int(s) * n for s, n in clusters.items()),
-            "largest_cluster": max(sizes, default=0) if clusters else 1 if sizes else 0}
+            "largest_cluster": max(sizes, default=0) if clusters else 1 if sizes else 0,
+            "paragraphs": ((plan.record.get("phases") or {}).get(name) or {}).get("paragraphs")}
 
 
 def _pii(docs: list[str], aggs: dict, config: dict) -> dict:
