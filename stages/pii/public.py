@@ -32,7 +32,7 @@ import logging
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
 from stages.pii.candidates import candidate_pattern
 from stages.pii.config import PATTERN_ENTITIES, PiiConfig
@@ -209,7 +209,14 @@ class PublicRedactor:
             return url
         host = m.group("host")
         public = IP_TOKEN if ip_host(host) else self.hosts([host])[0]
-        return url if public == host else m.group("head") + public + url[m.end("host") :]
+        if public == host:
+            return url
+        out = m.group("head") + public + url[m.end("host") :]
+        try:  # a bracketed IPv6 host replaced by its token can leave a stray "]" after it ("[::1]:80]:8080")
+            urlsplit(out)
+            return out
+        except ValueError:
+            return m.group("head") + public  # the host alone: what followed it does not split without the brackets
 
     def hosts(self, hosts: Iterable[str | None]) -> list[str]:
         """Each host as it may be published: IP_HOST for an IP address, labels with PII replaced (NO_HOST for none)."""
