@@ -29,3 +29,10 @@ def test_fuzz_finding_is_fixed(path):
 def test_every_target_has_a_check():
     assert set(checks.CHECKS) == set(checks.TARGETS)
     assert {p.parent.name for p in FINDINGS} <= set(checks.TARGETS)
+
+
+@pytest.mark.parametrize("target", ["url", "card"])
+def test_the_target_still_runs_on_todays_outputs(target):
+    """A campaign starts with each target's warm-up: the card target renders fuzz/data/card_stats.json, which must
+    be a card of today's shape (rebuild it with fuzz/make_corpus.py when the card's sections change)."""
+    checks.warm_up(target)
