@@ -19,7 +19,7 @@ LANGUAGE_SCORE = "language_score"
 TEXT = "text"
 URL = "url"
 SOURCE = "source"
-#: cluster size of a kept document (pipeline/phase2/write.py), in the dedup phase
+#: cluster size of a kept document (pipeline/dedup/write.py), in the dedup phase
 DUP_CLUSTER_SIZE = "dup_cluster_size"
 #: per-document PII counts (stages/pii/config.py count_column): pii_<entity lowercased>
 PII_PREFIX = "pii_"

@@ -1,7 +1,7 @@
 """Phase ``deduped``: exact and MinHash-LSH deduplication of the whole corpus on Ray.
 
 Deduplication is global, so the phase has one unit, the corpus, whose
-fingerprint covers every input part; its steps (pipeline.phase2) resume on
+fingerprint covers every input part; its steps (pipeline.dedup) resume on
 their own (signatures part by part).  Each output part is marked done like any
 other part, so the next phase reads it the usual way.
 """
@@ -11,13 +11,13 @@ from __future__ import annotations
 from pipeline.config import RunConfig
 from pipeline.context import RunContext
 from pipeline.phase import Part, Phase, StepInfo, Unit
-from pipeline.phase2 import paragraphs
-from pipeline.phase2.context import STAGE
-from pipeline.phase2.ids import REASON as DUPLICATE_ID
-from pipeline.phase2.context import Phase2Context
-from pipeline.phase2.driver import corpus_result, corpus_unit, deduplicate
-from pipeline.phase2.resume import corpus_settings
-from pipeline.phase2.write import part_unit
+from pipeline.dedup import paragraphs
+from pipeline.dedup.context import STAGE
+from pipeline.dedup.ids import REASON as DUPLICATE_ID
+from pipeline.dedup.context import DedupContext
+from pipeline.dedup.driver import corpus_result, corpus_unit, deduplicate
+from pipeline.dedup.resume import corpus_settings
+from pipeline.dedup.write import part_unit
 from pipeline.result import UnitResult
 from stages.base import StageInfo, StageSpec
 from stages.filters import text_filter_specs
@@ -29,7 +29,7 @@ class DedupedPhase(Phase):
     label = "exact and near duplicates removed"
     unit_kind = "corpus"
     sections = ("dedup",)
-    #: columns a kept document gets (pipeline/phase2/write.py, paragraphs.py)
+    #: columns a kept document gets (pipeline/dedup/write.py, paragraphs.py)
     adds = ("dup_cluster_size", "para_dedup_removed", "para_dedup_chars_removed")
 
     def enabled(self, config: RunConfig) -> bool:
@@ -56,7 +56,7 @@ class DedupedPhase(Phase):
     def run(self, ctx: RunContext, todo: list[Unit]):
         for corpus in todo:
             source = ctx.source(self)
-            p2 = Phase2Context(ctx.config, ctx.storage, tuple(corpus.params["parts"]), ctx.workers(), ctx.progress,
+            p2 = DedupContext(ctx.config, ctx.storage, tuple(corpus.params["parts"]), ctx.workers(), ctx.progress,
                                source.name if source else "extracted")
             summary = deduplicate(p2, corpus, corpus.params["signature_fingerprint"])
             if "failed_parts" in summary:
@@ -83,7 +83,7 @@ class DedupedPhase(Phase):
         return out
 
 
-#: The steps of the phase (pipeline/phase2/driver.py), in order: name, label, whether the config runs it.
+#: The steps of the phase (pipeline/dedup/driver.py), in order: name, label, whether the config runs it.
 STEPS = (
     ("signatures", "MinHash signatures, LSH band keys and exact hashes, part by part", lambda d: True),
     ("ids", "documents with the same id across parts", lambda d: True),

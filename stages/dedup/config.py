@@ -195,7 +195,7 @@ class ParagraphsConfig(BaseModel):
 class DedupConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    enabled: bool = Field(True, description="run phase 2 (deduplication)")
+    enabled: bool = Field(True, description="run the deduped phase (exact, MinHash-LSH and paragraph dedup)")
     exact: ExactConfig = Field(default_factory=ExactConfig, description="exact duplicates")
     minhash: MinHashConfig = Field(default_factory=MinHashConfig, description="near duplicates")
     components: ComponentsConfig = Field(default_factory=ComponentsConfig, description="connected components")

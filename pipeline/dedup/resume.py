@@ -1,4 +1,4 @@
-"""What phase 2 can reuse from an earlier run, and what it must delete.
+"""What the dedup steps can reuse from an earlier run, and what it must delete.
 
 Deduplication is global: a change to any input part or to the config changes
 every decision, so the outputs are reused or discarded as a whole.
@@ -14,7 +14,7 @@ every decision, so the outputs are reused or discarded as a whole.
 from __future__ import annotations
 
 from pipeline.phase import Part, fingerprint
-from pipeline.phase2.context import PHASE, Phase2Context
+from pipeline.dedup.context import PHASE, DedupContext
 from core.storage import Storage
 from stages.dedup import lsh
 from stages.dedup.config import DedupConfig
@@ -49,7 +49,7 @@ def clear_stale(storage: Storage, signature_fp: str) -> None:
         storage.delete_dir("dedup", step)
 
 
-def write_manifest(ctx: Phase2Context, signature_fp: str) -> tuple[int, int]:
+def write_manifest(ctx: DedupContext, signature_fp: str) -> tuple[int, int]:
     """Record what step 1's outputs belong to; returns the LSH (bands, rows)."""
     bands, rows = lsh.bands_rows(ctx.dedup.minhash)
     ctx.storage.write_json({"fingerprint": signature_fp, "parts": list(ctx.units), "bands": bands, "rows": rows},

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from pipeline.phase2 import ids
-from pipeline.phase2.content import FOLDER as CONTENT_FOLDER
-from pipeline.phase2.context import Phase2Context
-from pipeline.phase2.shuffle import group_apply
+from pipeline.dedup import ids
+from pipeline.dedup.content import FOLDER as CONTENT_FOLDER
+from pipeline.dedup.context import DedupContext
+from pipeline.dedup.shuffle import group_apply
 from stages.dedup.edges import edges_table, star_edges
 from stages.dedup.hashing import fmix64
 
@@ -35,7 +35,7 @@ class EdgeSet:
     rows: int
 
 
-def find_edges(ctx: Phase2Context, signature_stats: list[dict]) -> tuple[EdgeSet, dict]:
+def find_edges(ctx: DedupContext, signature_stats: list[dict]) -> tuple[EdgeSet, dict]:
     """Step 2; returns the edges and its part of the summary."""
     task = {"threshold": ctx.dedup.minhash.verify_threshold, "excluded": ids.excluded_docs(ctx)}
     # step 1's rows, and step 2c's content rows (same buckets)
@@ -52,7 +52,7 @@ def find_edges(ctx: Phase2Context, signature_stats: list[dict]) -> tuple[EdgeSet
     return edges, {"bucket_partitions": p, "edges": edges.rows}
 
 
-def _row_weight(ctx: Phase2Context, signature_stats: list[dict]) -> float:
+def _row_weight(ctx: DedupContext, signature_stats: list[dict]) -> float:
     """Size of an average bucket row relative to one without shingles."""
     weight = 1.0
     if ctx.dedup.minhash.verify == "exact":  # rows then carry their document's shingle hashes: 8 bytes each
