@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from pipeline.dedup import ids
+from pipeline.dedup import earlier, ids
 from pipeline.dedup.boilerplate import fixed_bytes, masks_of
 from pipeline.dedup.components import Components
 from pipeline.dedup.context import Parts, DedupContext, part_of, row_of
@@ -37,7 +37,7 @@ def decide(ctx: DedupContext, found: Components | None, use_score: bool) -> dict
     m = ctx.dedup.minhash
     check = check_settings(m) if m.enabled and m.verify != "off" and m.verify_kept else None
     attach = {"parts": ctx.parts, "width": signature_width(m) if check else 0, "num_perm": m.num_perm}
-    repeated = ctx.files(*ids.FOLDER)
+    repeated = ctx.files(*ids.FOLDER) + ctx.files(*earlier.FOLDER)  # decided before the graph: steps 1b and 2d
     if found is None or found.members is not None:
         tables = [ctx.read_local(repeated).select(DECISION_SCHEMA.names).cast(DECISION_SCHEMA)] if repeated else []
         if found is not None:

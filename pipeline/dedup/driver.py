@@ -8,7 +8,8 @@ from collections import Counter
 
 from pipeline.config import RunConfig
 from pipeline.phase import Part, Unit, fingerprint
-from pipeline.dedup import boilerplate, components, content, decisions, edges, ids, resume, signatures, verify, write
+from pipeline.dedup import boilerplate, components, content, decisions, earlier, edges, ids, resume, signatures, verify, write
+from pipeline.dedup import index as dedup_index
 from pipeline.dedup import paragraphs  # 
 from pipeline.dedup.context import PHASE, DedupContext, timed
 from core.storage import Storage
@@ -27,6 +28,8 @@ def corpus_unit(parts: list[Part], config: RunConfig) -> Unit:
     parts = sorted(parts, key=lambda p: p.name)
     settings = resume.corpus_settings(config.dedup, config.output.rejected_text)
     settings.update(paragraphs.settings(config))  # paragraph dedup and the rules it re-applies ({} when off)
+    if config.dedup.enabled and config.dedup.against:  # each earlier run's root and index identity ({} when none)
+        settings["against_indexes"] = dedup_index.identities(config)
     return Unit(CORPUS, fingerprint([(p.name, p.fingerprint) for p in parts], settings),
                 {"parts": [p.name for p in parts], "signature_fingerprint": resume.signature_fingerprint(parts, config.dedup)})
 
@@ -93,6 +96,9 @@ def deduplicate(ctx: DedupContext, corpus: Unit, signature_fp: str) -> dict:
         summary.update(boilerplate.find_boilerplate(ctx, summary["bucket_rows"]))
     with timed(steps, "content"):
         summary.update(content.content_buckets(ctx))
+    if earlier.needed(ctx):  # documents an earlier run kept (dedup.against): removed before the graph
+        with timed(steps, "earlier"):
+            summary.update(earlier.find_earlier(ctx))
 
     with timed(steps, "edges"):
         edge_set, info = edges.find_edges(ctx, sig_stats)
@@ -109,7 +115,7 @@ def deduplicate(ctx: DedupContext, corpus: Unit, signature_fp: str) -> dict:
         with timed(steps, "components"):
             found, info = components.find_components(ctx, edge_set)
         summary.update(info)
-    if found is not None or summary["duplicate_ids"]:
+    if found is not None or summary["duplicate_ids"] or summary.get("duplicate_earlier"):
         with timed(steps, "decisions"):
             summary.update(decisions.decide(ctx, found, use_score))
 
@@ -142,7 +148,10 @@ def corpus_result(summary: dict, unit: str = CORPUS) -> UnitResult:
 
 
 def _done(ctx: DedupContext, corpus: Unit, summary: dict) -> dict:
-    """Write the corpus marker (the phase's completion), holding the summary; returns the summary."""
+    """Write the index's settings file and the corpus marker (the phase's completion), holding the summary; returns the summary."""
+    # the index of what this run kept is complete once its settings file is written (pipeline/dedup/index.py)
+    dedup_index.write_settings(ctx.storage, ctx.dedup, corpus.fingerprint, list(ctx.units), summary["kept"])
+    summary["index_bytes"] = sum(ctx.storage.fs.get_file_info(f).size for f in ctx.files(dedup_index.FOLDER))
     result = corpus_result(summary)
     result.outputs["part_names"] = list(ctx.units)
     UnitWork(ctx.storage, corpus, marker_path(PHASE, CORPUS)).commit(result)

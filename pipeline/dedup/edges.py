@@ -37,7 +37,11 @@ class EdgeSet:
 
 def find_edges(ctx: DedupContext, signature_stats: list[dict]) -> tuple[EdgeSet, dict]:
     """Step 2; returns the edges and its part of the summary."""
-    task = {"threshold": ctx.dedup.minhash.verify_threshold, "excluded": ids.excluded_docs(ctx)}
+    from pipeline.dedup import earlier  # (it imports verify, which imports this module)
+
+    # documents removed for a repeated id (1b) or as copies of an earlier run's (2d) are in no cluster
+    excluded = np.union1d(ids.excluded_docs(ctx), earlier.excluded_docs(ctx))
+    task = {"threshold": ctx.dedup.minhash.verify_threshold, "excluded": excluded}
     # step 1's rows, and step 2c's content rows (same buckets)
     buckets = ctx.files("dedup", "buckets") + ctx.files(*CONTENT_FOLDER)
     bucket_rows = sum(s.get("bucket_rows", 0) for s in signature_stats) + ctx.rows(ctx.files(*CONTENT_FOLDER))

@@ -14,6 +14,7 @@ from pipeline.phase import Part, Phase, StepInfo, Unit
 from pipeline.dedup import paragraphs
 from pipeline.dedup.context import STAGE
 from pipeline.dedup.ids import REASON as DUPLICATE_ID
+from pipeline.dedup.earlier import REASON as DUPLICATE_EARLIER
 from pipeline.dedup.context import DedupContext
 from pipeline.dedup.driver import corpus_result, corpus_unit, deduplicate
 from pipeline.dedup.resume import corpus_settings
@@ -40,7 +41,11 @@ class DedupedPhase(Phase):
 
     def declared_stages(self, config: RunConfig) -> list[StageInfo]:
         """The stages its removals name: document dedup, and paragraph dedup's filter rules on the rewritten texts."""
-        out = [StageInfo(STAGE, "exact and near duplicates removed", ("text",), (), (EXACT, URL, NEAR, DUPLICATE_ID))]
+        if config.dedup.against:  # dedup.against: also copies of what earlier runs kept
+            out = [StageInfo(STAGE, "exact and near duplicates removed (within the run and of earlier runs' documents)",
+                             ("text",), (), (EXACT, URL, NEAR, DUPLICATE_ID, DUPLICATE_EARLIER))]
+        else:
+            out = [StageInfo(STAGE, "exact and near duplicates removed", ("text",), (), (EXACT, URL, NEAR, DUPLICATE_ID))]
         if config.dedup.paragraphs.enabled:
             rules = [r for cls, cfg in text_filter_specs(config.filters) for r in StageSpec(cls, cfg).info().reasons]
             out.append(StageInfo(paragraphs.STAGE, "repeated paragraphs removed; documents too short after it",
@@ -89,6 +94,7 @@ STEPS = (
     ("ids", "documents with the same id across parts", lambda d: True),
     ("boilerplate", "signature values a host's pages share (host boilerplate)", lambda d: d.minhash.enabled and d.minhash.boilerplate.enabled),
     ("content", "content candidates of pages with a long host block", lambda d: d.minhash.enabled and d.minhash.boilerplate.enabled),
+    ("earlier", "documents an earlier run kept (dedup.against): exact hash or LSH key + signature check", lambda d: bool(d.against)),
     ("edges", "candidate pairs from shared band keys and exact hashes (shuffle by key)", lambda d: True),
     ("verify", "candidate pairs checked against their signatures", lambda d: d.minhash.enabled and d.minhash.verify != "off"),
     ("components", "connected components of the duplicate graph", lambda d: True),
