@@ -39,9 +39,10 @@ from pipeline.dedup.content import FOLDER as CONTENT_FOLDER
 from pipeline.dedup.context import DedupContext, row_of
 from pipeline.dedup.signatures import signature_width
 from pipeline.dedup.verify import check_settings, duplicates, signatures_of
+from stages.dedup.keep import EARLIER
 
 FOLDER = ("dedup", "earlier-duplicates")
-REASON = "duplicate_earlier"
+REASON = EARLIER  # "duplicate_earlier" (stages/dedup/keep.py)
 #: An earlier document is numbered ``run << 48 | index file << 32 | row``.
 _RUN_BITS, _FILE_BITS = 48, 32
 

@@ -212,7 +212,7 @@ class DedupConfig(BaseModel):
         default_factory=list, max_length=100,
         description="output roots of earlier runs (local or s3://): a document that duplicates one an earlier run kept "
         "(exactly, or LSH + the signature check) is removed with reason duplicate_earlier; reads only their dedup_index/ "
-        "(docs/dedup.md#against-earlier-runs)",
+        "(docs/dedup.md#against-earlier-runs-dedupagainst-step-2d)",
     )
 
     @model_validator(mode="after")
