@@ -94,8 +94,8 @@ def run_phase1(warcs: list[str], out: Path, filters: bool) -> None:
         run(config(warcs, out, filters), progress=False)
 
 
-def run_phase2(warcs: list[str], out: Path, filters: bool, dedup: dict, truth: dict) -> dict:
-    from pipeline.phase2 import run_phase2 as phase2
+def run_dedup(warcs: list[str], out: Path, filters: bool, dedup: dict, truth: dict) -> dict:
+    from pipeline.dedup import run_dedup as phase2
 
     t0 = time.perf_counter()
     summary = phase2(config(warcs, out, filters, dedup), Storage(str(out)), 2, progress=False)
@@ -171,18 +171,18 @@ def main(argv=None) -> int:
         out = work / ("filters" if filters else "nofilters")
         run_phase1(warcs, out, filters)
         for label, dedup in VARIANTS.items():
-            s = run_phase2(warcs, out, filters, dedup, truth)
+            s = run_dedup(warcs, out, filters, dedup, truth)
             lines.append(row("filters" if filters else "no filters", s, label))
             print(lines[-1], f"false positives: {s['false_positives'][:5]}", flush=True)
     if args.sweeps:
         out = work / "nofilters"
         lines += ["", "## Settings (filters off)", "", *HEADER]
         for min_docs in (2, 3, 4, 6, 8):
-            s = run_phase2(warcs, out, False, {"minhash": {"boilerplate": {"min_docs": min_docs}}}, truth)
+            s = run_dedup(warcs, out, False, {"minhash": {"boilerplate": {"min_docs": min_docs}}}, truth)
             lines.append(row("no filters", s, f"min_docs {min_docs}"))
             print(lines[-1], flush=True)
         for identical in (0.6, 0.8, 0.9):
-            s = run_phase2(warcs, out, False, {"minhash": {"boilerplate": {"identical_threshold": identical}}}, truth)
+            s = run_dedup(warcs, out, False, {"minhash": {"boilerplate": {"identical_threshold": identical}}}, truth)
             lines.append(row("no filters", s, f"identical_threshold {identical}"))
             print(lines[-1], flush=True)
         lines += ["", "## Block share (filters off)", "", "Other corpora from the same generator, the block's share of an "
@@ -194,7 +194,7 @@ def main(argv=None) -> int:
             w, t = make_corpus(folder / "corpus", args.pages, share=share)
             run_phase1(w, folder / "out", False)
             for label in ("before", "no content candidates", "after (defaults)"):
-                s = run_phase2(w, folder / "out", False, VARIANTS[label], t)
+                s = run_dedup(w, folder / "out", False, VARIANTS[label], t)
                 lines.append(row(f"{share[0]:.1f}-{share[1]:.1f}", s, label))
                 print(lines[-1], flush=True)
     RESULTS.write_text("\n".join(lines) + "\n")

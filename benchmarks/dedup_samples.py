@@ -120,7 +120,7 @@ def run_one(extractor: str, filters: bool, workdir: Path, truth: dict, dedup: di
 
 def sweep(extractor: str, workdir: Path, truth: dict) -> list[tuple[dict, dict]]:
     """Phase 2 settings on one phase-1 output (filters on, as users run it)."""
-    from pipeline.phase2 import run_phase2
+    from pipeline.dedup import run_dedup
 
     out = workdir / f"{extractor}-filters"
     rows = []
@@ -129,7 +129,7 @@ def sweep(extractor: str, workdir: Path, truth: dict) -> list[tuple[dict, dict]]
             for threshold in (0.4, 0.5, 0.6, 0.7, 0.8):
                 minhash = {"shingle": shingle, "ngram": n, "threshold": threshold}
                 cfg = _config(extractor, str(out), True, {"minhash": minhash})
-                run_phase2(cfg, Storage(str(out)), 2, progress=False)
+                run_dedup(cfg, Storage(str(out)), 2, progress=False)
                 rows.append((minhash, score(Storage(str(out)), truth)))
     return rows
 

@@ -97,7 +97,7 @@ def removed_ids(root: str) -> set[str]:
 
 def run_ours(root: str, workers: int, distributed: bool, boilerplate: bool = True) -> dict:
     from pipeline.config import parse_config
-    from pipeline.phase2 import run_phase2
+    from pipeline.dedup import run_dedup
     from pipeline.runner import init_ray
     from core.storage import Storage
 
@@ -109,7 +109,7 @@ def run_ours(root: str, workers: int, distributed: bool, boilerplate: bool = Tru
     load0 = os.getloadavg()
     t0 = time.perf_counter()
     with PeakMemory() as mem, TreeCpu() as cpu:
-        summary = run_phase2(cfg, Storage(root), workers, progress=False)
+        summary = run_dedup(cfg, Storage(root), workers, progress=False)
     wall = time.perf_counter() - t0
     load1 = os.getloadavg()
     import ray

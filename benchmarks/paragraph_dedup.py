@@ -250,9 +250,9 @@ def _removed_lines(lines: list[str], out: str) -> set[int]:
 # ------------------------------------------------------------------------------------------ runs
 
 
-def run_phase2(root: Path, dedup: dict, workers: int = 2, filters: bool = True) -> tuple[dict, float]:
+def run_dedup(root: Path, dedup: dict, workers: int = 2, filters: bool = True) -> tuple[dict, float]:
     from pipeline.config import parse_config
-    from pipeline.phase2 import run_phase2 as phase2
+    from pipeline.dedup import run_dedup as phase2
     from core.storage import Storage
 
     data = {"inputs": ["unused"], "output": str(root), "dedup": dedup}
@@ -288,7 +288,7 @@ def exactness_rows(work: Path, pages: int, workers: int) -> list[str]:
         shutil.rmtree(root, ignore_errors=True)
         storage = Storage(str(root))
         parts = write_parts(storage, docs)
-        run_phase2(root, {"paragraphs": {"enabled": True, "mode": mode}}, workers, filters)
+        run_dedup(root, {"paragraphs": {"enabled": True, "mode": mode}}, workers, filters)
         o = outcome(storage, parts, mode)
         lines.append(f"| {mode} | {'on' if filters else 'off'} | {o.documents} | {o.lines} | {o.repeated_keys} | {o.to_remove} | "
                      f"{o.removed} | {o.wrong_unique + o.wrong_first} | {o.missed} | {o.exact_texts}/{o.documents} | {o.rejected_after} |")
@@ -311,17 +311,17 @@ def placement_rows(work: Path, pages: int, workers: int, filters: bool) -> list[
         shutil.rmtree(root, ignore_errors=True)
         write_parts(Storage(str(root)), docs)
         if label.startswith("document"):
-            summary, seconds = run_phase2(root, {}, workers, filters)
+            summary, seconds = run_dedup(root, {}, workers, filters)
         elif "after" in label:
-            summary, seconds = run_phase2(root, {"paragraphs": {"enabled": True}}, workers, filters)
+            summary, seconds = run_dedup(root, {"paragraphs": {"enabled": True}}, workers, filters)
         else:
-            first, s1 = run_phase2(root, {"paragraphs": {"enabled": True}, **DOCUMENTS_OFF}, workers, filters)
+            first, s1 = run_dedup(root, {"paragraphs": {"enabled": True}, **DOCUMENTS_OFF}, workers, filters)
             second = work / f"place-{filters}-{len(lines)}-then"
             shutil.rmtree(second, ignore_errors=True)
             for sub in ("documents/deduped", "_done/deduped"):
                 shutil.copytree(root / sub, second / sub.replace("deduped", "extracted"))
             (second / "_done" / "extracted" / "_corpus.json").unlink()
-            summary, s2 = run_phase2(second, {}, workers, filters)
+            summary, s2 = run_dedup(second, {}, workers, filters)
             summary["paragraphs"] = first["paragraphs"]
             para_removed = removed(root, "paragraph_dedup")
             seconds = s1 + s2
@@ -380,7 +380,7 @@ def _measure(root: Path, workers: int, documents: bool, paragraphs: bool, filter
 def measure_child(root: str, workers: int, documents: bool, paragraphs: bool, filters: bool) -> dict:
     from benchmarks.memory import PeakMemory, TreeCpu
     from pipeline.config import parse_config
-    from pipeline.phase2 import run_phase2 as phase2
+    from pipeline.dedup import run_dedup as phase2
     from pipeline.runner import init_ray
     from core.storage import Storage
 

@@ -7,7 +7,9 @@
   pipeline is importable);
 - the output root: a folder (or S3 prefix) where a probe file can be created
   and removed;
-- the local inputs: WARC files by their content (pipeline.inputs.check_formats).
+- the local inputs: WARC files by their content (pipeline.inputs.check_formats);
+- ``dedup.against``: each earlier run's dedup index exists and was built with this run's settings
+  (pipeline.dedup.index.problems).
 
 Every problem is one line naming the field (or the input) and the fix; all of
 them are reported at once, as one ConfigError.
@@ -130,7 +132,9 @@ def _probe_s3(config: RunConfig) -> list[str]:
 
 def preflight(config: RunConfig, inputs: list[str]) -> None:
     """Raise one ConfigError listing every problem found before any work (none: returns)."""
-    problems = [*check_named_files(config), *check_output(config)]
+    from pipeline.dedup import index as dedup_index  # dedup.against: each earlier run's index, its settings
+
+    problems = [*check_named_files(config), *check_output(config), *dedup_index.problems(config)]
     try:
         check_formats(inputs)
     except InputError as e:

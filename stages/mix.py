@@ -39,7 +39,7 @@ from stages.source_name import SOURCE_NAME
 
 #: The column of a sample's copy number (0: the document's first copy; k >= 1: its id has ``#k``).
 COPY = "mix_copy"
-#: dedup's cluster size of a kept document (pipeline/phase2/write.py): rehydration reads it.
+#: dedup's cluster size of a kept document (pipeline/dedup/write.py): rehydration reads it.
 CLUSTER = "dup_cluster_size"
 #: The pool's name when the run names no sources (rehydration alone).
 ALL = ""

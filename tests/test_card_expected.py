@@ -250,7 +250,8 @@ def _dedup(docs, rej, ran) -> dict:
             "exact_duplicate": int((r["reason"] == "exact_duplicate").sum()), "near_duplicate": int((r["reason"] == "duplicate").sum()),
             "removed_share": share(len(r), len(kept) + len(r)), "clusters": clusters, "cluster_count": sum(clusters.values()),
             "documents_in_clusters": sum(int(s) * n for s, n in clusters.items()),
-            "largest_cluster": int(kept["dup_cluster_size"].max()) if len(kept) else 0}
+            "largest_cluster": int(kept["dup_cluster_size"].max()) if len(kept) else 0,
+            **({"earlier_duplicate": int(e)} if (e := (r["reason"] == "duplicate_earlier").sum()) else {})}
 
 
 def _pii(docs, doc_phases, config) -> dict:

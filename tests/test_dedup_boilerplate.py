@@ -185,9 +185,9 @@ def _outputs(root) -> dict:
 
 
 @pytest.mark.ray
-def test_phase2_on_shared_block_pages_keeps_distinct_bodies_and_finds_copies(ray_local, tmp_path):
+def test_dedup_on_shared_block_pages_keeps_distinct_bodies_and_finds_copies(ray_local, tmp_path):
     from pipeline.config import parse_config
-    from pipeline.phase2 import run_phase2
+    from pipeline.dedup import run_dedup
     from core.storage import Storage
 
     pages = generate(pages=20, seed=0)
@@ -201,7 +201,7 @@ def test_phase2_on_shared_block_pages_keeps_distinct_bodies_and_finds_copies(ray
     for name, dedup in runs.items():
         root = tmp_path / name
         write_generator_parts(root, pages)
-        summary = run_phase2(parse_config({"inputs": ["unused"], "output": str(root), "dedup": dedup}), Storage(str(root)),
+        summary = run_dedup(parse_config({"inputs": ["unused"], "output": str(root), "dedup": dedup}), Storage(str(root)),
                              workers=1 if name == "after" else 2, progress=False)
         results[name] = (score(root, pages), summary, _outputs(root))
     before, after = results["before"][0], results["after"][0]

@@ -142,9 +142,9 @@ def _linked(root, pages) -> dict:
 
 
 @pytest.mark.ray
-def test_phase2_links_copies_under_other_blocks_with_content_candidates(ray_local, tmp_path):
+def test_dedup_links_copies_under_other_blocks_with_content_candidates(ray_local, tmp_path):
     from pipeline.config import parse_config
-    from pipeline.phase2 import run_phase2
+    from pipeline.dedup import run_dedup
     from core.storage import Storage
     from tests.test_dedup_boilerplate import score
 
@@ -156,7 +156,7 @@ def test_phase2_links_copies_under_other_blocks_with_content_candidates(ray_loca
     for name, dedup in runs.items():
         root = tmp_path / name.replace(" ", "-")
         write_generator_parts(root, pages)
-        summary = run_phase2(parse_config({"inputs": ["unused"], "output": str(root), "dedup": dedup}), Storage(str(root)),
+        summary = run_dedup(parse_config({"inputs": ["unused"], "output": str(root), "dedup": dedup}), Storage(str(root)),
                              workers=2, progress=False)
         results[name] = (score(root, pages), _linked(root, pages), summary)
     before, no_content, after = (results[k] for k in runs)

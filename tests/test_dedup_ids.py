@@ -8,9 +8,9 @@ import random
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.phase2 import run_phase2
+from pipeline.dedup import run_dedup
 from core.storage import Storage
-from tests.test_dedup_phase2 import config, corpus, outputs, prose, removed, write_phase1
+from tests.test_dedup_steps import config, corpus, outputs, prose, removed, write_phase1
 
 pytestmark = pytest.mark.ray
 
@@ -35,7 +35,7 @@ def id_rejections(root) -> list[dict]:
 def test_repeated_ids_are_removed_naming_the_kept_part(ray_local, tmp_path, dedup):
     parts, expected, repeated = with_repeated_ids()
     write_phase1(tmp_path, parts)
-    summary = run_phase2(config(tmp_path, **dedup), Storage(str(tmp_path)), workers=2, progress=False)
+    summary = run_dedup(config(tmp_path, **dedup), Storage(str(tmp_path)), workers=2, progress=False)
     rows = id_rejections(tmp_path)
     assert sorted(r["source"] for r in rows) == ["unit-b", "unit-c"]
     for r in rows:
@@ -53,7 +53,7 @@ def test_repeated_ids_are_removed_when_there_is_no_other_duplicate(ray_local, tm
     rng = random.Random(8)
     parts = {"a": [{"id": "x", "text": prose(rng)}, {"id": "y", "text": prose(rng)}], "b": [{"id": "x", "text": prose(rng)}]}
     write_phase1(tmp_path, parts)
-    summary = run_phase2(config(tmp_path), Storage(str(tmp_path)), workers=2, progress=False)
+    summary = run_dedup(config(tmp_path), Storage(str(tmp_path)), workers=2, progress=False)
     assert summary["edges"] == 0 and summary["rejected_by_reason"] == {"duplicate_id": 1}
     rejected = pq.read_table(tmp_path / "rejected" / "deduped" / "part-b.parquet").to_pylist()
     assert [(r["id"], json.loads(r["details"])["kept_part"]) for r in rejected] == [("x", "a")]

@@ -84,7 +84,7 @@ def test_settings_have_bounds_and_name_the_field():
 
 
 def test_the_most_repeated_paragraphs_are_redacted_or_left_out(monkeypatch):
-    from pipeline.phase2 import paragraphs as step
+    from pipeline.dedup import paragraphs as step
 
     cfg = parse_config({"inputs": ["x"], "output": "o"})
     (text,) = step._redacted(["Write to john.smith@gmail.com about the harbor and its boats today."], cfg)

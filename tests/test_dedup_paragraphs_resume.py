@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from benchmarks.paragraph_dedup import quoted_corpus, write_parts
-from pipeline.phase2 import run_phase2
+from pipeline.dedup import run_dedup
 from core.storage import Storage
 from tests.conftest import REPO
-from tests.test_dedup_paragraphs_phase2 import config, digests
+from tests.test_dedup_paragraphs_steps import config, digests
 
 pytestmark = [pytest.mark.ray, pytest.mark.faults]
 
@@ -25,12 +25,12 @@ import json, sys
 import ray
 from pipeline.config import RunConfig
 from pipeline.distribute import init_ray
-from pipeline.phase2 import run_phase2
+from pipeline.dedup import run_dedup
 from core.storage import Storage
 cfg = RunConfig.model_validate(json.loads(sys.argv[1]))
 ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")
 init_ray()
-run_phase2(cfg, Storage(cfg.output.root), workers=2, progress=False)
+run_dedup(cfg, Storage(cfg.output.root), workers=2, progress=False)
 """
 
 
@@ -65,7 +65,7 @@ def test_killed_in_the_paragraph_step_or_the_rewrite_then_rerun_gives_the_same_b
     docs = quoted_corpus(pages=8)
     reference = tmp_path / "reference"
     write_parts(Storage(str(reference)), docs)
-    run_phase2(config(reference), Storage(str(reference)), workers=2, progress=False)
+    run_dedup(config(reference), Storage(str(reference)), workers=2, progress=False)
 
     out = tmp_path / "killed"
     write_parts(Storage(str(out)), docs)
@@ -73,6 +73,6 @@ def test_killed_in_the_paragraph_step_or_the_rewrite_then_rerun_gives_the_same_b
     rc = _kill_when([sys.executable, "-c", DRIVER, json.dumps(config(out).model_dump(mode="json"))], _any(folder))
     assert rc == -signal.SIGKILL
     assert not (out / "_done" / "deduped" / "_corpus.json").exists()  # killed before the phase ended
-    summary = run_phase2(config(out), Storage(str(out)), workers=2, progress=False)
+    summary = run_dedup(config(out), Storage(str(out)), workers=2, progress=False)
     assert "skipped" not in summary and summary["paragraphs"]["removed"] > 0
     assert digests(out) == digests(reference)

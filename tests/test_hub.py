@@ -22,7 +22,7 @@ from tests.conftest import REPO, SAMPLES
 pytestmark = pytest.mark.ray
 
 #: What must never reach the Hub: text before PII redaction, removed documents, intermediates, bookkeeping.
-PRIVATE = re.compile(r"^(rejected/|documents/(extracted|deduped)/|dedup/|_done/|run\.json$|\.lock)")
+PRIVATE = re.compile(r"^(rejected/|documents/(extracted|deduped)/|dedup/|dedup_index/|_done/|run\.json$|\.lock)")
 
 
 @pytest.fixture(scope="module")
@@ -107,6 +107,7 @@ def test_the_allow_list_uploads_the_card_the_documents_and_the_shards_and_nothin
     assert chosen == expected
     assert not [f for f in chosen if PRIVATE.match(f)]
     assert [f for f in _files(root) if PRIVATE.match(f)]  # ... though the root holds such files
+    assert [f for f in _files(root) if f.startswith("dedup_index/")]  # the dedup index (dedup.against) too
 
 
 def test_the_uploaded_selection_is_a_repo_whose_links_and_configs_resolve(root, tmp_path):

@@ -9,7 +9,8 @@ and a tar of token arrays is no table a viewer can show).
 ``allow_patterns`` is what ``huggingface_hub.upload_folder``/``upload_large_folder`` should upload of the
 root (its own ``filter_repo_objects`` applies them): the card, its plots and stats.json, the published
 documents and the shards with their indexes, manifest and tokenizer; never ``rejected/``, the phases
-before redaction, ``dedup/``, ``_done/`` or ``run.json``.  ``ignore_patterns`` leaves out hidden files (an
+before redaction, ``dedup/``, ``dedup_index/`` (what a later run deduplicates against: ids, hashes, signatures),
+``_done/`` or ``run.json``.  ``ignore_patterns`` leaves out hidden files (an
 interrupted write's ``.name.tmp``).
 """
 

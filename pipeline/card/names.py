@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from stages.base import DETAILS, REASON  # noqa: F401  (rejected/<phase>: stages/base.py REJECTED_SCHEMA)
 from stages.dedup.keep import EXACT as EXACT_DUPLICATE, NEAR as NEAR_DUPLICATE  # noqa: F401  (dedup's reasons)
+from stages.dedup.keep import EARLIER as EARLIER_DUPLICATE  # noqa: F401  (dedup.against's reason)
 from stages.classify import SCORE_SUFFIX  # noqa: F401  (a classifier's score column: <name>_score)
 
 # ---------------------------------------------------------------- columns of documents/<phase>
@@ -19,7 +20,7 @@ LANGUAGE_SCORE = "language_score"
 TEXT = "text"
 URL = "url"
 SOURCE = "source"
-#: cluster size of a kept document (pipeline/phase2/write.py), in the dedup phase
+#: cluster size of a kept document (pipeline/dedup/write.py), in the dedup phase
 DUP_CLUSTER_SIZE = "dup_cluster_size"
 #: per-document PII counts (stages/pii/config.py count_column): pii_<entity lowercased>
 PII_PREFIX = "pii_"

@@ -374,6 +374,8 @@ def dedup(stats: dict) -> str:
     cfg = stats["run"]["config"].get("dedup", {})
     mh = cfg.get("minhash", {})
     rows = [["exact duplicates removed", n(d["exact_duplicate"])], ["near duplicates removed", n(d["near_duplicate"])],
+            *([["copies of earlier runs' documents removed (dedup.against)", n(d["earlier_duplicate"])]]
+              if d.get("earlier_duplicate") else []),
             ["removed in all", f"{n(d['removed'])} of {n(d['in'])} ({pct(d['removed_share'])})"],
             ["clusters of 2 or more", n(d["cluster_count"])], ["documents in them", n(d["documents_in_clusters"])],
             ["largest cluster", n(d["largest_cluster"])]]

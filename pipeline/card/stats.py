@@ -197,6 +197,7 @@ def _dedup(plan: CardPlan, aggs: dict) -> dict:
     reasons = aggs.get(f"{name}/rejected", {}).get("reasons", {})
     exact = sum(r.get(N.EXACT_DUPLICATE, 0) for r in reasons.values())
     near = sum(r.get(N.NEAR_DUPLICATE, 0) for r in reasons.values())
+    earlier = sum(r.get(N.EARLIER_DUPLICATE, 0) for r in reasons.values())  # dedup.against: copies of earlier runs' documents
     kept = aggs.get(f"{name}/documents", {}).get("rows", 0)
     removed = aggs.get(f"{name}/rejected", {}).get("rows", 0)
     sizes = {int(k): v for k, v in aggs.get(f"{name}/documents", {}).get("clusters", {}).items() if k != "unknown"}
@@ -205,7 +206,8 @@ def _dedup(plan: CardPlan, aggs: dict) -> dict:
             "near_duplicate": near, "removed_share": share(removed, kept + removed), "clusters": clusters,
             "cluster_count": sum(clusters.values()), "documents_in_clusters": sum(int(s) * n for s, n in clusters.items()),
             "largest_cluster": max(sizes, default=0) if clusters else 1 if sizes else 0,
-            "paragraphs": ((plan.record.get("phases") or {}).get(name) or {}).get("paragraphs")}
+            "paragraphs": ((plan.record.get("phases") or {}).get(name) or {}).get("paragraphs"),
+            **({"earlier_duplicate": earlier} if earlier else {})}
 
 
 def _pii(docs: list[str], aggs: dict, config: dict) -> dict:

@@ -1,4 +1,4 @@
-"""Phase 2: exact and MinHash-LSH fuzzy deduplication on Ray (driver: pipeline/phase2/).
+"""Deduplication stages: exact and MinHash-LSH fuzzy deduplication (the steps on Ray: pipeline/dedup/).
 
 Modules, one idea each:
 

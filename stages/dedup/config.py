@@ -195,7 +195,7 @@ class ParagraphsConfig(BaseModel):
 class DedupConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    enabled: bool = Field(True, description="run phase 2 (deduplication)")
+    enabled: bool = Field(True, description="run the deduped phase (exact, MinHash-LSH and paragraph dedup)")
     exact: ExactConfig = Field(default_factory=ExactConfig, description="exact duplicates")
     minhash: MinHashConfig = Field(default_factory=MinHashConfig, description="near duplicates")
     components: ComponentsConfig = Field(default_factory=ComponentsConfig, description="connected components")
@@ -208,10 +208,25 @@ class DedupConfig(BaseModel):
     )
     batch_docs: int = Field(2000, ge=1, le=1_000_000, description="documents per signature batch")
     keep_intermediate: bool = Field(True, description="keep dedup/ (signatures, buckets, edges, components) after the run")
+    against: list[str] = Field(
+        default_factory=list, max_length=100,
+        description="output roots of earlier runs (local or s3://): a document that duplicates one an earlier run kept "
+        "(exactly, or LSH + the signature check) is removed with reason duplicate_earlier; reads only their dedup_index/ "
+        "(docs/dedup.md#against-earlier-runs-dedupagainst-step-2d)",
+    )
 
     @model_validator(mode="after")
     def _paragraphs_need_the_phase(self) -> "DedupConfig":
         if self.paragraphs.enabled and not self.enabled:
             raise ValueError("paragraphs.enabled needs the dedup phase: set dedup.enabled: true (document dedup can be "
                              "turned off with exact.enabled and minhash.enabled: false)")
+        return self
+
+    @model_validator(mode="after")
+    def _against_roots(self) -> "DedupConfig":
+        for i, root in enumerate(self.against):
+            if not root.strip():
+                raise ValueError(f"dedup.against[{i}] is empty: give the output root of an earlier run")
+            if root.rstrip("/") in [r.rstrip("/") for r in self.against[:i]]:
+                raise ValueError(f"dedup.against[{i}] ({root}) is listed twice")
         return self

@@ -26,6 +26,8 @@ import pyarrow.compute as pc
 EXACT = "exact_duplicate"
 URL = "url_duplicate"
 NEAR = "duplicate"
+#: A copy of a document an earlier run kept (``dedup.against``, pipeline/dedup/earlier.py): earlier documents always win.
+EARLIER = "duplicate_earlier"
 
 #: Rounds of "keep the best open member, remove the open members that pass against it"
 #: per component; members still open after them are kept (a component of that many

@@ -8,9 +8,10 @@ from collections import Counter
 
 from pipeline.config import RunConfig
 from pipeline.phase import Part, Unit, fingerprint
-from pipeline.phase2 import boilerplate, components, content, decisions, edges, ids, resume, signatures, verify, write
-from pipeline.phase2 import paragraphs  # [H11]
-from pipeline.phase2.context import PHASE, Phase2Context, timed
+from pipeline.dedup import boilerplate, components, content, decisions, earlier, edges, ids, resume, signatures, verify, write
+from pipeline.dedup import index as dedup_index
+from pipeline.dedup import paragraphs  # 
+from pipeline.dedup.context import PHASE, DedupContext, timed
 from core.storage import Storage
 from core.layout import marker_path
 from pipeline.result import UnitResult, summarize
@@ -26,12 +27,14 @@ def corpus_unit(parts: list[Part], config: RunConfig) -> Unit:
     """The unit that deduplicates ``parts``: its fingerprint covers every part and the settings."""
     parts = sorted(parts, key=lambda p: p.name)
     settings = resume.corpus_settings(config.dedup, config.output.rejected_text)
-    settings.update(paragraphs.settings(config))  # [H11] paragraph dedup and the rules it re-applies ({} when off)
+    settings.update(paragraphs.settings(config))  # paragraph dedup and the rules it re-applies ({} when off)
+    if config.dedup.enabled and config.dedup.against:  # each earlier run's root and index identity ({} when none)
+        settings["against_indexes"] = dedup_index.identities(config)
     return Unit(CORPUS, fingerprint([(p.name, p.fingerprint) for p in parts], settings),
                 {"parts": [p.name for p in parts], "signature_fingerprint": resume.signature_fingerprint(parts, config.dedup)})
 
 
-def run_phase2(config: RunConfig, storage: Storage, workers: int, progress: bool = True, source: str = "extracted") -> dict:
+def run_dedup(config: RunConfig, storage: Storage, workers: int, progress: bool = True, source: str = "extracted") -> dict:
     """Deduplicate every finished part of ``source`` under the output root; returns the summary.
 
     The library entry point (the runner goes through pipeline.phases.deduped):
@@ -45,7 +48,7 @@ def run_phase2(config: RunConfig, storage: Storage, workers: int, progress: bool
         if marker.get("fingerprint") == corpus.fingerprint:
             log.warning("phase deduped: already done for these %d parts and this config; skipping", len(corpus.params["parts"]))
             return {**summarize([UnitResult.from_json(marker)]), "skipped": True}
-    ctx = Phase2Context(config, storage, tuple(corpus.params["parts"]), workers, progress, source)
+    ctx = DedupContext(config, storage, tuple(corpus.params["parts"]), workers, progress, source)
     return deduplicate(ctx, corpus, corpus.params["signature_fingerprint"])
 
 
@@ -60,7 +63,7 @@ def finished_parts(storage: Storage, phase: str) -> list[Part]:
     return parts
 
 
-def deduplicate(ctx: Phase2Context, corpus: Unit, signature_fp: str) -> dict:
+def deduplicate(ctx: DedupContext, corpus: Unit, signature_fp: str) -> dict:
     """Deduplicate the parts in ``ctx``; returns the summary (``failed_parts`` set if a part failed).
 
     On success the corpus marker is written last, with the summary.
@@ -93,6 +96,9 @@ def deduplicate(ctx: Phase2Context, corpus: Unit, signature_fp: str) -> dict:
         summary.update(boilerplate.find_boilerplate(ctx, summary["bucket_rows"]))
     with timed(steps, "content"):
         summary.update(content.content_buckets(ctx))
+    if earlier.needed(ctx):  # documents an earlier run kept (dedup.against): removed before the graph
+        with timed(steps, "earlier"):
+            summary.update(earlier.find_earlier(ctx))
 
     with timed(steps, "edges"):
         edge_set, info = edges.find_edges(ctx, sig_stats)
@@ -109,12 +115,12 @@ def deduplicate(ctx: Phase2Context, corpus: Unit, signature_fp: str) -> dict:
         with timed(steps, "components"):
             found, info = components.find_components(ctx, edge_set)
         summary.update(info)
-    if found is not None or summary["duplicate_ids"]:
+    if found is not None or summary["duplicate_ids"] or summary.get("duplicate_earlier"):
         with timed(steps, "decisions"):
             summary.update(decisions.decide(ctx, found, use_score))
 
     para = None
-    if ctx.dedup.paragraphs.enabled:  # [H11] paragraph dedup, after document dedup (docs/dedup.md)
+    if ctx.dedup.paragraphs.enabled:  # paragraph dedup, after document dedup (docs/dedup.md)
         with timed(steps, "paragraphs"):
             para = paragraphs.find_repeated(ctx)
 
@@ -126,7 +132,7 @@ def deduplicate(ctx: Phase2Context, corpus: Unit, signature_fp: str) -> dict:
         log.error("phase deduped: %d of %d parts could not be written", len(failed), len(ctx.units))
         return {**summary, "failed_parts": failed}
     summary.update({**write.summarize(part_stats), "use_score": use_score})
-    if para is not None:  # [H11]
+    if para is not None:  # 
         summary["paragraphs"] = paragraphs.summarize_parts(para, [r.totals for r in part_stats])
     summary = _done(ctx, corpus, summary)
     if not ctx.dedup.keep_intermediate:
@@ -141,8 +147,11 @@ def corpus_result(summary: dict, unit: str = CORPUS) -> UnitResult:
                       by_reason=Counter(summary.get("rejected_by_reason") or {}), totals=rest)
 
 
-def _done(ctx: Phase2Context, corpus: Unit, summary: dict) -> dict:
-    """Write the corpus marker (the phase's completion), holding the summary; returns the summary."""
+def _done(ctx: DedupContext, corpus: Unit, summary: dict) -> dict:
+    """Write the index's settings file and the corpus marker (the phase's completion), holding the summary; returns the summary."""
+    # the index of what this run kept is complete once its settings file is written (pipeline/dedup/index.py)
+    dedup_index.write_settings(ctx.storage, ctx.dedup, corpus.fingerprint, list(ctx.units), summary["kept"])
+    summary["index_bytes"] = sum(ctx.storage.fs.get_file_info(f).size for f in ctx.files(dedup_index.FOLDER))
     result = corpus_result(summary)
     result.outputs["part_names"] = list(ctx.units)
     UnitWork(ctx.storage, corpus, marker_path(PHASE, CORPUS)).commit(result)

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from pipeline.phase2 import ids
-from pipeline.phase2.content import FOLDER as CONTENT_FOLDER
-from pipeline.phase2.context import Phase2Context
-from pipeline.phase2.shuffle import group_apply
+from pipeline.dedup import ids
+from pipeline.dedup.content import FOLDER as CONTENT_FOLDER
+from pipeline.dedup.context import DedupContext
+from pipeline.dedup.shuffle import group_apply
 from stages.dedup.edges import edges_table, star_edges
 from stages.dedup.hashing import fmix64
 
@@ -35,9 +35,13 @@ class EdgeSet:
     rows: int
 
 
-def find_edges(ctx: Phase2Context, signature_stats: list[dict]) -> tuple[EdgeSet, dict]:
+def find_edges(ctx: DedupContext, signature_stats: list[dict]) -> tuple[EdgeSet, dict]:
     """Step 2; returns the edges and its part of the summary."""
-    task = {"threshold": ctx.dedup.minhash.verify_threshold, "excluded": ids.excluded_docs(ctx)}
+    from pipeline.dedup import earlier  # (it imports verify, which imports this module)
+
+    # documents removed for a repeated id (1b) or as copies of an earlier run's (2d) are in no cluster
+    excluded = np.union1d(ids.excluded_docs(ctx), earlier.excluded_docs(ctx))
+    task = {"threshold": ctx.dedup.minhash.verify_threshold, "excluded": excluded}
     # step 1's rows, and step 2c's content rows (same buckets)
     buckets = ctx.files("dedup", "buckets") + ctx.files(*CONTENT_FOLDER)
     bucket_rows = sum(s.get("bucket_rows", 0) for s in signature_stats) + ctx.rows(ctx.files(*CONTENT_FOLDER))
@@ -52,7 +56,7 @@ def find_edges(ctx: Phase2Context, signature_stats: list[dict]) -> tuple[EdgeSet
     return edges, {"bucket_partitions": p, "edges": edges.rows}
 
 
-def _row_weight(ctx: Phase2Context, signature_stats: list[dict]) -> float:
+def _row_weight(ctx: DedupContext, signature_stats: list[dict]) -> float:
     """Size of an average bucket row relative to one without shingles."""
     weight = 1.0
     if ctx.dedup.minhash.verify == "exact":  # rows then carry their document's shingle hashes: 8 bytes each

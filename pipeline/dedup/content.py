@@ -25,16 +25,16 @@ import pyarrow.parquet as pq
 
 from pipeline.config import RunConfig
 from pipeline.phase import Unit
-from pipeline.phase2 import boilerplate as step2a
-from pipeline.phase2.context import Phase2Context, row_of, run_storage
-from pipeline.phase2.signatures import BUCKET_SCHEMA, signature_width
+from pipeline.dedup import boilerplate as step2a
+from pipeline.dedup.context import DedupContext, row_of, run_storage
+from pipeline.dedup.signatures import BUCKET_SCHEMA, signature_width
 from core.layout import part_file
 from stages.dedup import boilerplate, lsh, minhash
 
 FOLDER = ("dedup", "buckets-content")
 
 
-def needed(ctx: Phase2Context) -> bool:
+def needed(ctx: DedupContext) -> bool:
     m = ctx.dedup.minhash
     return m.enabled and m.verify == "signature" and m.boilerplate.enabled and m.boilerplate.content_candidates
 
@@ -45,7 +45,7 @@ def min_positions(ctx_or_config) -> int:
     return max(1, int(np.ceil(m.boilerplate.content_min_share * m.num_perm)))
 
 
-def content_buckets(ctx: Phase2Context) -> dict:
+def content_buckets(ctx: DedupContext) -> dict:
     """Step 2c (after step 2a); returns its part of the summary."""
     ctx.storage.delete_dir(*FOLDER)
     if not needed(ctx):

@@ -1,4 +1,4 @@
-"""What every step of phase 2 shares: the run's context, document numbers, file helpers."""
+"""What every dedup step shares: the run's context, document numbers, file helpers."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ class Parts:
 
 
 @dataclass(frozen=True)
-class Phase2Context:
+class DedupContext:
     """The run as every driver-side step sees it."""
 
     config: RunConfig

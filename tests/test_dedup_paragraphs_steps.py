@@ -12,9 +12,9 @@ import pytest
 
 from benchmarks.paragraph_dedup import outcome, quoted_corpus, read_rows, write_parts
 from pipeline.config import parse_config
-from pipeline.phase2 import run_phase2
+from pipeline.dedup import run_dedup
 from core.storage import Storage
-from tests.test_dedup_phase2 import prose, write_phase1
+from tests.test_dedup_steps import prose, write_phase1
 
 pytestmark = pytest.mark.ray
 
@@ -39,7 +39,7 @@ def digests(root) -> dict[str, str]:
 def test_keep_first_removes_every_extra_copy_and_nothing_else(ray_local, tmp_path):
     storage = Storage(str(tmp_path))
     parts = write_parts(storage, DOCS)
-    summary = run_phase2(config(tmp_path), storage, workers=2, progress=False)
+    summary = run_dedup(config(tmp_path), storage, workers=2, progress=False)
     o = outcome(storage, parts)
     assert o.repeated_keys > 20 and o.to_remove > 100  # blocks, reposts the MinHash left, quotes
     assert (o.wrong_unique, o.wrong_first, o.missed) == (0, 0, 0)
@@ -65,7 +65,7 @@ def test_keep_first_removes_every_extra_copy_and_nothing_else(ray_local, tmp_pat
 def test_min_count_removes_every_copy_of_what_is_seen_often_enough(ray_local, tmp_path):
     storage = Storage(str(tmp_path))
     parts = write_parts(storage, DOCS)
-    run_phase2(config(tmp_path, filters=False, mode="min_count", min_count=3), storage, workers=2, progress=False)
+    run_dedup(config(tmp_path, filters=False, mode="min_count", min_count=3), storage, workers=2, progress=False)
     o = outcome(storage, parts, mode="min_count", min_count=3)
     assert o.to_remove > 100 and (o.wrong_unique, o.missed) == (0, 0) and o.exact_texts == o.documents
 
@@ -79,7 +79,7 @@ def test_same_bytes_with_one_or_two_workers_and_with_many_partitions(ray_local, 
         write_parts(storage, DOCS)
         cfg = config(root)
         cfg = cfg.model_copy(update={"dedup": cfg.dedup.model_copy(update=extra)})
-        summary = run_phase2(cfg, storage, workers=workers, progress=False)
+        summary = run_dedup(cfg, storage, workers=workers, progress=False)
         results[name] = digests(root)
         if name == "shuffled":
             assert summary["paragraphs"]["partitions"] > 1
@@ -108,7 +108,7 @@ def test_a_document_left_empty_or_too_short_is_rejected_with_the_rule(ray_local,
     # document dedup off: the three pages are near copies by their block (here only the paragraph step is tested)
     cfg = parse_config({"inputs": ["unused"], "output": {"root": str(tmp_path), "rejected_text": True},
                         "dedup": {"paragraphs": {"enabled": True}, "exact": {"enabled": False}, "minhash": {"enabled": False}}})
-    summary = run_phase2(cfg, Storage(str(tmp_path)), workers=2, progress=False)
+    summary = run_dedup(cfg, Storage(str(tmp_path)), workers=2, progress=False)
     rejected = {r["id"]: r for r in read_rows(Storage(str(tmp_path)), "rejected", "deduped",
                                               columns=["id", "stage", "reason", "details", "text"])}
     assert rejected["doc-b"]["reason"] == "paragraph_dedup:empty" and rejected["doc-b"]["text"] == ""
@@ -135,7 +135,7 @@ def test_unit_line_splits_a_paragraph_that_unit_paragraph_keeps_whole(ray_local,
     for unit in ("paragraph", "line"):
         root = tmp_path / unit
         write_phase1(root, parts)
-        run_phase2(config(root, filters=False, unit=unit), Storage(str(root)), workers=2, progress=False)
+        run_dedup(config(root, filters=False, unit=unit), Storage(str(root)), workers=2, progress=False)
         texts[unit] = {r["id"]: r["text"] for r in read_rows(Storage(str(root)), "documents", "deduped", columns=["id", "text"])}
     assert texts["paragraph"]["doc-b"] == parts["unit-b"][0]["text"]
     assert texts["line"]["doc-b"] == f"{own[1]}\n\nsomething else entirely, and long enough"
@@ -145,14 +145,14 @@ def test_unit_line_splits_a_paragraph_that_unit_paragraph_keeps_whole(ray_local,
 def test_turning_it_on_or_changing_it_reruns_the_phase_and_off_changes_nothing(ray_local, tmp_path):
     storage = Storage(str(tmp_path))
     write_parts(storage, DOCS)
-    off = run_phase2(parse_config({"inputs": ["unused"], "output": str(tmp_path)}), storage, workers=2, progress=False)
+    off = run_dedup(parse_config({"inputs": ["unused"], "output": str(tmp_path)}), storage, workers=2, progress=False)
     assert "paragraphs" not in off
     plain = pq.read_table(next((tmp_path / "documents" / "deduped").glob("*.parquet")))
     assert "para_dedup_removed" not in plain.column_names
-    on = run_phase2(config(tmp_path), storage, workers=2, progress=False)
+    on = run_dedup(config(tmp_path), storage, workers=2, progress=False)
     assert "skipped" not in on and on["paragraphs"]["removed"] > 0
-    assert run_phase2(config(tmp_path), storage, workers=2, progress=False)["skipped"] is True
-    changed = run_phase2(config(tmp_path, mode="min_count"), storage, workers=2, progress=False)
+    assert run_dedup(config(tmp_path), storage, workers=2, progress=False)["skipped"] is True
+    changed = run_dedup(config(tmp_path, mode="min_count"), storage, workers=2, progress=False)
     assert "skipped" not in changed and changed["paragraphs"]["removed"] > on["paragraphs"]["removed"]
-    refilter = run_phase2(config(tmp_path, filters=False, mode="min_count"), storage, workers=2, progress=False)
+    refilter = run_dedup(config(tmp_path, filters=False, mode="min_count"), storage, workers=2, progress=False)
     assert "skipped" not in refilter  # the rules it applies again are part of what it depends on

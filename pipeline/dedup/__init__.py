@@ -1,4 +1,4 @@
-"""Phase 2: global deduplication of phase 1's kept documents on Ray.
+"""The deduped phase's steps: global deduplication of phase 1's kept documents on Ray.
 
 Steps, one module each (intermediates under ``dedup/``, each a set of Parquet files):
 
@@ -23,6 +23,6 @@ edges in one process (except step 3's local path, below its edge limit).
 runs the steps in order; ``context`` and ``shuffle`` hold what they share.
 """
 
-from pipeline.phase2.driver import run_phase2
+from pipeline.dedup.driver import run_dedup
 
-__all__ = ["run_phase2"]
+__all__ = ["run_dedup"]

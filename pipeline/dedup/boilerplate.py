@@ -25,9 +25,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pipeline.phase2.context import ROW_BITS, Parts, Phase2Context, part_of
+from pipeline.dedup.context import ROW_BITS, Parts, DedupContext, part_of
 from core.layout import part_file
-from pipeline.phase2.shuffle import by_part, by_value
+from pipeline.dedup.shuffle import by_part, by_value
 from stages.dedup import boilerplate, minhash
 from stages.dedup.hashing import fmix64
 
@@ -36,17 +36,17 @@ FOLDER = ("dedup", "boilerplate")
 _CHUNK_DOCS = 4096
 
 
-def needed(ctx: Phase2Context, bucket_rows: int) -> bool:
+def needed(ctx: DedupContext, bucket_rows: int) -> bool:
     m = ctx.dedup.minhash
     return m.enabled and m.verify != "off" and m.boilerplate.enabled and bucket_rows > 0
 
 
-def signature_bytes(ctx: Phase2Context) -> int:
+def signature_bytes(ctx: DedupContext) -> int:
     m = ctx.dedup.minhash
     return m.num_perm * np.dtype(minhash.signature_dtype(m.scheme)).itemsize
 
 
-def find_boilerplate(ctx: Phase2Context, bucket_rows: int) -> dict:
+def find_boilerplate(ctx: DedupContext, bucket_rows: int) -> dict:
     """Step 2a (when :func:`needed`: an earlier run's marks are deleted either way); returns its part of the summary.
 
     Runs before step 2 (its marks decide which documents get step 2c's content rows).
@@ -89,11 +89,11 @@ def masks_of(parts: Parts, doc: np.ndarray, num_perm: int) -> np.ndarray:
     return out
 
 
-def _dtype(ctx: Phase2Context) -> str:
+def _dtype(ctx: DedupContext) -> str:
     return np.dtype(minhash.signature_dtype(ctx.dedup.minhash.scheme)).str
 
 
-def _units(ctx: Phase2Context):
+def _units(ctx: DedupContext):
     import ray
 
     items = [{"unit": u, "part_no": i} for i, u in enumerate(ctx.units)]
@@ -106,7 +106,7 @@ def _hosts_of_part(storage, source: str, unit: str) -> np.ndarray:
     return boilerplate.host_keys(urls.column("url"))
 
 
-def _big_hosts(ctx: Phase2Context, limit: int) -> dict[int, int]:
+def _big_hosts(ctx: DedupContext, limit: int) -> dict[int, int]:
     """Hosts with more than ``limit`` documents -> their number of documents (at most docs / limit entries)."""
     ds = _units(ctx).map_batches(_part_host_rows, fn_kwargs={"parts": ctx.parts, "source": ctx.source}, batch_size=1,
                                  batch_format="pyarrow")

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from pipeline.phase2.context import Phase2Context
-from pipeline.phase2.edges import EdgeSet
+from pipeline.dedup.context import DedupContext
+from pipeline.dedup.edges import EdgeSet
 from stages.dedup.components import COMPONENT_SCHEMA, distributed_components, local_components
 
 
@@ -23,11 +23,11 @@ class Components:
     members: pa.Table | None
 
 
-def is_local(ctx: Phase2Context, edges: EdgeSet) -> bool:
+def is_local(ctx: DedupContext, edges: EdgeSet) -> bool:
     return edges.rows <= ctx.dedup.components.local_max_edges
 
 
-def find_components(ctx: Phase2Context, edges: EdgeSet) -> tuple[Components, dict]:
+def find_components(ctx: DedupContext, edges: EdgeSet) -> tuple[Components, dict]:
     """Step 3; returns the components and its part of the summary."""
     if is_local(ctx, edges):
         e = ctx.read_local(edges.files)

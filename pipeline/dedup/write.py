@@ -19,9 +19,10 @@ import pyarrow.parquet as pq
 
 from pipeline.config import RunConfig
 from pipeline.phase import Unit, fingerprint
-from pipeline.phase2.context import PHASE, STAGE, Phase2Context, row_of, run_storage
-from pipeline.phase2.decisions import read_decisions
-from pipeline.phase2.paragraphs import STAGE as PARAGRAPH_STAGE, PartEdits  # [H11]
+from pipeline.dedup.context import PHASE, STAGE, DedupContext, row_of, run_storage
+from pipeline.dedup.decisions import read_decisions
+from pipeline.dedup import index as dedup_index
+from pipeline.dedup.paragraphs import STAGE as PARAGRAPH_STAGE, PartEdits  # 
 from core.layout import part_file
 from pipeline.result import UnitResult, summarize as summarize_results
 from pipeline.units import UnitWork
@@ -33,7 +34,7 @@ def part_unit(corpus_fingerprint: str, part: str) -> Unit:
     return Unit(part, fingerprint(corpus_fingerprint, part))
 
 
-def write_outputs(ctx: Phase2Context, corpus_fingerprint: str) -> list[UnitResult]:
+def write_outputs(ctx: DedupContext, corpus_fingerprint: str) -> list[UnitResult]:
     """Step 5 for every part; returns each part's result (``failed`` set where writing failed)."""
     units = [part_unit(corpus_fingerprint, u) for u in ctx.units]
     return list(ctx.per_part("write", PartWriterWorker, units, typed=True, source=ctx.source))
@@ -55,41 +56,64 @@ class PartWriterWorker:
         self.rejected_text = config.output.rejected_text
 
     def process(self, unit: Unit) -> dict:
-        # [H11] paragraph dedup: the part's texts lose their repeated pieces (pipeline/phase2/paragraphs.py)
+        # paragraph dedup: the part's texts lose their repeated pieces (pipeline/dedup/paragraphs.py)
         edits = PartEdits(self.config, self.storage, unit.name) if self.config.dedup.paragraphs.enabled else None
-        return write_part(self.storage, self.source, unit, read_decisions(self.storage, unit.name), self.rejected_text, edits)
+        dedup = self.config.dedup
+
+        def index(kept_rows: np.ndarray) -> dict:  # the part's kept documents in the dedup index (pipeline/dedup/index.py)
+            return {"index_bytes": dedup_index.write_part(self.storage, dedup, unit.name, kept_rows)}
+
+        return write_part(self.storage, self.source, unit, read_decisions(self.storage, unit.name), self.rejected_text, edits,
+                          index)
 
 
-def write_part(storage, source_phase: str, unit: Unit, decided: pa.Table, rejected_text: bool, edits: PartEdits | None = None) -> UnitResult:
-    """Copy an input part to documents/deduped minus its removed rows, which go to rejected/deduped."""
+def write_part(storage, source_phase: str, unit: Unit, decided: pa.Table, rejected_text: bool, edits: PartEdits | None = None,
+               index=None) -> UnitResult:
+    """Copy an input part to documents/deduped minus its removed rows, which go to rejected/deduped.
+
+    ``index(kept_rows)``, when given, is called with the sorted row numbers of the kept documents before the
+    part's marker is written; its dict joins the part's totals.
+    """
     t0 = time.perf_counter()
     decisions = _PartDecisions(decided)
     source = pq.ParquetFile(storage.path("documents", source_phase, part_file(unit.name)), filesystem=storage.fs)
     reasons = Counter()
     n_in = 0
+    kept_rows = []
     with UnitWork.for_phase(storage, PHASE, unit) as work:
         kept, rejected = work.documents(), work.rejected()
         for batch in source.iter_batches(batch_size=4096):
             table = pa.Table.from_batches([batch])
-            if edits is not None:  # [H11] rewrite first: rows are still numbered as in the input
+            if index is not None:  # each row's number, to know which ones were kept (dropped before writing)
+                table = table.append_column(_ROW, pa.array(np.arange(n_in, n_in + len(table), dtype=np.int64)))
+            if edits is not None:  # rewrite first: rows are still numbered as in the input
                 table = edits.apply(table, start=n_in)
             table, removed = decisions.apply(table, start=n_in)
             if removed is not None:
                 rejected.write(to_rejected(removed, STAGE, rejected_text))
                 reasons.update(removed.column(REASON).to_pylist())
-            if edits is not None:  # [H11] documents left empty or failing a filter rule after the rewrite
+            if edits is not None:  # documents left empty or failing a filter rule after the rewrite
                 table, refused = split_rejected(table, PARAGRAPH_STAGE, rejected_text)
                 if refused is not None:
                     rejected.write(refused)
                     reasons.update(refused.column(REASON).to_pylist())
+            if index is not None:
+                kept_rows.append(table.column(_ROW).to_numpy())
+                table = table.drop_columns([_ROW])
             kept.write(table)
             n_in += len(batch)
         if n_in == 0:  # an empty part still gets its (empty) output
             empty = set_column(source.schema_arrow.empty_table(), "dup_cluster_size", pa.array([], pa.int32()))
-            kept.write(edits.empty(empty) if edits is not None else empty)  # [H11]
-        paragraph_stats = {"paragraphs": dict(edits.stats)} if edits is not None else {}  # [H11]
+            kept.write(edits.empty(empty) if edits is not None else empty)  # 
+        paragraph_stats = {"paragraphs": dict(edits.stats)} if edits is not None else {}  # 
+        if index is not None:
+            paragraph_stats.update(index(np.concatenate(kept_rows) if kept_rows else np.zeros(0, np.int64)))
         return work.commit(UnitResult(unit.name, by_reason=reasons, totals=paragraph_stats, seconds=time.perf_counter() - t0),
                            docs_in=n_in)
+
+
+#: A temporary column: each row's number in the input part.
+_ROW = "__dedup_row"
 
 
 class _PartDecisions:

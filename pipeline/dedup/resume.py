@@ -1,4 +1,4 @@
-"""What phase 2 can reuse from an earlier run, and what it must delete.
+"""What the dedup steps can reuse from an earlier run, and what it must delete.
 
 Deduplication is global: a change to any input part or to the config changes
 every decision, so the outputs are reused or discarded as a whole.
@@ -14,13 +14,14 @@ every decision, so the outputs are reused or discarded as a whole.
 from __future__ import annotations
 
 from pipeline.phase import Part, fingerprint
-from pipeline.phase2.context import PHASE, Phase2Context
+from pipeline.dedup.context import PHASE, DedupContext
+from pipeline.dedup.index import FOLDER as INDEX
 from core.storage import Storage
 from stages.dedup import lsh
 from stages.dedup.config import DedupConfig
 
 #: Outputs of steps 2-4: rebuilt on every run, since they depend on all parts.
-REBUILT_STEPS = ("boilerplate", "buckets-content", "edges", "edges-verified", "components", "decisions")
+REBUILT_STEPS = ("boilerplate", "buckets-content", "earlier-duplicates", "edges", "edges-verified", "components", "decisions")
 
 
 def signature_settings(dedup: DedupConfig) -> dict:
@@ -32,7 +33,8 @@ def signature_settings(dedup: DedupConfig) -> dict:
 
 def corpus_settings(dedup: DedupConfig, rejected_text: bool) -> dict:
     """The settings the phase's outputs depend on."""
-    return {**signature_settings(dedup), "components": dedup.components.model_dump(), "rejected_text": rejected_text}
+    out = {**signature_settings(dedup), "components": dedup.components.model_dump(), "rejected_text": rejected_text}
+    return out | ({"against": dedup.against} if dedup.against else {})
 
 
 def signature_fingerprint(parts: list[Part], dedup: DedupConfig) -> str:
@@ -41,7 +43,7 @@ def signature_fingerprint(parts: list[Part], dedup: DedupConfig) -> str:
 
 def clear_stale(storage: Storage, signature_fp: str) -> None:
     """Delete the outputs this run will rewrite; keep step 1's outputs if they are still valid."""
-    for folder in (("documents", PHASE), ("rejected", PHASE), ("_done", PHASE)):
+    for folder in (("documents", PHASE), ("rejected", PHASE), ("_done", PHASE), (INDEX,)):
         storage.delete_dir(*folder)
     if storage.exists("dedup", "manifest.json") and storage.read_json("dedup", "manifest.json").get("fingerprint") != signature_fp:
         storage.delete_dir("dedup")
@@ -49,7 +51,7 @@ def clear_stale(storage: Storage, signature_fp: str) -> None:
         storage.delete_dir("dedup", step)
 
 
-def write_manifest(ctx: Phase2Context, signature_fp: str) -> tuple[int, int]:
+def write_manifest(ctx: DedupContext, signature_fp: str) -> tuple[int, int]:
     """Record what step 1's outputs belong to; returns the LSH (bands, rows)."""
     bands, rows = lsh.bands_rows(ctx.dedup.minhash)
     ctx.storage.write_json({"fingerprint": signature_fp, "parts": list(ctx.units), "bands": bands, "rows": rows},

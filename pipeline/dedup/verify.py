@@ -14,18 +14,18 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from pipeline.phase2.boilerplate import fixed_bytes, masks_of
-from pipeline.phase2.context import Parts, Phase2Context, part_of, row_of
-from pipeline.phase2.edges import EdgeSet
-from pipeline.phase2.shuffle import by_part
-from pipeline.phase2.signatures import signature_width
+from pipeline.dedup.boilerplate import fixed_bytes, masks_of
+from pipeline.dedup.context import Parts, DedupContext, part_of, row_of
+from pipeline.dedup.edges import EdgeSet
+from pipeline.dedup.shuffle import by_part
+from pipeline.dedup.signatures import signature_width
 from stages.base import set_column
 from stages.dedup import boilerplate, minhash
 from stages.dedup.config import MinHashConfig
 from stages.dedup.edges import EDGE_SCHEMA
 
 
-def needed(ctx: Phase2Context, edges: EdgeSet) -> bool:
+def needed(ctx: DedupContext, edges: EdgeSet) -> bool:
     minhash_cfg = ctx.dedup.minhash
     return minhash_cfg.enabled and minhash_cfg.verify == "signature" and bool(edges.rows)
 
@@ -42,7 +42,7 @@ def duplicates(sig_a: np.ndarray, sig_b: np.ndarray, mask_a: np.ndarray, mask_b:
     return boilerplate.is_duplicate(sig_a.view(dtype), sig_b.view(dtype), mask_a, mask_b, check["threshold"], check["identical"])
 
 
-def verify_edges(ctx: Phase2Context, edges: EdgeSet) -> EdgeSet:
+def verify_edges(ctx: DedupContext, edges: EdgeSet) -> EdgeSet:
     """Step 2b; returns the verified edges."""
     width = signature_width(ctx.dedup.minhash)
     where = {"parts": ctx.parts, "width": width, "num_perm": ctx.dedup.minhash.num_perm}

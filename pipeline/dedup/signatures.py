@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 
 from pipeline.config import RunConfig
 from pipeline.phase import Unit
-from pipeline.phase2.context import ROW_BITS, Phase2Context, run_storage
+from pipeline.dedup.context import ROW_BITS, DedupContext, run_storage
 from core.storage import PartWriter
 from core.layout import part_file
 from pipeline.units import UnitWork
@@ -60,7 +60,7 @@ def signature_width(config: MinHashConfig) -> int:
     return config.num_perm * np.dtype(minhash.signature_dtype(config.scheme)).itemsize
 
 
-def compute_signatures(ctx: Phase2Context, fingerprint: str) -> list[dict]:
+def compute_signatures(ctx: DedupContext, fingerprint: str) -> list[dict]:
     """Step 1 for every part, one Ray task each; returns each part's stats (``failed`` set if it could not be read).
 
     A part whose stats file records ``fingerprint`` was done by an interrupted

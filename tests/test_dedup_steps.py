@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.config import parse_config
-from pipeline.phase2 import run_phase2
+from pipeline.dedup import run_dedup
 from core.storage import Storage
 from tests.conftest import Page, html
 
@@ -101,7 +101,7 @@ def removed(root) -> dict:
 def test_removes_planted_duplicates_and_accounts_for_every_row(ray_local, tmp_path):
     parts, expected = corpus()
     write_phase1(tmp_path, parts)
-    summary = run_phase2(config(tmp_path), Storage(str(tmp_path)), workers=2, progress=False)
+    summary = run_dedup(config(tmp_path), Storage(str(tmp_path)), workers=2, progress=False)
     assert removed(tmp_path) == expected
     kept, rejected = outputs(tmp_path)
     assert sorted(kept) == [f"part-{u}.parquet" for u in sorted(parts)]  # one output per input part, the empty one too
@@ -136,7 +136,7 @@ def test_same_result_with_one_or_two_workers_and_either_components_path(ray_loca
     for name, opts in runs.items():
         root = tmp_path / name
         write_phase1(root, parts)
-        summary = run_phase2(config(root, **opts.get("dedup", {})), Storage(str(root)), workers=opts["workers"], progress=False)
+        summary = run_dedup(config(root, **opts.get("dedup", {})), Storage(str(root)), workers=opts["workers"], progress=False)
         kept, _ = outputs(root)
         results[name] = (removed(root), {k: t.to_pylist() for k, t in kept.items()})
         if name == "dist":
@@ -150,7 +150,7 @@ def test_input_order_does_not_matter(ray_local, tmp_path):
     # the same documents, parts written in the other order and rows reversed inside each part
     reordered = {u: list(reversed(d)) for u, d in reversed(list(parts.items()))}
     write_phase1(tmp_path, reordered)
-    run_phase2(config(tmp_path), Storage(str(tmp_path)), workers=2, progress=False)
+    run_dedup(config(tmp_path), Storage(str(tmp_path)), workers=2, progress=False)
     assert removed(tmp_path) == expected
 
 
@@ -158,17 +158,17 @@ def test_rerun_is_skipped_until_inputs_or_config_change(ray_local, tmp_path):
     parts, expected = corpus()
     write_phase1(tmp_path, parts)
     storage = Storage(str(tmp_path))
-    first = run_phase2(config(tmp_path), storage, workers=2, progress=False)
-    again = run_phase2(config(tmp_path), storage, workers=2, progress=False)
+    first = run_dedup(config(tmp_path), storage, workers=2, progress=False)
+    again = run_dedup(config(tmp_path), storage, workers=2, progress=False)
     assert again["skipped"] is True and again["rejected"] == first["rejected"]
     # exact dedup off: only the near copies go (the exact copies still match by MinHash)
-    changed = run_phase2(config(tmp_path, exact={"enabled": False}), storage, workers=2, progress=False)
+    changed = run_dedup(config(tmp_path, exact={"enabled": False}), storage, workers=2, progress=False)
     assert "skipped" not in changed
     assert {k: v[1] for k, v in removed(tmp_path).items()} == {k: v[1] for k, v in expected.items()}
     assert {v[0] for v in removed(tmp_path).values()} == {"duplicate", "exact_duplicate"}
 
 
-def test_runner_runs_phase2_after_phase1(ray_local, warc_factory, tmp_path):
+def test_runner_runs_dedup_after_extraction(ray_local, warc_factory, tmp_path):
     from pipeline.runner import run
 
     rng = random.Random(5)
@@ -190,18 +190,18 @@ def test_runner_runs_phase2_after_phase1(ray_local, warc_factory, tmp_path):
     assert results[0] == results[1] and len(results[0]) == 1
 
 
-def test_unreadable_part_stops_phase2_with_a_clear_report(ray_local, tmp_path):
+def test_unreadable_part_stops_dedup_with_a_clear_report(ray_local, tmp_path):
     parts, _ = corpus()
     write_phase1(tmp_path, parts)
     (tmp_path / "documents" / "extracted" / "part-unit-b.parquet").write_bytes(b"not parquet")
-    summary = run_phase2(config(tmp_path), Storage(str(tmp_path)), workers=2, progress=False)
+    summary = run_dedup(config(tmp_path), Storage(str(tmp_path)), workers=2, progress=False)
     assert list(summary["failed_parts"]) == ["unit-b"]
     assert not (tmp_path / "documents" / "deduped").exists()
     assert not (tmp_path / "_done" / "deduped" / "_phase.json").exists()
 
 
 @pytest.mark.s3
-def test_phase2_on_s3_with_shuffles(ray_local, s3_server):
+def test_dedup_on_s3_with_shuffles(ray_local, s3_server):
     import pyarrow.fs as pafs
 
     from core.storage import S3Options
@@ -216,7 +216,7 @@ def test_phase2_on_s3_with_shuffles(ray_local, s3_server):
     # small partitions and distributed components: every Ray Data read/write goes through S3
     cfg = parse_config({"inputs": ["unused"], "output": root, "storage": {"endpoint_url": s3_server},
                         "dedup": {"partition_rows": 200, "components": {"local_max_edges": 0}}})
-    summary = run_phase2(cfg, storage, workers=2, progress=False)
+    summary = run_dedup(cfg, storage, workers=2, progress=False)
     assert summary["rejected"] == len(expected) and summary["in"] == 65
     rejected = pq.read_table("dedup-test/run/rejected/deduped", filesystem=fs)
     assert sorted(rejected.column("id").to_pylist()) == sorted(expected)

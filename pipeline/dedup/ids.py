@@ -21,8 +21,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.phase2.context import Parts, Phase2Context, part_of
-from pipeline.phase2.shuffle import by_value
+from pipeline.dedup.context import Parts, DedupContext, part_of
+from pipeline.dedup.shuffle import by_value
 from stages.base import set_column
 from stages.dedup.minhash import poly_hash_spans
 from stages.dedup.normalize import string_buffers
@@ -33,7 +33,7 @@ REASON = "duplicate_id"
 _ROW_WEIGHT = 4
 
 
-def find_duplicate_ids(ctx: Phase2Context) -> dict:
+def find_duplicate_ids(ctx: DedupContext) -> dict:
     """Step 1b; returns its part of the summary (``duplicate_ids``: documents removed for a repeated id)."""
     ctx.storage.delete_dir(*FOLDER)
     meta = ctx.files("dedup", "meta")
@@ -52,7 +52,7 @@ def find_duplicate_ids(ctx: Phase2Context) -> dict:
     return {"duplicate_ids": ctx.rows(ctx.files(*FOLDER))}
 
 
-def excluded_docs(ctx: Phase2Context) -> np.ndarray:
+def excluded_docs(ctx: DedupContext) -> np.ndarray:
     """The sorted doc keys removed for a repeated id (empty when there are none)."""
     files = ctx.files(*FOLDER)
     if not files:

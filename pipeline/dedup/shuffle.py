@@ -1,8 +1,8 @@
-"""Phase 2's shuffles (core.shuffle) by document number: by part, or by a value."""
+"""The dedup steps' shuffles (core.shuffle) by document number: by part, or by a value."""
 
 from __future__ import annotations
 
-from pipeline.phase2.context import ROW_BITS
+from pipeline.dedup.context import ROW_BITS
 from core.shuffle import group_apply
 
 

@@ -37,9 +37,9 @@ import pyarrow.parquet as pq
 
 from pipeline.config import RunConfig
 from pipeline.phase import Unit
-from pipeline.phase2.context import ROW_BITS, Parts, Phase2Context, part_of, row_of, run_storage
-from pipeline.phase2.decisions import read_decisions
-from pipeline.phase2.shuffle import by_part, by_value
+from pipeline.dedup.context import ROW_BITS, Parts, DedupContext, part_of, row_of, run_storage
+from pipeline.dedup.decisions import read_decisions
+from pipeline.dedup.shuffle import by_part, by_value
 from core.layout import part_file
 from stages.base import DETAILS, REASON, ChainStats, run_chain, set_column
 from stages.dedup import paragraphs
@@ -97,7 +97,7 @@ def settings(config: RunConfig) -> dict:
     return {"paragraphs": p.model_dump(mode="json"), "filters": config.filters.model_dump(mode="json")}
 
 
-def find_repeated(ctx: Phase2Context) -> ParagraphSummary:
+def find_repeated(ctx: DedupContext) -> ParagraphSummary:
     """Steps 1-2 above; returns the summary (step 5 fills in the removals)."""
     cfg = ctx.dedup.paragraphs
     ctx.storage.delete_dir(*FOLDER)
@@ -217,7 +217,7 @@ def _write_repeated(group: pa.Table, parts: Parts) -> pa.Table:
     return pa.table({"parts": [len(np.unique(part))]})
 
 
-def _top(ctx: Phase2Context, cfg: ParagraphsConfig) -> list[Repeated]:
+def _top(ctx: DedupContext, cfg: ParagraphsConfig) -> list[Repeated]:
     """The ``cfg.top`` most repeated paragraphs (ties: smallest hash), their first characters PII-redacted."""
     files = ctx.files(*FOLDER, "top")
     if not files or not cfg.top:
@@ -240,7 +240,7 @@ def _redacted(texts: list[str], config: RunConfig) -> list[str | None]:
         return [None] * len(texts)
 
 
-def _snippet(ctx: Phase2Context, cfg: ParagraphsConfig, doc: int, idx: int) -> str:
+def _snippet(ctx: DedupContext, cfg: ParagraphsConfig, doc: int, idx: int) -> str:
     """The first SNIPPET_CHARS characters of piece ``idx`` of document ``doc`` (one row group read)."""
     source = pq.ParquetFile(ctx.source_file(ctx.units[int(doc >> ROW_BITS)]), filesystem=ctx.storage.fs)
     row = int(doc & ((1 << ROW_BITS) - 1))

@@ -13,13 +13,13 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from pipeline.phase2 import ids
-from pipeline.phase2.boilerplate import fixed_bytes, masks_of
-from pipeline.phase2.components import Components
-from pipeline.phase2.context import Parts, Phase2Context, part_of, row_of
-from pipeline.phase2.shuffle import by_part, by_value
-from pipeline.phase2.signatures import signature_width
-from pipeline.phase2.verify import check_settings, duplicates, signatures_of
+from pipeline.dedup import earlier, ids
+from pipeline.dedup.boilerplate import fixed_bytes, masks_of
+from pipeline.dedup.components import Components
+from pipeline.dedup.context import Parts, DedupContext, part_of, row_of
+from pipeline.dedup.shuffle import by_part, by_value
+from pipeline.dedup.signatures import signature_width
+from pipeline.dedup.verify import check_settings, duplicates, signatures_of
 from core.storage import Storage
 from core.layout import part_file
 from stages.dedup import keep
@@ -29,7 +29,7 @@ DECISION_SCHEMA = pa.schema(
 )
 
 
-def decide(ctx: Phase2Context, found: Components | None, use_score: bool) -> dict:
+def decide(ctx: DedupContext, found: Components | None, use_score: bool) -> dict:
     """Step 4: in this process when the components are in memory (or absent), else as Ray Data shuffles.
 
     Returns its part of the summary: the number of clusters and the largest one.
@@ -37,7 +37,7 @@ def decide(ctx: Phase2Context, found: Components | None, use_score: bool) -> dic
     m = ctx.dedup.minhash
     check = check_settings(m) if m.enabled and m.verify != "off" and m.verify_kept else None
     attach = {"parts": ctx.parts, "width": signature_width(m) if check else 0, "num_perm": m.num_perm}
-    repeated = ctx.files(*ids.FOLDER)
+    repeated = ctx.files(*ids.FOLDER) + ctx.files(*earlier.FOLDER)  # decided before the graph: steps 1b and 2d
     if found is None or found.members is not None:
         tables = [ctx.read_local(repeated).select(DECISION_SCHEMA.names).cast(DECISION_SCHEMA)] if repeated else []
         if found is not None:
