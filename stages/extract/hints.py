@@ -27,7 +27,7 @@ BOILERPLATE_WORDS = (
     "popular", "trending", "more-stories", "promo", "advert",
     "sponsor", "banner", "popup", "modal", "overlay", "outbrain", "taboola", "tag-cloud", "tagcloud",
     "author", "about-author", "byline", "post-meta", "entry-meta", "article-meta",
-    "meta-info", "sr-only", "screen-reader", "visually-hidden", "print-only", "rating",
+    "meta-info", "sr-only", "screen-reader", "visually-hidden", "print-only", "rating", "signature",
 )
 #: ... that name readers' comments and replies: boilerplate under an article, the content of a forum thread.
 THREAD_WORDS = ("comment", "disqus", "respond", "reply")
