@@ -270,3 +270,18 @@ def test_short_list_items_and_table_rows_without_links_are_kept_beside_text(extr
     html = f"<html><body><article><p>{PROSE}</p><ul>{steps}</ul><ul>{links}</ul><p>{PROSE} Again.</p></article></body></html>"
     text = extract(html)
     assert "Step 2: tighten it" in text and "Link 2" not in text
+
+
+def test_a_page_the_article_rules_find_nothing_on_is_read_as_a_list(extract):
+    # A chart or a news feed that says nothing about itself: rows of links with short facts, no prose.
+    rows = "".join(f"<tr><td>{i}.</td><td><a href='/title/{i}'>The Film Number {i} of the Chart</a></td>"
+                   f"<td>{1990 + i}</td><td>8.{i}</td></tr>" for i in range(20))
+    html = f"<html><body><nav><a href='/'>Home</a></nav><main><h1>Top films</h1><table>{rows}</table></main></body></html>"
+    result = extract.run(html, "https://films.example.com/chart/top")
+    assert result.page_type == pt.LISTING
+    assert "The Film Number 19 of the Chart" in result.text and "Home" not in result.text
+    # An article with a few links below it keeps the article rules.
+    links = "".join(f"<li><a href='/{i}'>Another story worth reading, number {i}</a></li>" for i in range(5))
+    article = f"<html><body><main><p>{PROSE}</p><p>{PROSE} Again.</p><ul>{links}</ul></main></body></html>"
+    result = extract.run(article, "https://news.example.com/2024/story")
+    assert result.page_type == pt.ARTICLE and "number 4" not in result.text
