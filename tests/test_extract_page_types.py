@@ -285,3 +285,16 @@ def test_a_page_the_article_rules_find_nothing_on_is_read_as_a_list(extract):
     article = f"<html><body><main><p>{PROSE}</p><p>{PROSE} Again.</p><ul>{links}</ul></main></body></html>"
     result = extract.run(article, "https://news.example.com/2024/story")
     assert result.page_type == pt.ARTICLE and "number 4" not in result.text
+
+
+def test_a_grid_of_item_titles_set_as_headings_is_kept_on_a_listing(extract):
+    # Cards of one linked title each, one after another: the heading rule (kept when the text after it is)
+    # looks past any number of headings on listings and shop categories.
+    cards = "".join(f"<div class='card'><h3><a href='/film/{i}'>The Film Number {i} of the Week</a></h3></div>"
+                    for i in range(8))
+    html = (f"<html><body><main><h1>New this week</h1>{cards}<p>Showing 8 of 40 films this week</p></main>"
+            "</body></html>")
+    result = extract.run(html, "https://films.example.com/chart/new")
+    assert result.page_type == pt.LISTING
+    assert "The Film Number 0 of the Week" in lines(result.text)
+    assert extract.block_rules(pt.ARTICLE).heading_distance == 3  # articles keep theirs
