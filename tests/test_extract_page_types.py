@@ -298,3 +298,15 @@ def test_a_grid_of_item_titles_set_as_headings_is_kept_on_a_listing(extract):
     assert result.page_type == pt.LISTING
     assert "The Film Number 0 of the Week" in lines(result.text)
     assert extract.block_rules(pt.ARTICLE).heading_distance == 3  # articles keep theirs
+
+
+def test_a_linked_heading_is_an_item_title_on_a_listing_not_on_an_article(extract):
+    # A card whose title is a linked heading followed by a short linked line: the title is an item.
+    cards = "".join(f"<div class='card'><h3><a href='/e/{i}'>Conference on Distributed Things and Stuff, Edition {i}</a>"
+                    f"</h3><a href='/city/{i}'>Paris, May {i}</a></div>" for i in range(8))
+    intro = "<p>Every technology conference of the season in one place, updated daily by our editors for you.</p>"
+    html = f"<html><body><main><h1>Tech events</h1>{intro}{cards}</main></body></html>"
+    result = extract.run(html, "https://events.example.com/tech")
+    assert result.page_type == pt.LISTING
+    assert "Conference on Distributed Things and Stuff, Edition 7" in lines(result.text)
+    assert not extract.block_rules(pt.ARTICLE).linked_headings_near  # an article's linked headings are teasers

@@ -52,6 +52,10 @@ class ClassifyConfig(BaseModel):
         False, description="on a page with no paragraph of even 'near' length (a list of names), short ones count as good"
     )
     near_needs_both: bool = Field(False, description="a near paragraph needs good neighbours on both sides (else one)")
+    linked_headings_near: bool = Field(
+        False, description="a heading that is a link is judged as near, not by the text after it (the title of an "
+        "item on a listing or in a shop category: a card's only line, or followed by a price or a date)",
+    )
     edge: Literal["good", "bad"] = Field(BAD, description="how the ends of the content count as neighbours")
 
 
@@ -77,14 +81,14 @@ def _group_classes(blocks: list[Block], cfg: ClassifyConfig) -> tuple[list[int],
         group_of.append(len(chars) - 1)
     max_density, max_good_density = cfg.max_link_density, cfg.max_good_link_density
     low, high, bad_caption, max_heading = cfg.length_low, cfg.length_high, not cfg.keep_captions, cfg.max_heading_chars
-    short_near = cfg.short_lines_near
+    short_near, linked_headings_near = cfg.short_lines_near, cfg.linked_headings_near
     classes: list[str] = []
     for n, link, kind in zip(chars, links, kinds):
         density = link / n if n else 0.0
         if density > max_density or (kind == "caption" and bad_caption):
             classes.append(BAD)
         elif kind == "h" and n < max_heading:
-            classes.append(HEADING)
+            classes.append(NEAR if linked_headings_near and link * 2 > n else HEADING)
         elif n < low:
             # A list item or table row is a piece of a larger unit (a spec
             # table, a list of steps): without links, it is judged as near.

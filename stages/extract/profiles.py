@@ -19,8 +19,10 @@ those rules call boilerplate:
   around a title and a teaser), documentation links every other word to
   the reference, a service page's feature cards end in "learn more":
   link density says little there, and their short lines (a feature, a
-  price, a parameter) are items, not scraps, and a grid of item titles set
-  as headings is kept with the items after it (:attr:`Profile.block_updates`).
+  price, a parameter) are items, not scraps; a heading that is a link is an
+  item's title (judged as near, not by the text after it), and a grid of
+  item titles set as headings is kept with the items after it
+  (:attr:`Profile.block_updates`).
 
 See docs/extraction.md for the per-type numbers behind each choice.
 """
@@ -57,8 +59,10 @@ ARTICLE_PROFILE = Profile()
 #: Link density says little, and a short line without links (a feature, a spec, an item's price) is near.
 _LINKS_ARE_TEXT = {"max_link_density": 1.0, "max_good_link_density": 1.0, "short_lines_near": True}
 #: ... and a page of short lines only (product names, categories) is a list of them; a heading is kept when
-#: the text after it is, however many headings come between (a grid of item titles set as headings)
-_ITEMS = {**_LINKS_ARE_TEXT, "short_pages": True, "heading_distance": 1000}
+#: the text after it is, however many headings come between (a grid of item titles set as headings), and a
+#: linked heading is an item's title, judged as near (a card's only line, or followed by a price or a date)
+_ITEMS = {**_LINKS_ARE_TEXT, "short_pages": True, "heading_distance": 1000,
+          "linked_headings_near": True}
 
 PROFILES: dict[str, Profile] = {
     pagetype.ARTICLE: ARTICLE_PROFILE,
