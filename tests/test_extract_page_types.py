@@ -310,3 +310,14 @@ def test_a_linked_heading_is_an_item_title_on_a_listing_not_on_an_article(extrac
     assert result.page_type == pt.LISTING
     assert "Conference on Distributed Things and Stuff, Edition 7" in lines(result.text)
     assert not extract.block_rules(pt.ARTICLE).linked_headings_near  # an article's linked headings are teasers
+
+
+def test_a_shop_categorys_linked_product_names_are_items(extract):
+    rules = extract.block_rules(pt.COLLECTION)
+    assert rules.short_links_near and not extract.block_rules(pt.LISTING).short_links_near
+    assert not extract.block_rules(pt.ARTICLE).short_links_near
+    intro = "<p>Every console and handheld we sell, with the games and accessories that go with them today.</p>"
+    items = "".join(f"<li><a href='/c/{i}'>Console model {i}</a></li>" for i in range(6))
+    html = f"<html><body><main>{intro}<ul>{items}</ul><p>Loading</p></main></body></html>"
+    text = extract(html, "https://shop.example.com/collections/consoles")
+    assert "Console model 5" in lines(text)  # short links were kept only between two good paragraphs

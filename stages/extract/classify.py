@@ -52,6 +52,10 @@ class ClassifyConfig(BaseModel):
         False, description="on a page with no paragraph of even 'near' length (a list of names), short ones count as good"
     )
     near_needs_both: bool = Field(False, description="a near paragraph needs good neighbours on both sides (else one)")
+    short_links_near: bool = Field(
+        False, description="with short_lines_near, a short line that is a link is near too (an item's name in a "
+        "shop category: the category's products are links)",
+    )
     linked_headings_near: bool = Field(
         False, description="a heading that is a link is judged as near, not by the text after it (the title of an "
         "item on a listing or in a shop category: a card's only line, or followed by a price or a date)",
@@ -82,6 +86,7 @@ def _group_classes(blocks: list[Block], cfg: ClassifyConfig) -> tuple[list[int],
     max_density, max_good_density = cfg.max_link_density, cfg.max_good_link_density
     low, high, bad_caption, max_heading = cfg.length_low, cfg.length_high, not cfg.keep_captions, cfg.max_heading_chars
     short_near, linked_headings_near = cfg.short_lines_near, cfg.linked_headings_near
+    short_links_near = cfg.short_links_near
     classes: list[str] = []
     for n, link, kind in zip(chars, links, kinds):
         density = link / n if n else 0.0
@@ -92,7 +97,7 @@ def _group_classes(blocks: list[Block], cfg: ClassifyConfig) -> tuple[list[int],
         elif n < low:
             # A list item or table row is a piece of a larger unit (a spec
             # table, a list of steps): without links, it is judged as near.
-            classes.append(NEAR if not link and (kind in _ITEM_KINDS or short_near) else SHORT)
+            classes.append(NEAR if (not link or short_links_near) and (kind in _ITEM_KINDS or short_near) else SHORT)
         elif n >= high and density <= max_good_density:
             classes.append(GOOD)
         else:

@@ -22,7 +22,8 @@ those rules call boilerplate:
   price, a parameter) are items, not scraps; a heading that is a link is an
   item's title (judged as near, not by the text after it), and a grid of
   item titles set as headings is kept with the items after it
-  (:attr:`Profile.block_updates`).
+  (:attr:`Profile.block_updates`); in a shop category a short linked line
+  is a product's name, near as well.
 
 See docs/extraction.md for the per-type numbers behind each choice.
 """
@@ -69,7 +70,7 @@ PROFILES: dict[str, Profile] = {
     pagetype.FORUM: Profile(comments="content", forms=True),
     pagetype.QA: Profile(comments="content_if_more"),
     pagetype.PRODUCT: Profile(reviews=False),
-    pagetype.COLLECTION: Profile(hidden=True, reviews=False, block_updates=_ITEMS),
+    pagetype.COLLECTION: Profile(hidden=True, reviews=False, block_updates={**_ITEMS, "short_links_near": True}),
     pagetype.LISTING: Profile(block_updates=_ITEMS),
     pagetype.DOCUMENTATION: Profile(hidden=True, block_updates=_LINKS_ARE_TEXT),
     pagetype.SERVICE: Profile(hidden=True, block_updates=_LINKS_ARE_TEXT),
