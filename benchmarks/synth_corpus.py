@@ -56,9 +56,10 @@ def zipf_words(rng: np.random.Generator, n: int) -> np.ndarray:
 
 def join_words(vocab: pa.Array, ids: np.ndarray, per: int) -> pa.Array:
     """Rows of ``per`` words each, joined by spaces (Arrow kernels, no Python loop)."""
-    words = vocab.take(pa.array(ids.ravel()))
-    lists = pa.ListArray.from_arrays(pa.array(np.arange(0, len(ids.ravel()) + 1, per, dtype=np.int32)), words)
-    return pc.binary_join(lists, " ")
+    # large types: 2M documents' paragraphs pass the 2 GiB a plain string array can hold
+    words = vocab.cast(pa.large_string()).take(pa.array(ids.ravel()))
+    lists = pa.LargeListArray.from_arrays(pa.array(np.arange(0, len(ids.ravel()) + 1, per, dtype=np.int64)), words)
+    return pc.binary_join(lists, pa.scalar(" ", pa.large_string()))
 
 
 def generate(docs: int, dup_fraction: float, seed: int = 0) -> tuple[pa.Table, np.ndarray]:
