@@ -321,3 +321,16 @@ def test_a_shop_categorys_linked_product_names_are_items(extract):
     html = f"<html><body><main>{intro}<ul>{items}</ul><p>Loading</p></main></body></html>"
     text = extract(html, "https://shop.example.com/collections/consoles")
     assert "Console model 5" in lines(text)  # short links were kept only between two good paragraphs
+
+
+def test_a_page_whose_comments_are_its_text_is_read_as_a_thread(extract):
+    # A link aggregator's story: a title and a link, then the comments (named so) hold all the prose.
+    comments = "".join(f"<div class='comment'><p>{PROSE} Comment number {i} on the story.</p></div>" for i in range(6))
+    html = (f"<html><body><main><h1><a href='https://elsewhere.example/x'>Project goals for 2024</a></h1>"
+            f"<div class='comments'>{comments}</div></main></body></html>")
+    result = extract.run(html, "https://links.example.com/s/abc123/project_goals")
+    assert result.page_type == pt.FORUM
+    assert "Comment number 5 on the story." in result.text
+    # Under an article, comments stay out.
+    article = f"<html><body><main><p>{PROSE} Body.</p><p>{PROSE} Body again.</p></main>{comments}</body></html>"
+    assert "Comment number" not in extract(article, "https://news.example.com/2024/story")

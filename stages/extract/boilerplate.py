@@ -289,30 +289,37 @@ def select(
     return [b for b in blocks if b.skip < 0], root >= 0
 
 
-#: A page read as an article whose article rules keep less than this share of its text (outside boilerplate
-#: marks), with less than ``LIST_MAX_GOOD_SHARE`` of it in long link-poor paragraphs, is read again as a listing.
+#: A page read as an article on which the article rules keep less than this share of its text (outside
+#: boilerplate marks) is read again as a listing, if less than ``LIST_MAX_GOOD_SHARE`` of it is long link-poor
+#: paragraphs, or as a forum thread, if its comments hold more good text than the rest (the reading that keeps
+#: more text wins).
 LIST_MAX_KEPT_SHARE = 0.35
 LIST_MAX_GOOD_SHARE = 0.2
 #: ... and the listing rules keep at least this many lines there (else the article rules' text stays).
 LIST_MIN_ITEMS = 5
 
 
-def reads_as_list(blocks: list[Block], skips: list[int], kept: list[Block], length_high: int = 50) -> bool:
-    """Whether the article rules found no article on a page that has no prose
-    to find: they kept little of its text (``kept``), and little of it
-    (outside the boilerplate marks ``skips`` the walk gave) is long link-poor
-    paragraphs.  A chart, a news feed, a directory or a reading list told by
-    nothing it says about itself: its items are link lines the article rules
-    drop.  A news article keeps most of its text, and is mostly paragraphs."""
+def found_little(blocks: list[Block], skips: list[int], kept: list[Block]) -> bool:
+    """Whether the article rules kept less than :data:`LIST_MAX_KEPT_SHARE` of the
+    page's text outside the boilerplate marks ``skips`` the walk gave."""
+    total = sum(b.chars for b, s in zip(blocks, skips) if s < 0)
+    return total > 0 and sum(b.chars for b in kept) < LIST_MAX_KEPT_SHARE * total
+
+
+def reads_as_list(blocks: list[Block], skips: list[int], length_high: int = 50) -> bool:
+    """Whether little of the page's text (outside the boilerplate marks
+    ``skips`` the walk gave) is long link-poor paragraphs: on a page where the
+    article rules found little (:func:`found_little`), a chart, a news feed,
+    a directory or a reading list told by nothing it says about itself, whose
+    items are link lines the article rules drop.  A news article keeps most of
+    its text, and is mostly paragraphs."""
     total = good = 0
     for b, s in zip(blocks, skips):
         if s < 0:
             total += b.chars
             if b.chars >= length_high and b.link_chars * 4 <= b.chars:
                 good += b.chars
-    return bool(total) and good < LIST_MAX_GOOD_SHARE * total and (
-        sum(b.chars for b in kept) < LIST_MAX_KEPT_SHARE * total
-    )
+    return good < LIST_MAX_GOOD_SHARE * total
 
 
 class BoilerplateExtractor:
@@ -338,19 +345,33 @@ class BoilerplateExtractor:
         if signals is not None:
             kind = pagetype.classify(signals, pagetype.shape(blocks, cfg.blocks.length_high))
         rules = self._rules[kind]
-        skips = [b.skip for b in blocks] if kind == pagetype.ARTICLE else None
+        skips = [b.skip for b in blocks] if signals is not None and kind == pagetype.ARTICLE else None
         chosen, root_found = select(blocks, marks, cfg, PROFILES[kind])
         kept = classify(chosen, rules)
-        if skips is not None and reads_as_list(blocks, skips, kept, cfg.blocks.length_high):
-            # The article rules found no article: the page is a list of links (a chart, a feed, a directory).
-            # A list has items: a few stray lines (a pager, a login link) stay out.
-            for b, s in zip(blocks, skips):
+        if skips is not None and found_little(blocks, skips, kept):
+            # The article rules found no article: the page may be a list of links with no prose at all (a
+            # chart, a feed, a directory), or a thread whose comments hold its text (a link aggregator's post
+            # and its comments, a live ticker).  Each reading that fits is tried; the one keeping more text wins.
+            # A list has items: a few stray lines (a pager, a login link) are no list.
+            readings, judged = [], [b.skip for b in blocks]
+            for other in (pagetype.LISTING, pagetype.FORUM):
+                for b, s in zip(blocks, skips):
+                    b.skip = s
+                if other == pagetype.LISTING and not reads_as_list(blocks, skips, cfg.blocks.length_high):
+                    continue
+                if other == pagetype.FORUM and not comments_outweigh(blocks, marks, _good_chars(blocks, cfg.blocks)):
+                    continue
+                picked, other_root = select(blocks, marks, cfg, PROFILES[other])
+                lines = classify(picked, self._rules[other])
+                if other == pagetype.FORUM or len(lines) >= LIST_MIN_ITEMS:
+                    size = sum(b.chars for b in lines)
+                    readings.append((size, other, picked, other_root, lines, [b.skip for b in blocks]))
+            final = judged  # the marks as the article rules left them, if no other reading fits
+            if readings:
+                _, kind, chosen, root_found, kept, final = max(readings, key=lambda r: r[0])
+                rules = self._rules[kind]
+            for b, s in zip(blocks, final):
                 b.skip = s
-            listed, list_root = select(blocks, marks, cfg, PROFILES[pagetype.LISTING])
-            items = classify(listed, self._rules[pagetype.LISTING])
-            if len(items) >= LIST_MIN_ITEMS:
-                kind, rules = pagetype.LISTING, self._rules[pagetype.LISTING]
-                chosen, root_found, kept = listed, list_root, items
         if cfg.drop_repeats:
             kept = drop_repeats(kept, cfg.repeat_share)
         text = "\n".join(b.text for b in kept)
