@@ -194,6 +194,9 @@ def shape(good: float = 0.0, link: float = 0.0, headlines: int = 0, prices: int 
         (pt.Signals(og_type="product.group"), shape(), pt.COLLECTION),
         (pt.Signals(host="shop.example", path="/collections/socks"), shape(), pt.COLLECTION),
         (pt.Signals(), shape(good=0.1, headlines=12), pt.LISTING),
+        (pt.Signals(path="/hub/science"), shape(good=0.6, headlines=12), pt.LISTING),  # a section's front page
+        (pt.Signals(path="/2024/05/the-storm-that-came"), shape(good=0.6, headlines=12), pt.ARTICLE),  # a story
+        (pt.Signals(path="/hub/science"), shape(good=0.6, headlines=3), pt.ARTICLE),
         (pt.Signals(host="saas.example", path="/"), shape(good=0.5), pt.SERVICE),
         (pt.Signals(path="/services/cloud-migration"), shape(good=0.5), pt.SERVICE),
         (pt.Signals(), shape(good=0.5), pt.ARTICLE),  # nothing telling: an article

@@ -165,6 +165,19 @@ _ARTICLE_TYPES = frozenset(("Article", "NewsArticle", "BlogPosting", "ReportageN
 _SERVICE_PATH_RE = re.compile(r"/(?:services?|solutions?|features?|platform|pricing|what-we-do|capabilities)(?:/|$|\.)")
 
 
+_SLUG_RE = re.compile(r"\d{3}|[^/]*-[^/]*-|\.|[^/]{25}")
+
+
+def _section_path(path: str) -> bool:
+    """A site's section, not one story in it: one or two short path words without
+    a query, none a story's slug (two hyphens or more), id or file name
+    ("/technology", "/hub/science", "/gaming/"; not "/2024/05/the-storm-that")."""
+    if not path or path == "/" or "?" in path or path.count("/") > 3:
+        return False
+    parts = [p for p in path.split("/") if p]
+    return 0 < len(parts) <= 2 and not any(_SLUG_RE.search(p) for p in parts)
+
+
 def _forum(s: Signals) -> bool:
     return (
         not _FORUM_TYPES.isdisjoint(s.types)
@@ -213,7 +226,7 @@ def classify(s: Signals, sh: Shape) -> str:
         return COLLECTION
     if _PRODUCT_PATH_RE.search(s.path):
         return PRODUCT
-    if sh.headlines >= 8 and sh.good_share < 0.3:
+    if sh.headlines >= 8 and (sh.good_share < 0.3 or _section_path(s.path)):
         return LISTING
     if _SERVICE_PATH_RE.search(s.path) or (s.host and s.path in ("", "/")):
         return SERVICE
