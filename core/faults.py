@@ -48,3 +48,29 @@ def output_fault(err: BaseException | None, output_path: str) -> int | None:
     if code in WRITE_FAULTS or (code is not None and output_path and output_path in str(err)):
         return code
     return None
+
+
+def quiet_collected_writer_faults() -> None:
+    """Report a storage fault raised by a file writer's ``__del__`` in one log line, not a traceback.
+
+    A writer whose write failed on a full disk is still open; when the unit's error (and the frames
+    that hold the writer) is dropped, the garbage collector's ``__del__`` tries to close it again and
+    fails the same way.  Python prints that as "Exception ignored in ...", a traceback per writer, after
+    the unit already reported the fault in one line.  Other unraisable errors go to the previous hook.
+    Idempotent: one hook per process."""
+    import logging
+    import sys
+
+    previous = sys.unraisablehook
+    if getattr(previous, "_curate_quiet", False):
+        return
+
+    def hook(unraisable) -> None:
+        where = getattr(unraisable.object, "__qualname__", "")
+        if where.endswith("__del__") and storage_fault(unraisable.exc_value) is not None:
+            logging.getLogger(__name__).debug("%s failed again when collected: %s", where, unraisable.exc_value)
+            return
+        previous(unraisable)
+
+    hook._curate_quiet = True
+    sys.unraisablehook = hook

@@ -28,7 +28,7 @@ from tqdm import tqdm
 
 from pipeline.phase import Unit
 from pipeline.result import UnitResult
-from core.faults import output_fault
+from core.faults import output_fault, quiet_collected_writer_faults
 
 log = logging.getLogger(__name__)
 
@@ -169,6 +169,7 @@ def _release_kept(unless: str) -> None:
 def _unit_task(job: dict, unit_json: str) -> str:
     """One unit on a Ray worker process; returns its stats as JSON.  A worker that holds models is
     built once per process and kept for the phase's later units that land here."""
+    quiet_collected_writer_faults()  # a full disk is reported once, by the unit's failure
     unit = Unit.from_json(unit_json)
     _release_kept(unless=job["key"])
     if not job["keep_worker"]:

@@ -186,3 +186,20 @@ def test_a_disk_that_fills_up_stops_the_run_with_one_line_and_the_rerun_matches_
     got, want = _outputs(out), _outputs(clean)
     assert got == want and any(n.startswith("shards/mds/") for n in got)
     shutil.rmtree(clean)
+
+
+def test_a_writer_collected_after_a_full_disk_logs_no_second_traceback():
+    """A writer's __del__ failing on the full disk its unit already reported is one debug line, not a traceback;
+    any other error raised in a __del__ is still printed."""
+    script = (
+        "import errno, gc\n"
+        "from core.faults import quiet_collected_writer_faults\n"
+        "class ParquetWriter:\n"
+        "    def __del__(self): raise OSError(errno.ENOSPC, 'No space left on device')\n"
+        "class Other:\n"
+        "    def __del__(self): raise ValueError('a real bug')\n"
+        "quiet_collected_writer_faults(); quiet_collected_writer_faults()\n"
+        "ParquetWriter(); Other(); gc.collect()\n")
+    err = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True).stderr
+    assert "No space left" not in err and "ParquetWriter" not in err
+    assert err.count("Exception ignored") == 1 and "ValueError: a real bug" in err
