@@ -41,16 +41,10 @@ RESULTS = ROOT / "benchmarks" / "results" / "dedup_against.md"
 
 
 def write_snapshot(root: Path, table: pa.Table, parts: int) -> None:
+    from benchmarks.synth_corpus import write_parts
     from core.storage import Storage
 
-    storage = Storage(str(root))
-    per = -(-len(table) // parts)
-    for p in range(parts):
-        chunk = table.slice(p * per, per)
-        unit = f"synth-{p:05d}"
-        chunk = chunk.append_column("source", pa.array([unit] * len(chunk))).append_column("language", pa.array(["en"] * len(chunk)))
-        storage.write_parquet(chunk, "documents", "extracted", f"part-{unit}.parquet")
-        storage.write_json({"unit": unit, "kept": len(chunk)}, "_done", "extracted", f"{unit}.json")
+    write_parts(Storage(str(root)), table, parts)
 
 
 def timed_run(root: Path, workers: int, against: list[str]) -> dict:

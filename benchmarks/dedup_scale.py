@@ -210,13 +210,7 @@ def write_chunked(root: Path, docs: int, per_chunk: int, docs_per_part: int, dup
                 table = table.set_column(0, "id", pc_replace(table.column("id"), "synth-", f"synth{c}-"))
                 table = table.set_column(1, "url", pc_replace(table.column("url"), "https://site", f"https://site{c}x"))
             chunk_store = Storage(str(folder))
-            per = -(-n // parts_per_chunk)
-            for p in range(parts_per_chunk):
-                part = table.slice(p * per, per)
-                unit = f"synth-{c * parts_per_chunk + p:05d}"
-                part = part.append_column("source", pa.array([unit] * len(part))).append_column("language", pa.array(["en"] * len(part)))
-                chunk_store.write_parquet(part, "documents", "extracted", f"part-{unit}.parquet")
-                chunk_store.write_json({"unit": unit, "kept": len(part)}, "_done", "extracted", f"{unit}.json")
+            sc.write_parts(chunk_store, table, parts_per_chunk, first=c * parts_per_chunk)
             chunk_store.write_parquet(pa.table({"id": table.column("id"), "cluster": pa.array(cluster, mask=cluster < 0)}), "truth.parquet")
             del table, cluster
         for sub in ("documents/extracted", "_done/extracted"):

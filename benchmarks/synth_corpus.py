@@ -117,17 +117,22 @@ def generate(docs: int, dup_fraction: float, seed: int = 0) -> tuple[pa.Table, n
     return table, cluster[order]
 
 
-def write(root: str, docs: int, parts: int, dup_fraction: float, seed: int = 0) -> dict:
-    table, cluster = generate(docs, dup_fraction, seed)
-    storage = Storage(root)
-    per = -(-docs // parts)
+def write_parts(storage: Storage, table: pa.Table, parts: int, first: int = 0) -> None:
+    """``table`` as ``parts`` phase-1 parts with their markers (units ``synth-<first + p>``), as phase 1 leaves them."""
+    per = -(-len(table) // parts)
     for p in range(parts):
         chunk = table.slice(p * per, per)
-        unit = f"synth-{p:05d}"
+        unit = f"synth-{first + p:05d}"
         n = len(chunk)
         chunk = chunk.append_column("source", pa.array([unit] * n)).append_column("language", pa.array(["en"] * n))
         storage.write_parquet(chunk, "documents", "extracted", f"part-{unit}.parquet")
         storage.write_json({"unit": unit, "kept": n}, "_done", "extracted", f"{unit}.json")
+
+
+def write(root: str, docs: int, parts: int, dup_fraction: float, seed: int = 0) -> dict:
+    table, cluster = generate(docs, dup_fraction, seed)
+    storage = Storage(root)
+    write_parts(storage, table, parts)
     truth = pa.table({"id": table.column("id"), "cluster": pa.array(cluster, mask=cluster < 0)})
     storage.write_parquet(truth, "truth.parquet")
     sizes = np.bincount(cluster[cluster >= 0])
