@@ -76,10 +76,11 @@ def find_earlier(ctx: DedupContext) -> dict:
     near_docs = 0
     if m.enabled:
         k_doc, k_key = _current_keys(ctx)
-        ok = ~_member(k_doc, excluded) & ~_member(k_doc, np.sort(exact_doc))
+        ok = ~_member(k_doc, excluded)
         k_doc, k_key = k_doc[ok], k_key[ok]
         e_kref, e_key = _concat_keys([r.keys() for r in runs])
-        c_doc, c_ref = _join(k_doc, k_key, e_kref, e_key)
+        near = ~_member(k_doc, np.sort(exact_doc))
+        c_doc, c_ref = _join(k_doc[near], k_key[near], e_kref, e_key)
         if len(c_doc) and m.verify != "off":  # verify "exact" needs shingles the index does not hold: the signature check
             passed = _verify(ctx, runs, c_doc, c_ref)
             c_doc, c_ref = c_doc[passed], c_ref[passed]
@@ -87,6 +88,11 @@ def find_earlier(ctx: DedupContext) -> dict:
         found["ref"].append(c_ref)
         found["exact"].append(np.zeros(len(c_doc), bool))
         near_docs = len(np.unique(c_doc))
+        t_doc, t_ref = _through_this_run(ctx, runs, k_doc, k_key, np.concatenate([exact_doc, c_doc]),
+                                         np.concatenate([exact_ref, c_ref]))
+        found["doc"].append(t_doc)
+        found["ref"].append(t_ref)
+        found["exact"].append(np.zeros(len(t_doc), bool))
 
     f_doc, f_ref, f_exact = (np.concatenate(found[k]) for k in ("doc", "ref", "exact"))
     order = np.lexsort((f_ref, ~f_exact, f_doc))  # per doc: exact first, then the first run, file, row
@@ -94,13 +100,16 @@ def find_earlier(ctx: DedupContext) -> dict:
     first = np.concatenate(([True], f_doc[1:] != f_doc[:-1])) if len(f_doc) else np.zeros(0, bool)
     f_doc, f_ref, f_exact = f_doc[first], f_ref[first], f_exact[first]
     earlier_ids = _ids(runs, f_ref)
-    details = [json.dumps({"earlier_run": runs[int(r >> _RUN_BITS)].root, "earlier_id": i, "match": "exact" if x else "near"})
-               for r, i, x in zip(f_ref.tolist(), earlier_ids, f_exact.tolist())]
+    through = _member(f_doc, np.sort(t_doc)) if m.enabled else np.zeros(len(f_doc), bool)
+    match = np.where(f_exact, "exact", np.where(through, "near_through_copy", "near")).tolist()
+    details = [json.dumps({"earlier_run": runs[int(r >> _RUN_BITS)].root, "earlier_id": i, "match": how})
+               for r, i, how in zip(f_ref.tolist(), earlier_ids, match)]
     table = pa.table({"doc": pa.array(f_doc, pa.int64()), "reason": pa.array([REASON] * len(f_doc), pa.string()),
                       "details": pa.array(details, pa.string()), "cluster_size": pa.array(np.full(len(f_doc), 2), pa.int32())})
     if len(table):
         ctx.storage.write_parquet(table, *FOLDER, "part-0.parquet")
     return {"duplicate_earlier": len(table), "duplicate_earlier_exact": int(f_exact.sum()),
+            "duplicate_earlier_through_copy": int(through.sum()),
             "earlier_index_docs": int(sum(r.docs for r in runs)), "earlier_candidates_near": near_docs}
 
 
@@ -208,6 +217,49 @@ def _current_keys(ctx: DedupContext) -> tuple[np.ndarray, np.ndarray]:
     if not docs:
         return np.zeros(0, np.int64), np.zeros(0, np.uint64)
     return np.concatenate(docs), np.concatenate(keys)
+
+
+#: Rounds of :func:`_through_this_run` (a chain of copies longer than this is cut; 2 rounds found all on the benchmark).
+_MAX_ROUNDS = 8
+
+
+def _through_this_run(ctx: DedupContext, runs: list[_Earlier], k_doc: np.ndarray, k_key: np.ndarray,
+                      f_doc: np.ndarray, f_ref: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(doc, earlier ref) of this run's documents linked to an earlier one through a copy in this run.
+
+    Within a run, A and B sharing an LSH bucket (and passing the check) are one cluster; when A is a
+    copy of an earlier document E, that cluster is {E, A, B} and E is kept, so B goes too.  B is
+    checked against E itself (as step 4 checks every removed member against its kept document),
+    not only against A: a chain of copies never removes a document unlike the earlier one.  B is
+    often no LSH candidate of E directly: two copies edited apart (a paragraph dropped in one, added
+    in the other) are further from each other than from their original.
+    """
+    if len(f_doc) == 0 or len(k_doc) == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    order = np.lexsort((f_ref, f_doc))
+    f_doc, f_ref = f_doc[order], f_ref[order]
+    first = np.concatenate(([True], f_doc[1:] != f_doc[:-1]))
+    new_doc, new_ref = f_doc[first], f_ref[first]  # sorted by doc: each found document's earlier match
+    done = new_doc
+    out_doc, out_ref = [], []
+    for _ in range(_MAX_ROUNDS):
+        seeds = _member(k_doc, new_doc)
+        seed_ref = new_ref[np.searchsorted(new_doc, k_doc[seeds])]
+        rest = ~_member(k_doc, done)
+        c_doc, c_ref = _join(k_doc[rest], k_key[rest], seed_ref, k_key[seeds])
+        if len(c_doc) and ctx.dedup.minhash.verify != "off":
+            passed = _verify(ctx, runs, c_doc, c_ref)
+            c_doc, c_ref = c_doc[passed], c_ref[passed]
+        if len(c_doc) == 0:
+            break
+        first = np.concatenate(([True], c_doc[1:] != c_doc[:-1]))  # _join sorts by (doc, ref)
+        new_doc, new_ref = c_doc[first], c_ref[first]
+        out_doc.append(new_doc)
+        out_ref.append(new_ref)
+        done = np.union1d(done, new_doc)
+    if not out_doc:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.concatenate(out_doc), np.concatenate(out_ref)
 
 
 def _join(doc: np.ndarray, key: np.ndarray, e_ref: np.ndarray, e_key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
