@@ -52,6 +52,18 @@ def test_space_class_is_python_whitespace_on_every_code_point():
     assert "\x0b" in WHITESPACE  # RE2's own \s misses it
 
 
+def test_the_stored_classes_are_what_this_interpreter_computes():
+    import json
+
+    from stages.filters import charclasses as cc
+
+    stored = json.loads(cc._CACHE.read_text(encoding="utf-8"))
+    computed = cc._python_classes()
+    assert (cc.SPACE_RANGES, cc.ALNUM_RANGES, cc.MARK_RANGES) == tuple([tuple(r) for r in c] for c in computed)
+    if stored["interpreter"] == cc._interpreter():  # another Python or Unicode version computes its own
+        assert [stored[k] for k in ("space", "alnum", "marks")] == [[list(r) for r in c] for c in computed]
+
+
 def test_splitlines_breaks():
     # str.splitlines() breaks at whitespace characters only (its documented list), so these are all.
     breaks = {c for c in WHITESPACE if len(f"x{c}y".splitlines()) == 2}
