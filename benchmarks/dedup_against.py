@@ -1,7 +1,7 @@
 """Dedup against an earlier run (``dedup.against``, issue 21.2): run 2 of N documents against run 1's index of N.
 
     python benchmarks/dedup_against.py                 # 100k + 100k documents
-    python benchmarks/dedup_against.py --docs 1000000  # 1M + 1M (takes a while)
+    python benchmarks/dedup_against.py --docs 1000000 --both-joins  # 1M + 1M (~20 min on 2 cores)
 
 One synthetic corpus of 2N documents (benchmarks/synth_corpus.py: planted near-duplicate clusters spread
 over the whole corpus, 500 site templates whose header and footer every page of a site shares) is cut in
@@ -47,17 +47,23 @@ def write_snapshot(root: Path, table: pa.Table, parts: int) -> None:
     write_parts(Storage(str(root)), table, parts)
 
 
-def timed_run(root: Path, workers: int, against: list[str]) -> dict:
+def timed_run(root: Path, workers: int, against: list[str], **dedup) -> dict:
     from core.storage import Storage
     from pipeline.config import parse_config
     from pipeline.dedup import run_dedup
 
-    cfg = parse_config({"inputs": ["unused"], "output": str(root), "dedup": {"against": against}, "ray": {"num_cpus": workers}})
+    cfg = parse_config({"inputs": ["unused"], "output": str(root), "dedup": {"against": against, **dedup},
+                        "ray": {"num_cpus": workers}})
     t0 = time.perf_counter()
     with PeakMemory() as mem:
         summary = run_dedup(cfg, Storage(str(root)), workers, progress=False)
     return {"wall": time.perf_counter() - t0, "peak_rss": mem.peak_rss, "peak_name": mem.peak_name, "peak_total": mem.peak_total,
             "summary": summary}
+
+
+def join_path(r: dict) -> str:
+    p = r["summary"].get("earlier_partitions", 1)
+    return f"step 2d as shuffles, {p} partitions" if p > 1 else "step 2d joined in the driver"
 
 
 def removed_by_reason(root: Path) -> dict[str, set[str]]:
@@ -115,6 +121,8 @@ def main(argv=None) -> int:
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--results", default=str(RESULTS))
     ap.add_argument("--keep", action="store_true", help="keep the outputs")
+    ap.add_argument("--both-joins", action="store_true",
+                    help="when step 2d shuffles, run 2 once more with its joins in the driver (partition_rows raised)")
     args = ap.parse_args(argv)
 
     from benchmarks import synth_corpus as sc
@@ -134,7 +142,6 @@ def main(argv=None) -> int:
     write_snapshot(run1, first, args.parts)
     write_snapshot(run2, second, args.parts)
     write_snapshot(plain, second, args.parts)
-    del table
     print(f"corpus: 2 x {n} documents ({time.perf_counter() - t0:.1f} s), {len(truth)} copies of run 1's in run 2", flush=True)
 
     init_ray(parse_config({"inputs": ["unused"], "output": str(base), "ray": {"num_cpus": args.workers}}))
@@ -143,7 +150,13 @@ def main(argv=None) -> int:
     r2p = timed_run(plain, args.workers, [])
     print(f"run 2 alone: {r2p['wall']:.1f} s", flush=True)
     r2 = timed_run(run2, args.workers, [str(run1)])
-    print(f"run 2 against run 1: {r2['wall']:.1f} s", flush=True)
+    print(f"run 2 against run 1: {r2['wall']:.1f} s ({r2['summary'].get('earlier_partitions')} partitions)", flush=True)
+    r2h = None
+    if args.both_joins and r2["summary"].get("earlier_partitions", 1) > 1:  # the same run, the joins in the driver
+        here = base / "run2-here"
+        write_snapshot(here, second, args.parts)
+        r2h = timed_run(here, args.workers, [str(run1)], partition_rows=100_000_000)
+        print(f"run 2 against run 1, joined in the driver: {r2h['wall']:.1f} s", flush=True)
 
     removed = removed_by_reason(run2).get("duplicate_earlier", set())
     hit = len(removed & truth)
@@ -173,10 +186,15 @@ def main(argv=None) -> int:
         "| run | wall s | largest process peak | removed |", "|---|---:|---|---:|",
         f"| run 1 (writes its index) | {r1['wall']:.1f} | {mem(r1)} | {s1['rejected']:,} of {s1['in']:,} |",
         f"| run 2 alone | {r2p['wall']:.1f} | {mem(r2p)} | {r2p['summary']['rejected']:,} |",
-        f"| run 2 with `against: [run 1]` | {r2['wall']:.1f} | {mem(r2)} | {r2['summary']['rejected']:,} "
-        f"({r2['summary']['rejected_by_reason'].get('duplicate_earlier', 0):,} `duplicate_earlier`) |", "",
+        f"| run 2 with `against: [run 1]` ({join_path(r2)}) | {r2['wall']:.1f} | {mem(r2)} | {r2['summary']['rejected']:,} "
+        f"({r2['summary']['rejected_by_reason'].get('duplicate_earlier', 0):,} `duplicate_earlier`) |",
+        *([f"| run 2 with `against: [run 1]` ({join_path(r2h)}) | {r2h['wall']:.1f} | {mem(r2h)} | "
+           f"{r2h['summary']['rejected']:,} ({r2h['summary']['rejected_by_reason'].get('duplicate_earlier', 0):,} "
+           f"`duplicate_earlier`; the against step {r2h['summary']['step_seconds'].get('earlier', 0):.2f} s) |"] if r2h else []),
+        "",
         f"- the against step (2d): {r2['summary']['step_seconds'].get('earlier', 0):.2f} s "
-        f"(of which exact matches {r2['summary'].get('duplicate_earlier_exact', 0):,}); "
+        f"(of which exact matches {r2['summary'].get('duplicate_earlier_exact', 0):,}, through a copy in run 2 "
+        f"{r2['summary'].get('duplicate_earlier_through_copy', 0):,}); "
         f"steps of run 2: {json.dumps(r2['summary']['step_seconds'])}",
         f"- `duplicate_earlier` vs the truth ({len(truth):,} copies): precision {precision:.4f}, recall {recall:.4f}",
         "- recall by how much a copy differs from the document run 1 kept of its cluster (Jaccard of the word 5-grams "

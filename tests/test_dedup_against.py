@@ -154,6 +154,23 @@ def test_copies_of_earlier_documents_are_removed_with_run_1_and_the_earlier_id(r
     assert runs["s2"]["rejected_by_reason"].get("duplicate_earlier") == len(earlier)
 
 
+@pytest.mark.parametrize("partition_rows", [100, 2000])
+def test_the_shuffled_join_gives_the_same_decisions(runs, tmp_path, partition_rows):
+    # partition_rows below the keys' count: the joins of step 2d run as Ray Data shuffles; at 100 every
+    # step shuffles, at 2000 the found documents' keys are broadcast and the few pairs checked here
+    root = tmp_path / "run2-shuffled"
+    write_parts(root, runs["docs2"])
+    s = run_dedup(config(root, against=[str(runs["run1"])], partition_rows=partition_rows), Storage(str(root)),
+                  workers=2, progress=False)
+    assert s["earlier_partitions"] > 1 and runs["s2"]["earlier_partitions"] == 1
+    local = pq.read_table(runs["run2"] / "dedup" / "earlier-duplicates" / "part-0.parquet")
+    shuffled = pq.read_table(root / "dedup" / "earlier-duplicates" / "part-0.parquet")
+    assert shuffled.equals(local)
+    counts = lambda summary: {k: v for k, v in summary.items()  # noqa: E731
+                              if k.startswith(("duplicate_earlier", "earlier_")) and k != "earlier_partitions"}
+    assert counts(s) == counts(runs["s2"]) and s["duplicate_earlier_through_copy"] > 0
+
+
 def test_run_1_is_never_written(runs):
     assert tree_bytes(runs["run1"]) == runs["before"]
 

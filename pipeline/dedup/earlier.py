@@ -19,9 +19,10 @@ graph before step 2 draws its edges, and their decisions join step 4's.  Of
 several earlier matches, exact ones come first, then the first run listed,
 then the index's order (part name, row): the choice depends only on the data.
 
-The join runs in this process over the keys (8 bytes each, about 10 per
-document: ~160 MB for 1M + 1M documents); only the candidate pairs' signatures
-are read, part by part and index file by index file.
+The joins run in this process while the keys fit one task (``partition_rows``:
+8 bytes each, ~27 per document), else as Ray Data shuffles by key
+(pipeline/dedup/earlier_shuffle.py: the same pairs, so the same decisions);
+either way only the candidate pairs' signatures are read.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline.config import s3_options
 from pipeline.dedup import ids
 from pipeline.dedup import index as dedup_index
 from pipeline.dedup.boilerplate import fixed_bytes, masks_of
@@ -39,12 +41,13 @@ from pipeline.dedup.content import FOLDER as CONTENT_FOLDER
 from pipeline.dedup.context import DedupContext, row_of
 from pipeline.dedup.signatures import signature_width
 from pipeline.dedup.verify import check_settings, duplicates, signatures_of
+from stages.dedup import lsh
 from stages.dedup.keep import EARLIER
 
 FOLDER = ("dedup", "earlier-duplicates")
 REASON = EARLIER  # "duplicate_earlier" (stages/dedup/keep.py)
 #: An earlier document is numbered ``run << 48 | index file << 32 | row``.
-_RUN_BITS, _FILE_BITS = 48, 32
+RUN_BITS, FILE_BITS = 48, 32
 
 
 def needed(ctx: DedupContext) -> bool:
@@ -61,38 +64,14 @@ def find_earlier(ctx: DedupContext) -> dict:
     excluded = ids.excluded_docs(ctx)  # already removed for a repeated id
     runs = [_Earlier(ctx, i, root) for i, root in enumerate(ctx.dedup.against)]
 
-    meta = ctx.read_local(ctx.files("dedup", "meta"))
-    meta = meta.take(pa.array(np.argsort(meta.column("doc").to_numpy(), kind="stable")))
-    doc = meta.column("doc").to_numpy()
-    text_hash = fixed_bytes(meta.column("text_hash").combine_chunks(), 16)
-    keep = ~_member(doc, excluded)
-    doc, text_hash = doc[keep], text_hash[keep]
+    p = ctx.partitions(_join_rows(ctx, runs))
+    if p > 1:  # the keys do not fit one task: shuffles (pipeline/dedup/earlier_shuffle.py)
+        from pipeline.dedup import earlier_shuffle
 
-    # exact: the same text hash as an earlier kept document
-    e_ref, e_hash = _concat([r.hashes() for r in runs], 16)
-    exact_doc, exact_ref = _exact(doc, text_hash, e_ref, e_hash)
-    found = {"doc": [exact_doc], "ref": [exact_ref], "exact": [np.ones(len(exact_doc), bool)]}
-
-    near_docs = 0
-    if m.enabled:
-        k_doc, k_key = _current_keys(ctx)
-        ok = ~_member(k_doc, excluded)
-        k_doc, k_key = k_doc[ok], k_key[ok]
-        e_kref, e_key = _concat_keys([r.keys() for r in runs])
-        near = ~_member(k_doc, np.sort(exact_doc))
-        c_doc, c_ref = _join(k_doc[near], k_key[near], e_kref, e_key)
-        if len(c_doc) and m.verify != "off":  # verify "exact" needs shingles the index does not hold: the signature check
-            passed = _verify(ctx, runs, c_doc, c_ref)
-            c_doc, c_ref = c_doc[passed], c_ref[passed]
-        found["doc"].append(c_doc)
-        found["ref"].append(c_ref)
-        found["exact"].append(np.zeros(len(c_doc), bool))
-        near_docs = len(np.unique(c_doc))
-        t_doc, t_ref = _through_this_run(ctx, runs, k_doc, k_key, np.concatenate([exact_doc, c_doc]),
-                                         np.concatenate([exact_ref, c_ref]))
-        found["doc"].append(t_doc)
-        found["ref"].append(t_ref)
-        found["exact"].append(np.zeros(len(t_doc), bool))
+        found = earlier_shuffle.find(ctx, [r.index_files(ctx) for r in runs], excluded, p)
+    else:
+        found = _find_here(ctx, runs, excluded)
+    t_doc, near_docs = found.pop("through"), found.pop("near_docs")
 
     f_doc, f_ref, f_exact = (np.concatenate(found[k]) for k in ("doc", "ref", "exact"))
     order = np.lexsort((f_ref, ~f_exact, f_doc))  # per doc: exact first, then the first run, file, row
@@ -100,9 +79,9 @@ def find_earlier(ctx: DedupContext) -> dict:
     first = np.concatenate(([True], f_doc[1:] != f_doc[:-1])) if len(f_doc) else np.zeros(0, bool)
     f_doc, f_ref, f_exact = f_doc[first], f_ref[first], f_exact[first]
     earlier_ids = _ids(runs, f_ref)
-    through = _member(f_doc, np.sort(t_doc)) if m.enabled else np.zeros(len(f_doc), bool)
+    through = member(f_doc, np.sort(t_doc)) if m.enabled else np.zeros(len(f_doc), bool)
     match = np.where(f_exact, "exact", np.where(through, "near_through_copy", "near")).tolist()
-    details = [json.dumps({"earlier_run": runs[int(r >> _RUN_BITS)].root, "earlier_id": i, "match": how})
+    details = [json.dumps({"earlier_run": runs[int(r >> RUN_BITS)].root, "earlier_id": i, "match": how})
                for r, i, how in zip(f_ref.tolist(), earlier_ids, match)]
     table = pa.table({"doc": pa.array(f_doc, pa.int64()), "reason": pa.array([REASON] * len(f_doc), pa.string()),
                       "details": pa.array(details, pa.string()), "cluster_size": pa.array(np.full(len(f_doc), 2), pa.int32())})
@@ -110,7 +89,54 @@ def find_earlier(ctx: DedupContext) -> dict:
         ctx.storage.write_parquet(table, *FOLDER, "part-0.parquet")
     return {"duplicate_earlier": len(table), "duplicate_earlier_exact": int(f_exact.sum()),
             "duplicate_earlier_through_copy": int(through.sum()),
-            "earlier_index_docs": int(sum(r.docs for r in runs)), "earlier_candidates_near": near_docs}
+            "earlier_index_docs": int(sum(r.docs for r in runs)), "earlier_candidates_near": near_docs,
+            "earlier_partitions": p}
+
+
+def _find_here(ctx: DedupContext, runs: list[_Earlier], excluded: np.ndarray) -> dict:
+    """The found pairs, joined in this process: ``{"doc", "ref", "exact"}`` (lists of arrays: exact, near,
+    through a copy), ``through`` (the documents of the last kind) and ``near_docs``."""
+    m = ctx.dedup.minhash
+    meta = ctx.read_local(ctx.files("dedup", "meta"))
+    meta = meta.take(pa.array(np.argsort(meta.column("doc").to_numpy(), kind="stable")))
+    doc = meta.column("doc").to_numpy()
+    text_hash = fixed_bytes(meta.column("text_hash").combine_chunks(), 16)
+    keep = ~member(doc, excluded)
+    doc, text_hash = doc[keep], text_hash[keep]
+
+    # exact: the same text hash as an earlier kept document
+    e_ref, e_hash = _concat([r.hashes() for r in runs], 16)
+    exact_doc, exact_ref = _exact(doc, text_hash, e_ref, e_hash)
+    found = {"doc": [exact_doc], "ref": [exact_ref], "exact": [np.ones(len(exact_doc), bool)]}
+
+    t_doc, near_docs = np.zeros(0, np.int64), 0
+    if m.enabled:
+        k_doc, k_key = _current_keys(ctx)
+        ok = ~member(k_doc, excluded)
+        k_doc, k_key = k_doc[ok], k_key[ok]
+        e_kref, e_key = _concat_keys([r.keys() for r in runs])
+        near = ~member(k_doc, np.sort(exact_doc))
+        c_doc, c_ref = _join(k_doc[near], k_key[near], e_kref, e_key)
+        if len(c_doc) and m.verify != "off":  # verify "exact" needs shingles the index does not hold: the signature check
+            passed = _verify(ctx, runs, c_doc, c_ref)
+            c_doc, c_ref = c_doc[passed], c_ref[passed]
+        near_docs = len(np.unique(c_doc))
+        t_doc, t_ref = _through_this_run(ctx, runs, k_doc, k_key, np.concatenate([exact_doc, c_doc]),
+                                         np.concatenate([exact_ref, c_ref]))
+        for d, r in ((c_doc, c_ref), (t_doc, t_ref)):
+            found["doc"].append(d)
+            found["ref"].append(r)
+            found["exact"].append(np.zeros(len(d), bool))
+    found["through"], found["near_docs"] = t_doc, near_docs
+    return found
+
+
+def _join_rows(ctx: DedupContext, runs: list[_Earlier]) -> int:
+    """How many rows the joins see: this run's keys and hashes, the earlier ones (a band key per band and
+    about one content key per document)."""
+    mine = ctx.rows(ctx.files("dedup", "buckets") + ctx.files(*CONTENT_FOLDER) + ctx.files("dedup", "meta"))
+    per_doc = 1 + (lsh.bands_rows(ctx.dedup.minhash)[0] + 1 if ctx.dedup.minhash.enabled else 0)
+    return mine + per_doc * sum(r.docs for r in runs)
 
 
 def excluded_docs(ctx: DedupContext) -> np.ndarray:
@@ -126,10 +152,17 @@ class _Earlier:
         self.number, self.root = number, root
         self.storage = dedup_index.earlier_storage(ctx.config, root)
         self.files = sorted(n for n in self.storage.list(dedup_index.FOLDER, suffix=".parquet") if "/" not in n)
-        self.docs = 0
+        self.docs = sum(pq.ParquetFile(self.storage.path(dedup_index.FOLDER, n), filesystem=self.storage.fs).metadata.num_rows
+                        for n in self.files)
+
+    def index_files(self, ctx: DedupContext):
+        """This index as Ray tasks read it (pipeline/dedup/earlier_shuffle.py)."""
+        from pipeline.dedup.earlier_shuffle import IndexFiles
+
+        return IndexFiles(self.root, s3_options(ctx.config), tuple(self.files), self.number)
 
     def ref(self, file_no: int, rows: np.ndarray) -> np.ndarray:
-        return (np.int64(self.number) << _RUN_BITS) | (np.int64(file_no) << _FILE_BITS) | rows.astype(np.int64)
+        return ref_of(self.number, file_no, rows)
 
     def read(self, file_no: int, columns: list[str]) -> pa.Table:
         return self.storage.read_parquet(dedup_index.FOLDER, self.files[file_no], columns=columns)
@@ -140,7 +173,6 @@ class _Earlier:
             col = self.read(f, ["text_hash"]).column("text_hash").combine_chunks()
             refs.append(self.ref(f, np.arange(len(col))))
             hashes.append(fixed_bytes(col, 16))
-        self.docs = sum(len(r) for r in refs)
         return (np.concatenate(refs) if refs else np.zeros(0, np.int64),
                 np.concatenate(hashes) if hashes else np.zeros((0, 16), np.uint8))
 
@@ -155,7 +187,13 @@ class _Earlier:
                 np.concatenate(keys) if keys else np.zeros(0, np.uint64))
 
 
-def _member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
+def ref_of(run: int, file_no: int, rows: np.ndarray) -> np.ndarray:
+    """An earlier document's number: its run's place in ``dedup.against``, its index file, its row."""
+    return (np.int64(run) << RUN_BITS) | (np.int64(file_no) << FILE_BITS) | rows.astype(np.int64)
+
+
+def member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
+    """Row-wise: the value is in the sorted array."""
     if len(sorted_set) == 0 or len(values) == 0:
         return np.zeros(len(values), bool)
     at = np.minimum(np.searchsorted(sorted_set, values), len(sorted_set) - 1)
@@ -183,7 +221,7 @@ def _exact(doc: np.ndarray, text_hash: np.ndarray, e_ref: np.ndarray, e_hash: np
     e_key, e_ref, e_hash = e_key[order], e_ref[order], e_hash[order]
     key = np.ascontiguousarray(text_hash[:, :8]).view("<u8").ravel()
     lo, hi = np.searchsorted(e_key, key, "left"), np.searchsorted(e_key, key, "right")
-    d, r = _expand(doc, lo, hi, e_ref)
+    d, r = expand(doc, lo, hi, e_ref)
     full = (text_hash[np.searchsorted(doc, d)] == e_hash[_positions(lo, hi)]).all(axis=1) if len(d) else np.zeros(0, bool)
     d, r = d[full], r[full]
     first = np.concatenate(([True], d[1:] != d[:-1])) if len(d) else np.zeros(0, bool)
@@ -200,7 +238,7 @@ def _positions(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return starts + np.arange(total)
 
 
-def _expand(doc: np.ndarray, lo: np.ndarray, hi: np.ndarray, refs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def expand(doc: np.ndarray, lo: np.ndarray, hi: np.ndarray, refs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(doc, ref) for every ref in each doc's sorted range [lo, hi)."""
     return np.repeat(doc, hi - lo), refs[_positions(lo, hi)]
 
@@ -220,7 +258,7 @@ def _current_keys(ctx: DedupContext) -> tuple[np.ndarray, np.ndarray]:
 
 
 #: Rounds of :func:`_through_this_run` (a chain of copies longer than this is cut; 2 rounds found all on the benchmark).
-_MAX_ROUNDS = 8
+MAX_ROUNDS = 8
 
 
 def _through_this_run(ctx: DedupContext, runs: list[_Earlier], k_doc: np.ndarray, k_key: np.ndarray,
@@ -242,10 +280,10 @@ def _through_this_run(ctx: DedupContext, runs: list[_Earlier], k_doc: np.ndarray
     new_doc, new_ref = f_doc[first], f_ref[first]  # sorted by doc: each found document's earlier match
     done = new_doc
     out_doc, out_ref = [], []
-    for _ in range(_MAX_ROUNDS):
-        seeds = _member(k_doc, new_doc)
+    for _ in range(MAX_ROUNDS):
+        seeds = member(k_doc, new_doc)
         seed_ref = new_ref[np.searchsorted(new_doc, k_doc[seeds])]
-        rest = ~_member(k_doc, done)
+        rest = ~member(k_doc, done)
         c_doc, c_ref = _join(k_doc[rest], k_key[rest], seed_ref, k_key[seeds])
         if len(c_doc) and ctx.dedup.minhash.verify != "off":
             passed = _verify(ctx, runs, c_doc, c_ref)
@@ -269,7 +307,7 @@ def _join(doc: np.ndarray, key: np.ndarray, e_ref: np.ndarray, e_key: np.ndarray
     order = np.argsort(e_key, kind="stable")
     e_key, e_ref = e_key[order], e_ref[order]
     lo, hi = np.searchsorted(e_key, key, "left"), np.searchsorted(e_key, key, "right")
-    d, r = _expand(doc, lo, hi, e_ref)
+    d, r = expand(doc, lo, hi, e_ref)
     if len(d) == 0:
         return d, r
     pairs = np.unique(np.stack([d, r], axis=1), axis=0)
@@ -282,27 +320,33 @@ def _verify(ctx: DedupContext, runs: list[_Earlier], doc: np.ndarray, ref: np.nd
     width = signature_width(m)
     sig_a = signatures_of(ctx.parts, doc, width)
     mask_a = masks_of(ctx.parts, doc, m.num_perm)
-    sig_b = np.zeros((len(ref), width), np.uint8)
-    mask_b = np.zeros((len(ref), m.num_perm), bool)
-    run_file = ref >> _FILE_BITS
+    sig_b, mask_b = read_signatures(lambda run, file_no, cols: runs[run].read(file_no, cols), ref, width, m.num_perm)
+    return duplicates(sig_a, sig_b, mask_a, mask_b, check_settings(m))
+
+
+def read_signatures(read, ref: np.ndarray, width: int, num_perm: int) -> tuple[np.ndarray, np.ndarray]:
+    """The signature (len x width bytes) and boilerplate positions (len x num_perm) of each earlier ref, read
+    index file by index file with ``read(run, file_no, columns)``."""
+    sig = np.zeros((len(ref), width), np.uint8)
+    mask = np.zeros((len(ref), num_perm), bool)
+    run_file = ref >> FILE_BITS
     for rf in np.unique(run_file):
         at = run_file == rf
-        run = runs[int(rf >> (_RUN_BITS - _FILE_BITS))]
-        t = run.read(int(rf & ((1 << (_RUN_BITS - _FILE_BITS)) - 1)), ["sig", "mask"])
+        t = read(int(rf >> (RUN_BITS - FILE_BITS)), int(rf & ((1 << (RUN_BITS - FILE_BITS)) - 1)), ["sig", "mask"])
         rows = pa.array(row_of(ref[at]))
-        sig_b[at] = fixed_bytes(t.column("sig").combine_chunks().take(rows), width)
-        raw = fixed_bytes(t.column("mask").combine_chunks().take(rows), (m.num_perm + 7) // 8)
-        mask_b[at] = np.unpackbits(raw, axis=1, count=m.num_perm).astype(bool)
-    return duplicates(sig_a, sig_b, mask_a, mask_b, check_settings(m))
+        sig[at] = fixed_bytes(t.column("sig").combine_chunks().take(rows), width)
+        raw = fixed_bytes(t.column("mask").combine_chunks().take(rows), (num_perm + 7) // 8)
+        mask[at] = np.unpackbits(raw, axis=1, count=num_perm).astype(bool)
+    return sig, mask
 
 
 def _ids(runs: list[_Earlier], ref: np.ndarray) -> list[str]:
     """The earlier id of each ref."""
     out = np.empty(len(ref), object)
-    run_file = ref >> _FILE_BITS
+    run_file = ref >> FILE_BITS
     for rf in np.unique(run_file):
         at = np.flatnonzero(run_file == rf)
-        run = runs[int(rf >> (_RUN_BITS - _FILE_BITS))]
-        col = run.read(int(rf & ((1 << (_RUN_BITS - _FILE_BITS)) - 1)), ["id"]).column("id")
+        run = runs[int(rf >> (RUN_BITS - FILE_BITS))]
+        col = run.read(int(rf & ((1 << (RUN_BITS - FILE_BITS)) - 1)), ["id"]).column("id")
         out[at] = col.take(pa.array(row_of(ref[at]))).to_pylist()
     return out.tolist()
