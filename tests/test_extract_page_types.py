@@ -247,6 +247,23 @@ def test_hidden_tabs_and_accordions_are_content_but_hidden_popups_are_not(extrac
     assert "In a hidden popup." not in text
 
 
+def test_hidden_panels_a_button_opens_and_streamed_segments_are_content(extract):
+    # A hidden element whose id a button names in aria-controls is a collapsed panel (a disclosure, an
+    # accordion with no telling class); React's streaming rendering sends late parts as <div hidden id="S:n">
+    # that a script moves into place.  Any other hidden element (a popup) stays out, on an article too.
+    body = "".join(f"<p>{PROSE} Visible {i}.</p>" for i in range(3))
+    panel = (f"<button aria-expanded='false' aria-controls='item-1-content'>Step one</button>"
+             f"<div id='item-1-content' class='x9' hidden><p>{PROSE} In a collapsed panel.</p></div>")
+    streamed = f"<div hidden id='S:1f'><p>{PROSE} Streamed in by React.</p></div>"
+    popup = f"<div id='item-2-content' style='display:none'><p>{PROSE} In a hidden popup.</p></div>"
+    text = extract(f"<html><body><article>{body}{panel}{popup}{streamed}</article></body></html>")
+    assert "In a collapsed panel." in text and "Streamed in by React." in text
+    assert "In a hidden popup." not in text
+    # Without the button, the same panel is a hidden element like any other.
+    text = extract(f"<html><body><article>{body}{panel.split('</button>')[1]}</article></body></html>")
+    assert "In a collapsed panel." not in text
+
+
 def test_a_page_builders_widgets_are_its_content(extract):
     # Every block of the article in an element named "widget" (HubSpot, SiteOrigin...): together they hold
     # most of the page's good text, so they are the page's blocks, not a sidebar's.

@@ -335,11 +335,12 @@ class BoilerplateExtractor:
         cfg = self.config
         tree = dom.parse_raw(html, cfg.max_depth)
         signals = pagetype.read_signals(tree, url) if cfg.page_types else None
+        controlled = hints.controlled_ids(tree)  # before the buttons that control them are dropped
         dom.strip_invisible(tree)
         body = tree.body or tree.root
         if body is None:
             return Result("", [], [], False)
-        marks = hints.scan(body, drop_captions=not cfg.blocks.keep_captions)
+        marks = hints.scan(body, drop_captions=not cfg.blocks.keep_captions, controlled=controlled)
         blocks = extract_blocks(body, marks)
         kind = pagetype.ARTICLE
         if signals is not None:
