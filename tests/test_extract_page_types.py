@@ -174,6 +174,14 @@ def test_signals_read_from_the_page():
     assert signals(url="https://a.example/t/x/1").path == "/t/x/1"  # the fetch URL wins over none
 
 
+def test_tracking_parameters_do_not_change_the_page():
+    # Campaign tags and click ids say where a visitor came from: a shop's home page with them is its home page.
+    home = signals(url="https://Shop.Example/?srsltid=AfmBOoq2x&utm_source=news")
+    assert home.path == "/" and pt.classify(home, shape(good=0.5)) == pt.SERVICE
+    assert signals(url="https://shop.example/search?q=socks&gclid=abc&utm_medium=cpc").path == "/search?q=socks"
+    assert signals(url="https://shop.example/?page=2").path == "/?page=2"  # a real parameter stays
+
+
 def shape(good: float = 0.0, link: float = 0.0, headlines: int = 0, prices: int = 0, code: float = 0.0) -> pt.Shape:
     return pt.Shape(10_000, good, link, headlines, prices, code)
 

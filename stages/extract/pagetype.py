@@ -65,6 +65,17 @@ _LD_TYPE_RE = re.compile(r'"@type"\s*:\s*(?:\[\s*)?"([A-Za-z]+)"')
 _ITEMTYPE_RE = re.compile(r"schema\.org/([A-Za-z]+)")
 
 
+#: Query parameters that say where a visitor came from, not which page this is (analytics campaign tags, ad
+#: click ids, Google's merchant-listing tag ``srsltid``): a shop's home page with them is still its home page.
+_TRACKING_PARAM_RE = re.compile(r"(?:utm_[a-z]+|srsltid|gclid|gbraid|wbraid|dclid|fbclid|msclkid|yclid|mc_cid|mc_eid|_ga|_gl)(?:=|$)")
+
+
+def _without_tracking(query: str) -> str:
+    if not query:
+        return query
+    return "&".join(p for p in query.split("&") if p and not _TRACKING_PARAM_RE.match(p))
+
+
 def read_signals(tree: LexborHTMLParser, url: str | None = None) -> Signals:
     """The page's :class:`Signals`; ``url`` is where it was fetched from
     (else its canonical URL, if it names one)."""
@@ -91,7 +102,8 @@ def read_signals(tree: LexborHTMLParser, url: str | None = None) -> Signals:
     host = path = ""
     try:
         parts = urlsplit(url or canonical)
-        host, path = parts.netloc.lower(), (parts.path + ("?" + parts.query if parts.query else "")).lower()
+        query = _without_tracking(parts.query.lower())
+        host, path = parts.netloc.lower(), parts.path.lower() + ("?" + query if query else "")
     except ValueError:  # a malformed URL says nothing
         pass
     return Signals(host, path, og_type, generator, frozenset(types))
