@@ -272,6 +272,17 @@ def test_hidden_panels_a_button_opens_and_streamed_segments_are_content(extract)
     assert "In a collapsed panel." not in text
 
 
+def test_a_threads_root_holds_nearly_all_its_posts(extract):
+    # One long post holds 75% of the thread's good text: under an article's rules (70%) it would be the
+    # content root alone, and the other posts would be lost.
+    long_post = "<div class='post'>" + "".join(f"<p>{PROSE} Long post, part {i}.</p>" for i in range(9)) + "</div>"
+    replies = "".join(f"<div class='post'><p>{PROSE} Reply {i}.</p></div>" for i in range(3))
+    html = f"<html><body><div class='thread'><article>{long_post}</article>{replies}</div></body></html>"
+    text = extract(html, "https://forum.example.org/threads/telescopes.42/")
+    assert "Long post, part 8." in text and "Reply 2." in text
+    assert "Reply 2." not in extract(html, "https://news.example.org/2024/05/telescopes-for-beginners")
+
+
 def test_a_page_builders_widgets_are_its_content(extract):
     # Every block of the article in an element named "widget" (HubSpot, SiteOrigin...): together they hold
     # most of the page's good text, so they are the page's blocks, not a sidebar's.

@@ -198,13 +198,17 @@ def unmark_word_wrappers(blocks: list[Block], marks: Marks, good: list[int], goo
         b.skip = m
 
 
-def choose_root(blocks: list[Block], marks: Marks, cfg: BoilerplateConfig, good: list[int] | None = None) -> int:
+def choose_root(
+    blocks: list[Block], marks: Marks, cfg: BoilerplateConfig, good: list[int] | None = None,
+    share: float | None = None,
+) -> int:
     """The content container to extract from, or -1 for the whole body.
 
-    The tightest one holding ``root_share`` of the page's good text (outside
-    boilerplate marks); on a page without long paragraphs (results tables,
-    recipes, product pages) the text outside links counts instead.
-    ``good`` is :func:`_good_chars` of the blocks, if the caller has it.
+    The tightest one holding ``root_share`` (or ``share``, the page kind's own:
+    :attr:`Profile.root_share`) of the page's good text (outside boilerplate
+    marks); on a page without long paragraphs (results tables, recipes,
+    product pages) the text outside links counts instead.  ``good`` is
+    :func:`_good_chars` of the blocks, if the caller has it.
     """
     if good is None:
         good = _good_chars(blocks, cfg.blocks)
@@ -212,7 +216,7 @@ def choose_root(blocks: list[Block], marks: Marks, cfg: BoilerplateConfig, good:
     if sum(weights) < cfg.min_root_chars:
         weights = [b.chars - b.link_chars if b.skip < 0 else 0 for b in blocks]
     inside, chars = _totals([b.box for b in blocks], marks, weights, [b.chars for b in blocks])
-    need = max(cfg.root_share * sum(weights), cfg.min_root_chars)
+    need = max((cfg.root_share if share is None else share) * sum(weights), cfg.min_root_chars)
     best, best_chars = -1, None
     for m, is_bp in enumerate(marks.boilerplate):
         if not is_bp and inside[m] >= need and (best_chars is None or chars[m] < best_chars):
@@ -262,7 +266,7 @@ def select(
     if not opened.isdisjoint(marks.reason):
         open_marks(blocks, marks, opened)  # in one pass: a post's form inside a comment inside a comment list
     unmark_wrappers(blocks, marks, cfg, good)
-    root = choose_root(blocks, marks, cfg, good)
+    root = choose_root(blocks, marks, cfg, good, profile.root_share)
     if root >= 0:
         in_root = _within(root, marks)
         inside = [b.box >= 0 and in_root[b.box] for b in blocks]
