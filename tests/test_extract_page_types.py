@@ -283,6 +283,21 @@ def test_a_threads_root_holds_nearly_all_its_posts(extract):
     assert "Reply 2." not in extract(html, "https://news.example.org/2024/05/telescopes-for-beginners")
 
 
+def test_a_service_pages_banners_and_calls_to_action_are_its_content(extract):
+    # On a service page the hero (named "banner"), promotions and calls to action are what it says.
+    hero = "<div class='hero-banner'><h1>Cloud migration</h1><p>We move your workloads to the cloud in weeks, not months.</p></div>"
+    features = "".join(f"<section class='feature'><h2>Feature {i}</h2><p>{PROSE} Feature {i}.</p></section>" for i in range(3))
+    cta = "<div class='cta-section'><p>Talk to an engineer about your migration plan and get a quote in a day.</p></div>"
+    footer = "<footer><p>Copyright 2024 Example Cloud Incorporated, all rights reserved worldwide.</p></footer>"
+    html = f"<html><body><main>{hero}{features}{cta}</main>{footer}</body></html>"
+    result = extract.run(html, "https://cloud.example/services/migration")
+    assert result.page_type == pt.SERVICE
+    assert "in weeks, not months." in result.text and "get a quote in a day." in result.text
+    assert "Copyright" not in result.text
+    text = extract(html, "https://news.example/2024/05/the-cloud-migration-story")  # under an article: furniture
+    assert "Feature 2." in text and "in weeks, not months." not in text and "get a quote in a day." not in text
+
+
 def test_a_page_builders_widgets_are_its_content(extract):
     # Every block of the article in an element named "widget" (HubSpot, SiteOrigin...): together they hold
     # most of the page's good text, so they are the page's blocks, not a sidebar's.

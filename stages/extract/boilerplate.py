@@ -224,14 +224,15 @@ def choose_root(
     return best
 
 
-def open_marks(blocks: list[Block], marks: Marks, reasons: set[int]) -> None:
-    """Forget the boilerplate marks given for any of ``reasons`` (:attr:`Marks.reason`):
-    a block in a post's form inside a comment list is left with the innermost
-    mark around it given for another reason, or none."""
-    why, parent = marks.reason, marks.parent
+def open_marks(blocks: list[Block], marks: Marks, reasons: set[int], words: frozenset[str] = frozenset()) -> None:
+    """Forget the boilerplate marks given for any of ``reasons`` (:attr:`Marks.reason`)
+    or for one of the class ``words`` (:attr:`Marks.words`; never those of a
+    footer or consent banner): a block in a post's form inside a comment list is
+    left with the innermost mark around it given for another reason, or none."""
+    why, parent, named, fixed = marks.reason, marks.parent, marks.words, marks.fixed
     for b in blocks:
         m = b.skip
-        while m >= 0 and why[m] in reasons:
+        while m >= 0 and (why[m] in reasons or (named[m] in words and not fixed[m])):
             m = parent[m]
         b.skip = m
 
@@ -263,8 +264,9 @@ def select(
         profile.comments == "content_if_more" and comments_outweigh(blocks, marks, good)
     ):
         opened.add(hints.THREAD)
-    if not opened.isdisjoint(marks.reason):
-        open_marks(blocks, marks, opened)  # in one pass: a post's form inside a comment inside a comment list
+    if not opened.isdisjoint(marks.reason) or not profile.open_words.isdisjoint(marks.words):
+        # in one pass: a post's form inside a comment inside a comment list
+        open_marks(blocks, marks, opened, profile.open_words)
     unmark_wrappers(blocks, marks, cfg, good)
     root = choose_root(blocks, marks, cfg, good, profile.root_share)
     if root >= 0:
