@@ -272,6 +272,16 @@ def test_hidden_panels_a_button_opens_and_streamed_segments_are_content(extract)
     assert "In a collapsed panel." not in text
 
 
+def test_a_sections_anchor_made_of_its_heading_is_no_comment_list(extract):
+    # Documentation names each section after its heading: "reply" in that id is a verb, not a comment list.
+    section = (f"<section id='receive-and-reply-to-an-inbound-message'><h2>Receive and reply to an inbound message</h2>"
+               f"<p>{PROSE} How to reply.</p></section>")
+    comments = f"<section id='comments-list'><p>{PROSE} A reader's comment.</p></section>"
+    body = "".join(f"<p>{PROSE} Intro {i}.</p>" for i in range(3))
+    text = extract(f"<html><body><main>{body}{section}{comments}</main></body></html>", "https://docs.example.com/guide/sms")
+    assert "How to reply." in text and "A reader's comment." not in text
+
+
 def test_a_threads_root_holds_nearly_all_its_posts(extract):
     # One long post holds 75% of the thread's good text: under an article's rules (70%) it would be the
     # content root alone, and the other posts would be lost.

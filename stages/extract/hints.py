@@ -177,6 +177,11 @@ _OTHER_HINT_ATTRS = frozenset(("role", "hidden", "aria-hidden", "style", "itempr
 _STREAMED_SEGMENT_RE = re.compile(r"S:[0-9a-z]+")
 
 
+#: An id of four or more plain words joined by hyphens is an anchor made of a heading's text ("how-to-reply-to-a-
+#: review"): "reply", "comment", "respond" are everyday verbs there, not the name of a comment list.
+_HEADING_ANCHOR_RE = re.compile(r"[a-z]+(?:-[a-z]+){3,}")
+
+
 def controlled_ids(tree) -> frozenset[str]:
     """The ids of the elements that a button or link of the page says it opens
     and closes (``aria-controls``): the collapsed panels of a disclosure,
@@ -211,6 +216,9 @@ def _hint(
         return BOILERPLATE, ""
     name = f"{attrs.get('class') or ''} {attrs.get('id') or ''}"
     by_name, word = _name_hint(name.lower(), drop_captions) if len(name) > 1 else (0, "")
+    if by_name == THREAD and _HEADING_ANCHOR_RE.fullmatch((attrs.get("id") or "").lower()):
+        # "receive-and-reply-to-a-message": a section's anchor made of its heading, whose "reply" is a verb
+        by_name, word = _name_hint((attrs.get("class") or "").lower(), drop_captions)
     if by_name == BOILERPLATE:
         return BOILERPLATE, word  # a hidden menu is a menu, whatever the page
     if tag_id == _FORM_TAG_ID:
