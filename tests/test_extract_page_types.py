@@ -282,6 +282,26 @@ def test_a_sections_anchor_made_of_its_heading_is_no_comment_list(extract):
     assert "How to reply." in text and "A reader's comment." not in text
 
 
+def test_the_shape_of_a_page_wrapped_in_one_form_is_read_past_the_wrapper(extract):
+    # ASP.NET wraps the whole body in a <form>: as the walk finds the marks, no text is outside them, and the
+    # page's shape would say nothing (no paragraphs) -- an article at a news address ending in an id would be
+    # taken for a product page.  Its shape is read with the wrapper's mark forgotten, as the selection sees it.
+    body = "".join(f"<p>{PROSE} Paragraph {i}.</p>" for i in range(6))
+    html = (f"<html><head><meta property='og:type' content='article'></head><body>"
+            f"<form id='aspnetForm' action='/news/x'><div class='story'>{body}</div></form></body></html>")
+    result = extract.run(html, "https://news.example.de/news/apple-eigener-iphone-akku-1587177/")
+    assert result.page_type == pt.ARTICLE and "Paragraph 5." in result.text
+    from stages.extract import dom, hints
+    from stages.extract.blocks import extract_blocks
+    from stages.extract.boilerplate import page_shape
+
+    page = dom.parse(html).body
+    marks = hints.scan(page)
+    blocks = extract_blocks(page, marks)
+    assert pt.shape(blocks).chars == 0 and page_shape(blocks, marks, BoilerplateConfig()).good_share == 1.0
+    assert [b.skip for b in blocks] == [0] * 6  # the marks are put back
+
+
 def test_a_threads_root_holds_nearly_all_its_posts(extract):
     # One long post holds 75% of the thread's good text: under an article's rules (70%) it would be the
     # content root alone, and the other posts would be lost.

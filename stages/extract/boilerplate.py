@@ -328,6 +328,33 @@ def reads_as_list(blocks: list[Block], skips: list[int], length_high: int = 50) 
     return good < LIST_MAX_GOOD_SHARE * total
 
 
+#: When less than this share of a page's text is outside boilerplate marks as the walk found them, its shape is
+#: read with the wrappers' marks forgotten (:func:`page_shape`).
+SHAPE_MIN_SHARE = 0.1
+
+
+def page_shape(blocks: list[Block], marks: Marks, cfg: BoilerplateConfig) -> pagetype.Shape:
+    """The shape of the page's text (:func:`pagetype.shape`) outside its boilerplate marks.
+
+    A page whose whole body sits in one element with an unlucky name (ASP.NET's
+    page-wide ``<form>``, a theme's ``sidebar-layout`` or ``footer-push``
+    wrapper) shows almost no text outside marks as the walk found them, and
+    its shape says nothing (no paragraphs, no item titles): then the shape is
+    read as the selection will see the page, with the wrappers' marks
+    forgotten (:func:`unmark_wrappers`), and the marks are put back.  A few
+    pages in a hundred; the others cost one sum.
+    """
+    sh = pagetype.shape(blocks, cfg.blocks.length_high)
+    if sh.chars >= SHAPE_MIN_SHARE * sum(b.chars for b in blocks):
+        return sh
+    skips = [b.skip for b in blocks]
+    unmark_wrappers(blocks, marks, cfg)
+    sh = pagetype.shape(blocks, cfg.blocks.length_high)
+    for b, s in zip(blocks, skips):
+        b.skip = s
+    return sh
+
+
 class BoilerplateExtractor:
     """``html -> text`` (call) or ``html -> Result`` (:meth:`run`)."""
 
@@ -350,7 +377,7 @@ class BoilerplateExtractor:
         blocks = extract_blocks(body, marks)
         kind = pagetype.ARTICLE
         if signals is not None:
-            kind = pagetype.classify(signals, pagetype.shape(blocks, cfg.blocks.length_high))
+            kind = pagetype.classify(signals, page_shape(blocks, marks, cfg))
         rules = self._rules[kind]
         skips = [b.skip for b in blocks] if signals is not None and kind == pagetype.ARTICLE else None
         chosen, root_found = select(blocks, marks, cfg, PROFILES[kind])
