@@ -200,6 +200,10 @@ def shape(good: float = 0.0, link: float = 0.0, headlines: int = 0, prices: int 
         (pt.Signals(og_type="product", path="/products/pack"), shape(), pt.PRODUCT),
         (pt.Signals(types=frozenset({"Product"})), shape(prices=20), pt.COLLECTION),  # a grid of prices
         (pt.Signals(og_type="product.group"), shape(), pt.COLLECTION),
+        # one product at a product's address, with a grid of related products' prices, under a shop section
+        (pt.Signals(types=frozenset({"Product"}), path="/shop/p/white-mug"), shape(prices=14), pt.PRODUCT),
+        (pt.Signals(types=frozenset({"Product", "CollectionPage"}), path="/shop/p/white-mug"), shape(prices=14),
+         pt.COLLECTION),
         (pt.Signals(host="shop.example", path="/collections/socks"), shape(), pt.COLLECTION),
         (pt.Signals(), shape(good=0.1, headlines=12), pt.LISTING),
         (pt.Signals(path="/hub/science"), shape(good=0.6, headlines=12), pt.LISTING),  # a section's front page

@@ -226,13 +226,14 @@ def classify(s: Signals, sh: Shape) -> str:
     if _documentation(s, sh):
         return DOCUMENTATION
     product = s.og_type.startswith("product") and "group" not in s.og_type or not _PRODUCT_TYPES.isdisjoint(s.types)
-    collection = (
-        "group" in s.og_type
-        or not _COLLECTION_TYPES.isdisjoint(s.types)
-        or bool(_COLLECTION_PATH_RE.search(s.path))
-        or sh.prices >= 8
-    )
-    if product and not collection and (_PRODUCT_PATH_RE.search(s.path) or sh.prices < 8):
+    says_collection = "group" in s.og_type or not _COLLECTION_TYPES.isdisjoint(s.types)
+    collection = says_collection or bool(_COLLECTION_PATH_RE.search(s.path)) or sh.prices >= 8
+    product_path = _PRODUCT_PATH_RE.search(s.path)
+    if product and not collection and (product_path or sh.prices < 8):
+        return PRODUCT
+    if product and product_path and not says_collection:
+        # One product at a product's address, whatever its "related" grid's prices or a shop
+        # section in its path say ("/shop/p/white-mug", "/c/product/1082604-reg/...").
         return PRODUCT
     if collection:
         return COLLECTION
