@@ -166,11 +166,13 @@ def test_signals_read_from_the_page():
         '<meta property="og:type" content="Product"><meta name="generator" content="Discourse 3.2">'
         '<link rel="canonical" href="https://Shop.Example.com/products/x?colour=red">'
         '<script type="application/ld+json">{"@type": ["Product"], "offers": {"@type": "Offer"}}</script>',
-        '<div itemscope itemtype="https://schema.org/BreadcrumbList"></div>',
+        '<div itemscope itemtype="https://schema.org/BreadcrumbList"></div>'
+        '<button aria-controls="faq-1 faq-2">Open</button><link aria-controls="x" href="/not-canonical">',
     )
     assert s.og_type == "product" and s.generator.startswith("discourse")
     assert (s.host, s.path) == ("shop.example.com", "/products/x?colour=red")
     assert s.types == frozenset({"Product", "Offer", "BreadcrumbList"})
+    assert s.controlled == frozenset({"faq-1", "faq-2", "x"})  # the panels the page's buttons open, same pass
     assert signals(url="https://a.example/t/x/1").path == "/t/x/1"  # the fetch URL wins over none
 
 

@@ -368,7 +368,8 @@ class BoilerplateExtractor:
         cfg = self.config
         tree = dom.parse_raw(html, cfg.max_depth)
         signals = pagetype.read_signals(tree, url) if cfg.page_types else None
-        controlled = hints.controlled_ids(tree)  # before the buttons that control them are dropped
+        # The panels the page's buttons open, read before the buttons are dropped (with the signals, in one pass).
+        controlled = signals.controlled if signals is not None else hints.controlled_ids(tree)
         dom.strip_invisible(tree)
         body = tree.body or tree.root
         if body is None:

@@ -55,12 +55,28 @@ class Signals:
     og_type: str = ""                  # lower case
     generator: str = ""                # lower case
     types: frozenset[str] = frozenset()  # schema.org types, JSON-LD and microdata
+    #: ids of the elements the page's buttons and links open (``aria-controls``: collapsed panels,
+    #: see :func:`stages.extract.hints.controlled_ids`), read in the same pass
+    controlled: frozenset[str] = frozenset()
 
 
 _SIGNAL_SELECTOR = (
     'meta[property="og:type"],meta[name="generator"],link[rel="canonical"],meta[property="og:url"],'
-    'script[type="application/ld+json"],[itemtype]'
+    'script[type="application/ld+json"],[itemtype],[aria-controls]'
 )
+
+
+def _is_signal(tag: str, attrs: dict) -> bool:
+    """Whether an element matches the selector's other parts (for one matched by ``[aria-controls]``)."""
+    if tag == "script":
+        return attrs.get("type") == "application/ld+json"
+    if tag == "link":
+        return attrs.get("rel") == "canonical"
+    if tag == "meta":
+        return attrs.get("property") in ("og:type", "og:url") or attrs.get("name") == "generator"
+    return False
+
+
 _LD_TYPE_RE = re.compile(r'"@type"\s*:\s*(?:\[\s*)?"([A-Za-z]+)"')
 _ITEMTYPE_RE = re.compile(r"schema\.org/([A-Za-z]+)")
 
@@ -81,9 +97,14 @@ def read_signals(tree: LexborHTMLParser, url: str | None = None) -> Signals:
     (else its canonical URL, if it names one)."""
     og_type = generator = canonical = ""
     types: set[str] = set()
+    controlled: set[str] = set()
     for node in tree.css(_SIGNAL_SELECTOR):
         tag = node.tag
         attrs = node.attributes
+        if "aria-controls" in attrs:
+            controlled.update((attrs.get("aria-controls") or "").split())
+            if "itemtype" not in attrs and not _is_signal(tag, attrs):
+                continue  # matched for its aria-controls only
         if tag == "script":
             types.update(_LD_TYPE_RE.findall(node.text(deep=True) or ""))
         elif tag == "link":
@@ -106,7 +127,7 @@ def read_signals(tree: LexborHTMLParser, url: str | None = None) -> Signals:
         host, path = parts.netloc.lower(), parts.path.lower() + ("?" + query if query else "")
     except ValueError:  # a malformed URL says nothing
         pass
-    return Signals(host, path, og_type, generator, frozenset(types))
+    return Signals(host, path, og_type, generator, frozenset(types), frozenset(controlled))
 
 
 @dataclass(frozen=True)
