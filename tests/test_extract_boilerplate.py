@@ -53,6 +53,18 @@ def test_a_line_repeated_on_the_page_is_kept_once(extract):
     ]
 
 
+def test_a_line_that_is_only_a_web_address_is_dropped_but_in_code(extract):
+    para = "This sentence is long enough to count as a good paragraph of the main text on its own."
+    spec = "".join(f"<li>https://cdn.example.com/images/5001_TEE_{c}_THUMB.jpg</li><li>Colour {c}</li>"
+                   for c in ("BONE", "SAGE"))
+    code = "<pre>curl https://api.example.com/v1/items\nhttps://api.example.com/v1/items</pre>"
+    text = extract(f"<html><body><article><p>{para}</p><ul>{spec}</ul><p>{para} See www.example.org for more.</p>"
+                   f"<p>www.example.org/downloads</p>{code}<p>{para} End.</p></article></body></html>")
+    assert "Colour SAGE" in text and "See www.example.org for more." in text
+    assert "THUMB.jpg" not in text and "www.example.org/downloads" not in text
+    assert "\nhttps://api.example.com/v1/items\n" in text  # a line of code stays
+
+
 def test_text_comes_out_in_composed_unicode(extract):
     # "Café" with a combining accent (NFD), as some pages write it: out in one form (NFC).
     decomposed = "Cafe\u0301 owners on the high street say trade has never been better than this spring."

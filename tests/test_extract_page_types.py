@@ -166,12 +166,22 @@ def test_signals_read_from_the_page():
         '<meta property="og:type" content="Product"><meta name="generator" content="Discourse 3.2">'
         '<link rel="canonical" href="https://Shop.Example.com/products/x?colour=red">'
         '<script type="application/ld+json">{"@type": ["Product"], "offers": {"@type": "Offer"}}</script>',
-        '<div itemscope itemtype="https://schema.org/BreadcrumbList"></div>',
+        '<div itemscope itemtype="https://schema.org/BreadcrumbList"></div>'
+        '<button aria-controls="faq-1 faq-2">Open</button><link aria-controls="x" href="/not-canonical">',
     )
     assert s.og_type == "product" and s.generator.startswith("discourse")
     assert (s.host, s.path) == ("shop.example.com", "/products/x?colour=red")
     assert s.types == frozenset({"Product", "Offer", "BreadcrumbList"})
+    assert s.controlled == frozenset({"faq-1", "faq-2", "x"})  # the panels the page's buttons open, same pass
     assert signals(url="https://a.example/t/x/1").path == "/t/x/1"  # the fetch URL wins over none
+
+
+def test_tracking_parameters_do_not_change_the_page():
+    # Campaign tags and click ids say where a visitor came from: a shop's home page with them is its home page.
+    home = signals(url="https://Shop.Example/?srsltid=AfmBOoq2x&utm_source=news")
+    assert home.path == "/" and pt.classify(home, shape(good=0.5)) == pt.SERVICE
+    assert signals(url="https://shop.example/search?q=socks&gclid=abc&utm_medium=cpc").path == "/search?q=socks"
+    assert signals(url="https://shop.example/?page=2").path == "/?page=2"  # a real parameter stays
 
 
 def shape(good: float = 0.0, link: float = 0.0, headlines: int = 0, prices: int = 0, code: float = 0.0) -> pt.Shape:
@@ -192,6 +202,10 @@ def shape(good: float = 0.0, link: float = 0.0, headlines: int = 0, prices: int 
         (pt.Signals(og_type="product", path="/products/pack"), shape(), pt.PRODUCT),
         (pt.Signals(types=frozenset({"Product"})), shape(prices=20), pt.COLLECTION),  # a grid of prices
         (pt.Signals(og_type="product.group"), shape(), pt.COLLECTION),
+        # one product at a product's address, with a grid of related products' prices, under a shop section
+        (pt.Signals(types=frozenset({"Product"}), path="/shop/p/white-mug"), shape(prices=14), pt.PRODUCT),
+        (pt.Signals(types=frozenset({"Product", "CollectionPage"}), path="/shop/p/white-mug"), shape(prices=14),
+         pt.COLLECTION),
         (pt.Signals(host="shop.example", path="/collections/socks"), shape(), pt.COLLECTION),
         (pt.Signals(), shape(good=0.1, headlines=12), pt.LISTING),
         (pt.Signals(path="/hub/science"), shape(good=0.6, headlines=12), pt.LISTING),  # a section's front page
@@ -245,6 +259,79 @@ def test_hidden_tabs_and_accordions_are_content_but_hidden_popups_are_not(extrac
     text = extract(f"<html><body><article>{body}{tab}{faq}{popup}{wide}</article></body></html>")
     assert "In a closed tab." in text and "In a closed FAQ answer." in text and "Shown on wide screens." in text
     assert "In a hidden popup." not in text
+
+
+def test_hidden_panels_a_button_opens_and_streamed_segments_are_content(extract):
+    # A hidden element whose id a button names in aria-controls is a collapsed panel (a disclosure, an
+    # accordion with no telling class); React's streaming rendering sends late parts as <div hidden id="S:n">
+    # that a script moves into place.  Any other hidden element (a popup) stays out, on an article too.
+    body = "".join(f"<p>{PROSE} Visible {i}.</p>" for i in range(3))
+    panel = (f"<button aria-expanded='false' aria-controls='item-1-content'>Step one</button>"
+             f"<div id='item-1-content' class='x9' hidden><p>{PROSE} In a collapsed panel.</p></div>")
+    streamed = f"<div hidden id='S:1f'><p>{PROSE} Streamed in by React.</p></div>"
+    popup = f"<div id='item-2-content' style='display:none'><p>{PROSE} In a hidden popup.</p></div>"
+    text = extract(f"<html><body><article>{body}{panel}{popup}{streamed}</article></body></html>")
+    assert "In a collapsed panel." in text and "Streamed in by React." in text
+    assert "In a hidden popup." not in text
+    # Without the button, the same panel is a hidden element like any other.
+    text = extract(f"<html><body><article>{body}{panel.split('</button>')[1]}</article></body></html>")
+    assert "In a collapsed panel." not in text
+
+
+def test_a_sections_anchor_made_of_its_heading_is_no_comment_list(extract):
+    # Documentation names each section after its heading: "reply" in that id is a verb, not a comment list.
+    section = (f"<section id='receive-and-reply-to-an-inbound-message'><h2>Receive and reply to an inbound message</h2>"
+               f"<p>{PROSE} How to reply.</p></section>")
+    comments = f"<section id='comments-list'><p>{PROSE} A reader's comment.</p></section>"
+    body = "".join(f"<p>{PROSE} Intro {i}.</p>" for i in range(3))
+    text = extract(f"<html><body><main>{body}{section}{comments}</main></body></html>", "https://docs.example.com/guide/sms")
+    assert "How to reply." in text and "A reader's comment." not in text
+
+
+def test_the_shape_of_a_page_wrapped_in_one_form_is_read_past_the_wrapper(extract):
+    # ASP.NET wraps the whole body in a <form>: as the walk finds the marks, no text is outside them, and the
+    # page's shape would say nothing (no paragraphs) -- an article at a news address ending in an id would be
+    # taken for a product page.  Its shape is read with the wrapper's mark forgotten, as the selection sees it.
+    body = "".join(f"<p>{PROSE} Paragraph {i}.</p>" for i in range(6))
+    html = (f"<html><head><meta property='og:type' content='article'></head><body>"
+            f"<form id='aspnetForm' action='/news/x'><div class='story'>{body}</div></form></body></html>")
+    result = extract.run(html, "https://news.example.de/news/apple-eigener-iphone-akku-1587177/")
+    assert result.page_type == pt.ARTICLE and "Paragraph 5." in result.text
+    from stages.extract import dom, hints
+    from stages.extract.blocks import extract_blocks
+    from stages.extract.boilerplate import page_shape
+
+    page = dom.parse(html).body
+    marks = hints.scan(page)
+    blocks = extract_blocks(page, marks)
+    assert pt.shape(blocks).chars == 0 and page_shape(blocks, marks, BoilerplateConfig()).good_share == 1.0
+    assert [b.skip for b in blocks] == [0] * 6  # the marks are put back
+
+
+def test_a_threads_root_holds_nearly_all_its_posts(extract):
+    # One long post holds 75% of the thread's good text: under an article's rules (70%) it would be the
+    # content root alone, and the other posts would be lost.
+    long_post = "<div class='post'>" + "".join(f"<p>{PROSE} Long post, part {i}.</p>" for i in range(9)) + "</div>"
+    replies = "".join(f"<div class='post'><p>{PROSE} Reply {i}.</p></div>" for i in range(3))
+    html = f"<html><body><div class='thread'><article>{long_post}</article>{replies}</div></body></html>"
+    text = extract(html, "https://forum.example.org/threads/telescopes.42/")
+    assert "Long post, part 8." in text and "Reply 2." in text
+    assert "Reply 2." not in extract(html, "https://news.example.org/2024/05/telescopes-for-beginners")
+
+
+def test_a_service_pages_banners_and_calls_to_action_are_its_content(extract):
+    # On a service page the hero (named "banner"), promotions and calls to action are what it says.
+    hero = "<div class='hero-banner'><h1>Cloud migration</h1><p>We move your workloads to the cloud in weeks, not months.</p></div>"
+    features = "".join(f"<section class='feature'><h2>Feature {i}</h2><p>{PROSE} Feature {i}.</p></section>" for i in range(3))
+    cta = "<div class='cta-section'><p>Talk to an engineer about your migration plan and get a quote in a day.</p></div>"
+    footer = "<footer><p>Copyright 2024 Example Cloud Incorporated, all rights reserved worldwide.</p></footer>"
+    html = f"<html><body><main>{hero}{features}{cta}</main>{footer}</body></html>"
+    result = extract.run(html, "https://cloud.example/services/migration")
+    assert result.page_type == pt.SERVICE
+    assert "in weeks, not months." in result.text and "get a quote in a day." in result.text
+    assert "Copyright" not in result.text
+    text = extract(html, "https://news.example/2024/05/the-cloud-migration-story")  # under an article: furniture
+    assert "Feature 2." in text and "in weeks, not months." not in text and "get a quote in a day." not in text
 
 
 def test_a_page_builders_widgets_are_its_content(extract):

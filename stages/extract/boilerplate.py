@@ -198,13 +198,17 @@ def unmark_word_wrappers(blocks: list[Block], marks: Marks, good: list[int], goo
         b.skip = m
 
 
-def choose_root(blocks: list[Block], marks: Marks, cfg: BoilerplateConfig, good: list[int] | None = None) -> int:
+def choose_root(
+    blocks: list[Block], marks: Marks, cfg: BoilerplateConfig, good: list[int] | None = None,
+    share: float | None = None,
+) -> int:
     """The content container to extract from, or -1 for the whole body.
 
-    The tightest one holding ``root_share`` of the page's good text (outside
-    boilerplate marks); on a page without long paragraphs (results tables,
-    recipes, product pages) the text outside links counts instead.
-    ``good`` is :func:`_good_chars` of the blocks, if the caller has it.
+    The tightest one holding ``root_share`` (or ``share``, the page kind's own:
+    :attr:`Profile.root_share`) of the page's good text (outside boilerplate
+    marks); on a page without long paragraphs (results tables, recipes,
+    product pages) the text outside links counts instead.  ``good`` is
+    :func:`_good_chars` of the blocks, if the caller has it.
     """
     if good is None:
         good = _good_chars(blocks, cfg.blocks)
@@ -212,7 +216,7 @@ def choose_root(blocks: list[Block], marks: Marks, cfg: BoilerplateConfig, good:
     if sum(weights) < cfg.min_root_chars:
         weights = [b.chars - b.link_chars if b.skip < 0 else 0 for b in blocks]
     inside, chars = _totals([b.box for b in blocks], marks, weights, [b.chars for b in blocks])
-    need = max(cfg.root_share * sum(weights), cfg.min_root_chars)
+    need = max((cfg.root_share if share is None else share) * sum(weights), cfg.min_root_chars)
     best, best_chars = -1, None
     for m, is_bp in enumerate(marks.boilerplate):
         if not is_bp and inside[m] >= need and (best_chars is None or chars[m] < best_chars):
@@ -220,14 +224,15 @@ def choose_root(blocks: list[Block], marks: Marks, cfg: BoilerplateConfig, good:
     return best
 
 
-def open_marks(blocks: list[Block], marks: Marks, reasons: set[int]) -> None:
-    """Forget the boilerplate marks given for any of ``reasons`` (:attr:`Marks.reason`):
-    a block in a post's form inside a comment list is left with the innermost
-    mark around it given for another reason, or none."""
-    why, parent = marks.reason, marks.parent
+def open_marks(blocks: list[Block], marks: Marks, reasons: set[int], words: frozenset[str] = frozenset()) -> None:
+    """Forget the boilerplate marks given for any of ``reasons`` (:attr:`Marks.reason`)
+    or for one of the class ``words`` (:attr:`Marks.words`; never those of a
+    footer or consent banner): a block in a post's form inside a comment list is
+    left with the innermost mark around it given for another reason, or none."""
+    why, parent, named, fixed = marks.reason, marks.parent, marks.words, marks.fixed
     for b in blocks:
         m = b.skip
-        while m >= 0 and why[m] in reasons:
+        while m >= 0 and (why[m] in reasons or (named[m] in words and not fixed[m])):
             m = parent[m]
         b.skip = m
 
@@ -259,10 +264,11 @@ def select(
         profile.comments == "content_if_more" and comments_outweigh(blocks, marks, good)
     ):
         opened.add(hints.THREAD)
-    if not opened.isdisjoint(marks.reason):
-        open_marks(blocks, marks, opened)  # in one pass: a post's form inside a comment inside a comment list
+    if not opened.isdisjoint(marks.reason) or not profile.open_words.isdisjoint(marks.words):
+        # in one pass: a post's form inside a comment inside a comment list
+        open_marks(blocks, marks, opened, profile.open_words)
     unmark_wrappers(blocks, marks, cfg, good)
-    root = choose_root(blocks, marks, cfg, good)
+    root = choose_root(blocks, marks, cfg, good, profile.root_share)
     if root >= 0:
         in_root = _within(root, marks)
         inside = [b.box >= 0 and in_root[b.box] for b in blocks]
@@ -322,6 +328,33 @@ def reads_as_list(blocks: list[Block], skips: list[int], length_high: int = 50) 
     return good < LIST_MAX_GOOD_SHARE * total
 
 
+#: When less than this share of a page's text is outside boilerplate marks as the walk found them, its shape is
+#: read with the wrappers' marks forgotten (:func:`page_shape`).
+SHAPE_MIN_SHARE = 0.1
+
+
+def page_shape(blocks: list[Block], marks: Marks, cfg: BoilerplateConfig) -> pagetype.Shape:
+    """The shape of the page's text (:func:`pagetype.shape`) outside its boilerplate marks.
+
+    A page whose whole body sits in one element with an unlucky name (ASP.NET's
+    page-wide ``<form>``, a theme's ``sidebar-layout`` or ``footer-push``
+    wrapper) shows almost no text outside marks as the walk found them, and
+    its shape says nothing (no paragraphs, no item titles): then the shape is
+    read as the selection will see the page, with the wrappers' marks
+    forgotten (:func:`unmark_wrappers`), and the marks are put back.  A few
+    pages in a hundred; the others cost one sum.
+    """
+    sh = pagetype.shape(blocks, cfg.blocks.length_high)
+    if sh.chars >= SHAPE_MIN_SHARE * sum(b.chars for b in blocks):
+        return sh
+    skips = [b.skip for b in blocks]
+    unmark_wrappers(blocks, marks, cfg)
+    sh = pagetype.shape(blocks, cfg.blocks.length_high)
+    for b, s in zip(blocks, skips):
+        b.skip = s
+    return sh
+
+
 class BoilerplateExtractor:
     """``html -> text`` (call) or ``html -> Result`` (:meth:`run`)."""
 
@@ -335,15 +368,17 @@ class BoilerplateExtractor:
         cfg = self.config
         tree = dom.parse_raw(html, cfg.max_depth)
         signals = pagetype.read_signals(tree, url) if cfg.page_types else None
+        # The panels the page's buttons open, read before the buttons are dropped (with the signals, in one pass).
+        controlled = signals.controlled if signals is not None else hints.controlled_ids(tree)
         dom.strip_invisible(tree)
         body = tree.body or tree.root
         if body is None:
             return Result("", [], [], False)
-        marks = hints.scan(body, drop_captions=not cfg.blocks.keep_captions)
+        marks = hints.scan(body, drop_captions=not cfg.blocks.keep_captions, controlled=controlled)
         blocks = extract_blocks(body, marks)
         kind = pagetype.ARTICLE
         if signals is not None:
-            kind = pagetype.classify(signals, pagetype.shape(blocks, cfg.blocks.length_high))
+            kind = pagetype.classify(signals, page_shape(blocks, marks, cfg))
         rules = self._rules[kind]
         skips = [b.skip for b in blocks] if signals is not None and kind == pagetype.ARTICLE else None
         chosen, root_found = select(blocks, marks, cfg, PROFILES[kind])

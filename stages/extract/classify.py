@@ -11,7 +11,9 @@
    (the ends of the content count as ``edge``): a short group is kept between
    two good ones, a near group next to one; a heading is kept when the text
    right after it is.
-3. A line repeated on the page is kept once.
+3. A line repeated on the page is kept once; a line that is nothing but a web
+   address (an image's or a file's URL printed by a shop template, a link
+   target spelled out) is no text and is dropped, but in code.
 
 Lengths are non-whitespace characters (see :mod:`stages.extract.blocks`), so
 the rules carry over to scripts written without spaces.
@@ -19,6 +21,7 @@ the rules carry over to scripts written without spaces.
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -138,6 +141,14 @@ def _resolve(classes: list[str], cfg: ClassifyConfig) -> list[bool]:
     return keep
 
 
+_ADDRESS_RE = re.compile(r"(?:[a-z][a-z0-9+.-]*://|www\.)\S+", re.IGNORECASE)
+
+
+def is_address(text: str) -> bool:
+    """Whether a line is a web address alone (``https://cdn.example/x.jpg``, ``www.example.org``)."""
+    return " " not in text and ("://" in text or text[:4].lower() == "www.") and _ADDRESS_RE.fullmatch(text) is not None
+
+
 def classify(blocks: list[Block], cfg: ClassifyConfig) -> list[Block]:
     """The blocks to keep, in order, each line once."""
     if not blocks:
@@ -153,7 +164,7 @@ def classify(blocks: list[Block], cfg: ClassifyConfig) -> list[Block]:
     seen: set[str] = set()
     out = []
     for b, g in zip(blocks, group_of):
-        if keep[g] and (b.kind == "pre" or b.text not in seen):
+        if keep[g] and (b.kind == "pre" or (b.text not in seen and not is_address(b.text))):
             seen.add(b.text)  # code repeats its lines ("}", "return x") on purpose
             out.append(b)
     return out

@@ -172,9 +172,41 @@ _FORM_TAG_ID = create_tag("form").tag_id
 _OTHER_HINT_ATTRS = frozenset(("role", "hidden", "aria-hidden", "style", "itemprop"))
 
 
-def _hint(tag_id: int, attrs: dict, drop_captions: bool = True) -> tuple[int, str]:
+#: React's streaming server rendering sends each part of the page that was waiting for data as a
+#: ``<div hidden id="S:3">`` at the end of the body, which a script then moves into its place: shown, not hidden.
+_STREAMED_SEGMENT_RE = re.compile(r"S:[0-9a-z]+")
+
+
+#: An id of four or more plain words joined by hyphens is an anchor made of a heading's text ("how-to-reply-to-a-
+#: review"): "reply", "comment", "respond" are everyday verbs there, not the name of a comment list.
+_HEADING_ANCHOR_RE = re.compile(r"[a-z]+(?:-[a-z]+){3,}")
+
+
+def controlled_ids(tree) -> frozenset[str]:
+    """The ids of the elements that a button or link of the page says it opens
+    and closes (``aria-controls``): the collapsed panels of a disclosure,
+    accordion or tab widget, hidden until a click.  Read before the invisible
+    elements (buttons among them) are dropped; one CSS query in C."""
+    ids: set[str] = set()
+    for node in tree.css("[aria-controls]"):
+        ids.update((node.attributes.get("aria-controls") or "").split())
+    return frozenset(ids)
+
+
+def _shown_later(attrs: dict, controlled: frozenset[str]) -> bool:
+    """Whether a hidden element is content waiting to be shown, whatever the
+    page: a panel a button of the page opens (its id in ``controlled``: see
+    :func:`controlled_ids`), or a segment React's streaming moves into place."""
+    i = attrs.get("id")
+    return bool(i) and (i in controlled or _STREAMED_SEGMENT_RE.fullmatch(i) is not None)
+
+
+def _hint(
+    tag_id: int, attrs: dict, drop_captions: bool = True, controlled: frozenset[str] = frozenset()
+) -> tuple[int, str]:
     """:func:`hint` from an element's tag id and attributes, and the class
-    word behind a boilerplate verdict (see :func:`_name_hint`)."""
+    word behind a boilerplate verdict (see :func:`_name_hint`); ``controlled``
+    are the ids the page's buttons open (:func:`controlled_ids`)."""
     if tag_id in _BOILERPLATE_TAG_IDS and tag_id != _FORM_TAG_ID:
         return BOILERPLATE, ""
     # Most elements have no attribute but class and id: the tests on the others are skipped.
@@ -184,12 +216,18 @@ def _hint(tag_id: int, attrs: dict, drop_captions: bool = True) -> tuple[int, st
         return BOILERPLATE, ""
     name = f"{attrs.get('class') or ''} {attrs.get('id') or ''}"
     by_name, word = _name_hint(name.lower(), drop_captions) if len(name) > 1 else (0, "")
+    if by_name == THREAD and _HEADING_ANCHOR_RE.fullmatch((attrs.get("id") or "").lower()):
+        # "receive-and-reply-to-a-message": a section's anchor made of its heading, whose "reply" is a verb
+        by_name, word = _name_hint((attrs.get("class") or "").lower(), drop_captions)
     if by_name == BOILERPLATE:
         return BOILERPLATE, word  # a hidden menu is a menu, whatever the page
     if tag_id == _FORM_TAG_ID:
         return FORM, ""
     if others and _hidden(attrs) and role != "tabpanel" and not _PANEL_RE.search(name.lower()):
-        return HIDDEN, ""
+        if not _shown_later(attrs, controlled):
+            return HIDDEN, ""
+    elif by_name == HIDDEN and _shown_later(attrs, controlled):
+        by_name = 0
     if by_name:
         return by_name, ""
     if tag_id in _CONTENT_TAG_IDS or (
@@ -217,9 +255,11 @@ def _is_footer(tag_id: int, attrs: dict) -> bool:
     return "footer" in name and not _FOOTER_NAMES.isdisjoint(name.split())  # each of them has "footer"
 
 
-def scan(root: LexborNode, drop_captions: bool = True) -> Marks:
+def scan(root: LexborNode, drop_captions: bool = True, controlled: frozenset[str] = frozenset()) -> Marks:
     """Mark the elements under ``root`` that carry a boilerplate or content
-    hint; elements named as captions are boilerplate if ``drop_captions``."""
+    hint; elements named as captions are boilerplate if ``drop_captions``;
+    hidden elements whose id is in ``controlled`` (:func:`controlled_ids`) are
+    not marked hidden."""
     index: dict[int, int] = {}
     boilerplate: list[bool] = []
     fixed: list[bool] = []
@@ -235,7 +275,7 @@ def scan(root: LexborNode, drop_captions: bool = True) -> Marks:
         # Each node's attributes are read once (a dict built in C), for both questions.
         attrs = node.attributes
         tag_id = node.tag_id
-        h, word = _hint(tag_id, attrs, drop_captions)
+        h, word = _hint(tag_id, attrs, drop_captions, controlled)
         if h:
             index[key] = len(boilerplate)
             is_bp = h != CONTENT

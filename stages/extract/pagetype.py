@@ -55,14 +55,41 @@ class Signals:
     og_type: str = ""                  # lower case
     generator: str = ""                # lower case
     types: frozenset[str] = frozenset()  # schema.org types, JSON-LD and microdata
+    #: ids of the elements the page's buttons and links open (``aria-controls``: collapsed panels,
+    #: see :func:`stages.extract.hints.controlled_ids`), read in the same pass
+    controlled: frozenset[str] = frozenset()
 
 
 _SIGNAL_SELECTOR = (
     'meta[property="og:type"],meta[name="generator"],link[rel="canonical"],meta[property="og:url"],'
-    'script[type="application/ld+json"],[itemtype]'
+    'script[type="application/ld+json"],[itemtype],[aria-controls]'
 )
+
+
+def _is_signal(tag: str, attrs: dict) -> bool:
+    """Whether an element matches the selector's other parts (for one matched by ``[aria-controls]``)."""
+    if tag == "script":
+        return attrs.get("type") == "application/ld+json"
+    if tag == "link":
+        return attrs.get("rel") == "canonical"
+    if tag == "meta":
+        return attrs.get("property") in ("og:type", "og:url") or attrs.get("name") == "generator"
+    return False
+
+
 _LD_TYPE_RE = re.compile(r'"@type"\s*:\s*(?:\[\s*)?"([A-Za-z]+)"')
 _ITEMTYPE_RE = re.compile(r"schema\.org/([A-Za-z]+)")
+
+
+#: Query parameters that say where a visitor came from, not which page this is (analytics campaign tags, ad
+#: click ids, Google's merchant-listing tag ``srsltid``): a shop's home page with them is still its home page.
+_TRACKING_PARAM_RE = re.compile(r"(?:utm_[a-z]+|srsltid|gclid|gbraid|wbraid|dclid|fbclid|msclkid|yclid|mc_cid|mc_eid|_ga|_gl)(?:=|$)")
+
+
+def _without_tracking(query: str) -> str:
+    if not query:
+        return query
+    return "&".join(p for p in query.split("&") if p and not _TRACKING_PARAM_RE.match(p))
 
 
 def read_signals(tree: LexborHTMLParser, url: str | None = None) -> Signals:
@@ -70,9 +97,14 @@ def read_signals(tree: LexborHTMLParser, url: str | None = None) -> Signals:
     (else its canonical URL, if it names one)."""
     og_type = generator = canonical = ""
     types: set[str] = set()
+    controlled: set[str] = set()
     for node in tree.css(_SIGNAL_SELECTOR):
         tag = node.tag
         attrs = node.attributes
+        if "aria-controls" in attrs:
+            controlled.update((attrs.get("aria-controls") or "").split())
+            if "itemtype" not in attrs and not _is_signal(tag, attrs):
+                continue  # matched for its aria-controls only
         if tag == "script":
             types.update(_LD_TYPE_RE.findall(node.text(deep=True) or ""))
         elif tag == "link":
@@ -91,10 +123,11 @@ def read_signals(tree: LexborHTMLParser, url: str | None = None) -> Signals:
     host = path = ""
     try:
         parts = urlsplit(url or canonical)
-        host, path = parts.netloc.lower(), (parts.path + ("?" + parts.query if parts.query else "")).lower()
+        query = _without_tracking(parts.query.lower())
+        host, path = parts.netloc.lower(), parts.path.lower() + ("?" + query if query else "")
     except ValueError:  # a malformed URL says nothing
         pass
-    return Signals(host, path, og_type, generator, frozenset(types))
+    return Signals(host, path, og_type, generator, frozenset(types), frozenset(controlled))
 
 
 @dataclass(frozen=True)
@@ -214,13 +247,14 @@ def classify(s: Signals, sh: Shape) -> str:
     if _documentation(s, sh):
         return DOCUMENTATION
     product = s.og_type.startswith("product") and "group" not in s.og_type or not _PRODUCT_TYPES.isdisjoint(s.types)
-    collection = (
-        "group" in s.og_type
-        or not _COLLECTION_TYPES.isdisjoint(s.types)
-        or bool(_COLLECTION_PATH_RE.search(s.path))
-        or sh.prices >= 8
-    )
-    if product and not collection and (_PRODUCT_PATH_RE.search(s.path) or sh.prices < 8):
+    says_collection = "group" in s.og_type or not _COLLECTION_TYPES.isdisjoint(s.types)
+    collection = says_collection or bool(_COLLECTION_PATH_RE.search(s.path)) or sh.prices >= 8
+    product_path = _PRODUCT_PATH_RE.search(s.path)
+    if product and not collection and (product_path or sh.prices < 8):
+        return PRODUCT
+    if product and product_path and not says_collection:
+        # One product at a product's address, whatever its "related" grid's prices or a shop
+        # section in its path say ("/shop/p/white-mug", "/c/product/1082604-reg/...").
         return PRODUCT
     if collection:
         return COLLECTION

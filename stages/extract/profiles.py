@@ -23,7 +23,12 @@ those rules call boilerplate:
   item's title (judged as near, not by the text after it), and a grid of
   item titles set as headings is kept with the items after it
   (:attr:`Profile.block_updates`); in a shop category a short linked line
-  is a product's name, near as well.
+  is a product's name, near as well;
+- a service page is its marketing sections: elements named as a banner,
+  a promotion or a call to action are its content (:attr:`Profile.open_words`);
+- a thread's text is spread over its posts: the content root must hold
+  nearly all of it, not the 70% that makes an article's body
+  (:attr:`Profile.root_share`).
 
 See docs/extraction.md for the per-type numbers behind each choice.
 """
@@ -49,6 +54,10 @@ class Profile:
     reviews: bool = True
     #: <form> elements are content (forum software wraps posts in forms)
     forms: bool = False
+    #: class words (:data:`stages.extract.hints.BOILERPLATE_WORDS`) whose elements are content on this kind
+    open_words: frozenset[str] = frozenset()
+    #: the share of the page's good text the content root must hold, if not the config's ``root_share``
+    root_share: float | None = None
     #: changes to the block rules (:class:`ClassifyConfig` fields)
     block_updates: dict = field(default_factory=dict)
 
@@ -65,13 +74,20 @@ _LINKS_ARE_TEXT = {"max_link_density": 1.0, "max_good_link_density": 1.0, "short
 _ITEMS = {**_LINKS_ARE_TEXT, "short_pages": True, "heading_distance": 1000,
           "linked_headings_near": True}
 
+#: A service page is its marketing sections: a hero named "banner", a "promo" block, a "cta" section with its pitch
+#: are what the page says, where under an article they are furniture.
+MARKETING_WORDS = frozenset(("banner", "promo", "cta"))
+#: A thread's text is spread over its posts, none of which is the page: its root must hold nearly all of the
+#: good text (with the article's 70%, a long post, or the opening post and its answers, could be the root alone).
+THREAD_ROOT_SHARE = 0.9
+
 PROFILES: dict[str, Profile] = {
     pagetype.ARTICLE: ARTICLE_PROFILE,
-    pagetype.FORUM: Profile(comments="content", forms=True),
-    pagetype.QA: Profile(comments="content_if_more"),
+    pagetype.FORUM: Profile(comments="content", forms=True, root_share=THREAD_ROOT_SHARE),
+    pagetype.QA: Profile(comments="content_if_more", root_share=THREAD_ROOT_SHARE),
     pagetype.PRODUCT: Profile(reviews=False),
     pagetype.COLLECTION: Profile(hidden=True, reviews=False, block_updates={**_ITEMS, "short_links_near": True}),
     pagetype.LISTING: Profile(block_updates=_ITEMS),
     pagetype.DOCUMENTATION: Profile(hidden=True, block_updates=_LINKS_ARE_TEXT),
-    pagetype.SERVICE: Profile(hidden=True, block_updates=_LINKS_ARE_TEXT),
+    pagetype.SERVICE: Profile(hidden=True, open_words=MARKETING_WORDS, block_updates=_LINKS_ARE_TEXT),
 }
