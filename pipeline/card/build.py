@@ -46,8 +46,19 @@ def compute(plan: CardPlan, storage: Storage, *, config=None, workers: int | Cal
     shards = plan.phase(plan.with_section(N.SHARDS_SECTION))
     manifest = read_manifest(storage) if shards is not None and shards.status == "ran" else None
     stats = build_stats(plan, aggs, manifest, unreadable)
-    stats["examples"] = examples(aggs, [p.name for p in plan.phases], run_config.get("pii"))
-    return redact_stats(stats, public_redactor(run_config.get("pii")))
+    rejected = {k: v for k, v in aggs.items() if k.endswith("/rejected")}  # where the examples are
+    args = (stats, rejected, [p.name for p in plan.phases], run_config.get("pii"))
+    if ray:  # on a worker, which has presidio loaded from the final phase: ~135 MB the driver does not take on
+        import ray as ray_
+
+        return ray_.get(ray_.remote(_redacted).remote(*args))
+    return _redacted(*args)
+
+
+def _redacted(stats: dict, rejected: dict, phases: list[str], run_pii: dict | None) -> dict:
+    """``stats`` with the examples of the rejected rows, every string redacted as the card publishes it."""
+    stats["examples"] = examples(rejected, phases, run_pii)
+    return redact_stats(stats, public_redactor(run_pii))
 
 
 def publish(storage: Storage, stats: dict) -> dict:
