@@ -13,9 +13,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 SECTIONS = [
-    ("e2e", "python benchmarks/e2e.py --parallel --scale 4", "The whole pipeline end to end (WARC → … → tokens) against DataTrove's FineWeb pipeline"),
-    ("e2e_nemo", "python benchmarks/e2e.py --systems ours nemo --out benchmarks/results/e2e_nemo.md",
-     "End to end against NeMo Curator 1.4's CPU pipeline (until `e2e.py` above is re-run with it)"),
+    ("e2e", "python benchmarks/e2e.py --parallel --scale 4 --systems ours datatrove nemo",
+     "The whole pipeline end to end (WARC → … → tokens) against DataTrove's FineWeb pipeline and NeMo Curator's CPU pipeline"),
     ("startup", "python benchmarks/startup.py --before 1d3bd25", "Fixed costs of a run: start-up and each phase's set-up"),
     ("phase1", "python benchmarks/phase1.py --repeat 3", "Phase 1 end to end (WARC → text → filters → Parquet) against DataTrove"),
     ("extraction", "python benchmarks/extraction.py", "Main-text extraction: accuracy and speed on the shared dev set"),
