@@ -19,7 +19,7 @@ from pipeline.dedup.components import Components
 from pipeline.dedup.context import Parts, DedupContext, part_of, row_of
 from pipeline.dedup.shuffle import by_part, by_value
 from pipeline.dedup.signatures import signature_width
-from pipeline.dedup.verify import check_settings, duplicates, signatures_of
+from pipeline.dedup.verify import binary_column, check_settings, duplicates, signatures_of
 from core.storage import Storage
 from core.layout import part_file
 from stages.dedup import keep
@@ -88,12 +88,8 @@ def _attach_meta(group: pa.Table, parts: Parts, width: int, num_perm: int) -> pa
         doc = table.column("doc").to_numpy()
         sig = signatures_of(parts, doc, width)
         mask = np.packbits(masks_of(parts, doc, num_perm), axis=1)
-        table = table.append_column("sig", _binary(sig)).append_column("mask", _binary(mask))
+        table = table.append_column("sig", binary_column(sig)).append_column("mask", binary_column(mask))
     return table
-
-
-def _binary(values: np.ndarray) -> pa.FixedSizeBinaryArray:
-    return pa.FixedSizeBinaryArray.from_buffers(pa.binary(values.shape[1]), len(values), [None, pa.py_buffer(np.ascontiguousarray(values))])
 
 
 def _decide(group: pa.Table, use_score: bool, check: dict | None) -> pa.Table:

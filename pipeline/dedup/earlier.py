@@ -274,10 +274,7 @@ def _through_this_run(ctx: DedupContext, runs: list[_Earlier], k_doc: np.ndarray
     """
     if len(f_doc) == 0 or len(k_doc) == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    order = np.lexsort((f_ref, f_doc))
-    f_doc, f_ref = f_doc[order], f_ref[order]
-    first = np.concatenate(([True], f_doc[1:] != f_doc[:-1]))
-    new_doc, new_ref = f_doc[first], f_ref[first]  # sorted by doc: each found document's earlier match
+    new_doc, new_ref = first_per_doc(f_doc, f_ref)  # sorted by doc: each found document's earlier match
     done = new_doc
     out_doc, out_ref = [], []
     for _ in range(MAX_ROUNDS):
@@ -290,14 +287,21 @@ def _through_this_run(ctx: DedupContext, runs: list[_Earlier], k_doc: np.ndarray
             c_doc, c_ref = c_doc[passed], c_ref[passed]
         if len(c_doc) == 0:
             break
-        first = np.concatenate(([True], c_doc[1:] != c_doc[:-1]))  # _join sorts by (doc, ref)
-        new_doc, new_ref = c_doc[first], c_ref[first]
+        new_doc, new_ref = first_per_doc(c_doc, c_ref)
         out_doc.append(new_doc)
         out_ref.append(new_ref)
         done = np.union1d(done, new_doc)
     if not out_doc:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     return np.concatenate(out_doc), np.concatenate(out_ref)
+
+
+def first_per_doc(doc: np.ndarray, ref: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each document once, with its smallest ref, sorted by document."""
+    order = np.lexsort((ref, doc))
+    doc, ref = doc[order], ref[order]
+    first = np.concatenate(([True], doc[1:] != doc[:-1])) if len(doc) else np.zeros(0, bool)
+    return doc[first], ref[first]
 
 
 def _join(doc: np.ndarray, key: np.ndarray, e_ref: np.ndarray, e_key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

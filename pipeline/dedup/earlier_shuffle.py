@@ -36,13 +36,12 @@ from core.hashing import fmix64
 from core.shuffle import group_apply
 from core.storage import S3Options, Storage
 from pipeline.dedup import index as dedup_index
-from pipeline.dedup.boilerplate import fixed_bytes, masks_of
-from pipeline.dedup.context import DedupContext, Parts
-from pipeline.dedup.earlier import FILE_BITS, MAX_ROUNDS, expand, member, read_signatures, ref_of
+from pipeline.dedup.boilerplate import fixed_bytes
+from pipeline.dedup.context import DedupContext
+from pipeline.dedup.earlier import FILE_BITS, MAX_ROUNDS, expand, first_per_doc, member, read_signatures, ref_of
 from pipeline.dedup.shuffle import by_part
 from pipeline.dedup.signatures import signature_width
-from pipeline.dedup.verify import check_settings, duplicates, signatures_of
-from stages.base import set_column
+from pipeline.dedup.verify import attach_signatures, check_settings, duplicates
 from stages.dedup import lsh
 
 LSH, HASH = 0, 1  # kind of a row's value
@@ -88,13 +87,13 @@ def find(ctx: DedupContext, indexes: list[IndexFiles], excluded: np.ndarray, par
              "near_docs": len(np.unique(doc[~exact]))}
     if not m.enabled:
         return found
-    new_doc, new_ref = _first_per_doc(doc, ref)
+    new_doc, new_ref = first_per_doc(doc, ref)
     done, through = new_doc, []
     for _ in range(MAX_ROUNDS):
         step = _checked(ctx, indexes, _through_candidates(ctx, mine, new_doc, new_ref, done, partitions))
         if len(step["doc"]) == 0:
             break
-        new_doc, new_ref = _first_per_doc(step["doc"], step["ref"])
+        new_doc, new_ref = first_per_doc(step["doc"], step["ref"])
         through.append(new_doc)
         found["doc"].append(new_doc)
         found["ref"].append(new_ref)
@@ -145,14 +144,6 @@ def _probe(batch: pa.Table, skip: np.ndarray, seed_key: np.ndarray, seed_ref: np
     return pa.table([pa.array(pairs[:, 0]), pa.array(pairs[:, 1]), pa.array(np.zeros(len(pairs), bool))], schema=PAIR_SCHEMA)
 
 
-def _first_per_doc(doc: np.ndarray, ref: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each document once, with its smallest ref (sorted by doc), as the in-process rounds take them."""
-    order = np.lexsort((ref, doc))
-    doc, ref = doc[order], ref[order]
-    first = np.concatenate(([True], doc[1:] != doc[:-1])) if len(doc) else np.zeros(0, bool)
-    return doc[first], ref[first]
-
-
 def _collect(ds, schema: pa.Schema) -> pa.Table:
     """The rows of ``ds`` in this process (only pairs and found documents' keys come here: few)."""
     import ray
@@ -174,9 +165,9 @@ def _checked(ctx: DedupContext, indexes: list[IndexFiles], pairs) -> dict:
         table = _collect(pairs, PAIR_SCHEMA)
     elif p == 1:
         table = _collect(pairs, PAIR_SCHEMA)
-        table = _check_against_earlier(_attach_current(table, **where), **check) if len(table) else table
+        table = _check_against_earlier(attach_signatures(table, **where, doc_column="doc", suffix=""), **check) if len(table) else table
     else:
-        ds = by_part(pairs, "doc", p, _attach_current, **where)
+        ds = by_part(pairs, "doc", p, attach_signatures, **where, doc_column="doc", suffix="")
         table = _collect(group_apply(ds, p, _check_against_earlier, check, column="ref", shift=FILE_BITS), PAIR_SCHEMA)
     table = table.select(PAIR_SCHEMA.names).cast(PAIR_SCHEMA) if len(table) else PAIR_SCHEMA.empty_table()
     return {k: table.column(k).to_numpy(zero_copy_only=False) for k in PAIR_SCHEMA.names}
@@ -267,18 +258,6 @@ def _join_group(group: pa.Table) -> pa.Table:
         return PAIR_SCHEMA.empty_table()
     pairs = np.unique(np.stack([cols["id"][at_c], cols["id"][at_e], cols["kind"][at_c].astype(np.int64)], axis=1), axis=0)
     return pa.table([pa.array(pairs[:, 0]), pa.array(pairs[:, 1]), pa.array(pairs[:, 2] == HASH)], schema=PAIR_SCHEMA)
-
-
-def _binary(values: np.ndarray) -> pa.FixedSizeBinaryArray:
-    return pa.FixedSizeBinaryArray.from_buffers(pa.binary(values.shape[1]), len(values),
-                                                [None, pa.py_buffer(np.ascontiguousarray(values))])
-
-
-def _attach_current(group: pa.Table, parts: Parts, width: int, num_perm: int) -> pa.Table:
-    """Columns ``sig`` and ``mask`` of each pair's document of this run (a group holds whole parts)."""
-    doc = group.column("doc").to_numpy()
-    group = set_column(group, "sig", _binary(signatures_of(parts, doc, width)))
-    return set_column(group, "mask", _binary(np.packbits(masks_of(parts, doc, num_perm), axis=1)))
 
 
 def _check_against_earlier(group: pa.Table, width: int, num_perm: int, indexes: list[IndexFiles], check: dict) -> pa.Table:

@@ -48,11 +48,11 @@ def verify_edges(ctx: DedupContext, edges: EdgeSet) -> EdgeSet:
     where = {"parts": ctx.parts, "width": width, "num_perm": ctx.dedup.minhash.num_perm}
     p = ctx.partitions(edges.rows * (1 + width // 16))  # rows carry one signature
     if p == 1:
-        table = _verify_with_dst_signatures(_attach_src_signatures(ctx.read_local(edges.files), **where), **where,
+        table = _verify_with_dst_signatures(attach_signatures(ctx.read_local(edges.files), **where), **where,
                                             check=check_settings(ctx.dedup.minhash))
         ctx.storage.write_parquet(table, "dedup", "edges-verified", "part-0.parquet")
     else:
-        ds = by_part(ctx.read(edges.files), "src", p, _attach_src_signatures, **where)
+        ds = by_part(ctx.read(edges.files), "src", p, attach_signatures, **where)
         ds = by_part(ds, "dst", p, _verify_with_dst_signatures, **where, check=check_settings(ctx.dedup.minhash))
         ds.write_parquet(ctx.storage.path("dedup", "edges-verified"), filesystem=ctx.storage.fs)
     files = ctx.files("dedup", "edges-verified")
@@ -71,15 +71,18 @@ def signatures_of(parts: Parts, doc: np.ndarray, width: int) -> np.ndarray:
     return out
 
 
-def _binary(values: np.ndarray) -> pa.FixedSizeBinaryArray:
+def binary_column(values: np.ndarray) -> pa.FixedSizeBinaryArray:
+    """Rows of a (n x width) uint8 array as a fixed-size binary column (the inverse of fixed_bytes)."""
     return pa.FixedSizeBinaryArray.from_buffers(pa.binary(values.shape[1]), len(values), [None, pa.py_buffer(np.ascontiguousarray(values))])
 
 
-def _attach_src_signatures(group: pa.Table, parts: Parts, width: int, num_perm: int) -> pa.Table:
-    """Add columns ``sig_src`` and ``mask_src``: the signature and boilerplate positions of each edge's ``src``."""
-    src = group.column("src").to_numpy()
-    group = set_column(group, "sig_src", _binary(signatures_of(parts, src, width)))
-    return set_column(group, "mask_src", _binary(np.packbits(masks_of(parts, src, num_perm), axis=1)))
+def attach_signatures(group: pa.Table, parts: Parts, width: int, num_perm: int, doc_column: str = "src",
+                      suffix: str = "_src") -> pa.Table:
+    """Add columns ``sig<suffix>`` and ``mask<suffix>``: the signature and boilerplate positions of each row's
+    document in ``doc_column`` (a group holds whole parts: each part's files are read once)."""
+    doc = group.column(doc_column).to_numpy()
+    group = set_column(group, "sig" + suffix, binary_column(signatures_of(parts, doc, width)))
+    return set_column(group, "mask" + suffix, binary_column(np.packbits(masks_of(parts, doc, num_perm), axis=1)))
 
 
 def _verify_with_dst_signatures(group: pa.Table, parts: Parts, width: int, num_perm: int, check: dict) -> pa.Table:
