@@ -219,6 +219,8 @@ def map_units(
         return
     import ray
 
+    if not ray.is_initialized():  # a caller that did not start Ray: as the run says, not with Ray's defaults
+        init_ray(config.ray.num_cpus, config.ray.address, config.ray.shuffle)
     # Each call builds its own workers (the key is new): a kept worker never outlives its phase's run.
     from core.storage import resolve
 

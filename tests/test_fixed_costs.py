@@ -98,6 +98,51 @@ def test_local_ray_starts_without_monitor_and_api_server():
     assert "dashboard/dashboard.py" not in children  # the dashboard's API server
 
 
+UNSTARTED_MAP = """
+import json, os, subprocess, sys
+import ray
+from pipeline.config import parse_config
+from pipeline.distribute import map_units
+from pipeline.phase import Unit
+
+class Pid:
+    def __init__(self, config):
+        pass
+
+    def process(self, unit):
+        return {"pid": os.getpid()}
+
+config = parse_config({"inputs": ["samples/*.warc.gz"], "output": sys.argv[1], "ray": {"num_cpus": 1}})
+assert not ray.is_initialized()
+out = list(map_units(config, [Unit("a", "f")], Pid, workers=1))
+ps = subprocess.run(["ps", "-eo", "ppid=,pid=,args="], capture_output=True, text=True).stdout.splitlines()
+kids, todo = [], [os.getpid()]
+while todo:
+    p = todo.pop()
+    for line in ps:
+        ppid, cpid, args = line.split(None, 2)
+        if int(ppid) == p:
+            kids.append(args)
+            todo.append(int(cpid))
+print(json.dumps({"out": out, "cpus": ray.cluster_resources().get("CPU"), "children": kids}))
+ray.shutdown()
+"""
+
+
+@pytest.mark.ray
+def test_units_mapped_before_any_phase_started_ray_start_it_as_the_run_says(tmp_path):
+    """`curate run --phases shards` (a small input) or `--phases card` reach Ray first through map_units or the
+    card's redaction task: Ray's own default start would bring the dashboard and the autoscaler's monitor up
+    and take every CPU, whatever ``ray.num_cpus`` / ``ray.address`` say."""
+    out = subprocess.run([sys.executable, "-c", UNSTARTED_MAP, str(tmp_path / "out")], cwd=REPO, capture_output=True,
+                         text=True, timeout=300, env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_ADDRESS": ""})
+    assert out.returncode == 0, out.stderr[-2000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["out"][0]["pid"] > 0 and got["cpus"] == 1.0
+    children = "\n".join(got["children"])
+    assert "autoscaler/_private/monitor.py" not in children and "dashboard/dashboard.py" not in children
+
+
 @pytest.mark.ray
 def test_a_small_input_is_sharded_on_a_worker_not_in_the_driver(ray_local, tmp_path, monkeypatch):
     """shards.local_max_docs: no Ray Data, but the documents are tokenized and grouped in a task on a worker

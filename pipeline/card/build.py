@@ -51,6 +51,9 @@ def compute(plan: CardPlan, storage: Storage, *, config=None, workers: int | Cal
     if ray:  # on a worker, which has presidio loaded from the final phase: ~135 MB the driver does not take on
         import ray as ray_
 
+        if callable(workers):
+            workers()  # starts Ray as the run says (`curate run --phases card` has not started it yet)
+
         return ray_.get(ray_.remote(_redacted).remote(*args))
     return _redacted(*args)
 

@@ -217,6 +217,7 @@ def _write_groups_here(ctx: RunContext, files: list[str], todo: dict[int, Unit],
     same plan, groups and bytes as on Ray Data, and the driver holds none of it whatever the input."""
     unit = Unit("small-input", "", {"files": files, "units": {str(g): u.to_json() for g, u in todo.items()},
                                      "mix": mix.to_json() if mix else None})
+    ctx.workers()  # starts Ray as the run says (an address, its CPUs, without what a local run does not use)
     for out in map_units(ctx.config, [unit], SmallShards, workers=1):
         if "failed" in out:  # the task failed as a whole (a part cannot be read, its worker died): so does every group
             yield from (UnitResult.failure(u.name, out["failed"], fatal=out.get("fatal")) for _, u in sorted(todo.items()))
