@@ -21,6 +21,15 @@ from stages.dedup.lsh import band_keys, bands_rows, candidate_probability
 # --- lsh -------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("threshold", [0.5, 0.7, 0.8, 0.9, 0.95])
+@pytest.mark.parametrize("num_perm", [16, 100, 128, 256])
+@pytest.mark.parametrize("weights", [(0.5, 0.5), (0.3, 0.7), (0.9, 0.1)])
+def test_the_lsh_optimum_is_datasketchs_without_scipy(threshold, num_perm, weights):
+    from stages.dedup.lsh import _optimal
+
+    assert _optimal(threshold, num_perm, *weights) == _optimal_param(threshold, num_perm, *weights)
+
+
 def test_bands_rows_follow_datasketch_and_overrides():
     cfg = MinHashConfig(threshold=0.8, num_perm=128)
     assert bands_rows(cfg) == _optimal_param(0.8, 128, 0.5, 0.5)
