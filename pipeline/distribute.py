@@ -49,6 +49,8 @@ OpenWorker = Callable[..., Worker]
 #: command is fatal, and a stand-in makes it exit when it asks the runtime-env agent for Ray Data's workers),
 #: the log monitor (workers' logs reach the console) and the workers.
 LOCAL_SKIPS = ("start_monitor", "start_api_server")
+#: The env var that gives a phase's units worker processes of their own (map_units ``pool``).
+WORKER_POOL_VAR = "CURATE_WORKER_POOL"
 
 
 @contextmanager
@@ -205,6 +207,7 @@ def map_units(
     extra: dict | None = None,
     progress: "Progress | None" = None,
     typed: bool = False,
+    pool: str | None = None,
 ) -> Iterator[UnitResult | dict]:
     """Run ``open_worker(config, **extra).process(unit)`` for every unit on Ray; yields what each returns
     as units finish, with at most ``workers`` units running: a phase's units return a UnitResult
@@ -213,7 +216,9 @@ def map_units(
     ``keep_worker``: the worker holds models: build it once per Ray worker process and keep it for
     the phase's later units there; else build one per unit.  Plain Ray tasks, not Ray Data: Ray
     reuses its worker processes across tasks and phases, so each pays Python, Ray and model start-up
-    once per run instead of once per phase (measured in benchmarks/e2e.py).
+    once per run instead of once per phase (measured in benchmarks/e2e.py).  ``pool``: the units run in worker
+    processes of their own instead (Ray keeps one set of workers per runtime environment; an env var names the
+    pool), which Ray ends once idle: what they loaded does not stay in the processes later phases reuse.
     """
     if not units:
         return
@@ -227,6 +232,8 @@ def map_units(
     job = ray.put({"config": config.model_dump(mode="json"), "extra": extra or {}, "open_worker": open_worker,
                    "keep_worker": keep_worker, "key": uuid.uuid4().hex, "output_path": resolve(config.output.root)[1]})
     task = _remote_unit_task()
+    if pool is not None:
+        task = task.options(runtime_env={"env_vars": {WORKER_POOL_VAR: pool}})
     todo = list(reversed(units))
     running: dict = {}
     size = max(1, min(workers, len(units)))

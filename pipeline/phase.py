@@ -117,6 +117,9 @@ class Phase:
     adds: ClassVar[tuple[str, ...]] = ()
     #: whether the dataset card reports on its documents (false for the phase that writes the card)
     reported: ClassVar[bool] = True
+    #: True if its units run in Ray worker processes of their own (pipeline.distribute.map_units ``pool``): what
+    #: they load (HTML parsers, language models) is not carried into the processes the later phases reuse
+    own_workers: ClassVar[bool] = False
 
     def enabled(self, config: "RunConfig") -> bool:
         return True

@@ -110,11 +110,13 @@ class Pid:
         pass
 
     def process(self, unit):
-        return {"pid": os.getpid()}
+        return {"pid": os.getpid(), "pool": os.environ.get("CURATE_WORKER_POOL")}
 
 config = parse_config({"inputs": ["samples/*.warc.gz"], "output": sys.argv[1], "ray": {"num_cpus": 1}})
 assert not ray.is_initialized()
 out = list(map_units(config, [Unit("a", "f")], Pid, workers=1))
+out += list(map_units(config, [Unit("b", "f")], Pid, workers=1, pool="extracted"))
+out += list(map_units(config, [Unit("c", "f")], Pid, workers=1))
 ps = subprocess.run(["ps", "-eo", "ppid=,pid=,args="], capture_output=True, text=True).stdout.splitlines()
 kids, todo = [], [os.getpid()]
 while todo:
@@ -133,12 +135,17 @@ ray.shutdown()
 def test_units_mapped_before_any_phase_started_ray_start_it_as_the_run_says(tmp_path):
     """`curate run --phases shards` (a small input) or `--phases card` reach Ray first through map_units or the
     card's redaction task: Ray's own default start would bring the dashboard and the autoscaler's monitor up
-    and take every CPU, whatever ``ray.num_cpus`` / ``ray.address`` say."""
+    and take every CPU, whatever ``ray.num_cpus`` / ``ray.address`` say.  And a ``pool`` (phase 1's
+    ``own_workers``) gets worker processes of its own."""
     out = subprocess.run([sys.executable, "-c", UNSTARTED_MAP, str(tmp_path / "out")], cwd=REPO, capture_output=True,
                          text=True, timeout=300, env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_ADDRESS": ""})
     assert out.returncode == 0, out.stderr[-2000:]
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got["out"][0]["pid"] > 0 and got["cpus"] == 1.0
+    # a pool's units run in a process of their own, which the later units do not reuse
+    default, pooled, again = got["out"]
+    assert pooled["pid"] not in (default["pid"], again["pid"])
+    assert (default["pool"], pooled["pool"], again["pool"]) == (None, "extracted", None)
     children = "\n".join(got["children"])
     assert "autoscaler/_private/monitor.py" not in children and "dashboard/dashboard.py" not in children
 

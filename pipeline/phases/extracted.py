@@ -135,6 +135,7 @@ class ExtractedPhase(Phase):
     unit_kind = "file"
     sections = ("warc", "documents", "charset", "extract", "langid", "filters", "classifiers", "sources")
     headline_keys = ("files", "rows", "kept", "rejected", "malformed_records")
+    own_workers = True  # extraction and language models: ~130 MB a later phase's worker would otherwise keep
 
     def settings(self, config: RunConfig) -> dict:
         out = {k: getattr(config, k).model_dump(mode="json") for k in ("warc", "charset", "extract", "langid", "filters")}
@@ -167,7 +168,7 @@ class ExtractedPhase(Phase):
         progress = Progress(self.name, len(todo), self.unit_kind, ctx.progress, counts=("in", "kept"))
         try:
             yield from map_units(ctx.config, todo, FileWorker, workers=ctx.workers(), keep_worker=True, extra={"phase": type(self)},
-                                 progress=progress, typed=True)
+                                 progress=progress, typed=True, pool=self.name if self.own_workers else None)
         finally:
             progress.close()
 
