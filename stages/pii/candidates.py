@@ -60,8 +60,9 @@ def _digit_run(min_digits: int) -> tuple[str, str]:
 # Each entity's candidate, (Python, RE2): a superset of what its presidio recognizer matches.
 # Every alternative starts with a character, not an optional part, so the scan skips fast.
 CANDIDATES = {
-    # an @ between a local-part character and a dotted domain
-    "EMAIL_ADDRESS": (r"(?<=[^\s@])@\w[\w-]*\.\w", r"[^\s@]@[\pL\pN_][\pL\pN_-]*\.[\pL\pN_]"),
+    # an @ between a local-part character and a dotted domain; RE2 (no look-behind) takes the whole local part,
+    # else a number run in it ("jane604280994@...") is a candidate of its own that swallows the character before @
+    "EMAIL_ADDRESS": (r"(?<=[^\s@])@\w[\w-]*\.\w", r"[^\s@]+@[\pL\pN_][\pL\pN_-]*\.[\pL\pN_]"),
     "URL_CREDENTIALS": (r"://[^\s/?#@]*:[^\s/?#@]*@", r"://[^\s/?#@]*:[^\s/?#@]*@"),
     # a dotted quad; an IPv6 address has "::" or (all 8 groups) ":h:h:"
     "IP_ADDRESS": (
