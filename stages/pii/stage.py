@@ -153,12 +153,13 @@ class PiiStage:
                     out.append((p, Finding(start, end, r.entity_type, round(r.score, 4))))
             call, size = [], 0
 
-        for p in batch_pieces:
-            if size and size + (p.end - p.start) > self.config.chunk_chars:
-                flush()
-            call.append(p)
-            size += p.end - p.start + len(SEPARATOR)
-        flush()
+        with _memory_zone(analyzer, lang):
+            for p in batch_pieces:
+                if size and size + (p.end - p.start) > self.config.chunk_chars:
+                    flush()
+                call.append(p)
+                size += p.end - p.start + len(SEPARATOR)
+            flush()
         return out
 
     # ---------------------------------------------------------------- the stage
@@ -348,3 +349,15 @@ class PiiStage:
     def drain_counters(self) -> dict:
         out, self._counters = dict(self._counters), Counter()
         return out
+
+
+def _memory_zone(analyzer, lang: str):
+    """spaCy's memory zone around one batch's presidio calls: the strings and lexemes its tokenizer adds for
+    every new token (each number, id, e-mail address...) are freed after it; without one a worker's vocabulary
+    grows with every document it ever analyzed (~3 entries a document: GBs over a Common Crawl file set)."""
+    import contextlib
+
+    nlp = getattr(getattr(analyzer, "nlp_engine", None), "nlp", None) or {}
+    zone = getattr(nlp.get(lang), "memory_zone", None)
+    return zone() if callable(zone) else contextlib.nullcontext()
+
