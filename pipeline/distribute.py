@@ -49,6 +49,9 @@ OpenWorker = Callable[..., Worker]
 #: command is fatal, and a stand-in makes it exit when it asks the runtime-env agent for Ray Data's workers),
 #: the log monitor (workers' logs reach the console) and the workers.
 LOCAL_SKIPS = ("start_monitor", "start_api_server")
+#: Nor a worker process started ahead for the default runtime environment: phase 1's units run in a pool of
+#: their own (Phase.own_workers), so on one core that process only took CPU from the run until Ray ended it.
+LOCAL_SYSTEM_CONFIG = {"prestart_worker_first_driver": False}
 #: The env var that gives a phase's units worker processes of their own (map_units ``pool``).
 WORKER_POOL_VAR = "CURATE_WORKER_POOL"
 
@@ -86,7 +89,7 @@ def init_ray(num_cpus: int | None = None, address: str | None = None, shuffle: s
             ray.init(address=address, **quiet)
         else:
             with _local_start():
-                ray.init(num_cpus=num_cpus, **quiet)
+                ray.init(num_cpus=num_cpus, _system_config=LOCAL_SYSTEM_CONFIG, **quiet)
     ctx = ray.data.DataContext.get_current()
     ctx.shuffle_strategy = ShuffleStrategy.SORT_SHUFFLE_PULL_BASED if shuffle == "sort" else ShuffleStrategy.HASH_SHUFFLE
     ctx.enable_progress_bars = False  # each phase draws its own bar (or logs its progress)

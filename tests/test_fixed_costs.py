@@ -66,27 +66,33 @@ import ray
 from ray._private.node import Node
 from pipeline.distribute import LOCAL_SKIPS, init_ray
 
+def children():
+    ps = subprocess.run(["ps", "-eo", "ppid=,pid=,args="], capture_output=True, text=True).stdout.splitlines()
+    kids, todo = [], [os.getpid()]
+    while todo:
+        p = todo.pop()
+        for line in ps:
+            ppid, cpid, args = line.split(None, 2)
+            if int(ppid) == p:
+                kids.append(args)
+                todo.append(int(cpid))
+    return kids
+
 before = {n: getattr(Node, n) for n in LOCAL_SKIPS}
 init_ray(1)
 assert {n: getattr(Node, n) for n in LOCAL_SKIPS} == before  # Ray's own start-up is left as it was
+import time
+time.sleep(3)  # Ray would have prestarted a worker by now
+idle = children()
 pid = ray.get(ray.remote(lambda: os.getpid()).remote())
 rows = ray.data.range(8).map_batches(lambda b: b, batch_size=None).materialize().count()
-ps = subprocess.run(["ps", "-eo", "ppid=,pid=,args="], capture_output=True, text=True).stdout.splitlines()
-kids, todo = [], [os.getpid()]
-while todo:
-    p = todo.pop()
-    for line in ps:
-        ppid, cpid, args = line.split(None, 2)
-        if int(ppid) == p:
-            kids.append(args)
-            todo.append(int(cpid))
-print(json.dumps({"task_pid": pid, "rows": rows, "children": kids}))
+print(json.dumps({"task_pid": pid, "rows": rows, "children": children(), "idle": idle}))
 ray.shutdown()
 """
 
 
 @pytest.mark.ray
-def test_local_ray_starts_without_monitor_and_api_server():
+def test_local_ray_starts_without_monitor_api_server_and_prestarted_worker():
     out = subprocess.run([sys.executable, "-c", SLIM_START], cwd=REPO, capture_output=True, text=True, timeout=300,
                          env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_ADDRESS": ""})
     assert out.returncode == 0, out.stderr[-2000:]
@@ -96,6 +102,7 @@ def test_local_ray_starts_without_monitor_and_api_server():
     assert "gcs_server" in children and "raylet" in children
     assert "autoscaler/_private/monitor.py" not in children  # the autoscaler's monitor
     assert "dashboard/dashboard.py" not in children  # the dashboard's API server
+    assert not [c for c in got["idle"] if c.startswith("ray::IDLE")]  # no worker started ahead of the first task
 
 
 UNSTARTED_MAP = """
