@@ -248,11 +248,19 @@ def char_poly_hashes(data: np.ndarray, offsets: np.ndarray, n: int) -> tuple[np.
 
 @functools.lru_cache(maxsize=16)
 def permutations(num_perm: int, seed: int, scheme: str) -> tuple[np.ndarray, np.ndarray]:
-    """datasketch's permutation parameters (a, b) for these settings."""
-    from datasketch import MinHash  # here, not at the top: datasketch imports scipy (~0.2 s in every process)
-
-    a, b = MinHash(num_perm=num_perm, seed=seed, scheme=scheme).permutations
-    return np.asarray(a), np.asarray(b)
+    """datasketch's permutation parameters (a, b) for these settings: the draws of its
+    ``MinHash._init_permutations``, made here because importing datasketch imports scipy (~0.25 s and ~40 MB
+    in every process that computes signatures); tests/test_dedup_minhash.py compares them with datasketch's."""
+    gen = np.random.RandomState(seed)
+    if scheme == "legacy":  # a in [1, p), b in [0, p), drawn in turn, p = 2^61 - 1
+        prime = np.uint64((1 << 61) - 1)
+        ab = np.array([(gen.randint(1, prime, dtype=np.uint64), gen.randint(0, prime, dtype=np.uint64))
+                       for _ in range(num_perm)], dtype=np.uint64).T
+        return ab[0], ab[1]
+    width, dtype = (32, np.uint32) if scheme == "affine32" else (64, np.uint64)
+    a = gen.randint(0, 1 << (width - 1), num_perm, dtype=dtype) * dtype(2) + dtype(1)  # odd: a bijection mod 2^width
+    b = gen.randint(0, 1 << width, num_perm, dtype=dtype)
+    return a, b
 
 
 def signature_dtype(scheme: str):
