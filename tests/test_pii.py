@@ -281,3 +281,20 @@ def test_the_tokenizer_vocabulary_does_not_grow_with_the_documents(stage):
         out = stage(batch(200))
     assert len(nlp.vocab.strings) == before
     assert all("<EMAIL_ADDRESS>" in t and "<PHONE_NUMBER>" in t for t in out.column("text").to_pylist())
+
+
+def test_presidio_is_imported_without_the_sdks_of_its_remote_recognizers():
+    """transformers, torch and the Azure SDK come with presidio's optional recognizers when they are installed
+    (seconds and tens of MB in every worker); a run never calls them, and other code still imports them."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from stages.pii.recognizers import import_presidio\n"
+            "import_presidio()\n"
+            "assert 'presidio_analyzer' in sys.modules\n"
+            "print(sorted(m for m in ('azure', 'transformers', 'torch') if m in sys.modules))\n"
+            "import importlib.util\n"
+            "print(importlib.util.find_spec('azure') is not None)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out[0] == "[]" and out[1] == "True"  # hidden for presidio's import only: azure is installed here
