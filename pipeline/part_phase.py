@@ -67,7 +67,7 @@ class PartPhase(Phase):
         progress = Progress(self.name, len(todo), self.unit_kind, ctx.progress, counts=("in", "kept"))
         try:
             yield from map_units(ctx.config, todo, PartWorker, workers=ctx.workers(), keep_worker=self.keep_worker, extra=extra,
-                                 progress=progress, typed=True)
+                                 progress=progress, typed=True, pool=self.name if self.own_workers else None)
         finally:
             progress.close()
 
