@@ -26,7 +26,7 @@ SECTIONS = [
     ("filters_stages", "python benchmarks/filters_stages.py", "Heuristic filters: CPU time per filter, before and after the speed-up"),
     ("filters_verdicts", "python benchmarks/filters_verdicts.py", "Heuristic filters: same verdicts before and after the speed-up"),
     ("dedup_scale", "python benchmarks/dedup_scale.py --docs 100000 1000000", "Deduplication at scale against DataTrove"),
-    ("dedup_scale_datajuicer", "python benchmarks/dedup_scale.py --docs 100000 --no-datatrove --cpu --results benchmarks/results/dedup_scale_datajuicer.md",
+    ("dedup_scale_datajuicer", "python benchmarks/dedup_scale.py --docs 100000 1000000 --no-datatrove --cpu --results benchmarks/results/dedup_scale_datajuicer.md",
      "Deduplication at scale against Data-Juicer's Ray MinHash (until `dedup_scale.py` above is re-run with it)"),
     ("dedup_scale_distributed", "python benchmarks/dedup_scale.py --docs 100000 --distributed --no-datatrove --results benchmarks/results/dedup_scale_distributed.md",
      "Deduplication at scale: the distributed connected-components path"),
