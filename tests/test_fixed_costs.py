@@ -197,6 +197,6 @@ def test_a_failed_small_input_task_fails_every_group(monkeypatch):
 
     monkeypatch.setattr(shards, "map_units", died)
     todo = {g: Unit(shards.group_name(g), f"fp{g}") for g in (0, 2)}
-    ctx = type("Ctx", (), {"config": None})()
+    ctx = type("Ctx", (), {"config": None, "workers": lambda self: 1})()
     out = list(shards._write_groups_here(ctx, ["a.parquet"], todo))
     assert [(r.unit, r.failed, r.fatal) for r in out] == [("group-00000", "OSError: gone", 28), ("group-00002", "OSError: gone", 28)]
