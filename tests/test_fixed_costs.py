@@ -60,11 +60,9 @@ def test_webdataset_writer_reads_back_with_tarfile(tmp_path):
         assert np.load(io.BytesIO(t.extractfile("g_000000001.tokens.npy").read())).tolist() == [0, 1]
 
 
-SLIM_START = """
-import json, os, subprocess, sys
-import ray
-from ray._private.node import Node
-from pipeline.distribute import LOCAL_SKIPS, init_ray
+#: The command lines of this process's descendants (Ray's daemons and workers), for the scripts below.
+CHILDREN = """
+import os, subprocess
 
 def children():
     ps = subprocess.run(["ps", "-eo", "ppid=,pid=,args="], capture_output=True, text=True).stdout.splitlines()
@@ -77,6 +75,13 @@ def children():
                 kids.append(args)
                 todo.append(int(cpid))
     return kids
+"""
+
+SLIM_START = CHILDREN + """
+import json, os, subprocess, sys
+import ray
+from ray._private.node import Node
+from pipeline.distribute import LOCAL_SKIPS, init_ray
 
 before = {n: getattr(Node, n) for n in LOCAL_SKIPS}
 init_ray(1)
@@ -105,7 +110,7 @@ def test_local_ray_starts_without_monitor_api_server_and_prestarted_worker():
     assert not [c for c in got["idle"] if c.startswith("ray::IDLE")]  # no worker started ahead of the first task
 
 
-UNSTARTED_MAP = """
+UNSTARTED_MAP = CHILDREN + """
 import json, os, subprocess, sys
 import ray
 from pipeline.config import parse_config
@@ -124,16 +129,7 @@ assert not ray.is_initialized()
 out = list(map_units(config, [Unit("a", "f")], Pid, workers=1))
 out += list(map_units(config, [Unit("b", "f")], Pid, workers=1, pool="extracted"))
 out += list(map_units(config, [Unit("c", "f")], Pid, workers=1))
-ps = subprocess.run(["ps", "-eo", "ppid=,pid=,args="], capture_output=True, text=True).stdout.splitlines()
-kids, todo = [], [os.getpid()]
-while todo:
-    p = todo.pop()
-    for line in ps:
-        ppid, cpid, args = line.split(None, 2)
-        if int(ppid) == p:
-            kids.append(args)
-            todo.append(int(cpid))
-print(json.dumps({"out": out, "cpus": ray.cluster_resources().get("CPU"), "children": kids}))
+print(json.dumps({"out": out, "cpus": ray.cluster_resources().get("CPU"), "children": children()}))
 ray.shutdown()
 """
 
