@@ -78,10 +78,11 @@ def _local_start():
 
 def init_ray(num_cpus: int | None = None, address: str | None = None, shuffle: str = "sort") -> None:
     """Join ``address`` (or RAY_ADDRESS), else start an embedded local Ray (once per process, without what
-    a local run does not use: LOCAL_SKIPS); set Ray Data up."""
+    a local run does not use: LOCAL_SKIPS).  Ray Data is set up when a phase first uses it (:func:`ray_data`)."""
     import ray
-    from ray.data.context import ShuffleStrategy
 
+    global _SHUFFLE
+    _SHUFFLE = shuffle
     if not ray.is_initialized():
         address = address or os.environ.get("RAY_ADDRESS")
         quiet = {"include_dashboard": False, "logging_level": logging.WARNING, "log_to_driver": True}
@@ -90,8 +91,20 @@ def init_ray(num_cpus: int | None = None, address: str | None = None, shuffle: s
         else:
             with _local_start():
                 ray.init(num_cpus=num_cpus, _system_config=LOCAL_SYSTEM_CONFIG, **quiet)
+
+
+#: The run's ``ray.shuffle`` (init_ray), applied to Ray Data when it is first used.
+_SHUFFLE = "sort"
+
+
+def ray_data():
+    """``ray.data``, set up for the run: imported only when a phase uses it (big inputs' shuffles), as its
+    import costs ~1 s and ~64 MB with the pandas it brings, which a small run never needs."""
+    import ray.data
+    from ray.data.context import ShuffleStrategy
+
     ctx = ray.data.DataContext.get_current()
-    ctx.shuffle_strategy = ShuffleStrategy.SORT_SHUFFLE_PULL_BASED if shuffle == "sort" else ShuffleStrategy.HASH_SHUFFLE
+    ctx.shuffle_strategy = ShuffleStrategy.SORT_SHUFFLE_PULL_BASED if _SHUFFLE == "sort" else ShuffleStrategy.HASH_SHUFFLE
     ctx.enable_progress_bars = False  # each phase draws its own bar (or logs its progress)
     # A unit is a whole input file (a CC WARC: ~30,000 pages, over 30 min on a slow or shared core):
     # Ray Data's guard (no block out for 30 min -> the dataset fails) would kill a healthy phase 1.
@@ -100,6 +113,7 @@ def init_ray(num_cpus: int | None = None, address: str | None = None, shuffle: s
         ctx.execution_no_progress_timeout_s = -1
     ctx.print_on_execution_start = False
     logging.getLogger("ray.data").setLevel(logging.ERROR)  # per-dataset execution logs and hints: noise at our scale
+    return ray.data
 
 
 def cluster_cpus() -> int:

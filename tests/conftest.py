@@ -97,6 +97,6 @@ def ray_local():
     from pipeline.distribute import init_ray
 
     ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")
-    init_ray()  # Ray Data set up as a run does it (the dedup API used by tests does not start Ray)
+    init_ray()  # as a run does it (the dedup API used by tests does not start Ray; Ray Data is set up when used)
     yield ray
     ray.shutdown()

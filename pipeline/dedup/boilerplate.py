@@ -28,6 +28,7 @@ import pyarrow.parquet as pq
 from pipeline.dedup.context import ROW_BITS, Parts, DedupContext, part_of
 from core.layout import part_file
 from pipeline.dedup.shuffle import by_part, by_value
+from pipeline.distribute import ray_data
 from stages.dedup import boilerplate, minhash
 from stages.dedup.hashing import fmix64
 
@@ -94,10 +95,8 @@ def _dtype(ctx: DedupContext) -> str:
 
 
 def _units(ctx: DedupContext):
-    import ray
-
     items = [{"unit": u, "part_no": i} for i, u in enumerate(ctx.units)]
-    return ray.data.from_items(items, override_num_blocks=len(items))
+    return ray_data().from_items(items, override_num_blocks=len(items))
 
 
 def _hosts_of_part(storage, source: str, unit: str) -> np.ndarray:

@@ -89,9 +89,9 @@ class DedupContext:
 
     def read(self, files: list[str]):
         """The files as a Ray Dataset (for the shuffled paths)."""
-        import ray
+        from pipeline.distribute import ray_data
 
-        return ray.data.read_parquet(files, filesystem=self.storage.fs)
+        return ray_data().read_parquet(files, filesystem=self.storage.fs)
 
     def read_local(self, files: list[str]) -> pa.Table:
         """The files as one table in this process (for the single-partition paths)."""

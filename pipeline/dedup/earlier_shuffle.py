@@ -42,6 +42,7 @@ from pipeline.dedup.earlier import FILE_BITS, MAX_ROUNDS, expand, first_per_doc,
 from pipeline.dedup.shuffle import by_part
 from pipeline.dedup.signatures import signature_width
 from pipeline.dedup.verify import attach_signatures, check_settings, duplicates
+from pipeline.distribute import ray_data
 from stages.dedup import lsh
 
 LSH, HASH = 0, 1  # kind of a row's value
@@ -67,10 +68,8 @@ class IndexFiles:
 def find(ctx: DedupContext, indexes: list[IndexFiles], excluded: np.ndarray, partitions: int) -> dict:
     """The found pairs as the in-process path gives them: ``{"doc", "ref", "exact"}`` lists of arrays,
     ``through`` (the documents found through a copy in this run) and ``near_docs``."""
-    import ray
-
     m = ctx.dedup.minhash
-    earlier = ray.data.from_items([{"run": r, "file": f} for r, ix in enumerate(indexes) for f in range(len(ix.files))])
+    earlier = ray_data().from_items([{"run": r, "file": f} for r, ix in enumerate(indexes) for f in range(len(ix.files))])
     earlier = earlier.map_batches(_index_rows, fn_kwargs={"indexes": indexes, "near": m.enabled}, batch_size=1,
                                   batch_format="pyarrow")
     current = ctx.read(ctx.files("dedup", "meta")).map_batches(_hash_rows, fn_kwargs={"excluded": excluded},

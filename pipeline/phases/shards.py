@@ -37,7 +37,7 @@ import pyarrow as pa
 from pipeline import mixing
 from pipeline.config import ConfigError, RunConfig, s3_options
 from pipeline.context import RunContext
-from pipeline.distribute import Progress, failure, map_units
+from pipeline.distribute import Progress, failure, map_units, ray_data
 from core.layout import DOCUMENTS, marker_path, part_file
 from core.storage import Storage, open_input, resolve
 from pipeline.phase import Phase, SinkInfo, Unit, fingerprint
@@ -146,8 +146,6 @@ class ShardsPhase(Phase):
             yield write_manifest(ctx, manifest, groups, mix)
 
     def _write_groups(self, ctx: RunContext, manifest: Unit, groups: list[Unit], mix: MixPlan | None = None):
-        import ray
-
         config = ctx.config
         todo = {u.params["group"]: u for u in groups}
         source = manifest.params["source"]
@@ -166,7 +164,7 @@ class ShardsPhase(Phase):
             tokenizer = read_tokenizer(config)
             workers = ctx.workers()  # starts Ray
             columns = _columns(config, files, ctx.storage)
-            ds = ray.data.read_parquet(files, filesystem=ctx.storage.fs, columns=columns)
+            ds = ray_data().read_parquet(files, filesystem=ctx.storage.fs, columns=columns)
             # Tasks, not an actor pool: actors would hold every CPU the shuffle after them needs.
             ds = ds.map_batches(_tokenize_and_plan, batch_format="pyarrow", num_cpus=1,
                                 fn_kwargs={"config": config.model_dump(mode="json"), "tokenizer": tokenizer,
