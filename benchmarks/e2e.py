@@ -51,6 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (  # noqa: E402
     SINGLE_THREAD_ENV,
     TreeUsage,
+    byte_compile,
     child_report,
     child_setup,
     machine_info,
@@ -189,6 +190,7 @@ def run_measured(argv: list[str], cpu: int | None, log_path: Path, timeout_s: fl
     with two systems running at once this process's RUSAGE_CHILDREN mixes them).
     """
     env = {**os.environ, **SINGLE_THREAD_ENV, "PYTHONPATH": "", **(env or {})}
+    byte_compile()
     children0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     with open(log_path, "wb") as log:

@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import TreeUsage, machine_info, markdown_table, wait_or_kill  # noqa: E402
+from _common import TreeUsage, byte_compile, machine_info, markdown_table, wait_or_kill  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "startup.md"
@@ -74,6 +74,7 @@ def run_once(repo: Path, inputs: list[str] | None, out: Path, timeout_s: float) 
         cmd += ["-i", f]
     env = {**os.environ, "PYTHONPATH": str(repo), "RAY_USAGE_STATS_ENABLED": "0"}
     env.pop("RAY_ADDRESS", None)
+    byte_compile(repo)
     t0 = time.perf_counter()
     with open(out.with_suffix(".log"), "wb") as log:
         proc = subprocess.Popen(cmd, cwd=repo, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
