@@ -19,7 +19,6 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-import icu
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -52,7 +51,11 @@ NO_SPACE_LANGUAGES = frozenset({"zh", "ja", "th", "lo", "km", "my", "bo", "wuu",
 
 
 @lru_cache(maxsize=1)
-def _word_breaker() -> icu.BreakIterator:
+def _word_breaker():
+    """ICU's word breaker, imported at the first text that needs it: ICU maps ~10 MB into every process that
+    imports it, and only scripts written without spaces are segmented by it."""
+    import icu
+
     # The root locale selects ICU's dictionary engines by script (zh/ja/th/lo/km/my).
     return icu.BreakIterator.createWordInstance(icu.Locale.getRoot())
 
