@@ -210,19 +210,19 @@ def child_ours(spec: dict, tmp: Path) -> dict:
         stats = [phase1.process(u) for u in ExtractedPhase().units(plan_context(config))]
     seconds: dict[str, float] = {"setup": setup_s}
     reasons: dict[str, int] = {}
-    for s in stats:
-        for k, v in s.get("stage_seconds", {}).items():
+    for s in stats:  # UnitResult: its stage chain's seconds, its rejections per reason
+        for k, v in s.stages.seconds.items():
             seconds[k] = seconds.get(k, 0.0) + v
-        for k, v in s.get("rejected_by_reason", {}).items():
+        for k, v in s.by_reason.items():
             reasons[k] = reasons.get(k, 0) + v
     return {
         **m.result(),
-        "kept": sum(s.get("kept", 0) for s in stats),
-        "extracted": sum(s.get("stage_docs_in", {}).get("extract", 0) for s in stats),
+        "kept": sum(s.kept for s in stats),
+        "extracted": sum(s.stages.docs_in.get("extract", 0) for s in stats),
         "stage_seconds": seconds,
         "rejected_by_reason": reasons,
         "stages": [getattr(st, "name", type(st).__name__) for st in phase1.stages],
-        "failed": "; ".join(f"{s['source']}: {s['failed']}" for s in stats if "failed" in s) or None,
+        "failed": "; ".join(f"{s.unit}: {s.failed}" for s in stats if s.failed) or None,
     }
 
 
