@@ -649,7 +649,8 @@ def render(args, machine: dict, cpu: int | None, corpus: dict, results: dict, ov
         "run's mean 1-minute load (the machine is shared: above ~1 other work competed for the core, so compare docs/CPU-s)",
         f"- command: `{' '.join(['python benchmarks/e2e.py', *sys.argv[1:]])}`",
         f"- each system as whole processes {pinned}, math libraries single-threaded; {runs}; wall = spawn to exit "
-        "(start-up, imports, Ray start included), CPU s and peak PSS over the whole process tree",
+        "(start-up, imports, Ray start included), CPU s and peak PSS over the whole process tree; every system byte-compiled "
+        "as an installed package is (ours first compiled as pip compiles the baselines, whatever PYTHONDONTWRITEBYTECODE says)",
         f"- corpus: {len(corpus['files'])} WARC files ({corpus['bytes'] / 2**20:,.0f} MiB gz), {corpus['responses']:,} "
         f"response records, **{docs:,} HTML docs** (`WARC-Identified-Payload-Type` HTML: what DataTrove's WarcReader reads; "
         f"docs/s uses this number for both): {corpus_sources(args)}"
