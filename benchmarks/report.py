@@ -15,7 +15,7 @@ HERE = Path(__file__).resolve().parent
 SECTIONS = [
     ("e2e", "python benchmarks/e2e.py --systems ours datatrove nemo",
      "The whole pipeline end to end (WARC → … → tokens) against DataTrove's FineWeb pipeline and NeMo Curator's CPU pipeline"),
-    ("e2e_wcxb", "python benchmarks/e2e.py --corpus wcxb --parallel --systems ours datatrove nemo",
+    ("e2e_wcxb", "python benchmarks/e2e.py --corpus wcxb --systems ours datatrove nemo",
      "The whole pipeline end to end on large real pages of seven types (WCXB's dev split)"),
     ("startup", "python benchmarks/startup.py --before acd01ff", "Fixed costs of a run: start-up and each phase's set-up"),
     ("phase1", "python benchmarks/phase1.py --repeat 3", "Phase 1 end to end (WARC → text → filters → Parquet) against DataTrove"),
