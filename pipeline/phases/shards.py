@@ -164,7 +164,8 @@ class ShardsPhase(Phase):
             tokenizer = read_tokenizer(config)
             workers = ctx.workers()  # starts Ray
             columns = _columns(config, files, ctx.storage)
-            ds = ray_data().read_parquet(files, filesystem=ctx.storage.fs, columns=columns)
+            # select_columns, not read_parquet(columns=) (deprecated): Ray Data pushes the projection into the read
+            ds = ray_data().read_parquet(files, filesystem=ctx.storage.fs).select_columns(columns)
             # Tasks, not an actor pool: actors would hold every CPU the shuffle after them needs.
             ds = ds.map_batches(_tokenize_and_plan, batch_format="pyarrow", num_cpus=1,
                                 fn_kwargs={"config": config.model_dump(mode="json"), "tokenizer": tokenizer,
