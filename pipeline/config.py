@@ -60,6 +60,9 @@ class RayConfig(BaseModel):
     address: str | None = Field(None, description="cluster address; null = embedded local Ray (RAY_ADDRESS also works)")
     num_cpus: int | None = Field(None, ge=1, le=4096, description="CPUs for the embedded local Ray; null = all")
     workers: int | None = Field(None, ge=1, le=100_000, description="units run at once in the unit-by-unit phases (extracted, final, ...); null = one per CPU of the cluster")
+    metrics: bool = Field(False, description="embedded local Ray only: start Ray's metrics agent and export the run's progress gauges "
+                          "(curate_phase_*) on its metrics port; off, Ray's agent runs minimal and the driver neither checks the dashboard's dependencies nor imports the gauges (~0.9 s of CPU, measured). "
+                          "A cluster exports them whatever this says")
     shuffle: Literal["sort", "hash"] = Field(
         "sort", description="Ray Data's shuffle for dedup and shards: sort (pull-based; measured 0.35 s vs 3-4 s fixed "
         "cost per shuffle, and 3.1 s vs 6.7 s for 4M rows into 16 groups on 2 CPUs) or hash (aggregator actors)")

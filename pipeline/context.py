@@ -42,7 +42,7 @@ class RunContext:
         if self._workers is None:
             from pipeline.distribute import cluster_cpus, init_ray
 
-            init_ray(self.config.ray.num_cpus, self.address or self.config.ray.address, self.config.ray.shuffle)
+            init_ray(self.config.ray.num_cpus, self.address or self.config.ray.address, self.config.ray.shuffle, self.config.ray.metrics)
             self._workers = self.config.ray.workers or cluster_cpus()
         return self._workers
 

@@ -52,33 +52,50 @@ LOCAL_SKIPS = ("start_monitor", "start_api_server")
 #: Nor a worker process started ahead for the default runtime environment: phase 1's units run in a pool of
 #: their own (Phase.own_workers), so on one core that process only took CPU from the run until Ray ended it.
 LOCAL_SYSTEM_CONFIG = {"prestart_worker_first_driver": False}
-#: The env var that gives a phase's units worker processes of their own (map_units ``pool``).
+#: The env var that names the pool in its worker processes (map_units ``pool``).
 WORKER_POOL_VAR = "CURATE_WORKER_POOL"
 
 
 @contextmanager
-def _local_start():
-    """``ray.init`` of an embedded Ray without LOCAL_SKIPS; Ray's own start-up if its internals differ."""
+def _local_start(metrics: bool = False):
+    """``ray.init`` of an embedded Ray without LOCAL_SKIPS and, unless ``metrics``, with Ray's dashboard agent in
+    its minimal mode (what a Ray installed without its dashboard extras runs: no metrics agent, no HTTP and gRPC
+    servers; the raylet and runtime environments work as before).  Ray decides that mode by trying to import the
+    dashboard's optional dependencies, in the driver (~0.5 s, measured); here it is told the answer instead.
+    Ray's own start-up if its internals differ."""
     try:
+        import ray._private.utils as ray_utils
         from ray._private.node import Node
 
         originals = {name: getattr(Node, name) for name in LOCAL_SKIPS}
+        deps_check = ray_utils.get_dashboard_dependency_error
     except (ImportError, AttributeError) as e:  # another Ray: nothing skipped, nothing broken
         log.debug("ray start-up not trimmed: %s", e)
         yield
         return
     for name in LOCAL_SKIPS:
         setattr(Node, name, lambda self, *a, **k: None)
+    # The log monitor globs the log folder for new files every 0.1 s below 1,000 files, else every 0.5 s:
+    # a local run's few workers are found within 0.5 s all the same, for a third of its CPU (measured).
+    env = {"RAY_LOG_MONITOR_MANY_FILES_THRESHOLD": os.environ.get("RAY_LOG_MONITOR_MANY_FILES_THRESHOLD")}
+    os.environ.setdefault("RAY_LOG_MONITOR_MANY_FILES_THRESHOLD", "0")
+    if not metrics:
+        ray_utils.get_dashboard_dependency_error = lambda: ImportError("ray.metrics is off: Ray's agent runs minimal")
     try:
         yield
     finally:
         for name, fn in originals.items():
             setattr(Node, name, fn)
+        ray_utils.get_dashboard_dependency_error = deps_check
+        for k, v in env.items():
+            if v is None:
+                os.environ.pop(k, None)
 
 
-def init_ray(num_cpus: int | None = None, address: str | None = None, shuffle: str = "sort") -> None:
+def init_ray(num_cpus: int | None = None, address: str | None = None, shuffle: str = "sort", metrics: bool = False) -> None:
     """Join ``address`` (or RAY_ADDRESS), else start an embedded local Ray (once per process, without what
-    a local run does not use: LOCAL_SKIPS).  Ray Data is set up when a phase first uses it (:func:`ray_data`)."""
+    a local run does not use: LOCAL_SKIPS, and Ray's metrics unless ``metrics``).  Ray Data is set up when a
+    phase first uses it (:func:`ray_data`)."""
     import ray
 
     global _SHUFFLE
@@ -89,8 +106,9 @@ def init_ray(num_cpus: int | None = None, address: str | None = None, shuffle: s
         if address:
             ray.init(address=address, **quiet)
         else:
-            with _local_start():
+            with _local_start(metrics):
                 ray.init(num_cpus=num_cpus, _system_config=LOCAL_SYSTEM_CONFIG, **quiet)
+            _Metrics.enabled = metrics  # no metrics agent to send the gauges to: not even their import (~0.4 s)
 
 
 #: The run's ``ray.shuffle`` (init_ray), applied to Ray Data when it is first used.
@@ -233,6 +251,32 @@ def _remote_unit_task():
     return _REMOTE
 
 
+class _PoolProcess:
+    """A worker process of a ``pool`` (map_units): an actor, so that its process is Ray's own default worker (a
+    task with a runtime environment of its own starts through Ray's setup_worker.py: one more Python start and
+    ``import ray``, ~0.5 s of CPU) and ends when the phase kills it."""
+
+    def __init__(self, pool: str):
+        os.environ[WORKER_POOL_VAR] = pool
+
+    def run(self, job: dict, unit_json: str) -> str:
+        return _unit_task(job, unit_json)
+
+
+_POOL_ACTOR = None
+
+
+def _pool_process(pool: str):
+    """A new pool process: one CPU for its lifetime; restarted (its unit retried) if its process dies, as a
+    task is retried on a new worker."""
+    global _POOL_ACTOR
+    if _POOL_ACTOR is None:
+        import ray
+
+        _POOL_ACTOR = ray.remote(num_cpus=1, max_restarts=3, max_task_retries=3)(_PoolProcess)
+    return _POOL_ACTOR.remote(pool)
+
+
 def map_units(
     config,
     units: list[Unit],
@@ -253,44 +297,58 @@ def map_units(
     the phase's later units there; else build one per unit.  Plain Ray tasks, not Ray Data: Ray
     reuses its worker processes across tasks and phases, so each pays Python, Ray and model start-up
     once per run instead of once per phase (measured in benchmarks/e2e.py).  ``pool``: the units run in worker
-    processes of their own instead (Ray keeps one set of workers per runtime environment; an env var names the
-    pool), which Ray ends once idle: what they loaded does not stay in the processes later phases reuse.
+    processes of their own instead (``workers`` actors, :class:`_PoolProcess`; ``CURATE_WORKER_POOL`` names the
+    pool in them), ended with the call: what they loaded does not stay in the processes later phases reuse.
     """
     if not units:
         return
     import ray
 
     if not ray.is_initialized():  # a caller that did not start Ray: as the run says, not with Ray's defaults
-        init_ray(config.ray.num_cpus, config.ray.address, config.ray.shuffle)
+        init_ray(config.ray.num_cpus, config.ray.address, config.ray.shuffle, config.ray.metrics)
     # Each call builds its own workers (the key is new): a kept worker never outlives its phase's run.
     from core.storage import resolve
 
     job = ray.put({"config": config.model_dump(mode="json"), "extra": extra or {}, "open_worker": open_worker,
                    "keep_worker": keep_worker, "key": uuid.uuid4().hex, "output_path": resolve(config.output.root)[1]})
     task = _remote_unit_task()
-    if pool is not None:
-        task = task.options(runtime_env={"env_vars": {WORKER_POOL_VAR: pool}})
     todo = list(reversed(units))
-    running: dict = {}
     size = max(1, min(workers, len(units)))
+    free = [_pool_process(pool) for _ in range(size)] if pool is not None else []
+    actors = list(free)
+    running: dict = {}  # ref -> (unit, the pool process running it or None)
     try:
         while todo or running:
             while todo and len(running) < size:
                 unit = todo.pop()
-                running[task.remote(job, unit.to_json())] = unit
+                actor = free.pop() if pool is not None else None
+                ref = actor.run.remote(job, unit.to_json()) if actor is not None else task.remote(job, unit.to_json())
+                running[ref] = (unit, actor)
             done, _ = ray.wait(list(running), num_returns=1)
             for ref in done:
-                unit = running.pop(ref)
+                unit, actor = running.pop(ref)
                 try:
                     stats = _decode(ray.get(ref), typed)
                 except Exception as e:  # its worker died past the retries: the unit fails, the phase goes on
                     stats = _decode(_encode(failure(unit.name, e)), typed)
+                    if actor is not None:  # a pool process past its restarts: a new one for the next units
+                        ray.kill(actor)
+                        actor = _pool_process(pool)
+                        actors.append(actor)
+                if actor is not None:
+                    free.append(actor)
                 if progress is not None:
                     progress.update(stats)
                 yield stats
     finally:  # the caller stopped early (the output cannot be written): the units still running are cancelled
-        for ref in running:
-            ray.cancel(ref)
+        for ref, (_, actor) in running.items():
+            if actor is None:
+                ray.cancel(ref)
+        for actor in actors:  # the pool's processes end with the call (and their units still running)
+            try:
+                ray.kill(actor)
+            except Exception as e:  # already gone
+                log.debug("pool process not killed: %s", e)
 
 
 class _Metrics:
@@ -300,9 +358,13 @@ class _Metrics:
     all) just records nothing."""
 
     _gauges: dict | None = None
+    #: False in a run whose embedded Ray was started without its metrics (``ray.metrics``).
+    enabled = True
 
     @classmethod
     def set(cls, phase: str, values: dict[str, float]) -> None:
+        if not cls.enabled:
+            return
         try:
             if cls._gauges is None:
                 from ray.util.metrics import Gauge

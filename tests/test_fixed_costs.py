@@ -80,34 +80,59 @@ def children():
 SLIM_START = CHILDREN + """
 import json, os, subprocess, sys
 import ray
+import ray._private.utils as ray_utils
 from ray._private.node import Node
-from pipeline.distribute import LOCAL_SKIPS, init_ray
+from pipeline.distribute import LOCAL_SKIPS, Progress, init_ray
 
 before = {n: getattr(Node, n) for n in LOCAL_SKIPS}
-init_ray(1)
+deps_check = ray_utils.get_dashboard_dependency_error
+init_ray(1, metrics=sys.argv[1] == "metrics")
 assert {n: getattr(Node, n) for n in LOCAL_SKIPS} == before  # Ray's own start-up is left as it was
+assert ray_utils.get_dashboard_dependency_error is deps_check
 import time
 time.sleep(3)  # Ray would have prestarted a worker by now
 idle = children()
 pid = ray.get(ray.remote(lambda: os.getpid()).remote())
+progress = Progress("extracted", 2, "file", enabled=False)
+progress.update({"kept": 3})
+gauges = "ray.util.metrics" in sys.modules  # before Ray Data, which imports it for its own
 rows = ray.data.range(8).map_batches(lambda b: b, batch_size=None).materialize().count()
-print(json.dumps({"task_pid": pid, "rows": rows, "children": children(), "idle": idle}))
+print(json.dumps({"task_pid": pid, "rows": rows, "children": children(), "idle": idle, "gauges": gauges}))
 ray.shutdown()
 """
 
 
-@pytest.mark.ray
-def test_local_ray_starts_without_monitor_api_server_and_prestarted_worker():
-    out = subprocess.run([sys.executable, "-c", SLIM_START], cwd=REPO, capture_output=True, text=True, timeout=300,
+def _slim_start(mode: str) -> dict:
+    out = subprocess.run([sys.executable, "-c", SLIM_START, mode], cwd=REPO, capture_output=True, text=True, timeout=300,
                          env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_ADDRESS": ""})
     assert out.returncode == 0, out.stderr[-2000:]
-    got = json.loads(out.stdout.strip().splitlines()[-1])
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _agent(children: list[str]) -> str:
+    return next(c for c in children if "dashboard/agent.py" in c)
+
+
+@pytest.mark.ray
+def test_local_ray_starts_without_monitor_api_server_and_prestarted_worker():
+    got = _slim_start("default")
     assert got["rows"] == 8 and got["task_pid"] > 0  # tasks and Ray Data work
     children = "\n".join(got["children"])
     assert "gcs_server" in children and "raylet" in children
     assert "autoscaler/_private/monitor.py" not in children  # the autoscaler's monitor
     assert "dashboard/dashboard.py" not in children  # the dashboard's API server
     assert not [c for c in got["idle"] if c.startswith("ray::IDLE")]  # no worker started ahead of the first task
+    # ray.metrics off (the default): Ray's agent runs minimal (no metrics agent), and no gauge is even imported
+    assert "--minimal" in _agent(got["children"]).split()
+    assert got["gauges"] is False
+
+
+@pytest.mark.ray
+def test_ray_metrics_on_starts_the_metrics_agent_and_sets_the_gauges():
+    got = _slim_start("metrics")
+    assert got["rows"] == 8
+    assert "--minimal" not in _agent(got["children"]).split()
+    assert got["gauges"] is True
 
 
 UNSTARTED_MAP = CHILDREN + """
@@ -129,7 +154,20 @@ assert not ray.is_initialized()
 out = list(map_units(config, [Unit("a", "f")], Pid, workers=1))
 out += list(map_units(config, [Unit("b", "f")], Pid, workers=1, pool="extracted"))
 out += list(map_units(config, [Unit("c", "f")], Pid, workers=1))
-print(json.dumps({"out": out, "cpus": ray.cluster_resources().get("CPU"), "children": children()}))
+import time
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+
+deadline = time.time() + 20
+while alive(out[1]["pid"]) and time.time() < deadline:
+    time.sleep(0.2)
+print(json.dumps({"out": out, "cpus": ray.cluster_resources().get("CPU"), "children": children(),
+                  "pool_alive": alive(out[1]["pid"])}))
 ray.shutdown()
 """
 
@@ -149,6 +187,7 @@ def test_units_mapped_before_any_phase_started_ray_start_it_as_the_run_says(tmp_
     default, pooled, again = got["out"]
     assert pooled["pid"] not in (default["pid"], again["pid"])
     assert (default["pool"], pooled["pool"], again["pool"]) == (None, "extracted", None)
+    assert got["pool_alive"] is False  # the pool's process ended with its call
     children = "\n".join(got["children"])
     assert "autoscaler/_private/monitor.py" not in children and "dashboard/dashboard.py" not in children
 
