@@ -13,7 +13,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 SECTIONS = [
-    ("e2e", "python benchmarks/e2e.py --systems ours datatrove nemo",
+    ("e2e", "python benchmarks/e2e.py --systems ours datatrove nemo --cpu 1 --repeat 2",
      "The whole pipeline end to end (WARC → … → tokens) against DataTrove's FineWeb pipeline and NeMo Curator's CPU pipeline"),
     ("e2e_wcxb", "python benchmarks/e2e.py --corpus wcxb --systems ours datatrove nemo",
      "The whole pipeline end to end on large real pages of seven types (WCXB's dev split)"),
