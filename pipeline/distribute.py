@@ -52,7 +52,7 @@ LOCAL_SKIPS = ("start_monitor", "start_api_server")
 #: Nor a worker process started ahead for the default runtime environment: phase 1's units run in a pool of
 #: their own (Phase.own_workers), so on one core that process only took CPU from the run until Ray ended it.
 LOCAL_SYSTEM_CONFIG = {"prestart_worker_first_driver": False}
-#: The env var that names the pool in its worker processes (map_units ``pool``).
+#: The env var that gives a phase's units worker processes of their own (map_units ``pool``).
 WORKER_POOL_VAR = "CURATE_WORKER_POOL"
 
 
@@ -251,32 +251,6 @@ def _remote_unit_task():
     return _REMOTE
 
 
-class _PoolProcess:
-    """A worker process of a ``pool`` (map_units): an actor, so that its process is Ray's own default worker (a
-    task with a runtime environment of its own starts through Ray's setup_worker.py: one more Python start and
-    ``import ray``, ~0.5 s of CPU) and ends when the phase kills it."""
-
-    def __init__(self, pool: str):
-        os.environ[WORKER_POOL_VAR] = pool
-
-    def run(self, job: dict, unit_json: str) -> str:
-        return _unit_task(job, unit_json)
-
-
-_POOL_ACTOR = None
-
-
-def _pool_process(pool: str):
-    """A new pool process: one CPU for its lifetime; restarted (its unit retried) if its process dies, as a
-    task is retried on a new worker."""
-    global _POOL_ACTOR
-    if _POOL_ACTOR is None:
-        import ray
-
-        _POOL_ACTOR = ray.remote(num_cpus=1, max_restarts=3, max_task_retries=3)(_PoolProcess)
-    return _POOL_ACTOR.remote(pool)
-
-
 def map_units(
     config,
     units: list[Unit],
@@ -297,8 +271,8 @@ def map_units(
     the phase's later units there; else build one per unit.  Plain Ray tasks, not Ray Data: Ray
     reuses its worker processes across tasks and phases, so each pays Python, Ray and model start-up
     once per run instead of once per phase (measured in benchmarks/e2e.py).  ``pool``: the units run in worker
-    processes of their own instead (``workers`` actors, :class:`_PoolProcess`; ``CURATE_WORKER_POOL`` names the
-    pool in them), ended with the call: what they loaded does not stay in the processes later phases reuse.
+    processes of their own instead (Ray keeps one set of workers per runtime environment; an env var names the
+    pool), which Ray ends once idle: what they loaded does not stay in the processes later phases reuse.
     """
     if not units:
         return
@@ -312,43 +286,29 @@ def map_units(
     job = ray.put({"config": config.model_dump(mode="json"), "extra": extra or {}, "open_worker": open_worker,
                    "keep_worker": keep_worker, "key": uuid.uuid4().hex, "output_path": resolve(config.output.root)[1]})
     task = _remote_unit_task()
+    if pool is not None:
+        task = task.options(runtime_env={"env_vars": {WORKER_POOL_VAR: pool}})
     todo = list(reversed(units))
+    running: dict = {}
     size = max(1, min(workers, len(units)))
-    free = [_pool_process(pool) for _ in range(size)] if pool is not None else []
-    actors = list(free)
-    running: dict = {}  # ref -> (unit, the pool process running it or None)
     try:
         while todo or running:
             while todo and len(running) < size:
                 unit = todo.pop()
-                actor = free.pop() if pool is not None else None
-                ref = actor.run.remote(job, unit.to_json()) if actor is not None else task.remote(job, unit.to_json())
-                running[ref] = (unit, actor)
+                running[task.remote(job, unit.to_json())] = unit
             done, _ = ray.wait(list(running), num_returns=1)
             for ref in done:
-                unit, actor = running.pop(ref)
+                unit = running.pop(ref)
                 try:
                     stats = _decode(ray.get(ref), typed)
                 except Exception as e:  # its worker died past the retries: the unit fails, the phase goes on
                     stats = _decode(_encode(failure(unit.name, e)), typed)
-                    if actor is not None:  # a pool process past its restarts: a new one for the next units
-                        ray.kill(actor)
-                        actor = _pool_process(pool)
-                        actors.append(actor)
-                if actor is not None:
-                    free.append(actor)
                 if progress is not None:
                     progress.update(stats)
                 yield stats
     finally:  # the caller stopped early (the output cannot be written): the units still running are cancelled
-        for ref, (_, actor) in running.items():
-            if actor is None:
-                ray.cancel(ref)
-        for actor in actors:  # the pool's processes end with the call (and their units still running)
-            try:
-                ray.kill(actor)
-            except Exception as e:  # already gone
-                log.debug("pool process not killed: %s", e)
+        for ref in running:
+            ray.cancel(ref)
 
 
 class _Metrics:

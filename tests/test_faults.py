@@ -297,8 +297,8 @@ def test_progress_of_every_phase_is_exported_as_ray_metrics(four_workers):
 # -- a Ray worker killed mid-unit ----------------------------------------------------------------
 
 def test_a_worker_killed_mid_unit_is_retried_and_writes_its_rows_once(ray_local, corpus, reference, tmp_path):
-    """SIGKILL the Ray worker process of a running unit of the extracted phase (its pool process): Ray restarts
-    it and retries the unit, the unit's outputs are published once, and the run's outputs are the reference."""
+    """SIGKILL the Ray worker process of a running unit of the extracted phase: Ray retries the task
+    on a new worker, the unit's outputs are published once, and the run's outputs are the reference."""
     import psutil
 
     out = tmp_path / "out"
@@ -314,8 +314,7 @@ def test_a_worker_killed_mid_unit_is_retried_and_writes_its_rows_once(ray_local,
                     title = " ".join(p.cmdline())
                 except psutil.Error:
                     continue
-                # a Ray worker while it runs a unit (pipeline.distribute): a task, or phase 1's pool process
-                if title.startswith(("ray::_unit_task", "ray::_PoolProcess.run")):
+                if title.startswith("ray::_unit_task"):  # a Ray worker while it runs a unit (pipeline.distribute)
                     titles.append(title)
                     p.kill()
                     killed.append(p.pid)

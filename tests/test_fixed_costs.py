@@ -154,20 +154,7 @@ assert not ray.is_initialized()
 out = list(map_units(config, [Unit("a", "f")], Pid, workers=1))
 out += list(map_units(config, [Unit("b", "f")], Pid, workers=1, pool="extracted"))
 out += list(map_units(config, [Unit("c", "f")], Pid, workers=1))
-import time
-
-def alive(pid):
-    try:
-        os.kill(pid, 0)
-        return True
-    except ProcessLookupError:
-        return False
-
-deadline = time.time() + 20
-while alive(out[1]["pid"]) and time.time() < deadline:
-    time.sleep(0.2)
-print(json.dumps({"out": out, "cpus": ray.cluster_resources().get("CPU"), "children": children(),
-                  "pool_alive": alive(out[1]["pid"])}))
+print(json.dumps({"out": out, "cpus": ray.cluster_resources().get("CPU"), "children": children()}))
 ray.shutdown()
 """
 
@@ -187,7 +174,6 @@ def test_units_mapped_before_any_phase_started_ray_start_it_as_the_run_says(tmp_
     default, pooled, again = got["out"]
     assert pooled["pid"] not in (default["pid"], again["pid"])
     assert (default["pool"], pooled["pool"], again["pool"]) == (None, "extracted", None)
-    assert got["pool_alive"] is False  # the pool's process ended with its call
     children = "\n".join(got["children"])
     assert "autoscaler/_private/monitor.py" not in children and "dashboard/dashboard.py" not in children
 
