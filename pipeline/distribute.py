@@ -46,8 +46,9 @@ OpenWorker = Callable[..., Worker]
 #: nothing to scale) and the dashboard's API server (no dashboard, no job submitted into an embedded Ray).
 #: Together ~120 MB PSS and ~2 CPU-s of start-up on the run's cores (benchmarks/startup.py).  What stays is what
 #: the raylet needs: the GCS, the raylet, its two agents (it refuses to start without them: an empty agent
-#: command is fatal, and a stand-in makes it exit when it asks the runtime-env agent for Ray Data's workers),
-#: the log monitor (workers' logs reach the console) and the workers.
+#: command is fatal; the dashboard agent gets a stand-in unless ``ray.metrics``, see _local_start, but the
+#: runtime-env agent cannot: the raylet exits when it asks a stand-in for Ray Data's workers), the log monitor
+#: (workers' logs reach the console) and the workers.
 LOCAL_SKIPS = ("start_monitor", "start_api_server")
 #: Nor a worker process started ahead for the default runtime environment: phase 1's units run in a pool of
 #: their own (Phase.own_workers), so on one core that process only took CPU from the run until Ray ended it.
@@ -56,25 +57,57 @@ LOCAL_SYSTEM_CONFIG = {"prestart_worker_first_driver": False}
 WORKER_POOL_VAR = "CURATE_WORKER_POOL"
 
 
+def _agent_stand_in() -> tuple[str, list[str]] | None:
+    """(the agent's process type, the command the raylet runs in its place), or None if this Ray's agent ports
+    are not the files :mod:`pipeline.ray_agent_stand_in` writes (then the agent runs, minimal)."""
+    try:
+        from ray._private import ray_constants
+        from ray._raylet import (DASHBOARD_AGENT_LISTEN_PORT_NAME, METRICS_AGENT_PORT_NAME, METRICS_EXPORT_PORT_NAME,
+                                 get_port_filename)
+    except ImportError as e:
+        log.debug("Ray's dashboard agent not replaced: %s", e)
+        return None
+    ports = (METRICS_AGENT_PORT_NAME, METRICS_EXPORT_PORT_NAME, DASHBOARD_AGENT_LISTEN_PORT_NAME)
+    node = "f" * 56
+    if any(get_port_filename(node, p) != f"{p}_{node}" for p in ports):
+        log.debug("Ray's dashboard agent not replaced: its port files are named otherwise")
+        return None
+    from pipeline import ray_agent_stand_in
+
+    # -S: the stand-in needs only the standard library, not site-packages' start-up hooks
+    return ray_constants.PROCESS_TYPE_DASHBOARD_AGENT, [
+        sys.executable, "-S", ray_agent_stand_in.__file__, "--stand-in-ports=" + ",".join(ports)]
+
+
 @contextmanager
 def _local_start(metrics: bool = False):
-    """``ray.init`` of an embedded Ray without LOCAL_SKIPS and, unless ``metrics``, with Ray's dashboard agent in
-    its minimal mode (what a Ray installed without its dashboard extras runs: no metrics agent, no HTTP and gRPC
-    servers; the raylet and runtime environments work as before).  Ray decides that mode by trying to import the
-    dashboard's optional dependencies, in the driver (~0.5 s, measured); here it is told the answer instead.
-    Ray's own start-up if its internals differ."""
+    """``ray.init`` of an embedded Ray without LOCAL_SKIPS and, unless ``metrics``, without Ray's dashboard agent:
+    the raylet runs :mod:`pipeline.ray_agent_stand_in` in its place, which writes the ports the agent's minimal
+    mode writes (none in use) and waits.  Ray decides that mode by trying to import the dashboard's optional
+    dependencies, in the driver (~0.5 s, measured); here it is told the answer instead, so that the agent runs
+    minimal wherever the stand-in cannot.  Ray's own start-up if its internals differ."""
     try:
+        import ray._private.services as ray_services
         import ray._private.utils as ray_utils
         from ray._private.node import Node
 
         originals = {name: getattr(Node, name) for name in LOCAL_SKIPS}
         deps_check = ray_utils.get_dashboard_dependency_error
+        python_command = ray_services._build_python_executable_command_memory_profileable
     except (ImportError, AttributeError) as e:  # another Ray: nothing skipped, nothing broken
         log.debug("ray start-up not trimmed: %s", e)
         yield
         return
     for name in LOCAL_SKIPS:
         setattr(Node, name, lambda self, *a, **k: None)
+    stand_in = None if metrics else _agent_stand_in()
+    if stand_in is not None:
+        agent, stand_in_command = stand_in
+
+        def command(component, *args, **kwargs):  # the python command line of each of Ray's processes
+            return list(stand_in_command) if component == agent else python_command(component, *args, **kwargs)
+
+        ray_services._build_python_executable_command_memory_profileable = command
     # The log monitor globs the log folder for new files every 0.1 s below 1,000 files, else every 0.5 s:
     # a local run's few workers are found within 0.5 s all the same, for under half its steady CPU (measured).
     env = {"RAY_LOG_MONITOR_MANY_FILES_THRESHOLD": os.environ.get("RAY_LOG_MONITOR_MANY_FILES_THRESHOLD")}
@@ -87,6 +120,7 @@ def _local_start(metrics: bool = False):
         for name, fn in originals.items():
             setattr(Node, name, fn)
         ray_utils.get_dashboard_dependency_error = deps_check
+        ray_services._build_python_executable_command_memory_profileable = python_command
         for k, v in env.items():
             if v is None:
                 os.environ.pop(k, None)
@@ -323,7 +357,10 @@ class _Metrics:
 
     @classmethod
     def set(cls, phase: str, values: dict[str, float]) -> None:
-        if not cls.enabled:
+        # Not before Ray is up either: a phase counts its progress from 0 before its first unit starts Ray,
+        # and only then is it known whether the run exports metrics at all.
+        ray = sys.modules.get("ray")
+        if not cls.enabled or ray is None or not ray.is_initialized():
             return
         try:
             if cls._gauges is None:

@@ -84,16 +84,20 @@ import ray._private.utils as ray_utils
 from ray._private.node import Node
 from pipeline.distribute import LOCAL_SKIPS, Progress, init_ray
 
+import ray._private.services as ray_services
+
 before = {n: getattr(Node, n) for n in LOCAL_SKIPS}
 deps_check = ray_utils.get_dashboard_dependency_error
+python_command = ray_services._build_python_executable_command_memory_profileable
+progress = Progress("extracted", 2, "file", enabled=False)  # as a phase does: before its first unit starts Ray
 init_ray(1, metrics=sys.argv[1] == "metrics")
 assert {n: getattr(Node, n) for n in LOCAL_SKIPS} == before  # Ray's own start-up is left as it was
 assert ray_utils.get_dashboard_dependency_error is deps_check
+assert ray_services._build_python_executable_command_memory_profileable is python_command
 import time
 time.sleep(3)  # Ray would have prestarted a worker by now
 idle = children()
 pid = ray.get(ray.remote(lambda: os.getpid()).remote())
-progress = Progress("extracted", 2, "file", enabled=False)
 progress.update({"kept": 3})
 gauges = "ray.util.metrics" in sys.modules  # before Ray Data, which imports it for its own
 rows = ray.data.range(8).map_batches(lambda b: b, batch_size=None).materialize().count()
@@ -122,8 +126,8 @@ def test_local_ray_starts_without_monitor_api_server_and_prestarted_worker():
     assert "autoscaler/_private/monitor.py" not in children  # the autoscaler's monitor
     assert "dashboard/dashboard.py" not in children  # the dashboard's API server
     assert not [c for c in got["idle"] if c.startswith("ray::IDLE")]  # no worker started ahead of the first task
-    # ray.metrics off (the default): Ray's agent runs minimal (no metrics agent), and no gauge is even imported
-    assert "--minimal" in _agent(got["children"]).split()
+    # ray.metrics off (the default): a stand-in in place of Ray's dashboard agent, and no gauge is even imported
+    assert "pipeline/ray_agent_stand_in.py" in _agent(got["children"])
     assert got["gauges"] is False
 
 
@@ -131,7 +135,8 @@ def test_local_ray_starts_without_monitor_api_server_and_prestarted_worker():
 def test_ray_metrics_on_starts_the_metrics_agent_and_sets_the_gauges():
     got = _slim_start("metrics")
     assert got["rows"] == 8
-    assert "--minimal" not in _agent(got["children"]).split()
+    agent = _agent(got["children"])
+    assert "--minimal" not in agent.split() and "ray_agent_stand_in" not in agent
     assert got["gauges"] is True
 
 
@@ -221,3 +226,43 @@ def test_a_failed_small_input_task_fails_every_group(monkeypatch):
     ctx = type("Ctx", (), {"config": None, "workers": lambda self: 1})()
     out = list(shards._write_groups_here(ctx, ["a.parquet"], todo))
     assert [(r.unit, r.failed, r.fatal) for r in out] == [("group-00000", "OSError: gone", 28), ("group-00002", "OSError: gone", 28)]
+
+
+def test_agent_stand_in_writes_ports_that_ray_reads_back(tmp_path):
+    """The stand-in's port files are what Ray's own reader (the raylet's, and the driver's) takes for "not in use"."""
+    from ray._raylet import (DASHBOARD_AGENT_LISTEN_PORT_NAME, METRICS_AGENT_PORT_NAME, METRICS_EXPORT_PORT_NAME,
+                             wait_for_persisted_port)
+
+    from pipeline.ray_agent_stand_in import write_ports
+
+    node = "ab" * 28
+    names = [METRICS_AGENT_PORT_NAME, METRICS_EXPORT_PORT_NAME, DASHBOARD_AGENT_LISTEN_PORT_NAME]
+    write_ports(str(tmp_path), node, names)
+    assert [wait_for_persisted_port(str(tmp_path), node, n, timeout_ms=0) for n in names] == [-1, -1, -1]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f"{n}_{node}" for n in names)  # no temporary left
+
+
+def test_agent_stand_in_ends_with_the_process_that_started_it(tmp_path):
+    """Like Ray's agent, the stand-in ends when its raylet does, and not before."""
+    import time
+
+    from pipeline import ray_agent_stand_in
+
+    args = [sys.executable, "-S", ray_agent_stand_in.__file__, "--stand-in-ports=metrics_agent_port",
+            "agent.py", f"--session-dir={tmp_path}", "--node-id=" + "cd" * 28]
+    code = f"import subprocess, sys, time\np = subprocess.Popen({args!r})\nprint(p.pid, flush=True)\ntime.sleep(2)\n"
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    pid = int(parent.stdout.readline())
+    time.sleep(1)
+    os.kill(pid, 0)  # still waiting while its parent lives
+    assert (tmp_path / ("metrics_agent_port_" + "cd" * 28)).read_text() == "-1"
+    parent.wait(timeout=30)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.2)
+    else:
+        pytest.fail("the stand-in outlived its parent")
