@@ -4,9 +4,9 @@ Ray's raylet starts a dashboard agent and will not register its node until the
 agent has written its ports to the session folder.  Without the dashboard and
 without metrics (a local run's default), the agent has nothing left to serve:
 its minimal mode writes -1 for every port ("not in use") and then reports node
-statistics that nothing reads, for ~1.3 CPU-s of imports at start and ~0.013
-CPU-s a second after (measured on one core, benchmarks/startup.py).  This
-stand-in writes the same -1s and waits for the raylet to end, like the agent.
+statistics that nothing reads: 2.6 CPU-s in a 90-s one-core run of the e2e
+corpus, mostly imports (measured per thread, on a slow host).  This stand-in
+writes the same -1s and waits for the raylet to end, like the agent.
 
 Run by the raylet as ``python -S ray_agent_stand_in.py --stand-in-ports=A,B,C
 .../dashboard/agent.py --node-id=... --session-dir=... [the agent's other
