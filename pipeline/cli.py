@@ -114,10 +114,14 @@ def main(argv: list[str] | None = None) -> int:
         phases = [n.strip() for arg in (args.phases or []) for n in arg.split(",") if n.strip()]
         if args.dry_run:
             return _print_plan(config, phases)
+        from pipeline.distribute import shutdown_local_ray
         from pipeline.runner import run
 
-        record = run(config, address=args.address, progress=not args.no_progress, phases=phases,
-                     command=["curate", *(argv if argv is not None else sys.argv[1:])])
+        try:
+            record = run(config, address=args.address, progress=not args.no_progress, phases=phases,
+                         command=["curate", *(argv if argv is not None else sys.argv[1:])])
+        finally:
+            shutdown_local_ray()
     except (ConfigError, InputError) as e:
         return _fail(str(e))
     except OutputLocked as e:  # another run holds the output: nothing was done

@@ -89,11 +89,13 @@ import ray._private.services as ray_services
 before = {n: getattr(Node, n) for n in LOCAL_SKIPS}
 deps_check = ray_utils.get_dashboard_dependency_error
 python_command = ray_services._build_python_executable_command_memory_profileable
+get_node = ray_services.get_node
 progress = Progress("extracted", 2, "file", enabled=False)  # as a phase does: before its first unit starts Ray
 init_ray(1, metrics=sys.argv[1] == "metrics")
 assert {n: getattr(Node, n) for n in LOCAL_SKIPS} == before  # Ray's own start-up is left as it was
 assert ray_utils.get_dashboard_dependency_error is deps_check
 assert ray_services._build_python_executable_command_memory_profileable is python_command
+assert ray_services.get_node is get_node
 import time
 time.sleep(3)  # Ray would have prestarted a worker by now
 idle = children()
@@ -102,7 +104,9 @@ progress.update({"kept": 3})
 gauges = "ray.util.metrics" in sys.modules  # before Ray Data, which imports it for its own
 rows = ray.data.range(8).map_batches(lambda b: b, batch_size=None).materialize().count()
 print(json.dumps({"task_pid": pid, "rows": rows, "children": children(), "idle": idle, "gauges": gauges}))
-ray.shutdown()
+from pipeline.distribute import shutdown_local_ray
+shutdown_local_ray()  # the Ray init_ray started: ended at once
+assert not ray.is_initialized()
 """
 
 
@@ -266,3 +270,20 @@ def test_agent_stand_in_ends_with_the_process_that_started_it(tmp_path):
         time.sleep(0.2)
     else:
         pytest.fail("the stand-in outlived its parent")
+
+
+def test_shutdown_local_ray_leaves_a_ray_it_did_not_start():
+    """A run inside a process whose Ray someone else started (a test's, a notebook's) must not end it."""
+    code = (
+        "import ray\n"
+        "from pipeline.distribute import init_ray, shutdown_local_ray\n"
+        "ray.init(num_cpus=1, include_dashboard=False, logging_level='ERROR')\n"
+        "init_ray(1)\n"
+        "shutdown_local_ray()\n"
+        "print(ray.is_initialized())\n"
+        "ray.shutdown()\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_ADDRESS": ""})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "True"
