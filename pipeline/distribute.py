@@ -330,6 +330,10 @@ def _remote_unit_task():
     return _REMOTE
 
 
+#: How long a phase stopped early waits for its cancelled units to end (map_units).
+CANCEL_WAIT_S = 30.0
+
+
 def map_units(
     config,
     units: list[Unit],
@@ -388,6 +392,11 @@ def map_units(
     finally:  # the caller stopped early (the output cannot be written): the units still running are cancelled
         for ref in running:
             ray.cancel(ref)
+        if running:
+            # ... and waited for: a cancelled unit removes its temporary files as it ends, which must happen
+            # before the run ends Ray and its workers with it.  Bounded: a unit inside a long C call ends when
+            # the call returns (its own time limits bound that).
+            ray.wait(list(running), num_returns=len(running), timeout=CANCEL_WAIT_S)
 
 
 class _Metrics:

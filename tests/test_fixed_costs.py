@@ -287,3 +287,46 @@ def test_shutdown_local_ray_leaves_a_ray_it_did_not_start():
                          env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_ADDRESS": ""})
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "True"
+
+
+CANCELLED_MAP = """
+import os, sys, time
+from pipeline.config import parse_config
+from pipeline.distribute import map_units, shutdown_local_ray
+from pipeline.phase import Unit
+
+class Slow:
+    def __init__(self, config):
+        pass
+
+    def process(self, unit):
+        if unit.name == "fast":
+            return {"unit": "fast"}
+        open(os.path.join(unit.params["dir"], "started"), "w").close()
+        try:
+            while True:  # busy in Python: a cancel interrupts it between bytecodes
+                sum(range(1000))
+        finally:  # a unit's clean-up (its temporary files) that takes a while
+            time.sleep(1.0)
+            open(os.path.join(unit.params["dir"], "cleaned"), "w").close()
+
+d = sys.argv[1]
+config = parse_config({"inputs": ["samples/*.warc.gz"], "output": os.path.join(d, "out"), "ray": {"num_cpus": 2}})
+units = map_units(config, [Unit("slow", "f", {"dir": d}), Unit("fast", "f", {"dir": d})], Slow, workers=2)
+assert next(units)["unit"] == "fast"
+while not os.path.exists(os.path.join(d, "started")):
+    time.sleep(0.1)
+units.close()  # the caller stops early, as a run stopped by a full disk does
+print(os.path.exists(os.path.join(d, "cleaned")))
+shutdown_local_ray()
+"""
+
+
+@pytest.mark.ray
+def test_a_phase_stopped_early_waits_for_its_cancelled_units_to_clean_up(tmp_path):
+    """A run stopped by a full disk cancels its running units and ends Ray: each cancelled unit must have
+    removed its temporary files first, however long that takes, or they are left behind."""
+    out = subprocess.run([sys.executable, "-c", CANCELLED_MAP, str(tmp_path)], cwd=REPO, capture_output=True,
+                         text=True, timeout=300, env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_ADDRESS": ""})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "True"
