@@ -162,3 +162,39 @@ def test_the_config_reference_shows_the_bounds():
     assert "| `extract.timeout_s` | `2.0` | `(0, 3600]` |" in table
     assert "| `shards.shuffle.groups` | `16` | `[1, 65_536]` |" in table
     assert "| `shards.mds.size_limit` | `67108864` | `[1024, 4_294_967_296)` |" in table
+
+
+def test_a_deadline_before_the_one_the_watchdog_sleeps_until_still_fires_on_time():
+    """The watchdog is not woken for every document, only for a deadline before its planned wake-up."""
+    import threading
+    import time
+
+    from stages.extract.timelimit import TimeLimitExceeded, time_limit
+
+    armed, release = threading.Event(), threading.Event()
+
+    def long_limit():
+        with time_limit(60):  # the watchdog now sleeps until this one
+            armed.set()
+            release.wait(10)
+
+    other = threading.Thread(target=long_limit)
+    other.start()
+    try:
+        armed.wait(10)
+        t0 = time.monotonic()
+        with pytest.raises(TimeLimitExceeded):
+            with time_limit(0.05):
+                while True:
+                    pass
+        assert time.monotonic() - t0 < 5
+        for _ in range(1000):  # arming and disarming many short blocks leaves the limits working
+            with time_limit(30):
+                pass
+        with pytest.raises(TimeLimitExceeded):
+            with time_limit(0.05):
+                while True:
+                    pass
+    finally:
+        release.set()
+        other.join()
