@@ -256,35 +256,61 @@ def _strings(texts: list[str | None]) -> pa.Array:
         )
 
 
-def _cast_utf8(column: pa.ChunkedArray, rows: list[int]) -> tuple[list[int], pa.ChunkedArray, list[int]]:
-    """Arrow-validated UTF-8 of ``rows``: (valid rows, their strings, invalid rows)."""
-    try:
-        if len(rows) == len(column):  # the usual batch: every row (no copy by take)
-            return rows, column.cast(pa.large_string()), []
-        return rows, column.take(pa.array(rows, pa.int64())).cast(pa.large_string()), []
-    except pa.ArrowInvalid:  # rare: find the rows that are not UTF-8 after all
-        pass
-    valid, invalid = [], []
+def _runs(rows: list[int]) -> list[tuple[int, int]]:
+    """Sorted row numbers as runs of consecutive rows: [(start, stop), ...]."""
+    runs: list[tuple[int, int]] = []
     for i in rows:
+        if runs and runs[-1][1] == i:
+            runs[-1] = (runs[-1][0], i + 1)
+        else:
+            runs.append((i, i + 1))
+    return runs
+
+
+def _cast_utf8(column: pa.ChunkedArray, rows: list[int]) -> tuple[list[int], pa.ChunkedArray, list[int]]:
+    """Arrow-validated UTF-8 of ``rows``: (valid rows, their strings, invalid rows).
+
+    Runs of consecutive rows are cast as slices, which shares the payloads' bytes
+    (a cast to string only validates): no copy of the batch's HTML is made."""
+    valid, invalid, chunks = [], [], []
+    for start, stop in _runs(rows):
         try:
-            column.slice(i, 1).cast(pa.large_string())
-            valid.append(i)
-        except pa.ArrowInvalid:
-            invalid.append(i)
-    return valid, column.take(pa.array(valid, pa.int64())).cast(pa.large_string()), invalid
+            chunks += column.slice(start, stop - start).cast(pa.large_string()).chunks
+            valid += range(start, stop)
+            continue
+        except pa.ArrowInvalid:  # rare: find the rows of the run that are not UTF-8 after all
+            pass
+        for i in range(start, stop):
+            try:
+                chunks += column.slice(i, 1).cast(pa.large_string()).chunks
+                valid.append(i)
+            except pa.ArrowInvalid:
+                invalid.append(i)
+    return valid, pa.chunked_array(chunks, type=pa.large_string()), invalid
 
 
 def _assemble(n: int, parts: list[tuple[list[int], pa.Array | pa.ChunkedArray]]) -> pa.ChunkedArray:
-    """Put (rows, values) parts back into row order; rows in no part are null."""
-    for rows, values in parts:
-        if len(rows) == n:  # one part holds every row, in order
-            return values if isinstance(values, pa.ChunkedArray) else pa.chunked_array([values], type=pa.large_string())
-    chunks, position, offset = [], [n] * n, 0
-    for rows, values in parts:
+    """Put (rows, values) parts back into row order (each part's rows sorted); rows in no part are null.
+
+    Built of slices of the parts (a run of consecutive rows of one part is one slice), so the
+    strings are not copied."""
+    where: list[tuple[int, int] | None] = [None] * n  # row -> (part, index in the part)
+    values = []
+    for p, (rows, vals) in enumerate(parts):
+        values.append(vals if isinstance(vals, pa.ChunkedArray) else pa.chunked_array([vals], type=pa.large_string()))
         for k, i in enumerate(rows):
-            position[i] = offset + k
-        offset += len(rows)
-        chunks.extend(values.chunks if isinstance(values, pa.ChunkedArray) else [values])
-    position = [p if p < n else offset for p in position]  # the trailing null
-    combined = pa.chunked_array(chunks + [pa.nulls(1, pa.large_string())], type=pa.large_string())
-    return combined.take(pa.array(position, pa.int64()))
+            where[i] = (p, k)
+    chunks, row = [], 0
+    while row < n:
+        stop = row + 1
+        if where[row] is None:
+            while stop < n and where[stop] is None:
+                stop += 1
+            chunks.append(pa.nulls(stop - row, pa.large_string()))
+        else:
+            p, k = where[row]
+            while stop < n and where[stop] == (p, k + stop - row):
+                stop += 1
+            chunks += values[p].slice(k, stop - row).chunks
+        row = stop
+    return pa.chunked_array(chunks, type=pa.large_string())

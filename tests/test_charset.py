@@ -89,6 +89,20 @@ def test_stage_mixes_fast_utf8_rows_and_slow_rows_in_order():
     assert out.column("charset").to_pylist() == ["utf-8", "koi8-r", "utf-8", None, "shift_jis", "utf-8"]
 
 
+def test_stage_does_not_copy_the_utf8_pages():
+    """UTF-8 rows come out as slices of the payloads (a cast only validates), even with a legacy page among them:
+    putting rows back in order with a take would copy every page of the batch."""
+    big = page(DE * 2000).encode()
+    payloads = [big] * 100 + [page(DE).encode("cp1252")] + [big] * 100 + [bytes(range(256)) * 20]
+    batch = pa.table({"payload": pa.array(payloads, pa.large_binary()), "http_charset": ["utf-8"] * 100 + ["windows-1252"] + [None] * 101})
+    before = pa.total_allocated_bytes()
+    out = DecodeStage()(batch)
+    assert pa.total_allocated_bytes() - before < len(big) * 10  # the 200 big pages, ~40 MB, were not copied
+    html = out.column("html").to_pylist()
+    assert html[0] == html[101] == big.decode() and DE in html[100] and html[201] is None
+    assert out.column("charset_source").to_pylist() == ["http"] * 100 + ["http"] + ["valid_utf8"] * 100 + ["binary"]
+
+
 # ------------------------------------------------------------------------------------------ hostile labels and bytes (issue 13)
 
 
