@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 from pydantic import BaseModel, ConfigDict, Field
 
 from stages.base import note_error, reject_where, set_column
-from stages.tokenizers import ENCODE_CHUNK, FROM_MODEL, TokenIds, load, resolve_specials
+from stages.tokenizers import ENCODE_CHUNK, FROM_MODEL, TokenIds, chunk_bounds, load, resolve_specials
 
 log = logging.getLogger(__name__)
 
@@ -137,11 +137,11 @@ class TokenizeStage:
         """Token ids of texts as (flat buffer, lengths), without BOS/EOS, and per text why the tokenizer
         refused it (None: encoded; a refused text has no ids).
 
-        In chunks of ``ENCODE_CHUNK`` documents: the libraries hand ids back as Python lists
-        (~36 bytes a token), so a whole part at once would hold several GB of them."""
+        In chunks of at most ``ENCODE_CHUNK`` documents and ``ENCODE_CHUNK_CHARS`` characters: the libraries hand
+        ids back as Python lists (~36 bytes a token), so a whole part at once would hold several GB of them."""
         flats, lengths, errors = [np.zeros(0, self.dtype)], [np.zeros(0, np.int64)], []
-        for start in range(0, len(texts), ENCODE_CHUNK):
-            ids, errs = self._encode_chunk(texts[start:start + ENCODE_CHUNK])
+        for start, stop in chunk_bounds(texts, ENCODE_CHUNK):
+            ids, errs = self._encode_chunk(texts[start:stop])
             errors += errs
             flats.append(ids.flat)
             lengths.append(ids.lengths)

@@ -27,6 +27,7 @@ from stages.tokenizers import (
     SpecialToken,
     TokenizerFileError,
     UnencodableText,
+    chunk_bounds,
     load,
     resolve_specials,
 )
@@ -123,6 +124,26 @@ def test_ids_do_not_depend_on_the_encode_chunk(kind, request, sample_texts, monk
         monkeypatch.delenv(variable, raising=False)
     threaded = load(str(SP_FILE if kind == "sp" else HF_FILE), threads=2).encode(texts)
     assert np.array_equal(threaded.flat, whole.flat) and np.array_equal(threaded.lengths, whole.lengths)
+
+
+def test_chunks_are_bounded_by_texts_and_by_characters():
+    assert chunk_bounds([], 3, 10) == []
+    assert chunk_bounds(["a"] * 7, 3, 100) == [(0, 3), (3, 6), (6, 7)]
+    assert chunk_bounds(["aaaa", "bbbb", "cc", "dddddddddddd", "e"], 10, 10) == [(0, 3), (3, 4), (4, 5)]  # a long text alone
+    assert chunk_bounds(["", None, "abc"], 10, 2) == [(0, 2), (2, 3)]  # what is not a str counts 0 (the library refuses it)
+
+
+@pytest.mark.parametrize("kind", ["sp", "hf"])
+def test_ids_do_not_depend_on_the_character_bound(kind, request, sample_texts, monkeypatch):
+    tok = request.getfixturevalue(kind)
+    whole = tok.encode(sample_texts)
+    monkeypatch.setattr(stages.tokenizers.base, "ENCODE_CHUNK_CHARS", 50)  # about a chunk per text
+    calls = []
+    real = type(tok)._encode_chunk
+    monkeypatch.setattr(type(tok), "_encode_chunk", lambda self, texts: calls.append(len(texts)) or real(self, texts))
+    chunked = tok.encode(sample_texts)
+    assert np.array_equal(chunked.flat, whole.flat) and np.array_equal(chunked.lengths, whole.lengths)
+    assert len(calls) > len(sample_texts) // 2
 
 
 @settings(max_examples=150, deadline=None)

@@ -37,7 +37,7 @@ import pyarrow as pa
 from pipeline import mixing
 from pipeline.config import ConfigError, RunConfig, s3_options
 from pipeline.context import RunContext
-from pipeline.distribute import Progress, failure, map_units, ray_data
+from pipeline.distribute import Progress, failure, map_units, ray_data, return_free_memory
 from core.layout import DOCUMENTS, marker_path, part_file
 from core.storage import Storage, open_input, resolve
 from pipeline.phase import Phase, SinkInfo, Unit, fingerprint
@@ -238,8 +238,11 @@ class SmallShards:
         config, tokenizer = self.config.model_dump(mode="json"), read_tokenizer(self.config)
         files, units = unit.params["files"], {int(g): u for g, u in unit.params["units"].items()}
         columns = _columns(self.config, files, storage)
-        planned = pa.concat_tables([_tokenize_and_plan(_read_part(f, storage, columns), config, tokenizer, sorted(units), unit.params["mix"])
-                                    for f in files], promote_options="default")  # parts of different sources may lack some columns
+        planned = []
+        for f in files:
+            planned.append(_tokenize_and_plan(_read_part(f, storage, columns), config, tokenizer, sorted(units), unit.params["mix"]))
+            return_free_memory()  # the tokenizer's per-call lists and encodings: freed, not kept by the allocator
+        planned = pa.concat_tables(planned, promote_options="default")  # parts of different sources may lack some columns
         groups = []
         for g in sorted(units):
             rows = planned.filter(pc.equal(planned.column("group"), g))

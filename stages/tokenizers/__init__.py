@@ -23,6 +23,7 @@ from stages.tokenizers.base import (
     TokenizerFileError,
     TokenizerInfo,
     UnencodableText,
+    chunk_bounds,
     token_dtype,
 )
 from stages.tokenizers.huggingface import HuggingFaceTokenizer
@@ -104,6 +105,7 @@ __all__ = [
     "TokenizerFileError",
     "TokenizerInfo",
     "UnencodableText",
+    "chunk_bounds",
     "load",
     "read_bytes",
     "resolve_specials",

@@ -20,6 +20,25 @@ import numpy as np
 #: Texts per library call: bounds the per-call lists of ids (a Python int list costs
 #: ~36 bytes a token, so a whole part at once held several GB); the ids do not depend on it.
 ENCODE_CHUNK = 256
+#: ... and characters per call: the library's per-text encodings (ids, offsets, token strings: ~90 bytes a
+#: token) and the id lists of 256 long pages came to ~60 MB a call, most of which the allocator then kept.
+ENCODE_CHUNK_CHARS = 1 << 19
+
+
+def chunk_bounds(texts: Sequence[str], max_texts: int | None = None, max_chars: int | None = None) -> list[tuple[int, int]]:
+    """(start, stop) of consecutive chunks of ``texts``: at most ``max_texts`` texts (ENCODE_CHUNK), and at most
+    ``max_chars`` characters (ENCODE_CHUNK_CHARS) unless one text alone has more."""
+    max_texts, max_chars = max_texts or ENCODE_CHUNK, max_chars or ENCODE_CHUNK_CHARS
+    bounds, start, chars = [], 0, 0
+    for i, text in enumerate(texts):
+        n = len(text) if isinstance(text, str) else 0
+        if i > start and (i - start >= max_texts or chars + n > max_chars):
+            bounds.append((start, i))
+            start, chars = i, 0
+        chars += n
+    if start < len(texts):
+        bounds.append((start, len(texts)))
+    return bounds
 
 
 class TokenizerFileError(ValueError):
@@ -140,8 +159,8 @@ class Tokenizer(ABC):
     def encode(self, texts: Sequence[str]) -> TokenIds:
         """Ids of every text, without special tokens (the library's own batch call, in chunks)."""
         flats, lengths = [np.zeros(0, self.dtype)], [np.zeros(0, np.int64)]
-        for start in range(0, len(texts), ENCODE_CHUNK):
-            chunk = list(texts[start:start + ENCODE_CHUNK])
+        for start, stop in chunk_bounds(texts, ENCODE_CHUNK):
+            chunk = list(texts[start:stop])
             try:
                 ids = self._encode_chunk(chunk)
             except (TypeError, RuntimeError, UnicodeError) as e:
