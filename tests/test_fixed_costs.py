@@ -156,7 +156,9 @@ class Pid:
         pass
 
     def process(self, unit):
-        return {"pid": os.getpid(), "pool": os.environ.get("CURATE_WORKER_POOL")}
+        import pyarrow as pa
+
+        return {"pid": os.getpid(), "pool": os.environ.get("CURATE_WORKER_POOL"), "arrow": pa.default_memory_pool().backend_name}
 
 config = parse_config({"inputs": ["samples/*.warc.gz"], "output": sys.argv[1], "ray": {"num_cpus": 1}})
 assert not ray.is_initialized()
@@ -183,6 +185,8 @@ def test_units_mapped_before_any_phase_started_ray_start_it_as_the_run_says(tmp_
     default, pooled, again = got["out"]
     assert pooled["pid"] not in (default["pid"], again["pid"])
     assert (default["pool"], pooled["pool"], again["pool"]) == (None, "extracted", None)
+    # Ray's local workers inherit the driver's allocator choice (core/arrow_allocator.py)
+    assert {o["arrow"] for o in got["out"]} == {"system"}
     children = "\n".join(got["children"])
     assert "autoscaler/_private/monitor.py" not in children and "dashboard/dashboard.py" not in children
 
@@ -330,3 +334,18 @@ def test_a_phase_stopped_early_waits_for_its_cancelled_units_to_clean_up(tmp_pat
                          text=True, timeout=300, env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_ADDRESS": ""})
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "True"
+
+
+ALLOCATOR = "import pipeline, pyarrow as pa; print(pa.default_memory_pool().backend_name)"
+
+
+@pytest.mark.parametrize("chosen, expected", [(None, "system"), ("mimalloc", "mimalloc"), ("jemalloc", "jemalloc")])
+def test_arrow_allocates_with_the_system_malloc_unless_the_user_chose(chosen, expected):
+    """mimalloc (pyarrow's default) keeps what a unit freed; importing the pipeline picks glibc's malloc before
+    pyarrow is loaded, and leaves a choice made in ARROW_DEFAULT_MEMORY_POOL alone."""
+    env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+    if chosen:
+        env["ARROW_DEFAULT_MEMORY_POOL"] = chosen
+    out = subprocess.run([sys.executable, "-c", ALLOCATOR], cwd=REPO, capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split()[-1] == expected

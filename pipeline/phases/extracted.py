@@ -135,9 +135,9 @@ class ExtractedPhase(Phase):
     unit_kind = "file"
     sections = ("warc", "documents", "charset", "extract", "langid", "filters", "classifiers", "sources")
     headline_keys = ("files", "rows", "kept", "rejected", "malformed_records")
-    # Extraction's and language ID's modules, models and caches: ~60 MB PSS that a later phase's worker would
-    # otherwise keep (e2e corpus: 378 MB at its peak instead of 311); a second worker costs ~1 s of start-up per run.
-    own_workers = True
+    # No workers of its own (own_workers): with Arrow on the system allocator (core/arrow_allocator.py), what
+    # extraction and language ID leave in a worker is small (e2e corpus: the later phases' worker peaks at
+    # 311-316 MB PSS against 298-311 after a worker of phase 1's own), and the run saves a second worker's start.
 
     def settings(self, config: RunConfig) -> dict:
         out = {k: getattr(config, k).model_dump(mode="json") for k in ("warc", "charset", "extract", "langid", "filters")}
