@@ -244,7 +244,7 @@ def _card_base() -> dict:
 def check_card(data: bytes) -> None:
     """The fuzzed string (UTF-8, first byte: 0 mod 8 = also through the plots) planted in every string
     field of a card's stats.json, rendered: the front matter is YAML with our keys only, the Markdown holds
-    no HTML but the card's own, every table row keeps its cells, and a plot draws it as plain text."""
+    no HTML but the card's own, every table row keeps its cells, and the plots are well-formed, inert SVG."""
     import tests.test_card_hostile as card
 
     from pipeline.card import plots
@@ -261,11 +261,15 @@ def check_card(data: bytes) -> None:
     meta, body = card.split_card(readme)
     assert set(meta) <= {"pretty_name", "language", "license", "license_name", "license_link", "size_categories",
                          "source_datasets", "task_categories", "task_ids", "configs"}, sorted(meta)
-    card.assert_only_our_html(card.rendered(body), {f"{p}.png" for p in plots.PLOTS})
+    card.assert_only_our_html(card.rendered(body), {f"{p}.svg" for p in plots.PLOTS})
     card.assert_tables_whole(body)
     if data[:1] and data[0] % 8 == 0:
+        from tests.test_card_svg import parse_svg
+
         images, failed = plots.draw_all(stats)
         assert not failed, failed
+        for image in images.values():
+            parse_svg(image)  # well-formed UTF-8 SVG, nothing that runs or links
 
 
 CHECKS = {"gunzip": check_gunzip, "warc": check_warc, "http": check_http, "charset": check_charset, "extract": check_extract,

@@ -10,7 +10,6 @@ import random
 import shutil
 from pathlib import Path
 
-import matplotlib.image as mpimg
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
@@ -23,6 +22,7 @@ from pipeline.card.report import main as report_main
 from pipeline.config import RunConfig
 from stages.base import REJECTED_SCHEMA
 from tests.test_card_expected import expected, host, numbers
+from tests.test_card_svg import parse_svg
 
 WORDS = "harbor castle meadow violin rocket winter forest candle island bridge garden planet silver".split()
 HOSTS = ["www.news.example", "blog.example.org", "shop.example.com", "203.0.113.9", "[2001:db8::7]", "forum.example.net"]
@@ -169,11 +169,10 @@ def _card(out: Path) -> dict:
     return json.loads((out / "card" / "stats.json").read_text())
 
 
-def _check_pngs(out: Path, card: dict) -> None:
+def _check_plots(out: Path, card: dict) -> None:
     assert card["plots"] and all((out / "card" / name).exists() for name in card["plots"])
     for name in card["plots"]:
-        img = mpimg.imread(out / "card" / name)
-        assert img.ndim == 3 and img.shape[0] > 100 and img.shape[1] > 100, name
+        parse_svg((out / "card" / name).read_bytes())  # well-formed SVG, at least 100 px each way, inert
 
 
 @pytest.fixture
@@ -207,7 +206,7 @@ def test_card_of_every_phase_matches_an_independent_recount(fixture_output, caps
     assert meta["configs"] == [{"config_name": "default", "data_files": [{"split": "train", "path": "documents/final/*.parquet"}]}]
     assert "'shards/webdataset/*.tar'" in readme and "'documents/final/*.parquet'" in readme
     assert f"{card['summary']['documents']:,} documents" in readme and "CC-MAIN-2024-10" in readme
-    _check_pngs(out, card)
+    _check_plots(out, card)
 
 
 def test_examples_never_show_a_planted_pii_value(fixture_output):
@@ -234,7 +233,7 @@ def test_report_on_s3_writes_the_same_card(fixture_output, s3_server, capsys):
     with fs.open_input_stream("card-bucket/run/card/stats.json") as f:
         assert f.read() == local
     names = {i.base_name for i in fs.get_file_info(pafs.FileSelector("card-bucket/run/card"))}
-    assert {"stats.json", "funnel.png", "pii.png", "classifiers.png"} <= names
+    assert {"stats.json", "funnel.svg", "pii.svg", "classifiers.svg"} <= names
     assert fs.get_file_info("card-bucket/run/README.md").type == pafs.FileType.File  # the card at the root
 
 
@@ -259,7 +258,7 @@ def test_an_output_without_any_document_still_gets_a_card(tmp_path):
     assert card["summary"]["documents"] == 0 and card["summary"]["documents_share"] is None
     assert numbers(card) == numbers(expected(out, card))
     assert card["funnel_adds_up"]
-    _check_pngs(out, card)
+    _check_plots(out, card)
     assert "**0 documents**" in (out / "README.md").read_text()
 
 
@@ -273,9 +272,13 @@ def test_process_pool_and_in_process_aggregates_agree(fixture_output, monkeypatc
 
 def test_a_rebuilt_card_drops_the_plots_it_no_longer_draws(fixture_output):
     assert report_main([str(fixture_output)]) == 0
-    (fixture_output / "card" / "old_plot.png").write_bytes(b"x")
+    card = fixture_output / "card"
+    for name in ("old_plot.svg", "funnel.png", "old_plot.png"):  # a plot no longer drawn; PNGs of an older card
+        (card / name).write_bytes(b"x")
+    (card / "notes.txt").write_bytes(b"someone's")
     assert report_main([str(fixture_output)]) == 0
-    assert not (fixture_output / "card" / "old_plot.png").exists()
+    assert not [n for n in ("old_plot.svg", "funnel.png", "old_plot.png") if (card / n).exists()]
+    assert (card / "notes.txt").exists() and (card / "funnel.svg").exists()
 
 
 def test_not_an_output_is_a_one_line_error(tmp_path, capsys):

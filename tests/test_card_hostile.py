@@ -1,6 +1,6 @@
 """The dataset card as an attack surface: hostile strings in every field of stats.json, and in the data
 of an output, reach the card as text (checked with a real Markdown parser: markdown-it-py, CommonMark
-with GFM tables, raw HTML on as on the Hub), and data strings in the plots are plain text."""
+with GFM tables, raw HTML on as on the Hub), and data strings in the plots (SVG) are escaped text."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import shlex
 from html.parser import HTMLParser
 from pathlib import Path
 
-import matplotlib.image as mpimg
 import pyarrow.parquet as pq
 import pytest
 import yaml
@@ -24,6 +23,7 @@ from pipeline.card.report import main as report_main
 from core.storage import Storage
 from tests.test_card_expected import expected, numbers
 from tests.test_card_fixture import make_output
+from tests.test_card_svg import parse_svg, texts
 
 
 def evil(tag: str) -> str:
@@ -155,7 +155,7 @@ def hostile(stats: dict) -> tuple[dict, list[str]]:
     s["checks"].append({"check": evil("check"), "ok": False})
     s["unreadable"] = [{"file": evil("ufile"), "error": evil("uerr")}]
     s["publish"] = {"configs": [], "withheld": evil("withheld")}
-    s["plot_errors"] = {evil("plot") + ".png": "ValueError"}
+    s["plot_errors"] = {evil("plot") + ".svg": "ValueError"}
     ex = s["examples"][0]
     ex.update(url=evil("url"), details=evil("details"), text=evil("text"), phase=evil("exphase"), reason=evil("exreason"))
     verbatim = ["name", "started", "finished", "status", "partsby", "phrun", "pkg", "ver", "curver", "file", "snap",
@@ -176,7 +176,7 @@ def test_every_hostile_field_reaches_the_card_as_text(base):
     assert meta["pretty_name"] == f"{one_line(evil('name'))} (curated Common Crawl text)"
     assert all(isinstance(x, str) and x.isascii() and "<" not in x for x in meta["language"]) and meta["language"]
     page = rendered(body)
-    assert_only_our_html(page, {f"{p}.png" for p in plots.PLOTS})
+    assert_only_our_html(page, {f"{p}.svg" for p in plots.PLOTS})
     assert_tables_whole(body)
     # each value shows whole inside one element: no code span, table cell or HTML block was broken open
     missing = [t for t in verbatim if not any(shown(t) in x for x in page.texts)]
@@ -188,6 +188,13 @@ def test_every_hostile_field_reaches_the_card_as_text(base):
     assert full["name"] == evil("cfgname") and evil("cfgent") in full["pii"]["entities"]
     assert any(f"pii.entities.{evil('cfgent')}" in c for c in loaded if isinstance(c, dict))
     assert "<script" not in md_html(body) and "onerror=" not in "".join(str(a) for _, a in page.tags)
+    # the plots of the same stats: every one drawn, well-formed and inert, the hostile labels as text
+    images, failed = plots.draw_all(s)
+    assert failed == {} and len(images) == len(plots.PLOTS)
+    for name, data in images.items():
+        parse_svg(data)
+        assert b"<script" not in data and b"<img" not in data, name
+    assert shown("host")[:35] in "".join(texts(parse_svg(images["hosts.svg"])))
 
 
 def _fenced(body: str, info: str) -> list[str]:
@@ -240,8 +247,10 @@ def test_hostile_data_in_an_output_reaches_the_card_as_text(tmp_path):
     assert report_main([str(out)]) == 0
     card = json.loads((out / "card" / "stats.json").read_text())
     assert numbers(card) == numbers(expected(out, card))
-    assert card["plot_errors"] == {} and "hosts.png" in card["plots"] and "languages.png" in card["plots"]
-    assert mpimg.imread(out / "card" / "hosts.png").ndim == 3
+    assert card["plot_errors"] == {} and "hosts.svg" in card["plots"] and "languages.svg" in card["plots"]
+    hosts = texts(parse_svg((out / "card" / "hosts.svg").read_bytes()))
+    assert "$\\foo$.example.com" in hosts
+    parse_svg((out / "card" / "languages.svg").read_bytes())
     meta, body = split_card((out / "README.md").read_text())
     page = rendered(body)
     assert_only_our_html(page, set(card["plots"]))
@@ -253,7 +262,8 @@ def test_hostile_data_in_an_output_reaches_the_card_as_text(tmp_path):
 
 
 def test_data_strings_are_plain_text_in_the_plots(base):
-    """A host `$\\foo$.example.com` made matplotlib's math parser raise, and the card with it."""
+    """A host `$\\foo$.example.com` made matplotlib's math parser raise, and the card with it: the SVG plots
+    show such labels as they are."""
     _, stats = base
     s = copy.deepcopy(stats)
     mathy = ["$\\foo$.example.com", "a$b$c", "$\\frac{1}{", "\\\\$x", "tab\there\x00nul"]
@@ -264,8 +274,10 @@ def test_data_strings_are_plain_text_in_the_plots(base):
     s["funnel"][2]["label"] = "$\\alpha$ stage $\\"
     s["pii"]["entities"]["$\\FOO$"] = {**next(iter(s["pii"]["entities"].values()))}
     images, failed = plots.draw_all(s)
-    assert failed == {} and set(images) == {f"{p}.png" for p in plots.PLOTS}
-    assert all(img.startswith(b"\x89PNG") for img in images.values())
+    assert failed == {} and set(images) == {f"{p}.svg" for p in plots.PLOTS}
+    hosts = texts(parse_svg(images["hosts.svg"]))
+    assert [h for h in ["$\\foo$.example.com", "a$b$c", "$\\frac{1}{", "\\\\$x", "tab here nul"] if h not in hosts] == []
+    assert "$\\alpha$ stage $\\" in texts(parse_svg(images["funnel.svg"]))
 
 
 def test_a_plot_that_fails_costs_only_that_plot(base, tmp_path, monkeypatch):
@@ -277,12 +289,9 @@ def test_a_plot_that_fails_costs_only_that_plot(base, tmp_path, monkeypatch):
 
     monkeypatch.setitem(plots.PLOTS, "hosts", broken)
     result = publish(Storage(str(tmp_path / "o")), s)
-    assert result["plot_errors"] == ["hosts.png"] and result["plots"] == len(plots.PLOTS) - 1
+    assert result["plot_errors"] == ["hosts.svg"] and result["plots"] == len(plots.PLOTS) - 1
     card = tmp_path / "o" / "card"
-    assert not (card / "hosts.png").exists() and (card / "funnel.png").exists()
+    assert not (card / "hosts.svg").exists() and (card / "funnel.svg").exists()
     readme = (tmp_path / "o" / "README.md").read_text()  # the card at the root, its plots in card/
-    assert "](card/hosts.png)" not in readme and "](card/funnel.png)" in readme and "The plot hosts.png could not be drawn" in readme
-    assert json.loads((card / "stats.json").read_text())["plot_errors"] == {"hosts.png": "RuntimeError"}
-    import matplotlib.pyplot as plt
-
-    assert plt.get_fignums() == []  # the failed plot's figure was closed
+    assert "](card/hosts.svg)" not in readme and "](card/funnel.svg)" in readme and "The plot hosts.svg could not be drawn" in readme
+    assert json.loads((card / "stats.json").read_text())["plot_errors"] == {"hosts.svg": "RuntimeError"}

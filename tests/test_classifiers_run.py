@@ -101,7 +101,7 @@ def test_the_card_shows_each_classifier_per_language(sample):
     for name in NAMES:
         assert f"### {name}" in section and f"`{name}_score`" in section
     assert "**demonstration** model" in section and "| language | scored | mean |" in section
-    assert "classifiers.png" in readme
+    assert "classifiers.svg" in readme
 
 
 def test_the_run_s_scores_are_fastText_s(sample):

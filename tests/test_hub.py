@@ -101,7 +101,7 @@ def test_the_allow_list_uploads_the_card_the_documents_and_the_shards_and_nothin
     manifest = json.loads((root / "shards" / "manifest.json").read_text())
     shard_files = {f"shards/{fmt}/{s['name']}" for fmt, v in manifest["formats"].items() for s in v["shards"]}
     expected = ({"README.md", "card/stats.json", "shards/manifest.json", f"shards/{manifest['tokenizer']['file']}"}
-                | {f"card/{p.name}" for p in (root / "card").glob("*.png")}
+                | {f"card/{p.name}" for p in (root / "card").glob("*.svg")}
                 | {f"documents/final/{p.name}" for p in (root / "documents" / "final").glob("*.parquet")}
                 | {f for f in _files(root) if f.startswith("shards/") and f.endswith("index.json")} | shard_files)
     assert chosen == expected
@@ -120,7 +120,7 @@ def test_the_uploaded_selection_is_a_repo_whose_links_and_configs_resolve(root, 
     readme = (repo / "README.md").read_text()
     links = re.findall(r"\]\(([^)\s]+)\)", readme)
     local = [link for link in links if "://" not in link and not link.startswith("#")]
-    assert "card/stats.json" in local and "card/funnel.png" in local
+    assert "card/stats.json" in local and "card/funnel.svg" in local
     assert [link for link in local if not (repo / link).is_file()] == []
     assert len(datasets.load_dataset(str(repo), split="train", cache_dir=str(tmp_path / "c"))) == pq.read_table(
         root / "documents" / "final").num_rows

@@ -15,6 +15,7 @@ import pytest
 
 from pipeline.config import parse_config
 from pipeline.runner import run
+from tests.test_card_svg import parse_svg, texts
 from tests.test_mix import card_text
 
 pytestmark = pytest.mark.ray
@@ -139,8 +140,9 @@ def test_the_manifest_and_the_card_report_the_mix(mixed):
     step = next(r for r in stats["funnel"] if r["step"] == "shards:mix")
     assert step["out"] == stats["mix"]["samples"] and step["by_reason"]
     readme = card_text(out)
-    assert "## Training mix" in readme and "| `books` |" in readme and "mix.png)" in readme
-    assert (out / "card" / "mix.png").stat().st_size > 1000
+    assert "## Training mix" in readme and "| `books` |" in readme and "mix.svg)" in readme
+    shown = texts(parse_svg((out / "card" / "mix.svg").read_bytes()))  # a bar per source, with its epochs
+    assert {"web", "books"} <= set(shown) and sum(t.endswith(" epochs") for t in shown) == 2
 
 
 def test_the_same_config_gives_the_same_bytes(mixed, sources, tmp_path):

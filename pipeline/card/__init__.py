@@ -9,7 +9,7 @@ Modules, in the order the card is made:
   name the card reads from other phases;
 - ``funnel`` and ``stats``: stats.json, every number of the card;
 - ``examples``: removed documents per reason, PII redacted;
-- ``plots`` (PNG) and ``render`` (README.md) draw from stats.json only;
+- ``plots`` (SVG, written by ``svg``) and ``render`` (README.md) draw from stats.json only;
 - ``build``: compute and publish; ``report``: ``curate report OUTPUT_ROOT``.
 
 See docs/card.md.

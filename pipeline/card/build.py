@@ -1,13 +1,13 @@
 """Compute the card of an output and publish it: card/stats.json, the plots, README.md, then the marker.
 
 The output root is a Hugging Face dataset repository as it stands: the card is ``README.md`` at the root,
-where its ``configs`` paths (``documents/final/*.parquet``) and its links (``card/*.png``,
+where its ``configs`` paths (``documents/final/*.parquet``) and its links (``card/*.svg``,
 ``card/stats.json``) resolve; ``stats["publish"]["allow_patterns"]`` is what to upload of it.
 
 Used by the ``card`` phase (pipeline/phases/card.py) and by ``curate report``
 (pipeline/card/report.py).  Every file is written atomically; README.md (which
 links the plots and stats) is written after them, the completion marker last,
-and plots a previous card drew that this one does not are deleted.
+and plots a previous card drew that this one does not are deleted (the PNGs of older cards too).
 """
 
 from __future__ import annotations
@@ -65,8 +65,8 @@ def _redacted(stats: dict, rejected: dict, phases: list[str], run_pii: dict | No
 
 
 def publish(storage: Storage, stats: dict) -> dict:
-    """Write card/*.png, card/stats.json and README.md; returns what the card phase reports."""
-    from pipeline.card import plots  # matplotlib: only the process that draws pays its import
+    """Write card/*.svg, card/stats.json and README.md; returns what the card phase reports."""
+    from pipeline.card import plots
 
     images, failed = plots.draw_all(stats)
     stats["plots"] = sorted(images)
@@ -79,8 +79,8 @@ def publish(storage: Storage, stats: dict) -> dict:
         out.write(json.dumps(stats, indent=1, ensure_ascii=False, default=str).encode())
     with storage.atomic_output(README) as out:
         out.write(readme.encode())
-    for stale in storage.list(FOLDER, suffix=".png"):
-        if "/" not in stale and stale not in images:
+    for stale in storage.list(FOLDER):  # .png too: the plots of cards written before they were SVG
+        if "/" not in stale and stale.endswith((".svg", ".png")) and stale not in images:
             storage.fs.delete_file(storage.path(FOLDER, stale))
     if storage.exists(FOLDER, README):  # where cards before issue 20 were written: its links no longer resolve
         storage.fs.delete_file(storage.path(FOLDER, README))

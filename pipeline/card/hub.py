@@ -32,7 +32,7 @@ def configs(dataset: str) -> list[dict]:
 
 def allow_patterns(dataset: str, formats: list[str] | None) -> list[str]:
     """What to upload of the output root (``formats``: the shard formats of the manifest, None without one)."""
-    out = [README, f"{FOLDER}/*.png", f"{FOLDER}/stats.json", f"documents/{dataset}/*.parquet"]
+    out = [README, f"{FOLDER}/*.svg", f"{FOLDER}/stats.json", f"documents/{dataset}/*.parquet"]
     if formats is not None:
         out += ["shards/manifest.json", "shards/tokenizer/*", "shards/*/index.json"]
         out += [f"shards/{f.name}/{pattern}" for f in FORMATS if f.name in formats for pattern in f.files]

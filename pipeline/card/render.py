@@ -94,9 +94,9 @@ def _value(v) -> str:
 def _image(stats: dict, name: str) -> str:
     """The plot's image link, or a line saying it could not be drawn (the card never links a missing file)."""
     drawn = stats.get("plots")
-    if drawn is None or f"{name}.png" in drawn:
-        return f"![{name.replace('_', ' ')}]({FOLDER}/{name}.png)"
-    return f"*The plot {name}.png could not be drawn: see Known limitations.*"
+    if drawn is None or f"{name}.svg" in drawn:
+        return f"![{name.replace('_', ' ')}]({FOLDER}/{name}.svg)"
+    return f"*The plot {name}.svg could not be drawn: see Known limitations.*"
 
 
 # ----------------------------------------------------------------------------- front matter
