@@ -4,7 +4,7 @@ Its unit is the run.  The fingerprint covers the state of every other phase
 (each unit's fingerprint and whether its marker is current, each part's
 fingerprint), the config and the package versions, so a rerun after any
 change to the data rebuilds the card, and a rerun with nothing changed skips
-it.  The card is written last: ``card/*.png``, ``card/stats.json``, ``README.md`` (at the
+it.  The card is written last: ``card/*.svg``, ``card/stats.json``, ``README.md`` (at the
 output root: a Hub dataset repo as it stands), then ``_done/card/run.json``.  A part file the card cannot
 read is left out and named in the card, which is written without its marker:
 the unit fails with that one line, and a rerun rebuilds the card.
@@ -28,7 +28,7 @@ from pipeline.units import UnitWork
 log = logging.getLogger(__name__)
 
 #: Bump when the card's content changes, so existing cards are rebuilt.
-CARD_VERSION = 3
+CARD_VERSION = 4  # 4: plots as SVG (card/*.svg), no longer PNG
 
 
 def card_settings(config: RunConfig) -> dict:
