@@ -47,9 +47,9 @@ OpenWorker = Callable[..., Worker]
 #: Together ~120 MB PSS and ~2 CPU-s of start-up on the run's cores (benchmarks/startup.py).  What stays is what
 #: the raylet needs: the GCS, the raylet, its two agents (it refuses to start without them: an empty agent
 #: command is fatal; the dashboard agent gets a stand-in unless ``ray.metrics``, see _local_start, but the
-#: runtime-env agent cannot: the raylet exits when it asks a stand-in for Ray Data's workers), the log monitor
-#: (workers' logs reach the console) and the workers.
-LOCAL_SKIPS = ("start_monitor", "start_api_server")
+#: runtime-env agent cannot: the raylet exits when it asks a stand-in for Ray Data's workers) and the workers.
+#: Nor Ray's log monitor: a thread of the driver shows the workers' lines instead (pipeline/worker_logs.py).
+LOCAL_SKIPS = ("start_monitor", "start_api_server", "start_log_monitor")
 #: Nor a worker process started ahead for the driver: on one core it starts no sooner for it, as the driver
 #: plans the run meanwhile (e2e corpus, phase 1 in that worker: 26.5 and 27.9 s with it, 26.0 and 26.0 without).
 LOCAL_SYSTEM_CONFIG = {"prestart_worker_first_driver": False}
@@ -135,10 +135,6 @@ def _local_start(metrics: bool = False):
             return list(stand_in_command) if component == agent else python_command(component, *args, **kwargs)
 
         ray_services._build_python_executable_command_memory_profileable = command
-    # The log monitor globs the log folder for new files every 0.1 s below 1,000 files, else every 0.5 s:
-    # a local run's few workers are found within 0.5 s all the same, for under half its steady CPU (measured).
-    env = {"RAY_LOG_MONITOR_MANY_FILES_THRESHOLD": os.environ.get("RAY_LOG_MONITOR_MANY_FILES_THRESHOLD")}
-    os.environ.setdefault("RAY_LOG_MONITOR_MANY_FILES_THRESHOLD", "0")
     if not metrics:
         ray_utils.get_dashboard_dependency_error = lambda: ImportError("ray.metrics is off: Ray's agent runs minimal")
     try:
@@ -149,9 +145,6 @@ def _local_start(metrics: bool = False):
         ray_utils.get_dashboard_dependency_error = deps_check
         ray_services._build_python_executable_command_memory_profileable = python_command
         ray_services.get_node = get_node
-        for k, v in env.items():
-            if v is None:
-                os.environ.pop(k, None)
 
 
 def init_ray(num_cpus: int | None = None, address: str | None = None, shuffle: str = "sort", metrics: bool = False) -> None:
@@ -171,23 +164,55 @@ def init_ray(num_cpus: int | None = None, address: str | None = None, shuffle: s
             with _local_start(metrics):
                 ray.init(num_cpus=num_cpus, _system_config=LOCAL_SYSTEM_CONFIG, **quiet)
             _Metrics.enabled = metrics  # no metrics agent to send the gauges to: not even their import (~0.4 s)
-            global _STARTED_HERE
+            global _STARTED_HERE, _WORKER_LOGS
             _STARTED_HERE = True
+            _WORKER_LOGS = _show_worker_logs()
+
+
+def _show_worker_logs():
+    """The workers' lines on the console (pipeline/worker_logs.py), or, if this Ray's log folder cannot be
+    found, Ray's own log monitor after all (when _local_start skipped it)."""
+    from pipeline.worker_logs import WorkerLogs
+
+    try:
+        node = ray_node()
+        return WorkerLogs(node.get_logs_dir_path()).start()
+    except Exception as e:  # noqa: BLE001 - another Ray's internals: its own monitor then
+        log.debug("worker logs not tailed here (%s): Ray's log monitor starts", e)
+        try:
+            from ray._private.node import Node
+
+            Node.start_log_monitor(ray_node())
+        except Exception as e2:  # noqa: BLE001
+            log.warning("the workers' log lines will not reach the console: %s", e2)
+        return None
+
+
+def ray_node():
+    """The local Ray node this process started or joined."""
+    import ray._private.worker
+
+    return ray._private.worker._global_node
 
 
 #: Whether init_ray started an embedded Ray in this process (see shutdown_local_ray).
 _STARTED_HERE = False
+#: The thread showing its workers' log lines, if it did.
+_WORKER_LOGS = None
 
 
 def shutdown_local_ray() -> None:
     """End the embedded Ray that init_ray started, if any, now: left to Ray's exit hook, its shutdown first
     sleeps 0.5 s so that the workers' last log lines print (the core idle; a run's tasks ended long before).
     A Ray this process joined or was given (a cluster, a test's) is left as it is."""
-    global _STARTED_HERE
+    global _STARTED_HERE, _WORKER_LOGS
     ray = sys.modules.get("ray")
     if _STARTED_HERE and ray is not None and ray.is_initialized():
         ray.shutdown()
     _STARTED_HERE = False
+    if _WORKER_LOGS is not None:
+        _WORKER_LOGS.stop()  # after the workers ended: their last lines too
+        _WORKER_LOGS = None
 
 
 #: The run's ``ray.shuffle`` (init_ray), applied to Ray Data when it is first used.

@@ -294,6 +294,53 @@ def test_stage_counts_refused_and_empty_pages():
     assert "nested deeper than 2000" in out.column("details").to_pylist()[1]
 
 
+def _sample_pages(limit: int = 120) -> list[tuple[str, str]]:
+    """(html, url) of the first HTML responses of samples/ (real pages, many not ASCII)."""
+    from fastwarc.warc import ArchiveIterator, WarcRecordType
+
+    out = []
+    for path in sorted((Path(__file__).parent.parent / "samples").glob("*.warc.gz")):
+        with open(path, "rb") as f:
+            for rec in ArchiveIterator(f, record_types=WarcRecordType.response):
+                body = rec.reader.read()  # fastwarc has read the HTTP headers
+                if b"<html" in body[:4000].lower():
+                    out.append((body.decode("utf-8", "replace"), rec.headers.get("WARC-Target-URI")))
+                if len(out) == limit:
+                    return out
+    return out
+
+
+def test_the_stage_hands_the_extractor_utf8_bytes_and_the_text_is_the_same(extract):
+    """The pages reach lexbor as the batch's UTF-8 bytes, not as a str decoded for it and encoded again:
+    the same text as from the str, page by page, and the same isolation and cut decisions."""
+    pages = _sample_pages()
+    assert len(pages) >= 50 and sum(not h.isascii() for h, _ in pages) >= 10
+    stage = ExtractStage(ExtractConfig(isolate_tags=None))
+    assert stage.takes_bytes
+    seen = []
+    real = stage.extract
+    stage.extract = lambda html, url=None: (seen.append(type(html)), real(html, url))[1]
+    out = stage(pa.table({"html": [h for h, _ in pages], "url": [u for _, u in pages]}))
+    assert set(seen) == {bytes}
+    assert out.column("text").to_pylist() == [(extract(h, u).strip() or None) for h, u in pages]
+
+
+def test_bytes_are_cut_where_their_text_would_be():
+    from stages.extract import _cut
+
+    text = "é" * 10  # 20 bytes
+    assert _cut(text.encode(), 15) == text.encode()  # more bytes than the limit, but 10 characters
+    assert _cut(text.encode(), 4) == ("é" * 4).encode() and _cut(text, 4) == "é" * 4
+    assert _cut("<p>x</p>".encode(), 100) == b"<p>x</p>"
+
+
+def test_the_isolation_counts_tags_alike_in_text_and_bytes():
+    from stages.extract.dom import tag_count
+
+    page = "<p>ü<b>日本</b></p>" * 100
+    assert tag_count(page) == tag_count(page.encode()) == 400
+
+
 # ---------------------------------------------------------------- cascade
 
 

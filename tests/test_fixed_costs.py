@@ -99,7 +99,11 @@ assert ray_services.get_node is get_node
 import time
 time.sleep(3)  # Ray would have prestarted a worker by now
 idle = children()
-pid = ray.get(ray.remote(lambda: os.getpid()).remote())
+def said(line):  # a worker's print, which the run's console must show
+    print(line, file=sys.stderr, flush=True)
+    return os.getpid()
+
+pid = ray.get(ray.remote(said).remote("a line from the worker"))
 progress.update({"kept": 3})
 gauges = "ray.util.metrics" in sys.modules  # before Ray Data, which imports it for its own
 rows = ray.data.range(8).map_batches(lambda b: b, batch_size=None).materialize().count()
@@ -114,7 +118,7 @@ def _slim_start(mode: str) -> dict:
     out = subprocess.run([sys.executable, "-c", SLIM_START, mode], cwd=REPO, capture_output=True, text=True, timeout=300,
                          env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_ADDRESS": ""})
     assert out.returncode == 0, out.stderr[-2000:]
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return {**json.loads(out.stdout.strip().splitlines()[-1]), "stderr": out.stderr}
 
 
 def _agent(children: list[str]) -> str:
@@ -129,6 +133,9 @@ def test_local_ray_starts_without_monitor_api_server_and_prestarted_worker():
     assert "gcs_server" in children and "raylet" in children
     assert "autoscaler/_private/monitor.py" not in children  # the autoscaler's monitor
     assert "dashboard/dashboard.py" not in children  # the dashboard's API server
+    assert "log_monitor.py" not in children  # Ray's log monitor: the driver shows the workers' lines itself
+    assert f"(said pid={got['task_pid']}) a line from the worker" in got["stderr"]
+    assert ":task_name:" not in got["stderr"] and ":job_id:" not in got["stderr"]  # Ray's markers are not lines
     assert not [c for c in got["idle"] if c.startswith("ray::IDLE")]  # no worker started ahead of the first task
     # ray.metrics off (the default): a stand-in in place of Ray's dashboard agent, and no gauge is even imported
     assert "pipeline/ray_agent_stand_in.py" in _agent(got["children"])

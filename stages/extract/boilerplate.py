@@ -356,14 +356,17 @@ def page_shape(blocks: list[Block], marks: Marks, cfg: BoilerplateConfig) -> pag
 
 
 class BoilerplateExtractor:
-    """``html -> text`` (call) or ``html -> Result`` (:meth:`run`)."""
+    """``html -> text`` (call) or ``html -> Result`` (:meth:`run`); ``html`` as text or as UTF-8 bytes."""
+
+    #: The stage may hand it a page's UTF-8 bytes: lexbor parses UTF-8, so no ``str`` need be decoded for it.
+    takes_bytes = True
 
     def __init__(self, config: BoilerplateConfig | None = None):
         self.config = config or BoilerplateConfig()
         # The block rules per kind of page, built once.
         self._rules = {kind: p.block_rules(self.config.blocks) for kind, p in PROFILES.items()}
 
-    def run(self, html: str, url: str | None = None) -> Result:
+    def run(self, html: str | bytes, url: str | None = None) -> Result:
         """Extract; ``url`` (where the page is from) helps tell its kind."""
         cfg = self.config
         tree = dom.parse_raw(html, cfg.max_depth)
@@ -417,7 +420,7 @@ class BoilerplateExtractor:
             text = unicodedata.normalize("NFC", text)
         return Result(text, blocks, kept, root_found, kind, chosen)
 
-    def __call__(self, html: str, url: str | None = None) -> str:
+    def __call__(self, html: str | bytes, url: str | None = None) -> str:
         return self.run(html, url).text
 
     def block_rules(self, page_type: str) -> ClassifyConfig:

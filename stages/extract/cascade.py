@@ -54,18 +54,20 @@ def unsure(result: Result, cfg: CascadeConfig) -> bool:
 class CascadeExtractor:
     """``html -> text``: boilerplate, or trafilatura where boilerplate is unsure."""
 
+    takes_bytes = True  # as the boilerplate extractor; trafilatura gets text
+
     def __init__(self, config: BoilerplateConfig | None = None, cascade: CascadeConfig | None = None):
         self.fast = BoilerplateExtractor(config)
         self.slow = trafilatura_extractor()
         self.cascade = cascade or CascadeConfig()
         self.stats: Counter = Counter()  # pages per path: fast, slow, slow_empty
 
-    def __call__(self, html: str, url: str | None = None) -> str:
+    def __call__(self, html: str | bytes, url: str | None = None) -> str:
         result = self.fast.run(html, url)
         if not unsure(result, self.cascade):
             self.stats["fast"] += 1
             return result.text
-        text = self.slow(html)
+        text = self.slow(html.decode("utf-8", "replace") if isinstance(html, bytes) else html)
         if not text.strip():
             self.stats["slow_empty"] += 1  # trafilatura found nothing: keep the fast answer
             return result.text

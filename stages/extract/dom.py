@@ -85,14 +85,21 @@ def nesting_depth(html: str) -> int:
     return peak
 
 
-def refuse_deep_nesting(html: str, max_depth: int = 2000, depth_check_tags: int = 20_000) -> None:
+def tag_count(html: str | bytes) -> int:
+    """The ``<`` in a page, as text or as UTF-8 bytes (the same number: no multi-byte sequence holds 0x3C)."""
+    return html.count(b"<" if isinstance(html, bytes) else "<")
+
+
+def refuse_deep_nesting(html: str | bytes, max_depth: int = 2000, depth_check_tags: int = 20_000) -> None:
     """Raise ExtractionError for a page nested deeper than ``max_depth``; only
     pages with more than ``depth_check_tags`` tags can be, so only those are scanned."""
-    if html.count("<") > depth_check_tags and nesting_depth(html) > max_depth:
-        raise ExtractionError(f"elements nested deeper than {max_depth}")
+    if tag_count(html) > depth_check_tags:
+        text = html.decode("utf-8", "replace") if isinstance(html, bytes) else html
+        if nesting_depth(text) > max_depth:
+            raise ExtractionError(f"elements nested deeper than {max_depth}")
 
 
-def parse(html: str, max_depth: int = 2000, depth_check_tags: int = 20_000) -> LexborHTMLParser:
+def parse(html: str | bytes, max_depth: int = 2000, depth_check_tags: int = 20_000) -> LexborHTMLParser:
     """The DOM of ``html`` with invisible elements removed.
 
     selectolax's lexbor tree builder scans the stack of open elements at each
@@ -107,8 +114,8 @@ def parse(html: str, max_depth: int = 2000, depth_check_tags: int = 20_000) -> L
     return tree
 
 
-def parse_raw(html: str, max_depth: int = 2000, depth_check_tags: int = 20_000) -> LexborHTMLParser:
-    """The DOM of ``html`` as parsed, after the nesting check of :func:`parse`."""
+def parse_raw(html: str | bytes, max_depth: int = 2000, depth_check_tags: int = 20_000) -> LexborHTMLParser:
+    """The DOM of ``html`` (text, or UTF-8 bytes) as parsed, after the nesting check of :func:`parse`."""
     refuse_deep_nesting(html, max_depth, depth_check_tags)
     return LexborHTMLParser(html)
 

@@ -111,10 +111,10 @@ class KillableExtractor:
         if not self._ready:
             self._wait_ready()
 
-    def extract(self, html: str, url: str | None = None) -> tuple[str | None, str | None, str | None]:
+    def extract(self, html: str | bytes, url: str | None = None) -> tuple[str | None, str | None, str | None]:
         self.ready()
         try:
-            _write_msg(self._w, html.encode("utf-8", "surrogatepass"))
+            _write_msg(self._w, html if isinstance(html, bytes) else html.encode("utf-8", "surrogatepass"))
             _write_msg(self._w, (url or "").encode("utf-8", "surrogatepass"))
             reply = _read_msg(self._r, time.monotonic() + self.hard_limit_s)
         except TimeoutError:
@@ -165,7 +165,9 @@ def serve(read_fd: int, write_fd: int) -> None:
     _write_msg(write_fd, b"ready")
     while True:
         try:
-            html = _read_msg(read_fd).decode("utf-8", "surrogatepass")
+            html = _read_msg(read_fd)
+            if not stage.takes_bytes:
+                html = html.decode("utf-8", "surrogatepass")
             url = _read_msg(read_fd).decode("utf-8", "surrogatepass") or None
         except EOFError:  # the worker is gone
             return

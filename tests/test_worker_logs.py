@@ -1,0 +1,43 @@
+"""The workers' log lines on a local run's console, read from Ray's log folder by the driver."""
+
+from __future__ import annotations
+
+import io
+
+from pipeline.worker_logs import WorkerLogs
+
+
+def test_lines_are_shown_once_each_whole_and_named_by_task_and_pid(tmp_path):
+    out = io.StringIO()
+    logs = WorkerLogs(str(tmp_path), out=out)
+    worker = tmp_path / "worker-abc-01000000-4242.err"
+    worker.write_bytes(b":job_id:01000000\n:task_name:_unit_task\nWARNING pii: a URL could not be split\nhalf a li")
+    (tmp_path / "raylet.err").write_bytes(b"raylet: something failed\n")
+    (tmp_path / "raylet.out").write_bytes(b"not an error file: not shown\n")
+    logs.poll()
+    assert out.getvalue().splitlines() == [
+        "(_unit_task pid=4242) WARNING pii: a URL could not be split", "(raylet.err) raylet: something failed"]
+    with open(worker, "ab") as f:
+        f.write(b"ne, ended\n:task_name:other\n\xff bad bytes\n")
+    logs.poll()
+    logs.poll()  # nothing new: nothing shown twice
+    assert out.getvalue().splitlines()[2:] == ["(_unit_task pid=4242) half a line, ended", "(other pid=4242) \ufffd bad bytes"]
+
+
+def test_a_truncated_file_is_read_again_from_its_start(tmp_path):
+    out = io.StringIO()
+    logs = WorkerLogs(str(tmp_path), out=out)
+    path = tmp_path / "worker-x-01000000-7.out"
+    path.write_text("first line\nsecond line\n")
+    logs.poll()
+    path.write_text("new\n")
+    logs.poll()
+    assert out.getvalue().splitlines() == ["(worker pid=7) first line", "(worker pid=7) second line", "(worker pid=7) new"]
+
+
+def test_the_thread_shows_the_last_lines_when_stopped(tmp_path):
+    out = io.StringIO()
+    logs = WorkerLogs(str(tmp_path), out=out, interval_s=3600).start()
+    (tmp_path / "worker-y-01000000-9.err").write_text("printed just before the end\n")
+    logs.stop()
+    assert out.getvalue() == "(worker pid=9) printed just before the end\n"
