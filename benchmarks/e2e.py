@@ -602,7 +602,7 @@ def memory_section(results: dict) -> list[str]:
            "PSS splits shared pages between the processes that share them (so the columns add up); RSS counts them in "
            "every process. *Driver*: the process started (ours: `curate run`, which also holds Ray's driver; DataTrove: "
            "its task process, `LocalPipelineExecutor(workers=1)` runs the task in it); *Ray daemons*: GCS, raylet, its runtime-"
-           "env agent, its dashboard agent (ours: a stand-in unless `ray.metrics`), the log monitor; *helpers*: our extraction helper, DataTrove's extraction sandbox (a fork).", ""]
+           "env agent, its dashboard agent (ours: a stand-in unless `ray.metrics`), the log monitor (not in ours: a thread of its driver shows the workers' lines); *helpers*: our extraction helper, DataTrove's extraction sandbox (a fork).", ""]
     ours, dt = ok["ours"]["memory"], ok.get("datatrove", {}).get("memory")
     checks = [f"driver peak RSS {fmt(ours['largest_rss'].get('driver'), 0)} MB (target: under {DRIVER_MAX_RSS_MB} MB)"]
     if dt:
