@@ -181,7 +181,7 @@ ray.shutdown()
 def test_units_mapped_before_any_phase_started_ray_start_it_as_the_run_says(tmp_path):
     """`curate run --phases shards` (a small input) or `--phases card` reach Ray first through map_units or the
     card's redaction task: Ray's own default start would bring the dashboard and the autoscaler's monitor up
-    and take every CPU, whatever ``ray.num_cpus`` / ``ray.address`` say.  And a ``pool`` (phase 1's
+    and take every CPU, whatever ``ray.num_cpus`` / ``ray.address`` say.  And a ``pool`` (a phase's
     ``own_workers``) gets worker processes of its own."""
     out = subprocess.run([sys.executable, "-c", UNSTARTED_MAP, str(tmp_path / "out")], cwd=REPO, capture_output=True,
                          text=True, timeout=300, env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_ADDRESS": ""})

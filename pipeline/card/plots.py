@@ -254,17 +254,12 @@ PLOTS = {"funnel": funnel, "languages": languages, "length": length, "classifier
          "dup_clusters": dup_clusters, "pii": pii, "hosts": hosts, "mix": mix}
 
 
-def draw(fn, stats: dict) -> bytes:
-    """One plot as SVG bytes."""
-    return fn(stats)
-
-
 def draw_all(stats: dict) -> tuple[dict[str, bytes], dict[str, str]]:
     """``{"<name>.svg": bytes}`` of every plot that could be drawn, and ``{"<name>.svg": error type}`` of the others."""
     images, failed = {}, {}
     for name, fn in PLOTS.items():
         try:
-            images[f"{name}.svg"] = draw(fn, stats)
+            images[f"{name}.svg"] = fn(stats)
         except Exception as e:  # noqa: BLE001 - a plot is an illustration: its failure must not cost the card
             log.warning("card: the %s plot could not be drawn: %s", name, one_line(f"{type(e).__name__}: {e}")[:500])
             failed[f"{name}.svg"] = type(e).__name__  # the message may quote the data: only the log has it
