@@ -97,6 +97,21 @@ def test_count_words_is_len_split_words():
     assert count_words(pa.array(["one\x0btwo"]))[0] == 2
 
 
+def test_word_counts_read_from_the_batch_words_count_as_split_words(monkeypatch):
+    texts = pa.array(random_texts(300, seed=3) + ["文の ไทย 한 words"], pa.large_string())
+    subset = texts.take(pa.array([300, 5, 17, 17, 250, 0]))  # what the chain leaves, in any order
+    expected = [len(split_words(t)) for t in subset.to_pylist()]
+    batch_cache.clear()
+    assert words_module.word_counts(subset).tolist() == expected  # nothing cached: counted
+    words_module.prime_words(texts)
+    counted = []
+    monkeypatch.setattr(words_module, "count_words", lambda t: counted.append(t) or count_words(t))
+    assert words_module.word_counts(subset).tolist() == expected
+    assert words_module.word_counts(texts).tolist() == [len(split_words(t)) for t in texts.to_pylist()]
+    assert counted == []  # both from the cached words
+    batch_cache.clear()
+
+
 def test_words_of_a_sliced_chunked_column():
     texts = pa.chunked_array([["x y", "skip me"], ["a b c", "d"]]).slice(2, 2)
     assert BatchWords(texts).words.to_pylist() == ["a", "b", "c", "d"]

@@ -45,16 +45,25 @@ def _entries() -> list[tuple[pa.Array, dict[str, Derived]]]:
 
 def shared(texts: pa.Array, kind: str, build: Callable[[pa.Array], D]) -> D:
     """``build(texts)``, or the rows of texts' documents in what was built for an earlier batch."""
+    found = cached(texts, kind)
+    if found is not None:
+        value, rows = found
+        return value if rows is None else value.take(rows)
+    value = build(texts)
+    _remember(texts, kind, value)
+    return value
+
+
+def cached(texts: pa.Array, kind: str) -> tuple[Derived, np.ndarray | None] | None:
+    """What was built of ``kind`` for a batch holding every one of ``texts``, and where each text is in it
+    (None: the same texts), without taking those rows; None if no cached batch holds them all."""
     for cached_texts, derived in _entries():
         if kind not in derived:
             continue
         rows = _rows_of(texts, cached_texts)
-        if rows is None:
-            continue
-        return derived[kind] if rows is _SAME else derived[kind].take(rows)
-    value = build(texts)
-    _remember(texts, kind, value)
-    return value
+        if rows is not None:
+            return derived[kind], None if rows is _SAME else rows
+    return None
 
 
 def prime(texts: pa.Array, kind: str, build: Callable[[pa.Array], Derived]) -> None:

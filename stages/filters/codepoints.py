@@ -50,11 +50,17 @@ class CodePoints:
         self.doc_start = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
         # Positions fit in 32 bits but for batches over 2 G characters.
         self._pos = np.int32 if len(self.cp) < 2**31 else np.int64
+        self._offset: np.ndarray | None = None  # each character's byte offset (_byte), for non-ASCII batches
 
     def per_doc(self, flags: np.ndarray) -> np.ndarray:
         """Sum of a per-character value over each document."""
         total = np.concatenate([[0], np.cumsum(flags, dtype=np.int64)])
         return total[self.doc_start[1:]] - total[self.doc_start[:-1]]
+
+    def docs_with(self, bits: int) -> np.ndarray:
+        """The documents (in order) with a character of any of the classes ``bits``: few characters have
+        them (scripts without spaces), so their positions are found, not a count summed over every character."""
+        return np.unique(self.doc_of(np.flatnonzero(self.cls & bits)))
 
     def doc_of(self, position: np.ndarray) -> np.ndarray:
         """The document of each character position."""
@@ -118,7 +124,8 @@ class CodePoints:
         """The offset in the data buffer of each character position."""
         if len(self._raw) == len(self.cp):  # ASCII: one byte a character
             return position + self._first_byte
-        width = 1 + (self.cp >= 0x80).astype(np.uint8) + (self.cp >= 0x800) + (self.cp >= 0x10000)
-        offset = np.zeros(len(self.cp) + 1, dtype=np.int32 if len(self._raw) < 2**31 else np.int64)
-        np.cumsum(width, out=offset[1:])
-        return offset[position].astype(np.int64) + self._first_byte
+        if self._offset is None:  # once: strings() asks for starts and ends
+            width = 1 + (self.cp >= 0x80).astype(np.uint8) + (self.cp >= 0x800) + (self.cp >= 0x10000)
+            self._offset = np.zeros(len(self.cp) + 1, dtype=np.int32 if len(self._raw) < 2**31 else np.int64)
+            np.cumsum(width, out=self._offset[1:])
+        return self._offset[position].astype(np.int64) + self._first_byte

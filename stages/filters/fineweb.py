@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from stages.filters import lines as ln
 from stages.filters.charclasses import re2_chars
 from stages.filters.rules import TERMINAL_PUNCTUATION, above, below, empty_rule, ratio, reject, texts_of
-from stages.filters.words import count_words
+from stages.filters.words import word_counts
 
 FINEWEB = "FineWeb (Penedo et al. 2024, Sec. 3.5)"
 _STOP_CHARS = re2_chars(TERMINAL_PUNCTUATION)
@@ -94,6 +94,6 @@ class FineWebQualityFilter:
         rules += above(f"{self.name}:char_dup_ratio", ratio(dup_chars, chars), c.char_duplicates_ratio)
         if c.new_line_ratio is not None:
             # A document without words but with newlines counts one word (DataTrove would divide by zero).
-            per_word = ratio(newlines, np.maximum(count_words(texts), 1))
+            per_word = ratio(newlines, np.maximum(word_counts(texts), 1))
             rules += above(f"{self.name}:new_line_ratio", per_word, c.new_line_ratio)
         return reject(batch, rules)

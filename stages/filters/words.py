@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from stages.filters.batch_cache import prime, shared
+from stages.filters.batch_cache import cached, prime, shared
 from stages.filters.charclasses import MARK_RANGES, py_class, re2_class
 from stages.filters.codepoints import NO_SPACE, CodePoints, class_table
 from stages.filters.rules import text_array
@@ -117,13 +117,16 @@ def word_lists(texts: pa.Array | pa.ChunkedArray) -> pa.ListArray:
     counts = np.bincount(chars.doc_of(start), minlength=len(texts))
     offsets = pa.array(np.concatenate([[0], np.cumsum(counts)]).astype(np.int32))
     lists = pa.ListArray.from_arrays(offsets, chars.strings(start, end))
-    segmented = np.flatnonzero(chars.per_doc((chars.cls & NO_SPACE) != 0))
+    segmented = chars.docs_with(NO_SPACE)
     if len(segmented) == 0:
         return lists
-    plain = np.setdiff1d(np.arange(len(texts)), segmented)
     python = pa.array([split_words(t) for t in texts.take(pa.array(segmented)).to_pylist()], WORD_LISTS)
-    combined = pa.concat_arrays([lists.take(pa.array(plain)), python])
-    return combined.take(pa.array(np.argsort(np.concatenate([plain, segmented]), kind="stable")))
+    # The documents in order, each segmented one in place of its code-point words: one copy of the words.
+    pieces, at = [], 0
+    for k, doc in enumerate(segmented.tolist()):
+        pieces += [lists.slice(at, doc - at), python.slice(k, 1)]
+        at = doc + 1
+    return pa.concat_arrays([*pieces, lists.slice(at)])
 
 
 class BatchWords:
@@ -177,11 +180,21 @@ def prime_words(texts: pa.Array) -> None:
     prime(texts, "words", BatchWords)
 
 
+def word_counts(texts: pa.Array) -> np.ndarray:
+    """:func:`count_words`, read from the words a filter before in the chain split (the batch cache) when
+    it had all of these texts: FineWeb's filter after Gopher's then counts nothing again."""
+    found = cached(texts, "words")
+    if found is None:
+        return count_words(texts)
+    words, rows = found
+    return words.counts if rows is None else words.counts[rows]
+
+
 def count_words(texts: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """Words per document, as ``len(split_words(text))``: counted from code points where no segmentation is needed."""
     texts = text_array(texts)
     chars = CodePoints(texts, _CLASSES)
     counts = chars.word_counts().astype(np.int64)
-    for i in np.flatnonzero(chars.per_doc((chars.cls & NO_SPACE) != 0)):
+    for i in chars.docs_with(NO_SPACE):
         counts[i] = len(split_words(texts[int(i)].as_py()))
     return counts
