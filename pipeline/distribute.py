@@ -22,7 +22,7 @@ import traceback
 import uuid
 from collections import Counter
 from contextlib import contextmanager
-from typing import Callable, Iterable, Iterator, Protocol
+from typing import Callable, Iterable, Iterator, NoReturn, Protocol
 
 from tqdm import tqdm
 
@@ -213,6 +213,79 @@ def shutdown_local_ray() -> None:
     if _WORKER_LOGS is not None:
         _WORKER_LOGS.stop()  # after the workers ended: their last lines too
         _WORKER_LOGS = None
+
+
+def end_process(code: int) -> NoReturn:
+    """End this process with exit status ``code``, at once if it started an embedded Ray.
+
+    ``ray.shutdown()`` then tears down the driver's Ray client before it stops Ray's processes, and
+    that waits 0.25 s for gRPC's polling thread (a fixed deadline in Ray's ClientCallManager); the
+    interpreter's own teardown of Ray's, Arrow's and the stages' modules takes ~0.2 s more: ~0.5 s at the
+    end of every local run, the core idle for most of it (benchmarks/startup.py).  Here Ray's processes
+    are stopped as ``ray.shutdown`` stops them (SIGTERM, the raylet ending its workers; SIGKILL after 1 s),
+    the workers' last lines are shown, the exit handlers run but Ray's (the teardown above), and the
+    process ends with ``os._exit``.  Only for the ``curate`` command, once the run has written everything
+    (its files are closed, its lock released): never for a caller that goes on, nor for a Ray it joined.
+    """
+    import atexit
+
+    ray = sys.modules.get("ray")
+    node = getattr(getattr(getattr(ray, "_private", None), "worker", None), "_global_node", None)
+    if not (_STARTED_HERE and node is not None and ray.is_initialized()):
+        shutdown_local_ray()
+        sys.exit(code)
+    atexit.unregister(ray._private.worker.shutdown)
+    try:
+        workers = _node_children(node)
+        node.kill_all_processes(check_alive=False, allow_graceful=True, wait=True)
+        _wait_ended(workers)  # the raylet does not wait for its workers: their exit is part of this run's time
+    except Exception as e:  # the run is done and written: its exit status stands
+        log.warning("stopping the embedded Ray: %s: %s", type(e).__name__, e)
+    if _WORKER_LOGS is not None:
+        _WORKER_LOGS.stop()  # after the workers ended: their last lines too
+    atexit._run_exitfuncs()  # logging's flush, Arrow's S3 finalizer...
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe: nothing more can be said on it
+            pass
+    os._exit(code)
+
+
+def _node_children(node) -> list:
+    """The processes the raylet started (workers, agents): psutil handles, to wait for after it ends."""
+    import psutil  # Ray's own copy (ray/thirdparty_files) when psutil is not installed: Ray is imported here
+
+    try:
+        raylet = node.all_processes["raylet"][0].process
+        return psutil.Process(raylet.pid).children(recursive=True)
+    except (KeyError, IndexError, psutil.Error):
+        return []
+
+
+def _wait_ended(procs: list, timeout_s: float = 5.0) -> None:
+    """Wait until ``procs`` have exited (a zombie has: its parent is gone), killing those left at ``timeout_s``."""
+    import psutil
+
+    deadline, pause = time.monotonic() + timeout_s, 0.001
+    while procs:
+        procs = [p for p in procs if _running(p, psutil)]
+        if not procs or time.monotonic() > deadline:
+            break
+        time.sleep(pause)
+        pause = min(2 * pause, 0.02)
+    for p in procs:
+        try:
+            p.kill()
+        except psutil.Error:
+            pass
+
+
+def _running(proc, psutil) -> bool:
+    try:
+        return proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:  # gone
+        return False
 
 
 #: The run's ``ray.shuffle`` (init_ray), applied to Ray Data when it is first used.

@@ -283,6 +283,49 @@ def test_agent_stand_in_ends_with_the_process_that_started_it(tmp_path):
         pytest.fail("the stand-in outlived its parent")
 
 
+END_PROCESS = """
+import atexit, json, os, sys
+import ray
+import psutil  # Ray's own copy (ray/thirdparty_files), on the path once ray is imported
+from pipeline.distribute import end_process, init_ray
+
+init_ray(1)
+def said(line):
+    print(line, file=sys.stderr, flush=True)
+    return os.getpid()
+
+worker = ray.get(ray.remote(said).remote("the worker's last line"))
+pids = [p.pid for p in psutil.Process().children(recursive=True)]
+atexit.register(lambda: open(sys.argv[1], "w").write(json.dumps({"pids": pids, "worker": worker})))
+print("the report", end="")  # unflushed: end_process flushes it
+end_process(3)
+"""
+
+
+@pytest.mark.ray
+def test_end_process_stops_the_ray_it_started_and_runs_the_other_exit_handlers(tmp_path):
+    """The `curate` command's fast end: Ray's processes stopped and gone when it exits, output flushed, status kept."""
+    import ray  # noqa: F401  (puts its psutil on the path)
+    import psutil
+
+    record = tmp_path / "atexit.json"
+    out = subprocess.run([sys.executable, "-c", END_PROCESS, str(record)], cwd=REPO, capture_output=True, text=True,
+                         timeout=300, env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_ADDRESS": ""})
+    assert out.returncode == 3, out.stderr[-2000:]
+    assert out.stdout.endswith("the report")
+    assert "the worker's last line" in out.stderr
+    seen = json.loads(record.read_text())  # written by an exit handler of the process's own
+    assert seen["worker"] in seen["pids"] and len(seen["pids"]) >= 3  # GCS, raylet, its agents, the worker
+    alive = []
+    for pid in seen["pids"]:
+        try:
+            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                alive.append(pid)
+        except psutil.NoSuchProcess:
+            pass
+    assert alive == []
+
+
 def test_shutdown_local_ray_leaves_a_ray_it_did_not_start():
     """A run inside a process whose Ray someone else started (a test's, a notebook's) must not end it."""
     code = (
