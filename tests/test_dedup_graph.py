@@ -101,6 +101,24 @@ def test_local_components_label_is_component_minimum():
     assert dict(zip(nodes.tolist(), labels.tolist())) == {2: 2, 5: 2, 9: 2, 10: 10, 20: 10, 31: 10, 7: 7, 8: 7}
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_local_components_with_numpy_equal_scipys(seed, monkeypatch):
+    from stages.dedup import components
+
+    rng = np.random.default_rng(seed)
+    n, m = (400, 380) if seed < 3 else (50, 2000)  # sparse (chains, many components), then dense
+    x, y = rng.integers(0, n, m) * 7 + 3, rng.integers(0, n, m) * 7 + 3  # ids not 0..n-1
+    keep = x != y
+    src, dst = np.maximum(x, y)[keep], np.minimum(x, y)[keep]
+    got = local_components(src, dst)
+    monkeypatch.setattr(components, "NUMPY_MAX_EDGES", -1)
+    expected = local_components(src, dst)
+    assert got[0].tolist() == expected[0].tolist() and got[1].tolist() == expected[1].tolist()
+    path = np.arange(1, 500)[::-1]  # a long chain, its edges largest first: the worst order for hooking
+    monkeypatch.setattr(components, "NUMPY_MAX_EDGES", 100_000)
+    assert set(local_components(path, path - 1)[1].tolist()) == {0}
+
+
 def test_large_star_step_hand_computed():
     # edges 3-1, 5-3, 7-3 (both directions, as the map step emits them)
     a, b = np.array([3, 5, 7]), np.array([1, 3, 3])

@@ -9,7 +9,7 @@ Steps, one module each (intermediates under ``dedup/``, each a set of Parquet fi
 2. ``edges`` -- a Ray Data shuffle groups the bucket rows by bucket; each
    partition turns its buckets into star edges.
    ``verify`` -- LSH candidate pairs are kept if their full signatures agree.
-3. ``components`` -- connected components: scipy in one process when the
+3. ``components`` -- connected components: numpy or scipy in one process when the
    edge set is small, else large-star/small-star over Ray Data.
 4. ``decisions`` -- cluster members get their id/hash/score from ``meta/``,
    then the keep rule runs per cluster.

@@ -1,6 +1,6 @@
 """Step 3: connected components of the edge graph (``dedup/components/``).
 
-Below ``components.local_max_edges`` edges, scipy finds them in this process
+Below ``components.local_max_edges`` edges, numpy or scipy finds them in this process
 and the members stay in memory for step 4; above it, large-star/small-star
 iterates over Ray Data (stages.dedup.components) and only the files remain.
 """

@@ -8,7 +8,7 @@ Modules, one idea each:
 * ``lsh``        -- bands x rows for a threshold, band bucket keys
 * ``exact``      -- exact text / URL keys
 * ``edges``      -- buckets -> star edges (optional exact Jaccard verification)
-* ``components`` -- connected components: scipy locally, large-star/small-star on Ray Data
+* ``components`` -- connected components: numpy or scipy locally, large-star/small-star on Ray Data
 * ``keep``       -- which document of a cluster stays, and why the others go
 * ``hashing``    -- MurmurHash3 finalizers over numpy arrays
 """

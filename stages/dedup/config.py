@@ -133,7 +133,7 @@ class ComponentsConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     local_max_edges: int = Field(
-        20_000_000, ge=0, le=2_000_000_000, description="at most this many edges: one process (scipy); more: distributed large-star/small-star on Ray Data"
+        20_000_000, ge=0, le=2_000_000_000, description="at most this many edges: one process (numpy, scipy above 100,000); more: distributed large-star/small-star on Ray Data"
     )
     max_rounds: int = Field(64, ge=1, le=10_000, description="large-star/small-star rounds before giving up with an error")
 
