@@ -85,7 +85,7 @@ def _fail(msg: str, code: int = 2) -> int:
 
 def entry() -> NoReturn:
     """The ``curate`` command: :func:`main`, then the process ends at once (pipeline.distribute.end_process:
-    ~0.5 s less at the end of a local run than Ray's and the interpreter's teardown)."""
+    ~0.4 s less at the end of a local run than Ray's and the interpreter's teardown)."""
     from pipeline.distribute import end_process, shutdown_local_ray
 
     try:
