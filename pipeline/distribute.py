@@ -393,9 +393,36 @@ def _unit_task(job: dict, unit_json: str) -> str:
             _KEPT[job["key"]] = _open(job["open_worker"], job["config"], job["extra"])
         worker = _KEPT[job["key"]]
     try:
-        return _encode(_run(worker, unit, job.get("output_path", "")))
+        with first_interrupt_only():
+            return _encode(_run(worker, unit, job.get("output_path", "")))
     finally:
         return_free_memory()
+
+
+@contextmanager
+def first_interrupt_only() -> Iterator[None]:
+    """In the main thread: the first SIGINT (what ``ray.cancel`` sends a running task, as
+    ``_thread.interrupt_main``) raises KeyboardInterrupt and every later one is ignored, until the block ends.
+
+    Ray repeats a cancel while the task has not ended, and a second KeyboardInterrupt would cut short the
+    clean-up of the unit it stopped (its temporary files, removed as it unwinds: a run stopped by a full
+    disk would leave them behind)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def first(signum, frame):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, first)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def return_free_memory() -> None:

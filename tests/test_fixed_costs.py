@@ -386,6 +386,28 @@ def test_a_phase_stopped_early_waits_for_its_cancelled_units_to_clean_up(tmp_pat
     assert out.stdout.strip().splitlines()[-1] == "True"
 
 
+def test_a_unit_stopped_by_a_cancel_cleans_up_whatever_cancels_follow():
+    """Ray repeats ray.cancel while the task runs: only the first interrupt may stop the unit, not its clean-up."""
+    import _thread
+    import signal
+    import time
+
+    from pipeline.distribute import first_interrupt_only
+
+    before, cleaned = signal.getsignal(signal.SIGINT), []
+    with pytest.raises(KeyboardInterrupt):
+        with first_interrupt_only():
+            try:
+                _thread.interrupt_main()  # the cancel
+                time.sleep(5)
+            finally:
+                _thread.interrupt_main()  # the cancel, repeated during the clean-up
+                time.sleep(0.05)
+                cleaned.append(True)
+    assert cleaned == [True]
+    assert signal.getsignal(signal.SIGINT) is before
+
+
 ALLOCATOR = "import pipeline, pyarrow as pa; print(pa.default_memory_pool().backend_name)"
 
 
