@@ -52,11 +52,6 @@ class CodePoints:
         self._pos = np.int32 if len(self.cp) < 2**31 else np.int64
         self._offset: np.ndarray | None = None  # each character's byte offset (_byte), for non-ASCII batches
 
-    def per_doc(self, flags: np.ndarray) -> np.ndarray:
-        """Sum of a per-character value over each document."""
-        total = np.concatenate([[0], np.cumsum(flags, dtype=np.int64)])
-        return total[self.doc_start[1:]] - total[self.doc_start[:-1]]
-
     def docs_with(self, bits: int) -> np.ndarray:
         """The documents (in order) with a character of any of the classes ``bits``: few characters have
         them (scripts without spaces), so their positions are found, not a count summed over every character."""
