@@ -221,7 +221,7 @@ def end_process(code: int) -> NoReturn:
     ``ray.shutdown()`` then tears down the driver's Ray client before it stops Ray's processes, and
     that waits 0.25 s for gRPC's polling thread (a fixed deadline in Ray's ClientCallManager); the
     interpreter's own teardown of Ray's, Arrow's and the stages' modules takes ~0.2 s more, the core idle for
-    most of it (a one-document run: 3.0 -> 2.6 s, benchmarks/startup.py).  Here Ray's processes
+    most of it (a one-document run: 3.1 -> 2.8 s, benchmarks/results/startup.md).  Here Ray's processes
     are stopped as ``ray.shutdown`` stops them (SIGTERM, the raylet ending its workers; SIGKILL after 1 s),
     the workers' last lines are shown, the exit handlers run but Ray's (the teardown above), and the
     process ends with ``os._exit``.  Only for the ``curate`` command, once the run has written everything
