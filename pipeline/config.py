@@ -13,7 +13,7 @@ import math
 import os
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
@@ -71,6 +71,9 @@ class RayConfig(BaseModel):
 class OutputConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
+    #: where the output is, not what it holds: out of the fingerprints (pipeline/engine/settings.py)
+    run_only: ClassVar[tuple[str, ...]] = ("root",)
+
     root: str = Field(..., description="local folder or s3://bucket/prefix")
     rejected_text: bool = Field(False, description="also store the text of rejected documents")
 
@@ -85,6 +88,8 @@ class RunConfig(BaseModel):
     """A whole run."""
 
     model_config = ConfigDict(extra="forbid")
+    #: where the run's work and output are, not what it writes: out of the fingerprints (pipeline/engine/settings.py)
+    run_only: ClassVar[tuple[str, ...]] = ("storage", "ray")
 
     name: str = "run"
     inputs: list[str] = Field(..., min_length=1, description="input files (WARC; JSON lines or Parquet documents: told by their content), globs, folders, s3:// URIs, or warc.paths listings; with `sources`, leave it out (it is then every source's inputs)")

@@ -173,7 +173,13 @@ class ClassifyStage:
     @classmethod
     def declare(cls, config: Sequence[ClassifierConfig]) -> dict:
         return {"label": "scored by " + ", ".join(c.name for c in config),
-                "adds": [col for c in config for col in (c.score_column, c.label_column)]}
+                "adds": [col for c in config for col in (c.score_column, c.label_column)],
+                "scores": [c.score_column for c in config]}
+
+    @classmethod
+    def depends_on(cls, config: Sequence[ClassifierConfig]) -> list:
+        """Its scores depend on each model and how its text is prepared, not on the filter that runs after dedup."""
+        return [c.model_dump(mode="json", exclude={"filter"}) for c in config]
 
     def __init__(self, config: Sequence[ClassifierConfig]):
         self.config = list(config)
@@ -256,6 +262,11 @@ class ClassifierFilterStage:
     def declare(cls, config: ClassifierConfig) -> dict:
         return {"name": filter_stage_name(config.name), "label": f"{config.name}-filtered ({describe_rule(config.filter)})",
                 "needs": [config.score_column], "reasons": [config.name]}
+
+    @classmethod
+    def depends_on(cls, config: ClassifierConfig) -> dict:
+        """What it removes depends on its rule and the score column, not on how the score was computed."""
+        return {"name": config.name, "filter": config.filter.model_dump(mode="json")}
 
     def __init__(self, config: ClassifierConfig, cutoffs: Mapping[str, Cutoff] | None = None):
         rule = config.filter

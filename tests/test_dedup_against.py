@@ -19,8 +19,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.config import ConfigError, parse_config
-from pipeline.dedup import run_dedup
-from pipeline.dedup.driver import corpus_unit, finished_parts
+from pipeline.phases.deduped import run_dedup
+from pipeline.phases.deduped import corpus_unit
 from pipeline.dedup import index as dedup_index
 from core.storage import Storage
 from tests.test_dedup_steps import WORDS, edit, prose
@@ -190,26 +190,26 @@ def test_rerun_of_run_2_gives_the_same_bytes_and_is_skipped_when_current(runs):
 
 def test_the_fingerprint_covers_the_earlier_index(runs, tmp_path):
     run1, run2 = runs["run1"], runs["run2"]
-    parts = finished_parts(Storage(str(run2)), "extracted")
-    plain = corpus_unit(parts, config(run2)).fingerprint
-    against = corpus_unit(parts, config(run2, against=[str(run1)])).fingerprint
+    parts = Storage(str(run2))  # every finished part of its extracted phase
+    plain = corpus_unit(config(run2), parts).fingerprint
+    against = corpus_unit(config(run2, against=[str(run1)]), parts).fingerprint
     assert plain != against
     # another earlier index (same root name, other contents): another fingerprint
     other = tmp_path / "other"
     Storage(str(other)).write_json({**Storage(str(run1)).read_json(dedup_index.FOLDER, dedup_index.SETTINGS),
                                     "corpus_fingerprint": "changed"}, dedup_index.FOLDER, dedup_index.SETTINGS)
-    assert corpus_unit(parts, config(run2, against=[str(other)])).fingerprint != against
+    assert corpus_unit(config(run2, against=[str(other)]), parts).fingerprint != against
 
 
 def test_mismatched_settings_and_a_missing_index_are_config_errors(runs, tmp_path):
     run1, run2 = runs["run1"], runs["run2"]
-    parts = finished_parts(Storage(str(run2)), "extracted")
+    parts = Storage(str(run2))  # every finished part of its extracted phase
     with pytest.raises(ConfigError) as err:
-        corpus_unit(parts, config(run2, against=[str(run1)], minhash={"num_perm": 64}))
+        corpus_unit(config(run2, against=[str(run1)], minhash={"num_perm": 64}), parts)
     assert "dedup.against[0]" in str(err.value) and "dedup.minhash.num_perm = 128" in str(err.value) and "has 64" in str(err.value)
     missing = tmp_path / "nothing"
     with pytest.raises(ConfigError) as err:
-        corpus_unit(parts, config(run2, against=[str(run1), str(missing)]))
+        corpus_unit(config(run2, against=[str(run1), str(missing)]), parts)
     assert len(str(err.value).splitlines()) == 1 and "dedup.against[1]" in str(err.value) and "no dedup index" in str(err.value)
     problems = dedup_index.problems(config(run2, against=[str(run2)]))
     assert problems and "own output root" in problems[0]

@@ -17,6 +17,7 @@ from pipeline.card.tokens import headline_tokens as _headline_tokens, tokens_sta
 from pipeline.card.funnel import adds_up, funnel, reader_counts, share
 from pipeline.card.parts import LENGTH_EDGES, QUALITY_BINS
 from pipeline.card.plan import CardPlan
+from pipeline.phase import ROLE_SHARDS
 
 SCHEMA = 1
 #: Hosts listed (and plotted) among the kept and among the removed documents.
@@ -301,7 +302,7 @@ def _checks(plan: CardPlan, aggs: dict, rows: list[dict], manifest: dict | None,
         out.append({"check": f"{p.name}: rows kept {kept} and rejected {rejected} = run.json's counts "
                              f"({summary.get('kept')} and {summary.get('rejected')})", "ok": ok})
     if manifest is not None:
-        last = [r for r in rows if r["phase"] == plan.with_section(N.SHARDS_SECTION)]
+        last = [r for r in rows if r["phase"] == plan.with_role(ROLE_SHARDS)]
         before = last[0]["in"] if last else None
         out.append({"check": f"documents in the shards manifest ({manifest['documents']}) = documents entering the shards phase "
                              f"({before}) - its rejected rows - documents packing dropped whole",

@@ -162,17 +162,3 @@ def check(config: RunConfig) -> None:
     lines = problems(config)
     if lines:
         raise ConfigError("\n".join(lines))
-
-
-def identities(config: RunConfig) -> list[dict]:
-    """Each earlier run's root and the hash of its index's settings file (which holds its corpus fingerprint):
-    the dedup phase's fingerprint covers them, so a rerun after an earlier run changed is redone."""
-    if not config.dedup.enabled or not config.dedup.against:
-        return []
-    check(config)
-    out = []
-    for root in config.dedup.against:
-        storage = earlier_storage(config, root)
-        with storage.fs.open_input_stream(storage.path(FOLDER, SETTINGS), compression=None) as f:
-            out.append({"root": root, "index": hashlib.sha256(f.read()).hexdigest()})
-    return out
