@@ -71,17 +71,18 @@ def run_phase1(data: dict, files: list[str]) -> "pa.Table":  # noqa: F821
     import pyarrow as pa
 
     from pipeline.config import parse_config, s3_options
-    from pipeline.phases.extracted import FileWorker
+    from pipeline.engine.worker import MapWorker
+    from pipeline.phases.extracted import ExtractedPhase
     from core.storage import open_input
     from stages.base import ChainStats, run_chain
     from stages.sources import check_input, sniff_stream
 
     config = parse_config({**data, "inputs": files, "output": {"root": "unused"}})
-    worker = FileWorker(config)  # a phase-1 worker's reader and stages (models loaded once), nothing written
+    worker = MapWorker(config, ExtractedPhase)  # a phase-1 worker's reader and stages (models loaded once), nothing written
     kept = []
     for f in files:
         with open_input(f, s3_options(config)) as raw:
-            reader, stages = worker.chain(check_input(sniff_stream(raw, f), f))
+            reader, stages = worker.chain(check_input(sniff_stream(raw, f), f), None)
             for batch in reader.read(raw, f, reader.new_stats()):
                 rows, _rejected = run_chain(stages, batch, ChainStats())
                 kept.append(rows.select(["id", "url", "language", "text"]))
