@@ -78,7 +78,7 @@ def run_phase1(data: dict, files: list[str]) -> "pa.Table":  # noqa: F821
     from stages.sources import check_input, sniff_stream
 
     config = parse_config({**data, "inputs": files, "output": {"root": "unused"}})
-    worker = MapWorker(config, ExtractedPhase)  # a phase-1 worker's reader and stages (models loaded once), nothing written
+    worker = MapWorker(config, ExtractedPhase)  # a phase-1 worker's reader and stages (models loaded once)
     kept = []
     for f in files:
         with open_input(f, s3_options(config)) as raw:

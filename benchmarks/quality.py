@@ -350,7 +350,8 @@ def render(args, machine, cpu, sets: dict, phase1: dict, scoring: dict, names: d
                            f"longer; their scores move: {moved}.")
     out += [""]
     out += ["## Share of phase 1", "",
-            "Phase 1's worker (the engine's `MapWorker`) over the sample WARCs with `jobs/sample.yaml`'s settings and the classifiers last; "
+            "Phase 1's worker (the engine's `MapWorker`) over the sample WARCs with `jobs/sample.yaml`'s settings "
+            "and the classifiers last; "
             "**phase 1 s** is the run's wall time without them, **share** = classifiers s ÷ phase 1 s, the time scoring "
             "adds to phase 1 (model loading is once per worker process, apart).", ""]  # fmt: skip
     rows = []

@@ -33,8 +33,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from core.layout import DOCUMENTS, REJECTED
 
@@ -81,7 +82,7 @@ class Unit:
         return json.dumps(asdict(self), sort_keys=True)
 
     @classmethod
-    def from_json(cls, text: str) -> "Unit":
+    def from_json(cls, text: str) -> Unit:
         return cls(**json.loads(text))
 
 
@@ -125,7 +126,7 @@ class Sink:
     label: str
     path: str
     role: str
-    settings: Callable[["RunConfig"], Any] | None = None
+    settings: Callable[[RunConfig], Any] | None = None
 
     def info(self) -> SinkInfo:
         return SinkInfo(self.name, self.label, self.path, self.role)
@@ -134,11 +135,11 @@ class Sink:
 def documents_sinks(phase: str) -> list[Sink]:
     """The default sinks of a phase that writes documents: the kept ones and the rejected ones."""
     return [Sink("documents", "the documents it kept (Parquet)", f"{DOCUMENTS}/{phase}/", ROLE_DOCUMENTS),
-            Sink("rejected", "the documents it removed, with stage and reason (Parquet)", f"{REJECTED}/{phase}/", "rejected",
-                 lambda config: {"rejected_text": config.output.rejected_text})]
+            Sink("rejected", "the documents it removed, with stage and reason (Parquet)", f"{REJECTED}/{phase}/",
+                 "rejected", lambda config: {"rejected_text": config.output.rejected_text})]
 
 
-def _always(config: "RunConfig") -> bool:
+def _always(config: RunConfig) -> bool:
     return True
 
 
@@ -171,18 +172,18 @@ class Step:
     run: Callable[..., Any]
     depends: tuple[str, ...] = ()
     reads: tuple[str, ...] = ()
-    sections: tuple[str, ...] | Callable[["RunConfig"], tuple[str, ...]] = ()
-    files: Callable[["RunConfig"], list[str]] | None = None
+    sections: tuple[str, ...] | Callable[[RunConfig], tuple[str, ...]] = ()
+    files: Callable[[RunConfig], list[str]] | None = None
     version: Callable[[], Any] | None = None
-    units: Callable[["RunConfig"], list[str]] | None = None
+    units: Callable[[RunConfig], list[str]] | None = None
     unit: str = ""
     resume: bool = False
     counted: bool = False
     publishes_parts: bool = False
-    outputs: Callable[["RunConfig"], list[tuple[str, ...]]] | None = None
-    unit_outputs: Callable[["RunConfig", str], list[tuple[str, ...]]] | None = None
-    keep: Callable[["RunConfig"], bool] = _always
-    when: Callable[["RunConfig"], bool] = _always
+    outputs: Callable[[RunConfig], list[tuple[str, ...]]] | None = None
+    unit_outputs: Callable[[RunConfig, str], list[tuple[str, ...]]] | None = None
+    keep: Callable[[RunConfig], bool] = _always
+    when: Callable[[RunConfig], bool] = _always
     summarize: Callable[[list], dict] | None = None
 
     @property
@@ -228,26 +229,26 @@ class Phase:
         """Whether the dataset card reports on its documents (not on the card itself)."""
         return self.role != ROLE_CARD
 
-    def enabled(self, config: "RunConfig") -> bool:
+    def enabled(self, config: RunConfig) -> bool:
         return True
 
-    def check(self, config: "RunConfig") -> None:
+    def check(self, config: RunConfig) -> None:
         """Raise ConfigError if this phase cannot run with ``config`` (before anything starts)."""
 
-    def stages(self, config: "RunConfig", prepared: Any = None) -> list["StageSpec"]:
+    def stages(self, config: RunConfig, prepared: Any = None) -> list[StageSpec]:
         """The stages it runs on every document, in order (none for a phase of corpus-wide steps)."""
         return []
 
-    def declared_stages(self, config: "RunConfig") -> list["StageInfo"]:
+    def declared_stages(self, config: RunConfig) -> list[StageInfo]:
         """Every stage whose name its rejected rows may carry, in order, as the plan describes them: its
         stages' own descriptions; a phase of steps names the stages of its steps itself."""
         return [spec.info() for spec in self.stages(config)]
 
-    def steps(self, config: "RunConfig") -> list[Step]:
+    def steps(self, config: RunConfig) -> list[Step]:
         """Its steps, in order (none for a map phase); the engine runs those the config enables (``when``)."""
         return []
 
-    def sinks(self, config: "RunConfig") -> list[Sink]:
+    def sinks(self, config: RunConfig) -> list[Sink]:
         """What it writes: its kept and rejected documents, unless it says otherwise."""
         return documents_sinks(self.name) if self.writes_documents else []
 
@@ -284,10 +285,10 @@ class MapPhase(Phase):
     #: Rows per Arrow batch read from a part.
     batch_rows: ClassVar[int] = 2048
 
-    def prepare(self, ctx: "RunContext", todo: list[Unit]) -> Any:
+    def prepare(self, ctx: RunContext, todo: list[Unit]) -> Any:
         """Something global the workers need (picklable), computed on the driver before the units run."""
         return None
 
-    def corpus_wide(self, config: "RunConfig") -> bool:
+    def corpus_wide(self, config: RunConfig) -> bool:
         """Whether every unit depends on every part it could read (what ``prepare`` computes over them)."""
         return False

@@ -76,7 +76,8 @@ class PhasePlan:
         return {"name": self.name, "label": self.label, "enabled": self.enabled, "reads": self.reads,
                 "unit_kind": self.unit_kind, "writes_documents": self.writes_documents, "sections": list(self.sections),
                 "stages": [s.to_json() for s in self.stages],
-                "steps": [{"name": s.name, "label": s.label, "kind": s.kind, "depends": list(s.depends)} for s in self.steps],
+                "steps": [{"name": s.name, "label": s.label, "kind": s.kind, "depends": list(s.depends)}
+                          for s in self.steps],
                 "sinks": [{"name": s.name, "label": s.label, "path": s.path, "role": s.role} for s in self.sinks],
                 "adds": list(self.adds), "sources": [s.to_json() for s in self.sources], "reported": self.reported,
                 "overrides": self.overrides, "role": self.role}
@@ -90,8 +91,8 @@ class PhasePlan:
         return cls(data["name"], data.get("label") or data["name"], bool(data.get("enabled", True)), data.get("reads"),
                    data.get("unit_kind") or "unit", writes, tuple(data.get("sections") or ()),
                    tuple(StageInfo.from_json(s) for s in data.get("stages") or ()),
-                   tuple(StepInfo(s["name"], s.get("label") or s["name"], s.get("kind") or "", tuple(s.get("depends") or ()))
-                         for s in data.get("steps") or ()),
+                   tuple(StepInfo(s["name"], s.get("label") or s["name"], s.get("kind") or "",
+                                  tuple(s.get("depends") or ())) for s in data.get("steps") or ()),
                    tuple(SinkInfo(s["name"], s.get("label") or s["name"], s.get("path") or "", s.get("role") or "")
                          for s in data.get("sinks") or ()),
                    tuple(data.get("adds") or ()), tuple(SourceInfo.from_json(s) for s in data.get("sources") or ()),
@@ -174,10 +175,11 @@ def build_plan(config: RunConfig, phases: Sequence[type[Phase] | Phase]) -> tupl
                              reasons=tuple(dict.fromkeys(r for s in sources for r in s.reasons)))
             stages = [read, *(s.info() for s in own), *stages]
         steps = tuple(s.info() for s in p.steps(config) if s.when(config)) if on else ()
+        sinks = tuple(s.info() for s in p.sinks(config)) if on else ()
+        overrides = getattr(p, "overrides", lambda c: {})(config) if on else {}
         out.append(PhasePlan(p.name, p.label or p.name, on, reads if on else None, p.unit_kind, p.writes_documents,
-                             tuple(p.sections), tuple(stages), steps, tuple(s.info() for s in p.sinks(config)) if on else (),
-                             tuple(p.adds), tuple(sources), p.reported, getattr(p, "overrides", lambda c: {})(config) if on else {},
-                             p.role))
+                             tuple(p.sections), tuple(stages), steps, sinks, tuple(p.adds), tuple(sources), p.reported,
+                             overrides, p.role))
         if on and p.writes_documents:
             reads = p.name
     plan = Plan(tuple(out))

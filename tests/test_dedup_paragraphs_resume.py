@@ -70,7 +70,8 @@ def test_killed_in_the_paragraph_step_or_the_rewrite_then_rerun_gives_the_same_b
     out = tmp_path / "killed"
     write_parts(Storage(str(out)), docs)
     folder = out / "dedup" / where if where.startswith("paragraphs") else out / where
-    ready = _any(folder) if where.startswith("paragraphs") else _any(folder, "*.json")  # a part's marker: in the rewrite
+    # in the rewrite: a part's marker (_done/deduped/signatures/ holds step 1's)
+    ready = _any(folder) if where.startswith("paragraphs") else _any(folder, "*.json")
     rc = _kill_when([sys.executable, "-c", DRIVER, json.dumps(config(out).model_dump(mode="json"))], ready)
     assert rc == -signal.SIGKILL
     assert not (out / "_done" / "deduped" / "_corpus.json").exists()  # killed before the phase ended

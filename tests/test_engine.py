@@ -64,7 +64,8 @@ def test_settings_of_how_a_phase_runs_leave_its_fingerprints_alone(tmp_path):
         return [u.fingerprint for u in ctx.units_of(ctx.phases[-1])]
 
     base = shards()
-    assert len(base) == parse_config({"inputs": ["x"], "output": "o"}).shards.shuffle.groups + 1  # the groups, the manifest
+    groups = parse_config({"inputs": ["x"], "output": "o"}).shards.shuffle.groups
+    assert len(base) == groups + 1  # the groups, the manifest
     assert shards(local_max_docs=0, trainer="megatron", layout={"max_dropped_share": 0.5}) == base  # run_only
     assert shards(shuffle={"seed": 7}) != base
 
@@ -103,7 +104,8 @@ def _count(job, todo):
         CALLS.append(("count", unit.name))
         with UnitWork.for_phase(job.storage, job.phase.name, unit) as work:
             try:
-                rows = pq.ParquetFile(job.storage.path("documents", job.source, f"part-{unit.name}.parquet")).metadata.num_rows
+                part = job.storage.path("documents", job.source, f"part-{unit.name}.parquet")
+                rows = pq.ParquetFile(part).metadata.num_rows
             except Exception as e:  # noqa: BLE001 - the unit fails alone
                 yield UnitResult.failure(unit.name, f"{type(e).__name__}: {e}")
                 continue
@@ -137,7 +139,8 @@ class TallyPhase(Phase):
 def _parts(root, rows: dict[str, int]) -> Storage:
     storage = Storage(str(root))
     for name, n in rows.items():
-        storage.write_parquet(pa.table({"id": [f"{name}-{i}" for i in range(n)]}), "documents", "extracted", f"part-{name}.parquet")
+        table = pa.table({"id": [f"{name}-{i}" for i in range(n)]})
+        storage.write_parquet(table, "documents", "extracted", f"part-{name}.parquet")
         storage.write_json({"unit": name, "fingerprint": f"fp-{name}"}, "_done", "extracted", f"{name}.json")
     return storage
 
@@ -183,8 +186,10 @@ def test_the_empty_units_of_a_step_share_one_marker(tmp_path):
     markers.record_empty(storage, "p", "groups", True, "fp1", empty[:2])
     markers.record_empty(storage, "p", "groups", True, "fp1", empty[2:])
     found = markers.read(storage, "p")
-    assert sorted(found) == ["g0", "g1", "g2"] and [p.name for p in (tmp_path / "_done" / "p").iterdir()] == ["_empty_groups.json"]
-    assert all(m.fingerprint == markers.unit_fingerprint("fp1", n) and m.totals == {"groups": 1} for n, m in found.items())
+    assert sorted(found) == ["g0", "g1", "g2"]
+    assert [p.name for p in (tmp_path / "_done" / "p").iterdir()] == ["_empty_groups.json"]
+    assert all(m.fingerprint == markers.unit_fingerprint("fp1", n) and m.totals == {"groups": 1}
+               for n, m in found.items())
     markers.record_empty(storage, "p", "groups", True, "fp2", empty[:1])  # another corpus: the old list goes
     assert sorted(markers.read(storage, "p")) == ["g0"]
 
@@ -193,8 +198,8 @@ def test_the_empty_units_of_a_step_share_one_marker(tmp_path):
 
 def _export(job, unit):
     """A copy of the final documents' ids, for readers outside the run."""
-    ids = [i for p in job.parts for i in pq.read_table(job.storage.path("documents", job.source, f"part-{p.name}.parquet"),
-                                                       columns=["id"]).column("id").to_pylist()]
+    files = [job.storage.path("documents", job.source, f"part-{p.name}.parquet") for p in job.parts]
+    ids = [i for f in files for i in pq.read_table(f, columns=["id"]).column("id").to_pylist()]
     job.storage.write_json(sorted(ids), "exports", "ids.json")
     return UnitResult(unit.name, totals={"exported": len(ids)})
 
@@ -215,7 +220,8 @@ class IdsExport(Phase):
 @pytest.mark.ray
 def test_an_export_phase_is_not_taken_for_the_shards_by_the_card(ray_local, warc_factory, tmp_path):
     rng = random.Random(3)
-    warc_factory("one.warc.gz", [Page(f"https://a.example/{i}", html(f"Page {i}", _prose(rng)).encode()) for i in range(4)])
+    pages = [Page(f"https://a.example/{i}", html(f"Page {i}", _prose(rng)).encode()) for i in range(4)]
+    warc_factory("one.warc.gz", pages)
     out = tmp_path / "out"
     cfg = parse_config({"inputs": [str(tmp_path / "*.warc.gz")], "output": str(out), "filters": FILTERS_OFF,
                         "langid": {"min_score": 0.0}, "pii": {"enabled": False}, "shards": {"shuffle": {"groups": 2}}})

@@ -83,7 +83,8 @@ def test_many_more_groups_than_documents_write_one_marker_for_the_empty_ones(fin
     # another corpus (here: another seed) forgets the empty groups of the old one
     reseeded = run(_config(src, out, shuffle={"groups": 4096, "seed": 7}), progress=False, phases=["shards"])
     assert reseeded["phases"]["shards"]["units_skipped"] == 0
-    assert json.loads((out / "_done" / "shards" / "_empty_groups.json").read_text())["fingerprint"] != empty["fingerprint"]
+    reseeded_empty = json.loads((out / "_done" / "shards" / "_empty_groups.json").read_text())
+    assert reseeded_empty["fingerprint"] != empty["fingerprint"]
 
 
 def test_packing_that_drops_too_much_is_an_error_naming_the_setting(finished, tmp_path):

@@ -166,8 +166,9 @@ def recorded_plan(storage: Storage, record: dict, phases: Sequence = ()) -> Plan
     built, _ = build_plan(_every_stage(), phases)
     out = [p for p in built.phases if p.name in found or p.writes_documents]
     known = {p.name for p in built.phases}
-    out += [PhasePlan(n, n, True, None, "unit", storage.exists(DOCUMENTS, n), (), role=ROLE_DOCUMENTS if storage.exists(DOCUMENTS, n) else "")
-            for n in sorted(found - known)]
+    for n in sorted(found - known):
+        docs = storage.exists(DOCUMENTS, n)
+        out.append(PhasePlan(n, n, True, None, "unit", docs, (), role=ROLE_DOCUMENTS if docs else ""))
     return Plan(tuple(out))
 
 

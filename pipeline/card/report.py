@@ -80,7 +80,7 @@ def report(root: str, s3: S3Options | None = None, workers: int = 1) -> dict:
         stats = compute(plan_from_markers(storage, record, why, DEFAULT_PHASES), storage, workers=workers)
         return publish(storage, stats)
     try:
-        plan, (unit,) = plan_from_context(ctx, record), ctx.units_of(CardPhase())  # the engine's fingerprint of the card
+        plan, (unit,) = plan_from_context(ctx, record), ctx.units_of(CardPhase())  # the card's unit, by the engine
     except CardInputError:
         raise
     except (ValueError, AttributeError, TypeError) as e:  # the run's context reads markers without naming them

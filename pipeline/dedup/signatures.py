@@ -101,7 +101,8 @@ class SignaturePart:
                 doc = (np.int64(part_no) << ROW_BITS) + np.arange(row, row + len(table), dtype=np.int64)
                 row += len(table)
                 stats.update(self._write_batch(table, doc, score_col, *(w for w, _ in writers)))
-            return work.commit(UnitResult(unit.name, totals={"docs": row, "has_score": score_col is not None, **stats}))
+            totals = {"docs": row, "has_score": score_col is not None, **stats}
+            return work.commit(UnitResult(unit.name, totals=totals))
 
     def _writers(self, work: UnitWork, unit: str) -> list[tuple[PartWriter, pa.Schema]]:
         """(writer, schema) for the part's buckets, meta and signatures."""

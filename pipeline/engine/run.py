@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from core.storage import OutputError
 from pipeline.distribute import Progress, map_units
@@ -26,15 +27,15 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def run_phase(ctx: "RunContext", phase: Phase) -> dict:
+def run_phase(ctx: RunContext, phase: Phase) -> dict:
     """Do a phase's units that are not done; returns its summary over all its units."""
     t0 = time.perf_counter()
     units = ctx.units_of(phase)
     done = {u.name: m for u in units if (m := ctx.marker(phase, u)) is not None}
     todo = [u for u in units if u.name not in done]
     if done:
-        log.info("phase %s: %d of %d units (%s) already done (current markers); skipping them", phase.name, len(done), len(units),
-                 phase.unit_kind)
+        log.info("phase %s: %d of %d units (%s) already done (current markers); skipping them", phase.name, len(done),
+                 len(units), phase.unit_kind)
     log.info("phase %s: started, %d of %d units (%s) to do", phase.name, len(todo), len(units), phase.unit_kind)
     failures: dict[str, dict[str, str]] = {}
     if not todo:
@@ -52,7 +53,7 @@ def run_phase(ctx: "RunContext", phase: Phase) -> dict:
     return summary
 
 
-def run_map(ctx: "RunContext", phase: MapPhase, todo: list[Unit]) -> Iterator[UnitResult]:
+def run_map(ctx: RunContext, phase: MapPhase, todo: list[Unit]) -> Iterator[UnitResult]:
     """A map phase's units to do on Ray workers (their ``prepare`` first, on the driver)."""
     try:
         prepared = phase.prepare(ctx, todo)

@@ -21,12 +21,15 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
-from typing import TYPE_CHECKING, Any, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
 from core.storage import S3Options, is_s3, resolve
+from pipeline.phase import INPUTS
+from stages.sources.kinds import SOURCES
 
 if TYPE_CHECKING:
     from pipeline.config import RunConfig
@@ -59,13 +62,13 @@ def _without_run_only(model: Any, dumped: Any) -> Any:
         skip = getattr(type(model), "run_only", ())
         return {k: _without_run_only(getattr(model, k, None), v) for k, v in dumped.items() if k not in skip}
     if isinstance(model, (list, tuple)) and isinstance(dumped, list) and len(model) == len(dumped):
-        return [_without_run_only(m, d) for m, d in zip(model, dumped)]
+        return [_without_run_only(m, d) for m, d in zip(model, dumped, strict=True)]
     if isinstance(model, dict) and isinstance(dumped, dict):
         return {k: _without_run_only(model.get(k), v) for k, v in dumped.items()}
     return dumped
 
 
-def section(config: "RunConfig", path: str) -> Any:
+def section(config: RunConfig, path: str) -> Any:
     """The config object at a dotted path (``dedup.minhash``); ``*``: the whole config."""
     value: Any = config
     for key in ([] if path == "*" else path.split(".")):
@@ -120,31 +123,27 @@ def class_id(cls: type) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
-def stage(spec: "StageSpec", s3: S3Options | None) -> dict:
+def stage(spec: StageSpec, s3: S3Options | None) -> dict:
     """A stage's part of a fingerprint: its class, the settings it depends on, the files its config names."""
     declared = getattr(spec.cls, "depends_on", None)
     value = declared(spec.config) if callable(declared) else spec.config
     return {"stage": class_id(spec.cls), "settings": settings_json(value), "files": files(spec.config, s3)}
 
 
-def sink(spec: "Sink", config: "RunConfig") -> dict:
+def sink(spec: Sink, config: RunConfig) -> dict:
     return {"sink": spec.name, "settings": settings_json(spec.settings(config)) if spec.settings else None}
 
 
-def sections(config: "RunConfig", paths: tuple[str, ...], s3: S3Options | None) -> dict:
+def sections(config: RunConfig, paths: tuple[str, ...], s3: S3Options | None) -> dict:
     """Each dotted config path's settings and the identities of the files its sections name."""
     return {p: {"settings": settings_json(section(config, p)), "files": files(section(config, p), s3)} for p in paths}
 
 
-def map_phase(phase: "Phase", config: "RunConfig", s3: S3Options | None) -> dict:
+def map_phase(phase: Phase, config: RunConfig, s3: S3Options | None) -> dict:
     """Every component a map phase runs with ``config`` (a named source's effective config for its units): the
     source kinds (reading the input files), its stages, its sinks."""
-    from pipeline.phase import INPUTS
-
     out: dict[str, Any] = {}
-    if getattr(phase, "reads", None) == INPUTS:
-        from stages.sources.kinds import SOURCES  # any kind may read a remote file: its content is first seen by the unit
-
+    if getattr(phase, "reads", None) == INPUTS:  # every source kind: a remote file's is first seen by its unit
         out["sources"] = [{"source": cls.name, **sections(config, (cls.section,), s3),
                            "stages": [stage(s, s3) for s in cls.stages(config)]} for cls in SOURCES]
     out["stages"] = [stage(s, s3) for s in phase.stages(config)]
@@ -152,7 +151,7 @@ def map_phase(phase: "Phase", config: "RunConfig", s3: S3Options | None) -> dict
     return out
 
 
-def step(spec: "Step", config: "RunConfig", s3: S3Options | None) -> dict:
+def step(spec: Step, config: RunConfig, s3: S3Options | None) -> dict:
     """A step's own part of its fingerprint: its sections, the files it reads, its version."""
     paths = spec.sections(config) if callable(spec.sections) else spec.sections
     return {"step": spec.name, "sections": sections(config, tuple(paths), s3),

@@ -22,14 +22,15 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any
 
 import pyarrow.fs as pafs
 
 from pipeline.engine import markers
 from pipeline.engine.units import StepPlan, reads_parts
-from pipeline.phase import FINAL, MAP, SHUFFLE, Part, Phase, Step
+from pipeline.phase import MAP, SHUFFLE, Part, Phase, Step
 from pipeline.result import UnitResult
 from pipeline.units import UnitWork
 
@@ -46,7 +47,7 @@ class Job:
     """What a step's ``run`` sees: the run, its phase, the current step, the parts it reads and what the
     steps before it left."""
 
-    ctx: "RunContext"
+    ctx: RunContext
     phase: Phase
     #: the parts of the phase it reads (sorted by name), and that phase's name
     parts: list[Part]
@@ -66,7 +67,7 @@ class Job:
         return self.ctx.config
 
     @property
-    def storage(self) -> "Storage":
+    def storage(self) -> Storage:
         return self.ctx.storage
 
     @property
@@ -82,7 +83,7 @@ class Job:
         return self.ctx.workers()
 
 
-def run_steps(ctx: "RunContext", phase: Phase, failures: dict) -> Iterator[UnitResult]:
+def run_steps(ctx: RunContext, phase: Phase, failures: dict) -> Iterator[UnitResult]:
     """Run the phase's steps (it has work); yields the results of its counted units as they come, and puts
     the failures of its other steps' units in ``failures`` (step -> unit -> error)."""
     plans = ctx.step_plans(phase)
@@ -137,7 +138,7 @@ def run_steps(ctx: "RunContext", phase: Phase, failures: dict) -> Iterator[UnitR
         _discard_intermediates(ctx, phase, plans)
 
 
-def _map(ctx: "RunContext", phase: Phase, job: Job, plan: StepPlan) -> Iterator[UnitResult]:
+def _map(ctx: RunContext, phase: Phase, job: Job, plan: StepPlan) -> Iterator[UnitResult]:
     """A MAP step's units to do, through its ``run``; then its results, as the later steps see them."""
     step = plan.step
     done = {}
@@ -166,7 +167,7 @@ def _message(failures: dict[str, dict[str, str]]) -> str:
     return f"{len(errors)} units of step {step} failed: {named}"
 
 
-def _remove(storage: "Storage", path: tuple[str, ...]) -> None:
+def _remove(storage: Storage, path: tuple[str, ...]) -> None:
     """Delete a file or a folder under the output root, if it is there."""
     info = storage.fs.get_file_info(storage.path(*path))
     if info.type == pafs.FileType.Directory:
@@ -179,7 +180,7 @@ def _outputs(step: Step, config) -> list[tuple[str, ...]]:
     return list(step.outputs(config)) if step.outputs is not None else []
 
 
-def _clear(ctx: "RunContext", phase: Phase, plans: list[StepPlan]) -> None:
+def _clear(ctx: RunContext, phase: Phase, plans: list[StepPlan]) -> None:
     """Delete what this run of the phase rewrites, before any step runs: a reader never sees an output of an
     earlier run beside the new ones (a manifest naming shards being rewritten, edges of removed parts)."""
     config, storage = ctx.config, ctx.storage
@@ -205,7 +206,7 @@ def _clear(ctx: "RunContext", phase: Phase, plans: list[StepPlan]) -> None:
                     _remove(storage, path)
 
 
-def _discard_intermediates(ctx: "RunContext", phase: Phase, plans: list[StepPlan]) -> None:
+def _discard_intermediates(ctx: RunContext, phase: Phase, plans: list[StepPlan]) -> None:
     """Every step ran: delete the outputs and markers of the steps whose outputs the config does not keep."""
     for plan in plans:
         if not plan.step.keep(ctx.config):

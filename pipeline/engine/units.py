@@ -35,7 +35,7 @@ class StepPlan:
     units: tuple[Unit, ...]
 
 
-def map_units(ctx: "RunContext", phase: MapPhase) -> list[Unit]:
+def map_phase_units(ctx: RunContext, phase: MapPhase) -> list[Unit]:
     config, s3 = ctx.config, ctx.s3
     if phase.reads == INPUTS:
         names = input_sources(config, ctx.inputs)  # {} unless the run names sources
@@ -46,13 +46,14 @@ def map_units(ctx: "RunContext", phase: MapPhase) -> list[Unit]:
     source = _source(ctx, phase)
     parts = ctx.parts(source)
     names = part_sources(ctx)  # {} unless the run names sources
-    components = {n: fingerprint(settings.map_phase(phase, config.for_source(n), s3)) for n in {names.get(p.name) for p in parts}}
+    components = {n: fingerprint(settings.map_phase(phase, config.for_source(n), s3))
+                  for n in {names.get(p.name) for p in parts}}
     corpus = [fingerprint(sorted(p.fingerprint for p in parts))] if phase.corpus_wide(config) else []
     return [Unit(p.name, fingerprint(p.fingerprint, components[names.get(p.name)], *corpus),
                  {"source": source.name, **({"source_name": names.get(p.name)} if names else {})}) for p in parts]
 
 
-def _source(ctx: "RunContext", phase: Phase) -> Phase:
+def _source(ctx: RunContext, phase: Phase) -> Phase:
     source = ctx.source(phase)
     if source is None:
         raise ValueError(f"phase {phase.name} reads documents, but no phase before it writes any")
@@ -63,7 +64,7 @@ def reads_parts(step: Step) -> bool:
     return PARTS in step.reads or (step.kind == MAP and step.units is None)
 
 
-def step_plans(ctx: "RunContext", phase: Phase) -> list[StepPlan]:
+def step_plans(ctx: RunContext, phase: Phase) -> list[StepPlan]:
     """The steps the config enables, in order, each with its fingerprint and units."""
     config, s3 = ctx.config, ctx.s3
     active = [s for s in phase.steps(config) if s.when(config)]
@@ -81,11 +82,12 @@ def step_plans(ctx: "RunContext", phase: Phase) -> list[StepPlan]:
             names = step.units(config) if step.units is not None else [p.name for p in parts]
         else:
             names = [step.unit] if step.kind == FINAL else []
-        out.append(StepPlan(step, fp, tuple(Unit(n, unit_fingerprint(fp, n), {}, None if step.top else step.name) for n in names)))
+        folder = None if step.top else step.name  # where its markers are
+        out.append(StepPlan(step, fp, tuple(Unit(n, unit_fingerprint(fp, n), {}, folder) for n in names)))
     return out
 
 
-def run_state(ctx: "RunContext") -> list:
+def run_state(ctx: RunContext) -> list:
     """What every phase the card reports on has done: its units (fingerprint, marker current or not) and parts."""
     state = []
     for p in ctx.phases:
@@ -97,14 +99,14 @@ def run_state(ctx: "RunContext") -> list:
     return state
 
 
-def units(ctx: "RunContext", phase: Phase) -> list[Unit]:
+def units(ctx: RunContext, phase: Phase) -> list[Unit]:
     """The phase's units: a map phase's, or its counted steps'."""
     if isinstance(phase, MapPhase):
-        return map_units(ctx, phase)
+        return map_phase_units(ctx, phase)
     return [u for plan in ctx.step_plans(phase) if plan.step.counted for u in plan.units]
 
 
-def parts(ctx: "RunContext", phase: Phase) -> list[Part]:
+def parts(ctx: RunContext, phase: Phase) -> list[Part]:
     """The parts a phase has finished for the current inputs (what the next phase reads): its units with a
     current marker that published a documents part; for a phase of steps, its ``publishes_parts`` step's,
     once every unit of the phase is done (a corpus-wide result is all or nothing)."""

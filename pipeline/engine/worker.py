@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -100,7 +101,8 @@ class _InputRead:
     def __enter__(self):
         self.raw = open_input(self.uri if is_s3(self.uri) else os.path.abspath(self.uri), self.worker.s3).__enter__()
         try:
-            self.kind = check_input(sniff_stream(self.raw, self.uri), self.uri)  # a remote input's content is first seen here
+            # a remote input's content is first seen here
+            self.kind = check_input(sniff_stream(self.raw, self.uri), self.uri)
             source, stages = self.worker.chain(self.kind, self.unit.params.get("source_name"))
             self.source, self.stats = source, source.new_stats()
         except BaseException:

@@ -21,8 +21,8 @@ from pipeline.config import RunConfig
 from pipeline.context import RunContext
 from pipeline.engine.steps import Job
 from pipeline.phase import FINAL, ROLE_CARD, STATE, Phase, Sink, Step, Unit
-from pipeline.result import UnitResult
 from pipeline.record import versions
+from pipeline.result import UnitResult
 
 log = logging.getLogger(__name__)
 

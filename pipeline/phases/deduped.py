@@ -19,7 +19,19 @@ from core.layout import DOCUMENTS, REJECTED, part_file
 from core.storage import Storage
 from pipeline.config import RunConfig
 from pipeline.context import RunContext
-from pipeline.dedup import boilerplate, components, content, decisions, earlier, edges, ids, paragraphs, signatures, verify, write
+from pipeline.dedup import (
+    boilerplate,
+    components,
+    content,
+    decisions,
+    earlier,
+    edges,
+    ids,
+    paragraphs,
+    signatures,
+    verify,
+    write,
+)
 from pipeline.dedup import index as dedup_index
 from pipeline.dedup.context import PHASE, SOURCE_PHASE, STAGE, DedupContext
 from pipeline.dedup.earlier import REASON as DUPLICATE_EARLIER
@@ -64,12 +76,14 @@ SIGNATURE_FOLDERS = ("buckets", "meta", "signatures")
 def _signatures(job: Job, todo: list[Unit]):
     ctx = _dedup(job)
     number = {name: i for i, name in enumerate(ctx.units)}  # a document is numbered part number << 32 | row
-    return signatures.compute_signatures(ctx, [Unit(u.name, u.fingerprint, {"part_no": number[u.name]}, u.step) for u in todo])
+    numbered = [Unit(u.name, u.fingerprint, {"part_no": number[u.name]}, u.step) for u in todo]
+    return signatures.compute_signatures(ctx, numbered)
 
 
 def _signature_summary(results: list[UnitResult]) -> dict:
     stats = [r.totals for r in results]
-    return {**signatures.summarize(stats), "use_score": any(s.get("has_score") for s in stats)}  # scores: keep the best
+    # any part with scores: a cluster keeps its best-scored copy
+    return {**signatures.summarize(stats), "use_score": any(s.get("has_score") for s in stats)}
 
 
 def _boilerplate(job: Job) -> dict:
@@ -145,14 +159,15 @@ def _finish(job: Job, unit: Unit) -> UnitResult:
 def corpus_result(summary: dict, unit: str = CORPUS) -> UnitResult:
     """The corpus unit's result from the summary: its documents in, kept and removed, the rest as totals."""
     rest = {k: v for k, v in summary.items() if k not in ("in", "kept", "rejected", "rejected_by_reason")}
-    return UnitResult(unit, docs_in=summary.get("in", 0), kept=summary.get("kept", 0), rejected=summary.get("rejected", 0),
-                      by_reason=Counter(summary.get("rejected_by_reason") or {}), totals=rest)
+    return UnitResult(unit, docs_in=summary.get("in", 0), kept=summary.get("kept", 0),
+                      rejected=summary.get("rejected", 0), by_reason=Counter(summary.get("rejected_by_reason") or {}),
+                      totals=rest)
 
 
 #: The steps of the phase, in order: the one declaration the plan shows and the engine runs.
 STEPS = (
-    Step("signatures", "MinHash signatures, LSH band keys and exact hashes, part by part", MAP, _signatures, reads=(PARTS,),
-         sections=("dedup.exact", "dedup.minhash", "dedup.keep", "dedup.batch_docs"), resume=True,
+    Step("signatures", "MinHash signatures, LSH band keys and exact hashes, part by part", MAP, _signatures,
+         reads=(PARTS,), sections=("dedup.exact", "dedup.minhash", "dedup.keep", "dedup.batch_docs"), resume=True,
          outputs=_folders(*(("dedup", f) for f in SIGNATURE_FOLDERS)),
          unit_outputs=lambda config, unit: [("dedup", f, part_file(unit)) for f in SIGNATURE_FOLDERS],
          keep=_kept, summarize=_signature_summary),
@@ -162,8 +177,8 @@ STEPS = (
          depends=("signatures",), reads=(PARTS,), sections=("dedup.minhash.boilerplate",), when=_boilerplate_on,
          outputs=_folders(boilerplate.FOLDER), keep=_kept),
     Step("content", "content candidates of pages with a long host block", SHUFFLE,
-         lambda job: content.content_buckets(_dedup(job)), depends=("boilerplate",), reads=(PARTS,), when=_boilerplate_on,
-         outputs=_folders(content.FOLDER), keep=_kept),
+         lambda job: content.content_buckets(_dedup(job)), depends=("boilerplate",), reads=(PARTS,),
+         when=_boilerplate_on, outputs=_folders(content.FOLDER), keep=_kept),
     Step("earlier", "documents an earlier run kept (dedup.against): exact hash or LSH key + signature check", SHUFFLE,
          lambda job: earlier.find_earlier(_dedup(job)), depends=("ids", "content"), sections=("dedup.against",),
          files=_earlier_indexes, when=lambda config: bool(config.dedup.against), outputs=_folders(earlier.FOLDER),
@@ -173,8 +188,9 @@ STEPS = (
     Step("verify", "candidate pairs checked against their signatures", SHUFFLE, _verify, depends=("edges",),
          when=lambda config: config.dedup.minhash.enabled and config.dedup.minhash.verify != "off",
          outputs=_folders(("dedup", "edges-verified")), keep=_kept),
-    Step("components", "connected components of the duplicate graph", SHUFFLE, _components, depends=("edges", "verify"),
-         sections=("dedup.components",), outputs=_folders(("dedup", "components")), keep=_kept),
+    Step("components", "connected components of the duplicate graph", SHUFFLE, _components,
+         depends=("edges", "verify"), sections=("dedup.components",), outputs=_folders(("dedup", "components")),
+         keep=_kept),
     Step("decisions", "one document kept per cluster, the others removed", SHUFFLE, _decisions,
          depends=("components", "ids", "earlier"), outputs=_folders(("dedup", "decisions")), keep=_kept),
     Step("paragraphs", "repeated paragraphs or lines found across the corpus (shuffle by hash)", SHUFFLE, _paragraphs,
@@ -228,7 +244,8 @@ class FinishedParts(Phase):
 def finished_parts(storage: Storage, phase: str) -> list[Part]:
     """Parts of ``phase`` with a marker and a documents file, fingerprinted by their marker."""
     names = {n.removesuffix(".json") for n in storage.list("_done", phase, suffix=".json") if "/" not in n}
-    files = {n.removeprefix("part-").removesuffix(".parquet") for n in storage.list("documents", phase, suffix=".parquet")}
+    files = {n.removeprefix("part-").removesuffix(".parquet")
+             for n in storage.list("documents", phase, suffix=".parquet")}
     parts = []
     for name in sorted(names & files):
         marker = storage.read_json("_done", phase, f"{name}.json")
@@ -245,13 +262,14 @@ def standalone(config: RunConfig, storage: Storage, workers: int | None = None, 
 
 
 def corpus_unit(config: RunConfig, storage: Storage, source: str = SOURCE_PHASE) -> Unit:
-    """The unit that deduplicates every finished part of ``source``: its fingerprint covers the parts and the settings."""
+    """The unit that deduplicates every finished part of ``source``: its fingerprint covers the parts and settings."""
     ctx = standalone(config, storage, source=source)
     (unit,) = ctx.units_of(ctx.phases[-1])
     return unit
 
 
-def run_dedup(config: RunConfig, storage: Storage, workers: int, progress: bool = True, source: str = SOURCE_PHASE) -> dict:
+def run_dedup(config: RunConfig, storage: Storage, workers: int, progress: bool = True,
+              source: str = SOURCE_PHASE) -> dict:
     """Deduplicate every finished part of ``source`` under the output root; returns the phase summary.
 
     The library entry point (a run goes through the runner): a part is finished when it has a marker; its

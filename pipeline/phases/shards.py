@@ -84,8 +84,9 @@ def _draw(job: Job) -> MixPlan | None:
         groups = next(p for p in job.ctx.step_plans(job.phase) if p.step.name == "groups")
         corpus = Unit(MANIFEST, groups.fingerprint, {"corpus": groups.fingerprint, "source": job.source,
                                                      "parts": [p.name for p in job.parts]})
+        small = job.config.shards.local_max_docs
         job.memo["mix"] = mixing.draw_plan(job.ctx, corpus, lambda: read_tokenizer(job.config),
-                                           lambda files: _is_small(job.storage, files, job.config.shards.local_max_docs))
+                                           lambda files: _is_small(job.storage, files, small))
     return job.memo["mix"]
 
 
@@ -109,12 +110,12 @@ def _manifest(job: Job, unit: Unit) -> UnitResult:
 
 
 STEPS = (
-    Step("groups", "documents tokenized (and drawn to the mix), given a seeded shuffle group and key, shuffled by group; "
-         "each group written to every format", MAP, _groups, reads=(PARTS,), sections=_sections,
+    Step("groups", "documents tokenized (and drawn to the mix), given a seeded shuffle group and key, shuffled by "
+         "group; each group written to every format", MAP, _groups, reads=(PARTS,), sections=_sections,
          units=lambda config: [group_name(g) for g in range(config.shards.shuffle.groups)], counted=True, resume=True,
          outputs=lambda config: [("shards", f.name) for f in FORMATS],
          unit_outputs=lambda config, unit: [("shards", f.name, unit) for f in FORMATS]),
-    Step("manifest", "each format's merged index, then the manifest (what every format holds; the tokenizer beside it)",
+    Step("manifest", "each format's merged index, then the manifest (what every format holds, the tokenizer beside)",
          FINAL, _manifest, depends=("groups",), unit=MANIFEST, counted=True,
          outputs=lambda config: [*(("shards", f.name, "index.json") for f in FORMATS), ("shards", "manifest.json")]),
 )
@@ -138,7 +139,8 @@ class ShardsPhase(Phase):
         formats = [Sink(f.name, f.label, f"shards/{f.name}/", ROLE_SHARDS) for f in enabled_formats(config.shards)]
         return [*formats, Sink("manifest", "what every format holds: files, samples, tokens, the tokenizer",
                                "shards/manifest.json", "manifest"),
-                Sink("rejected", "documents with no tokens or that the tokenizer refused", f"{REJECTED}/{self.name}/", "rejected")]
+                Sink("rejected", "documents with no tokens or that the tokenizer refused", f"{REJECTED}/{self.name}/",
+                     "rejected")]
 
     def enabled(self, config: RunConfig) -> bool:
         return config.shards.enabled
@@ -153,7 +155,8 @@ def _write_groups(job: Job, groups: list[Unit], mix: MixPlan | None = None):
     config, storage = job.config, job.storage
     todo = {group_number(u.name): u for u in groups}
     files = [storage.path(DOCUMENTS, job.source, part_file(p.name)) for p in job.parts]
-    progress = Progress(ShardsPhase.name, len(groups), ShardsPhase.unit_kind, job.ctx.progress, counts=("documents", "tokens"))
+    progress = Progress(ShardsPhase.name, len(groups), ShardsPhase.unit_kind, job.ctx.progress,
+                        counts=("documents", "tokens"))
     seen = set()
     if files and _is_small(storage, files, config.shards.local_max_docs):
         for stats in _write_groups_here(job, files, todo, mix):
