@@ -119,7 +119,9 @@ class Sink:
     """One kind of output a phase writes: a declaration the plan shows and the fingerprints cover.
 
     ``settings(config)``: what of the config its bytes depend on (the rejected sink: whether it keeps the
-    text); None when nothing does.
+    text); None when nothing does.  ``open(work, config)``, for a map phase's sinks: a writer of one unit's
+    outputs through its ``pipeline.units.UnitWork`` (published with the unit, atomically), whose
+    ``write(kept, rejected)`` the worker calls with each batch's kept rows and rejected tables.
     """
 
     name: str
@@ -127,16 +129,39 @@ class Sink:
     path: str
     role: str
     settings: Callable[[RunConfig], Any] | None = None
+    open: Callable[[Any, RunConfig], Any] | None = None
 
     def info(self) -> SinkInfo:
         return SinkInfo(self.name, self.label, self.path, self.role)
 
 
+class _KeptWriter:
+    """documents/<phase>/part-<unit>.parquet: the kept rows."""
+
+    def __init__(self, work, config: RunConfig):
+        self.out = work.documents()
+
+    def write(self, kept, rejected) -> None:
+        self.out.write(kept)
+
+
+class _RejectedWriter:
+    """rejected/<phase>/part-<unit>.parquet: the rejected rows, with their stage and reason."""
+
+    def __init__(self, work, config: RunConfig):
+        self.out = work.rejected()
+
+    def write(self, kept, rejected) -> None:
+        for table in rejected:
+            self.out.write(table)
+
+
 def documents_sinks(phase: str) -> list[Sink]:
     """The default sinks of a phase that writes documents: the kept ones and the rejected ones."""
-    return [Sink("documents", "the documents it kept (Parquet)", f"{DOCUMENTS}/{phase}/", ROLE_DOCUMENTS),
+    return [Sink("documents", "the documents it kept (Parquet)", f"{DOCUMENTS}/{phase}/", ROLE_DOCUMENTS,
+                 open=_KeptWriter),
             Sink("rejected", "the documents it removed, with stage and reason (Parquet)", f"{REJECTED}/{phase}/",
-                 "rejected", lambda config: {"rejected_text": config.output.rejected_text})]
+                 "rejected", lambda config: {"rejected_text": config.output.rejected_text}, _RejectedWriter)]
 
 
 def _always(config: RunConfig) -> bool:

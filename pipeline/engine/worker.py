@@ -9,8 +9,9 @@ as the phase declares (``reads``):
 - a part of the phase it reads (PARTS): its Parquet batches;
 
 then every batch goes through the stages (stages.base.run_chain: a rejected row leaves with its stage and
-reason), the kept rows to ``documents/<phase>``, the rejected to ``rejected/<phase>``, committed with the
-unit's marker by pipeline.units.UnitWork ("documents in = kept + rejected" checked).  With named sources,
+reason) to the phase's sinks (pipeline.phase.Sink: by default the kept rows to ``documents/<phase>``, the
+rejected to ``rejected/<phase>``), committed with the unit's marker by pipeline.units.UnitWork ("documents
+in = kept + rejected" checked).  With named sources,
 each unit's stages have its source's settings (pipeline/sources.py); stages with equal settings are built
 once and shared (a model loads once).
 """
@@ -77,15 +78,14 @@ class MapWorker:
         rows = 0
         keep_text = self.config.output.rejected_text
         with UnitWork.for_phase(self.storage, self.phase.name, unit) as work:
-            kept, rejected = work.documents(), work.rejected()
+            sinks = [s.open(work, self.config) for s in self.phase.sinks(self.config) if s.open is not None]
             read = _InputRead if self.phase.reads == INPUTS else _PartRead
             with read(self, unit) as (batches, stages, described):
                 for batch in batches:
                     rows += len(batch)
                     kept_rows, rejected_rows = run_chain(stages, batch, chain, keep_rejected_text=keep_text)
-                    kept.write(kept_rows)
-                    for r in rejected_rows:
-                        rejected.write(r)
+                    for sink in sinks:
+                        sink.write(kept_rows, rejected_rows)
             totals, outputs = described()
             return work.commit(UnitResult(unit.name, stages=chain, totals=totals, outputs=outputs,
                                           seconds=time.perf_counter() - t0), docs_in=rows)
