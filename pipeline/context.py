@@ -90,6 +90,10 @@ class RunContext:
             self._parts[phase.name] = engine_units.parts(self, phase)
         return self._parts[phase.name]
 
+    def use_parts(self, phase: str, parts: list[Part]) -> None:
+        """Take ``parts`` as the finished parts of ``phase`` (a phase run on its own, on what an earlier run left)."""
+        self._parts[phase] = list(parts)
+
     def forget(self, phase: Phase) -> None:
         """Drop what was cached about ``phase`` (it just ran: its markers changed)."""
         for key in [k for k in self._markers if k[0] == phase.name]:

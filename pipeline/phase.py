@@ -189,6 +189,8 @@ class Step:
       ``unit_outputs(config, unit)``: one unit's own, deleted before that unit reruns;
       ``keep(config)``: False deletes its outputs and markers once the phase is done (intermediates);
     - ``when(config)``: whether the config runs it; ``summarize(results)``: a MAP step's part of the summary.
+
+    A phase of steps has at least one counted step: its units say whether the phase has work.
     """
 
     name: str

@@ -60,7 +60,7 @@ def test_settings_of_how_a_phase_runs_leave_its_fingerprints_alone(tmp_path):
     def shards(**over):
         cfg = parse_config({"inputs": ["x"], "output": str(tmp_path / "out"), "shards": over})
         ctx = RunContext(cfg, Storage(str(tmp_path / "out")), [], [FinishedParts("final"), DEFAULT_PHASES[3]()])
-        ctx._parts["final"] = []
+        ctx.use_parts("final", [])
         return [u.fingerprint for u in ctx.units_of(ctx.phases[-1])]
 
     base = shards()
@@ -99,7 +99,7 @@ CALLS: list[tuple[str, str]] = []  # (step, unit) as each ran
 
 
 def _count(job, todo):
-    """MAP: each part's rows, marked by UnitWork where the engine keeps the step's markers."""
+    """MAP: each part's rows (tally_counts/<part>.json), marked by UnitWork where the engine keeps the step's markers."""
     for unit in todo:
         CALLS.append(("count", unit.name))
         with UnitWork.for_phase(job.storage, job.phase.name, unit) as work:
@@ -109,12 +109,15 @@ def _count(job, todo):
             except Exception as e:  # noqa: BLE001 - the unit fails alone
                 yield UnitResult.failure(unit.name, f"{type(e).__name__}: {e}")
                 continue
+            job.storage.write_json({"rows": rows}, "tally_counts", f"{unit.name}.json")
             yield work.commit(UnitResult(unit.name, totals={"rows": rows}))
 
 
 def _total(job):
+    """SHUFFLE: what the count step wrote (its files, not its markers), times a setting."""
     CALLS.append(("total", ""))
-    total = sum(r.totals["rows"] for r in job.results["count"]) * job.config.dedup.batch_docs
+    rows = sum(job.storage.read_json("tally_counts", n)["rows"] for n in job.storage.list("tally_counts"))
+    total = rows * job.config.dedup.batch_docs
     job.storage.write_json({"total": total}, "tally", "total.json")
     return {"total": total}
 
@@ -130,7 +133,8 @@ class TallyPhase(Phase):
     role = ROLE_EXPORT
 
     def steps(self, config):
-        return [Step("count", "rows per part", MAP, _count, reads=(PARTS,), resume=True),
+        return [Step("count", "rows per part", MAP, _count, reads=(PARTS,), resume=True,
+                     outputs=lambda config: [("tally_counts",)], when=lambda config: config.dedup.keep_intermediate),
                 Step("total", "rows x a setting", SHUFFLE, _total, depends=("count",), sections=("dedup.batch_docs",),
                      outputs=lambda config: [("tally",)]),
                 Step("done", "the corpus marked", FINAL, _done, depends=("total",), unit="_all", counted=True)]
@@ -145,10 +149,11 @@ def _parts(root, rows: dict[str, int]) -> Storage:
     return storage
 
 
-def _tally(storage: Storage, batch_docs: int = 1) -> dict:
-    cfg = parse_config({"inputs": ["x"], "output": storage.root_uri, "dedup": {"batch_docs": batch_docs}})
+def _tally(storage: Storage, batch_docs: int = 1, count: bool = True) -> dict:
+    cfg = parse_config({"inputs": ["x"], "output": storage.root_uri,
+                        "dedup": {"batch_docs": batch_docs, "keep_intermediate": count}})
     ctx = RunContext(cfg, storage, [], [FinishedParts("extracted"), TallyPhase()], progress=False)
-    ctx._parts["extracted"] = finished_parts(storage, "extracted")
+    ctx.use_parts("extracted", finished_parts(storage, "extracted"))
     CALLS.clear()
     return run_phase(ctx, ctx.phases[-1])
 
@@ -166,6 +171,15 @@ def test_a_phase_of_steps_runs_resumes_and_reruns_what_a_setting_changes(tmp_pat
 
     changed = _tally(storage, batch_docs=10)  # a setting of the shuffle step: it and the final step rerun
     assert changed["total"] == 80 and sorted(CALLS) == [("done", "_all"), ("total", "")]  # the parts resumed
+
+
+def test_a_step_the_config_stops_running_loses_its_outputs_and_its_markers(tmp_path):
+    storage = _parts(tmp_path, {"a": 3, "b": 5})
+    assert _tally(storage)["total"] == 8
+    assert _tally(storage, count=False)["total"] == 0  # the count step off: its files are stale, deleted
+    assert not (tmp_path / "tally_counts").exists() and not (tmp_path / "_done" / "tally" / "count").exists()
+    again = _tally(storage)  # on again: its units are redone (their outputs are gone), not taken as done
+    assert again["total"] == 8 and ("count", "a") in CALLS and ("count", "b") in CALLS
 
 
 def test_a_failed_unit_stops_the_steps_after_it_and_is_reported_once_on_the_phases_unit(tmp_path):

@@ -186,9 +186,11 @@ def _clear(ctx: RunContext, phase: Phase, plans: list[StepPlan]) -> None:
     config, storage = ctx.config, ctx.storage
     active = {p.step.name for p in plans}
     for step in phase.steps(config):
-        if step.name not in active:  # the config no longer runs it: what it wrote is stale
+        if step.name not in active:  # the config no longer runs it: what it wrote is stale, and so are its markers
             for path in _outputs(step, config):
                 _remove(storage, path)
+            if not step.top:
+                storage.delete_dir(*markers.folder(phase.name, step.name))
     for plan in plans:
         step = plan.step
         if not step.resume:

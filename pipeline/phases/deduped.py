@@ -257,7 +257,7 @@ def standalone(config: RunConfig, storage: Storage, workers: int | None = None, 
                source: str = SOURCE_PHASE) -> RunContext:
     """A run of the deduped phase alone, over every part of ``source`` that has a marker (a library's entry)."""
     ctx = RunContext(config, storage, [], [FinishedParts(source), DedupedPhase()], progress=progress, _workers=workers)
-    ctx._parts[source] = finished_parts(storage, source)
+    ctx.use_parts(source, finished_parts(storage, source))
     return ctx
 
 
