@@ -99,7 +99,7 @@ CALLS: list[tuple[str, str]] = []  # (step, unit) as each ran
 
 
 def _count(job, todo):
-    """MAP: each part's rows (tally_counts/<part>.json), marked by UnitWork where the engine keeps the step's markers."""
+    """MAP: each part's rows (tally_counts/<part>.json), marked by UnitWork where the engine keeps step markers."""
     for unit in todo:
         CALLS.append(("count", unit.name))
         with UnitWork.for_phase(job.storage, job.phase.name, unit) as work:
