@@ -79,15 +79,18 @@ def test_metadata_every_key_and_value_at_any_depth(stage):
 
 
 def test_ids_are_redacted_and_stay_distinct(stage):
-    ids = [EMAIL, EMAIL, f"tel {PHONE}", "<urn:uuid:12345678-1234-1234-1234-123456789012>", "doc-4158675", "wiki:42"]
-    texts = ["one", "two", "three", "four", "five", "six"]
+    ids = [EMAIL, EMAIL, f"tel {PHONE}", "<urn:uuid:12345678-1234-1234-1234-123456789012>",
+           "urn:uuid:41586753-0912-4123-8123-415867530912", "doc-4158675", "wiki:42"]
+    texts = ["one", "two", "three", "four", "five", "six", "seven"]
+    stage.drain_counters()
     out = stage(batch(id=ids, text=texts))
     got = out.column("id").to_pylist()
     assert re.fullmatch(r"<EMAIL_ADDRESS>#[0-9a-f]{8}", got[0]) and re.fullmatch(
         r"<EMAIL_ADDRESS>#[0-9a-f]{8}", got[1]
     )
     assert got[0] != got[1] and re.fullmatch(r"tel <PHONE_NUMBER>#[0-9a-f]{8}", got[2])
-    assert got[3:] == ids[3:]  # a WARC record id is never read; look-alikes stay
+    assert got[3:] == ids[3:]  # a WARC record id is never read (the reader's form or in brackets); look-alikes stay
+    assert stage.drain_counters()["fields.read"] == 4  # the record ids were not read: the others were
     again = stage(batch(id=ids, text=texts)).column("id").to_pylist()
     assert again == got  # stable
 

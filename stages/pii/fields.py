@@ -43,8 +43,8 @@ ID, SOURCE, METADATA = "id", "source", "metadata"
 #: ``keep_original``), the rejection columns (rejected rows are never published), the source's configured name
 #: (the mix draws by it), and source and metadata (read their own way, below).
 EXEMPT = frozenset({"text", "url", URL_ORIGINAL_COLUMN, REASON, DETAILS, "source_name", SOURCE, METADATA})
-# WARC record ids ("<urn:uuid:...>") are the crawler's: never PII, never read
-_WARC_ID = r"^<urn:uuid:[0-9a-fA-F-]{36}>$"
+# WARC record ids ("urn:uuid:...", as the reader gives them, or in brackets) are the crawler's: never PII, never read
+_WARC_ID = r"^<?urn:uuid:[0-9a-fA-F-]{36}>?$"
 
 
 def string_columns(batch: pa.Table) -> list[str]:
@@ -96,7 +96,8 @@ class FieldRedactor:
 
     def _need(self, arrays: list[pa.Array]) -> np.ndarray:
         """One RE2 scan of the arrays end to end: the values with a candidate or a view trigger."""
-        joined = pa.chunked_array([a.cast(pa.large_string()) for a in arrays], pa.large_string())
+        # one array: Arrow compiles the expression once per chunk (~3 ms each with its Unicode classes)
+        joined = pa.concat_arrays([a.cast(pa.large_string()) for a in arrays])
         need = pc.fill_null(pc.match_substring_regex(joined, f"{self.stage.pattern.re2}|{self.stage.trigger}"), False)
         return need.to_numpy(zero_copy_only=False)
 
