@@ -262,8 +262,8 @@ def test_index_files_are_the_ones_settings_json_lists(runs, tmp_path):
     assert earlier.files == listed and earlier.docs == 60
     copy.write_parquet(first.slice(0, 5), dedup_index.FOLDER, listed[0])  # a listed part with fewer documents
     assert dedup_index.problems(cfg) == []  # names only: the footers are read when the index is
-    with pytest.raises(ConfigError, match=rf"^config error: dedup.against\[0\] \(.*\): its part files hold 35 documents, "
-                                          rf"dedup_index/settings.json lists 60: the copy is incomplete or was changed"):
+    with pytest.raises(ConfigError, match=r"^config error: dedup.against\[0\] \(.*\): its part files hold 35 documents, "
+                                          r"dedup_index/settings.json lists 60: the copy is incomplete or was changed"):
         _Earlier(ctx, 0, str(tmp_path / "copy"))
 
 

@@ -19,7 +19,10 @@ The run may have switched entities off, annotated them, or set a low
   (any spelling) replaced by ``<IP_ADDRESS>``;
 - hosts: an IP address in any spelling a browser accepts (``81.2.69.161.``,
   ``1359103393``, ``0x51.2.0105.161``, IPv6, bracketed, full-width digits) is
-  :data:`IP_HOST`; a label with PII (``536-22-1974.example``) is replaced.
+  :data:`IP_HOST`; a label with PII (``536-22-1974.example``) is replaced, as the
+  PII stage replaces it (stages/pii/urls.py: the host read whole and label by label);
+- names (files, paths, the command, the config, the tokenizer's fields: :meth:`PublicRedactor.names`)
+  keep Common Crawl's file names and hex digests readable (stages/pii/names.py).
 
 presidio is built only when some string needs it (seconds, once per process).
 """
