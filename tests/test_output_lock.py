@@ -258,7 +258,8 @@ def test_unlock_on_s3_refuses_a_live_lease_and_breaks_a_dead_one(s3_server):
         assert [h.run for h in _leases(storage)] == ["live"]
     finally:
         live._stop.set()  # it dies: no more heartbeats, never released
-    time.sleep(2.5)
+        live._thread.join()
+    time.sleep(3.5)  # the server's times are whole seconds: clear of the timeout by more than one
     assert [h.run for h in unlock(storage, stale_s=2.0)] == ["live"]  # its heartbeat is older than the timeout
     assert _leases(storage) == [] and unlock(storage) == []
 
