@@ -124,7 +124,7 @@ class UrlsConfig(BaseModel):
     keep_original: bool = Field(
         False,
         description="also keep the URL as it was in a url_original column of documents/final (it holds the PII the url "
-        "column lost: only for outputs that are not published)",
+        "column lost: only for outputs that are not published; the card then does not offer documents/final)",
     )
 
     @model_validator(mode="before")
