@@ -47,7 +47,9 @@ def check_model_file(path: str, structure: bool = False) -> None:
     microsecond per dictionary entry.
     """
     if not os.path.isfile(path):
-        raise QualityModelError(f"no fastText model file at {path!r}")
+        from stages.named_files import relative_hint
+
+        raise QualityModelError(f"no fastText model file at {path!r}{relative_hint(path)}")
     with open(path, "rb") as f:
         head = f.read(8)
     if len(head) < 8 or struct.unpack("<i", head[:4])[0] != FASTTEXT_MAGIC:

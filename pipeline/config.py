@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from core.storage import S3Options
 from stages.classify import ClassifierConfig, check_classifiers
+from pipeline.paths import resolve_paths
 from pipeline.sources import SourceConfig, check_sources, effective_config
 from stages.decontam import DecontamConfig
 from stages.dedup.config import DedupConfig
@@ -32,6 +33,7 @@ from stages.quality import QualityConfig
 from stages.writers.config import ShardsConfig
 from stages.charset import CharsetConfig
 from stages.sources.documents import DocumentsConfig
+from stages.named_files import ConfigPath
 from stages.warc import WarcConfig
 
 log = logging.getLogger(__name__)
@@ -71,7 +73,14 @@ class RayConfig(BaseModel):
 class OutputConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    root: str = Field(..., description="local folder or s3://bucket/prefix")
+    root: ConfigPath = Field(..., description="local folder (relative: to the working directory) or s3://bucket/prefix")
+
+    @field_validator("root")
+    @classmethod
+    def _named(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("is empty: give a folder or s3://bucket/prefix (an empty root would be the working directory)")
+        return v
     rejected_text: bool = Field(False, description="also store the text of rejected documents")
 
 
@@ -123,6 +132,14 @@ class RunConfig(BaseModel):
     @classmethod
     def _output_shorthand(cls, v: Any) -> Any:
         return {"root": v} if isinstance(v, str) else v
+
+    @field_validator("inputs")
+    @classmethod
+    def _no_empty_input(cls, v: list[str]) -> list[str]:
+        empty = [i for i, entry in enumerate(v) if not entry.strip()]
+        if empty:  # an empty entry is the working directory: every file under it would be read
+            raise ValueError(f"entry {empty[0]} is empty: give a file, glob, folder or s3:// URI")
+        return v
 
     @model_validator(mode="before")
     @classmethod
@@ -247,7 +264,8 @@ def parse_config(data: dict) -> RunConfig:
 
 
 def load_config(path: str | os.PathLike, inputs: list[str] | None = None, output: str | None = None) -> RunConfig:
-    """Read a YAML config; ``inputs``/``output`` override the file's values."""
+    """Read a YAML config; ``inputs``/``output`` override the file's values.  Every path it names (but the inputs,
+    which keep their names) is made absolute, read from the working directory (pipeline/paths.py)."""
     p = Path(path)
     if not p.is_file():
         raise ConfigError(f"config error: file not found: {path}")
@@ -261,6 +279,8 @@ def load_config(path: str | os.PathLike, inputs: list[str] | None = None, output
         raise ConfigError(f"config error: {path}: the top level must be a mapping of fields")
     if inputs:
         data["inputs"] = list(inputs)
-    if output:
+    if output is not None:
         data["output"] = {**(data.get("output") if isinstance(data.get("output"), dict) else {}), "root": output}
-    return parse_config(data)
+    config = parse_config(data)
+    resolve_paths(config)  # relative paths are read from the working directory: absolute before anything ships
+    return config

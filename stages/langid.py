@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from stages.base import add_rejections, set_column
 from stages.filters.fineweb2 import read_fineweb2_configs
 from stages.filters.labels import canonical
-from stages.named_files import NamedFile, fasttext_model
+from stages.named_files import ConfigPath, NamedFile, fasttext_model
 
 
 class LangIdConfig(BaseModel):
@@ -25,7 +25,7 @@ class LangIdConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     enabled: bool = Field(True, description="run language ID (filters that need the language, e.g. Gopher's stop words, then need it off too)")
-    model: str | None = Field(None, description="path to a fastText LID model; null = bundled lid.176.ftz")
+    model: ConfigPath | None = Field(None, description="path to a fastText LID model; null = bundled lid.176.ftz")
     keep: list[str] = Field(default_factory=list, description="language codes to keep (e.g. [en, de]); empty = all")
     min_score: float = Field(0.65, ge=0, le=1, description="reject documents whose top-language score is lower (FineWeb: 0.65)")
     min_score_by_language: dict[str, float] = Field(
@@ -33,7 +33,7 @@ class LangIdConfig(BaseModel):
         description="the same per language, e.g. {ru: 0.5, ja: 0.8} (ru also matches GlotLID's rus_Cyrl); "
         "wins over fineweb2_configs",
     )
-    fineweb2_configs: str | None = Field(
+    fineweb2_configs: ConfigPath | None = Field(
         None,
         description="FineWeb-2's configs/ folder (or some of its {lang}_{script}.yml files): each language's "
         "language_score becomes its min_score (FineWeb-2's are GlotLID scores: check them against your model's); "

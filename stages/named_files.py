@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import BinaryIO, Callable
+from typing import Annotated, BinaryIO, Callable
 
 #: Opens a local path or s3:// URI for reading (the plan-time pass gives one with the run's S3 settings).
 Opener = Callable[[str], BinaryIO]
@@ -44,13 +44,23 @@ class NamedFile:
     check: Callable[[str, Opener], None]
 
 
+def relative_hint(path: str) -> str:
+    """For a message about a missing file: where a relative path was looked for (the working directory)."""
+    import os
+
+    if "://" in path or os.path.isabs(os.path.expanduser(path)):
+        return ""
+    return f" (a relative path is read from the working directory, {os.getcwd()})"
+
+
 def _head(path: str, open_file: Opener, what: str, size: int | None = _HEAD) -> bytes:
     """The first ``size`` bytes of the file (None: all of it), or a NamedFileError saying what is wrong."""
     try:
         with open_file(path) as f:
             return f.read(size) if size is not None else f.read()
     except FileNotFoundError:
-        raise NamedFileError(f"no {what} at {path!r} (check the path; it must exist where the run starts)") from None
+        raise NamedFileError(f"no {what} at {path!r} (check the path; it must exist where the run starts)"
+                             f"{relative_hint(path)}") from None
     except IsADirectoryError:
         raise NamedFileError(f"{path!r} is a folder, not a {what} file (give the file's path)") from None
     except OSError as e:
@@ -129,3 +139,19 @@ def spacy_pipeline(name: str, open_file: Opener) -> None:
         found = False
     if not found:
         raise NamedFileError(f"spaCy pipeline {name!r} cannot be imported (pip install it, or give the folder of a saved pipeline)")
+
+
+@dataclass(frozen=True)
+class PathField:
+    """Marks a config field, or the items of a list or mapping field, as paths: local ones (relative ones are read
+    from the working directory) or ``s3://`` URIs.  pipeline/paths.py finds the marked fields: it makes them
+    absolute on the driver before anything ships to a worker, and shows them relative again in what a run publishes.
+    ``or_name``: the value may instead be a name (an installed spaCy package), which is left as it is."""
+
+    or_name: bool = False
+
+
+#: A config field holding a path (see :class:`PathField`); adding a path field to a section is giving it this type.
+ConfigPath = Annotated[str, PathField()]
+#: ... or an installed package's name (a spaCy pipeline).
+ConfigPathOrName = Annotated[str, PathField(or_name=True)]

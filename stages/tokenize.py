@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 from pydantic import BaseModel, ConfigDict, Field
 
 from stages.base import note_error, reject_where, set_column
+from stages.named_files import ConfigPath
 from stages.tokenizers import ENCODE_CHUNK, FROM_MODEL, TokenIds, chunk_bounds, load, resolve_specials
 
 log = logging.getLogger(__name__)
@@ -43,7 +44,7 @@ class TokenizeConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    tokenizer: str = Field(
+    tokenizer: ConfigPath = Field(
         SAMPLE_TOKENIZER,
         description="path (local or s3://) to a Hugging Face tokenizer.json (Llama 3, GPT-2) or a SentencePiece .model (Llama 2, "
         "Mistral, Gemma), told by its content; the default is the small demonstration BPE trained on samples/",
