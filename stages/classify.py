@@ -39,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from stages.base import reject_where, set_column
 from stages.filters.labels import canonical
-from stages.named_files import ConfigPath, NamedFile, fasttext_model
+from stages.named_files import ConfigPath, NamedFile, fasttext_classifier
 from stages.top_fraction import Cutoff, _languages, _rank_scores
 
 log = logging.getLogger(__name__)
@@ -138,7 +138,7 @@ class ClassifierConfig(BaseModel):
         return v
 
     def named_files(self) -> list[NamedFile]:
-        return [NamedFile("model", self.model, fasttext_model)]
+        return [NamedFile("model", self.model, fasttext_classifier(self.label))]
 
     @property
     def score_column(self) -> str:

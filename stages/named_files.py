@@ -72,8 +72,13 @@ def _local(path: str, what: str) -> None:
         raise NamedFileError(f"{path!r}: a {what} is read from a local path on every worker (copy it there)")
 
 
-def fasttext_model(path: str, open_file: Opener) -> None:
-    """A fastText model: a local file whose header has the fastText magic and a known version."""
+def fasttext_model(path: str, open_file: Opener, label: str | None = None) -> None:
+    """A supervised fastText model: a local file whose header has the fastText magic and a known version, exactly as
+    long as its headers say (a cut or padded file is refused before fastText's loader meets it), with ``label``
+    among its labels if given.  Its headers and dictionary are read, never its matrices (classifiers/quality.py:
+    ~3 ms for the sample models, benchmarks/results/model_check.md for a 100 MB one)."""
+    from classifiers.quality import MissingLabel, QualityModelError, check_model_file
+
     _local(path, "fastText model")
     head = _head(path, open_file, "fastText model")
     magic, version = struct.unpack("<ii", head[:8]) if len(head) >= 8 else (None, None)
@@ -81,6 +86,17 @@ def fasttext_model(path: str, open_file: Opener) -> None:
         raise NamedFileError(f"{path!r} is not a fastText model (.bin or .ftz): it does not start with fastText's magic number")
     if version not in FASTTEXT_VERSIONS:
         raise NamedFileError(f"{path!r} is a fastText model of version {version}, which fastText 0.9 cannot load")
+    try:
+        check_model_file(path, structure=True, label=label)
+    except MissingLabel as e:
+        raise NamedFileError(f"{e} (fix label, or name another model)", "label") from None
+    except QualityModelError as e:
+        raise NamedFileError(str(e)) from None
+
+
+def fasttext_classifier(label: str) -> Callable[[str, Opener], None]:
+    """A supervised fastText model holding ``label`` (:func:`fasttext_model`)."""
+    return lambda path, open_file: fasttext_model(path, open_file, label)
 
 
 def list_file(path: str, open_file: Opener) -> None:

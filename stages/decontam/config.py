@@ -133,4 +133,5 @@ class DecontamConfig(BaseModel):
     def named_files(self) -> list[NamedFile]:
         from stages.decontam.evalsets import eval_file_check  # checked before a run (pipeline.preflight)
 
-        return [NamedFile(f"eval_sets[{i}].path", s.path, eval_file_check(s)) for i, s in enumerate(self.eval_sets)]
+        return [NamedFile(f"eval_sets[{i}].path", s.path, eval_file_check(s, self.max_file_bytes, self.max_items))
+                for i, s in enumerate(self.eval_sets)]
