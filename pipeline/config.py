@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from core.storage import S3Options
 from stages.classify import ClassifierConfig, check_classifiers
+from pipeline.config_checks import check_config
 from pipeline.paths import resolve_paths
 from pipeline.sources import SourceConfig, check_sources, effective_config
 from stages.decontam import DecontamConfig
@@ -249,7 +250,8 @@ def _non_finite(data: Any, path: tuple[str, ...] = ()) -> list[str]:
 
 def parse_config(data: dict) -> RunConfig:
     """The typed config, or a ConfigError with one line per problem.  Every count, size and time is
-    bounded by its field (a lower and an upper bound) and finite."""
+    bounded by its field (a lower and an upper bound) and finite; what no field can check alone (a boolean
+    where a number belongs, a minimum above its maximum, an unknown language label) by pipeline/config_checks.py."""
     problems = _non_finite(data)
     if problems:
         raise ConfigError("\n".join(problems))
@@ -258,6 +260,9 @@ def parse_config(data: dict) -> RunConfig:
     except ValidationError as e:
         raise ConfigError("\n".join(_describe(err) for err in e.errors())) from None
     problems = check_sources(config)  # each named source's own settings, merged
+    if problems:
+        raise ConfigError("\n".join(problems))
+    problems = check_config(config, data)  # what no field checks alone: booleans as numbers, crossed bounds...
     if problems:
         raise ConfigError("\n".join(problems))
     return config
