@@ -18,14 +18,13 @@ directory relative to it (as the config wrote it) and any other local path by it
 from __future__ import annotations
 
 import os
-import posixpath
 import types
 import typing
 from typing import Any, Callable, Union
 
 from pydantic import BaseModel
 
-from stages.named_files import PathField
+from stages.named_files import PathField, public_path, public_text  # noqa: F401 (re-exported)
 
 #: (value, its field's marker) -> the value to put in its place
 PathMap = Callable[[str, PathField], str]
@@ -146,26 +145,3 @@ def resolve_paths(config, base: str | None = None) -> None:
     base = os.path.abspath(base or os.getcwd())
     _walk(config, lambda value, mark: absolute(value, base, mark.or_name))
     config._by_source = {}  # named sources' effective configs: rebuilt from the absolute paths when asked for
-
-
-def public_path(value: str, working_dir: str | None) -> str:
-    """How a published file shows a path: inside ``working_dir`` relative to it (as a config writes it), any other
-    local path by its name; a URI (``s3://``) or a relative path as it is."""
-    if "://" in value or not value.startswith(("/", "~")):
-        return value
-    path = os.path.normpath(os.path.expanduser(value))
-    if working_dir:
-        inside = os.path.relpath(path, working_dir)
-        if inside == ".":
-            return "."
-        if not inside.startswith(".."):
-            return inside
-    return posixpath.basename(path.rstrip("/")) or path
-
-
-def public_text(text: str, working_dir: str | None) -> str:
-    """A message as published: the working directory's absolute prefix taken out of it."""
-    if not working_dir or working_dir == "/":
-        return text
-    prefix = working_dir.rstrip("/") + "/"
-    return text.replace(prefix, "")

@@ -14,6 +14,8 @@ gigabytes), a list file its first bytes.
 
 from __future__ import annotations
 
+import os
+import posixpath
 import struct
 from dataclasses import dataclass
 from typing import Annotated, BinaryIO, Callable
@@ -46,8 +48,6 @@ class NamedFile:
 
 def relative_hint(path: str) -> str:
     """For a message about a missing file: where a relative path was looked for (the working directory)."""
-    import os
-
     if "://" in path or os.path.isabs(os.path.expanduser(path)):
         return ""
     return f" (a relative path is read from the working directory, {os.getcwd()})"
@@ -174,3 +174,26 @@ class PathField:
 ConfigPath = Annotated[str, PathField()]
 #: ... or an installed package's name (a spaCy pipeline).
 ConfigPathOrName = Annotated[str, PathField(or_name=True)]
+
+
+def public_path(value: str, working_dir: str | None) -> str:
+    """How a published file shows a path: inside ``working_dir`` relative to it (as a config writes it), any other
+    local path by its name; a URI (``s3://``) or a relative path as it is."""
+    if "://" in value or not value.startswith(("/", "~")):
+        return value
+    path = os.path.normpath(os.path.expanduser(value))
+    if working_dir:
+        inside = os.path.relpath(path, working_dir)
+        if inside == ".":
+            return "."
+        if not inside.startswith(".."):
+            return inside
+    return posixpath.basename(path.rstrip("/")) or path
+
+
+def public_text(text: str, working_dir: str | None) -> str:
+    """A message as published: the working directory's absolute prefix taken out of it."""
+    if not working_dir or working_dir == "/":
+        return text
+    prefix = working_dir.rstrip("/") + "/"
+    return text.replace(prefix, "")
