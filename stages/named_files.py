@@ -76,7 +76,8 @@ def fasttext_model(path: str, open_file: Opener, label: str | None = None) -> No
     """A supervised fastText model: a local file whose header has the fastText magic and a known version, exactly as
     long as its headers say (a cut or padded file is refused before fastText's loader meets it), with ``label``
     among its labels if given.  Its headers and dictionary are read, never its matrices (classifiers/quality.py:
-    ~3 ms for the sample models, benchmarks/results/model_check.md for a 100 MB one)."""
+    ~2 ms for the sample models, ~30 ms for a 115 MB one of 600k words where fastText takes 320 ms and 131 MB to
+    load it: benchmarks/results/plan_checks.md)."""
     from classifiers.quality import MissingLabel, QualityModelError, check_model_file
 
     _local(path, "fastText model")

@@ -101,7 +101,8 @@ def scan_eval_set(config: EvalSetConfig, open_file: Opener = open_local_or_s3, m
                   max_items: int = 10_000_000) -> int:
     """The number of items of an eval set, every record read as :func:`read_eval_set` reads it (the same errors),
     streaming: memory is a chunk of the file (a Parquet batch) and, with ``id_field``, the ids seen.  Costs a pass
-    over the file: ~0.5 s per 100 MB of JSON lines (benchmarks/results/model_check.md)."""
+    over the file: ~1 s per 100 MB of JSON lines, plain or gzip, as the run's own read of it
+    (benchmarks/results/plan_checks.md)."""
     try:
         with open_file(config.path) as f:
             head = f.read(HEAD_BYTES)

@@ -10,6 +10,8 @@ A record missing a field among records that have it stays what it was: one count
 
 from __future__ import annotations
 
+import io
+import json
 from typing import BinaryIO
 
 import pyarrow as pa
@@ -19,7 +21,8 @@ from stages.sources import Sniffed
 from stages.sources.documents import DocumentsConfig, FieldPath, _MISSING, _JSON_TYPES
 from stages.sources.lines import Damage, Decompressed, iter_lines, native
 
-#: JSON lines records read at most (a file's first records), and decompressed bytes at most.
+#: JSON lines records looked at, at most (a file's first records), within its first FIRST_BYTES bytes (compressed or not:
+#: one read, a request on S3) and as many decompressed bytes.
 FIRST_RECORDS = 100
 FIRST_BYTES = 1 << 20
 _DEFAULTS = DocumentsConfig()
@@ -89,16 +92,14 @@ def _holds(key: str, t: pa.DataType) -> bool:
 
 def _first_records(stream: BinaryIO) -> list[dict]:
     """The JSON objects among the file's first records (lines that do not parse are skipped: each is its own
-    rejection at run time)."""
-    import json
-
-    decompressed, total = Decompressed(stream), 0
+    rejection at run time), from its first FIRST_BYTES bytes (one read: a request on S3)."""
+    decompressed, total = Decompressed(io.BytesIO(stream.read(FIRST_BYTES))), 0
 
     def read(n: int) -> bytes:
         nonlocal total
         if total >= FIRST_BYTES:
             return b""
-        data = decompressed.read(min(n, FIRST_BYTES - total))
+        data = decompressed.read(min(n, 1 << 16, FIRST_BYTES - total))  # 64 KB at a time: 100 records are rarely more
         total += len(data)
         return data
 
