@@ -74,7 +74,7 @@ class RayConfig(BaseModel):
 class OutputConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    root: ConfigPath = Field(..., description="local folder (relative: to the working directory) or s3://bucket/prefix")
+    root: ConfigPath = Field(..., description="local folder or s3://bucket/prefix")
 
     @field_validator("root")
     @classmethod
