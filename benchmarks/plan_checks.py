@@ -61,8 +61,10 @@ def big_model(folder: Path, words: int) -> Path:
     with open(train, "w") as f:
         for i in range(0, words, 20):
             label = "__label__hq" if rng.random() < 0.5 else "__label__cc"
-            f.write(label + " " + " ".join(vocab[i:i + 20]) + "\n")
-    model = fasttext.train_supervised(str(train), dim=16, wordNgrams=2, bucket=1_000_000, minCount=1, epoch=1, thread=1, verbose=0)
+            f.write(label + " " + " ".join(vocab[i : i + 20]) + "\n")
+    model = fasttext.train_supervised(
+        str(train), dim=16, wordNgrams=2, bucket=1_000_000, minCount=1, epoch=1, thread=1, verbose=0
+    )
     path = folder / "big.bin"
     model.save_model(str(path))
     return path
@@ -76,18 +78,28 @@ def models(folder: Path, words: int, repeats: int) -> list[dict]:
 
     fasttext.FastText.eprint = lambda *a, **k: None
     rows = []
-    for name, path in (("sample quality model", ROOT / "samples" / "quality" / "model.ftz"), ("synthetic model", big_model(folder, words))):
+    for name, path in (
+        ("sample quality model", ROOT / "samples" / "quality" / "model.ftz"),
+        ("synthetic model", big_model(folder, words)),
+    ):
         found = check_model_file(str(path), structure=True, label="hq")
-        check = best(lambda: fasttext_model(str(path), lambda p: open(p, "rb"), "hq"), repeats)
-        load = best(lambda: fasttext.load_model(str(path)), repeats)
+        check = best(lambda path=path: fasttext_model(str(path), lambda p: open(p, "rb"), "hq"), repeats)
+        load = best(lambda path=path: fasttext.load_model(str(path)), repeats)
         gc.collect()
         before = rss_mb()
         loaded = fasttext.load_model(str(path))  # noqa: F841 (held while measured)
         held = rss_mb() - before
         del loaded
-        rows.append({"model": name, "MB": round(path.stat().st_size / 1e6, 1), "dictionary entries": f"{len(found.labels) + _words(path):,}",
-                     "check ms": round(check * 1000, 1), "fastText load ms": round(load * 1000, 1),
-                     "loaded model's RSS MB": round(held, 1) if held >= 1 else "< 1"})
+        rows.append(
+            {
+                "model": name,
+                "MB": round(path.stat().st_size / 1e6, 1),
+                "dictionary entries": f"{len(found.labels) + _words(path):,}",
+                "check ms": round(check * 1000, 1),
+                "fastText load ms": round(load * 1000, 1),
+                "loaded model's RSS MB": round(held, 1) if held >= 1 else "< 1",
+            }
+        )
     return rows
 
 
@@ -105,19 +117,36 @@ def eval_sets(folder: Path, items: int, repeats: int) -> list[dict]:
 
     rng = random.Random(1)
     words = [f"word{i}" for i in range(5000)]
-    data = b"".join(json.dumps({"id": f"q{i}", "question": " ".join(rng.choices(words, k=60)),
-                                "choices": [" ".join(rng.choices(words, k=8)) for _ in range(4)], "answer": i % 4}).encode() + b"\n"
-                    for i in range(items))
+    data = b"".join(
+        json.dumps(
+            {
+                "id": f"q{i}",
+                "question": " ".join(rng.choices(words, k=60)),
+                "choices": [" ".join(rng.choices(words, k=8)) for _ in range(4)],
+                "answer": i % 4,
+            }
+        ).encode()
+        + b"\n"
+        for i in range(items)
+    )
     rows = []
     for name, body in (("jsonl", data), ("jsonl.gz", gzip.compress(data, 6))):
         path = folder / f"eval.{name}"
         path.write_bytes(body)
         config = EvalSetConfig(path=str(path), fields=["question", "choices"], id_field="id")
-        scan = best(lambda: scan_eval_set(config), repeats)
-        read = best(lambda: read_eval_set(config), repeats)
-        rows.append({"eval set": name, "items": f"{items:,}", "MB (file)": round(len(body) / 1e6, 1), "MB (text)": round(len(data) / 1e6, 1),
-                     "plan-time scan s": round(scan, 2), "the run's read s": round(read, 2),
-                     "scan MB/s": round(len(data) / 1e6 / scan, 1)})
+        scan = best(lambda config=config: scan_eval_set(config), repeats)
+        read = best(lambda config=config: read_eval_set(config), repeats)
+        rows.append(
+            {
+                "eval set": name,
+                "items": f"{items:,}",
+                "MB (file)": round(len(body) / 1e6, 1),
+                "MB (text)": round(len(data) / 1e6, 1),
+                "plan-time scan s": round(scan, 2),
+                "the run's read s": round(read, 2),
+                "scan MB/s": round(len(data) / 1e6 / scan, 1),
+            }
+        )
     return rows
 
 
@@ -143,9 +172,14 @@ def document_inputs(folder: Path, files: int, repeats: int) -> list[dict]:
         inputs = sorted(str(p) for p in sub.iterdir())
         config = parse_config({"inputs": inputs, "output": str(folder / "out")})
         assert check_document_fields(config, inputs) == []
-        t = best(lambda: check_document_fields(config, inputs), repeats)
-        rows.append({"inputs": f"{files:,} x {kind} ({round(one.stat().st_size / 1e6, 1)} MB each)", "check s": round(t, 2),
-                     "ms per file": round(t * 1000 / files, 2)})
+        t = best(lambda config=config, inputs=inputs: check_document_fields(config, inputs), repeats)
+        rows.append(
+            {
+                "inputs": f"{files:,} x {kind} ({round(one.stat().st_size / 1e6, 1)} MB each)",
+                "check s": round(t, 2),
+                "ms per file": round(t * 1000 / files, 2),
+            }
+        )
     return rows
 
 
@@ -157,13 +191,26 @@ def main() -> None:
     words, items, files = (50_000, 20_000, 100) if args.quick else (600_000, 200_000, 1000)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        sections = [("fastText models: the plan-time check against loading the model", models(folder, words, args.repeats)),
-                    ("Eval sets: every record at plan time, against the run's own read", eval_sets(folder, items, args.repeats)),
-                    ("Document inputs: Parquet footer / first JSON lines records", document_inputs(folder, files, args.repeats))]
+        sections = [
+            ("fastText models: the plan-time check against loading the model", models(folder, words, args.repeats)),
+            (
+                "Eval sets: every record at plan time, against the run's own read",
+                eval_sets(folder, items, args.repeats),
+            ),
+            (
+                "Document inputs: Parquet footer / first JSON lines records",
+                document_inputs(folder, files, args.repeats),
+            ),
+        ]
     info = machine_info()
-    out = ["# Plan-time checks (issue 42)", "",
-           f"Machine: {info['cpu']}, {info['nproc']} CPUs, {info['mem_gib']} GiB; load average {info['load_avg']} at the end "
-           f"(shared: see the load); {info['date']}; best of {args.repeats}. Command: `python benchmarks/plan_checks.py`.", ""]
+    out = [
+        "# Plan-time checks (issue 42)",
+        "",
+        f"Machine: {info['cpu']}, {info['nproc']} CPUs, {info['mem_gib']} GiB; load average {info['load_avg']} at "
+        f"the end (shared: see the load); {info['date']}; best of {args.repeats}. "
+        "Command: `python benchmarks/plan_checks.py`.",
+        "",
+    ]
     for title, rows in sections:
         out += [f"## {title}", "", markdown_table(list(rows[0]), [list(r.values()) for r in rows]), ""]
     text = "\n".join(out)

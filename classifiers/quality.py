@@ -163,7 +163,8 @@ def _walk_model(mm: mmap.mmap) -> ModelFile | None:
 
     try:
         _, version = take("<ii")  # magic, version
-        args = take("<12id")  # dim, ws, epoch, minCount, neg, wordNgrams, loss, model, bucket, minn, maxn, lrUpdateRate; t
+        # dim, ws, epoch, minCount, neg, wordNgrams, loss, model, bucket, minn, maxn, lrUpdateRate; t
+        args = take("<12id")
         entries, nwords, _, _, pruned = take("<iiiqq")  # size, nwords, nlabels, ntokens, pruneidx size
         skip(max(min(nwords, entries), 0))
         labels = []

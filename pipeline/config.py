@@ -80,7 +80,8 @@ class OutputConfig(BaseModel):
     @classmethod
     def _named(cls, v: str) -> str:
         if not v.strip():
-            raise ValueError("is empty: give a folder or s3://bucket/prefix (an empty root would be the working directory)")
+            raise ValueError("is empty: give a folder or s3://bucket/prefix (an empty root would be the working "
+                             "directory)")
         return v
     rejected_text: bool = Field(False, description="also store the text of rejected documents")
 

@@ -14,7 +14,8 @@ Each problem is one line naming the field and the fix (pipeline.config.parse_con
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -26,11 +27,15 @@ def booleans_as_numbers(raw: Any, value: Any, path: str = "") -> list[str]:
     """Where ``raw`` (the config as written) holds a boolean that validated into a number (``value``)."""
     if isinstance(raw, bool):
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return [f"config error: {path}: {str(raw).lower()} is not a number (YAML reads true/false, yes/no and on/off "
-                    f"as booleans, which would count as {value!r}): give a number"]
+            return [
+                f"config error: {path}: {str(raw).lower()} is not a number (YAML reads true/false, yes/no and on/off "
+                f"as booleans, which would count as {value!r}): give a number"
+            ]
         return []
     if isinstance(raw, dict) and isinstance(value, BaseModel):
-        pairs = ((k, v, getattr(value, k)) for k, v in raw.items() if isinstance(k, str) and k in type(value).model_fields)
+        pairs = (
+            (k, v, getattr(value, k)) for k, v in raw.items() if isinstance(k, str) and k in type(value).model_fields
+        )
     elif isinstance(raw, dict) and isinstance(value, dict):
         pairs = ((k, v, value[k]) for k, v in raw.items() if k in value)
     elif isinstance(raw, list) and isinstance(value, list) and len(raw) == len(value):
@@ -56,18 +61,26 @@ def crossed_bounds(model: BaseModel, path: str = "") -> list[str]:
     for low, high in _bound_pairs(model):
         lo, hi = getattr(model, low), getattr(model, high)
         if isinstance(lo, (int, float)) and isinstance(hi, (int, float)) and lo > hi:
-            out.append(f"config error: {path}{low}: {lo} is more than {path}{high} ({hi}): no value is at least the one and "
-                       f"at most the other (for a filter: every document is removed): lower {low} or raise {high}")
+            out.append(
+                f"config error: {path}{low}: {lo} is more than {path}{high} ({hi}): no value is at least the one and "
+                f"at most the other (for a filter: every document is removed): lower {low} or raise {high}"
+            )
     for name in type(model).model_fields:
         value = getattr(model, name)
-        items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else [(None, value)]
+        items = (
+            value.items()
+            if isinstance(value, dict)
+            else enumerate(value)
+            if isinstance(value, list)
+            else [(None, value)]
+        )
         for key, item in items:
             if isinstance(item, BaseModel):
                 out += crossed_bounds(item, f"{path}{name}." + (f"{key}." if key is not None else ""))
     return out
 
 
-def _language_bounds(config: "RunConfig") -> list[str]:
+def _language_bounds(config: RunConfig) -> list[str]:
     """Crossed bounds in each language's effective filter settings (a language may set one side only)."""
     from stages.filters.by_language import TEXT_FILTERS
 
@@ -81,7 +94,7 @@ def _language_bounds(config: "RunConfig") -> list[str]:
 # ----------------------------------------------------------------------------- language labels
 
 
-def known_languages(config: "RunConfig") -> tuple[frozenset[str], str]:
+def known_languages(config: RunConfig) -> tuple[frozenset[str], str]:
     """The labels documents can get (lid.176's codes and, with ``langid.model``, that model's labels), and how to
     say so in a message.  FineWeb-2's ``xxx_Xxxx`` names are accepted besides (see :func:`unknown_language`)."""
     from stages.filters.labels import lid176_to_fineweb2
@@ -97,7 +110,8 @@ def known_languages(config: "RunConfig") -> tuple[frozenset[str], str]:
             found = None  # a missing model: the named-file check says so
         if found is not None:
             known |= set(found.short_labels)
-            what = f"the labels of {config.langid.model} ({', '.join(found.short_labels[:8])}...), lid.176's codes and FineWeb-2's names"
+            labels = ", ".join(found.short_labels[:8])
+            what = f"the labels of {config.langid.model} ({labels}...), lid.176's codes and FineWeb-2's names"
     return frozenset(known), what
 
 
@@ -107,7 +121,7 @@ def unknown_language(label: str, known: frozenset[str]) -> bool:
     return label not in known and not NAME_RE.fullmatch(label)
 
 
-def _language_keys(config: "RunConfig") -> Iterator[tuple[str, list[str]]]:
+def _language_keys(config: RunConfig) -> Iterator[tuple[str, list[str]]]:
     """(field, the labels it names) of every setting keyed by document language."""
     yield "langid.keep", list(config.langid.keep)
     yield "langid.min_score_by_language", list(config.langid.min_score_by_language)
@@ -118,31 +132,46 @@ def _language_keys(config: "RunConfig") -> Iterator[tuple[str, list[str]]]:
     yield "pii.ner_models", list(config.pii.ner_models)
 
 
-def unknown_languages(config: "RunConfig") -> list[str]:
+def unknown_languages(config: RunConfig) -> list[str]:
     known, what = known_languages(config)
     out = []
     for field, labels in _language_keys(config):
         bad = [lab for lab in labels if unknown_language(lab, known)]
         if bad:
-            out.append(f"config error: {field}: {bad[0]!r} is not a language label (documents are labelled with {what}): "
-                       "a setting for it would never apply; give the label language ID gives")
+            out.append(
+                f"config error: {field}: {bad[0]!r} is not a language label (documents are labelled with {what}): "
+                "a setting for it would never apply; give the label language ID gives"
+            )
     return out
 
 
-def check_config(config: "RunConfig", raw: dict) -> list[str]:
+def check_config(config: RunConfig, raw: dict) -> list[str]:
     """Every problem above, the run's settings first, then each named source's (``sources[i] (name): ...``)."""
-    out = [*booleans_as_numbers(raw, config), *crossed_bounds(config), *_language_bounds(config), *unknown_languages(config)]
+    out = [
+        *booleans_as_numbers(raw, config),
+        *crossed_bounds(config),
+        *_language_bounds(config),
+        *unknown_languages(config),
+    ]
     sources = raw.get("sources") if isinstance(raw.get("sources"), list) else []
     for i, source in enumerate(config.sources):
         effective = config.for_source(source.name)
         written = sources[i] if i < len(sources) and isinstance(sources[i], dict) else {}
-        mine = [*_source_booleans(written, effective), *crossed_bounds(effective), *_language_bounds(effective),
-                *unknown_languages(effective)]
-        out += [f"config error: sources[{i}] ({source.name}): {p.removeprefix('config error: ')}" for p in mine if p not in out]
+        mine = [
+            *_source_booleans(written, effective),
+            *crossed_bounds(effective),
+            *_language_bounds(effective),
+            *unknown_languages(effective),
+        ]
+        out += [
+            f"config error: sources[{i}] ({source.name}): {p.removeprefix('config error: ')}"
+            for p in mine
+            if p not in out
+        ]
     return list(dict.fromkeys(out))
 
 
-def _source_booleans(written: dict, effective: "RunConfig") -> list[str]:
+def _source_booleans(written: dict, effective: RunConfig) -> list[str]:
     """A named source's overrides as written against its effective settings (classifiers: by name)."""
     out = []
     for section, over in written.items():
@@ -151,7 +180,12 @@ def _source_booleans(written: dict, effective: "RunConfig") -> list[str]:
         value = getattr(effective, section)
         if section == "classifiers":
             by_name = {c.name: c for c in value}
-            out += [p for name, o in over.items() if name in by_name for p in booleans_as_numbers(o, by_name[name], f"classifiers.{name}")]
+            out += [
+                p
+                for name, o in over.items()
+                if name in by_name
+                for p in booleans_as_numbers(o, by_name[name], f"classifiers.{name}")
+            ]
         else:
             out += booleans_as_numbers(over, value, section)
     return out

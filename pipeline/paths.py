@@ -20,7 +20,8 @@ from __future__ import annotations
 import os
 import types
 import typing
-from typing import Any, Callable, Union
+from collections.abc import Callable
+from typing import Any, Union
 
 from pydantic import BaseModel
 

@@ -163,7 +163,8 @@ def check_document_fields(config: RunConfig, inputs: list[str]) -> list[str]:
     for uri in inputs:
         if is_s3(uri) and uri.lower().endswith(_DOCUMENT_NAMES):
             remote.setdefault(owner.get(uri), []).append(uri)
-    todo = [u for u in inputs if not is_s3(u)] + [u for uris in remote.values() for u in _spread(uris, MAX_REMOTE_FIT_CHECKS)]
+    todo = [u for u in inputs if not is_s3(u)]
+    todo += [u for uris in remote.values() for u in _spread(uris, MAX_REMOTE_FIT_CHECKS)]
 
     def problem(uri: str) -> str | None:
         name = owner.get(uri)
@@ -185,7 +186,8 @@ def check_document_fields(config: RunConfig, inputs: list[str]) -> list[str]:
     with ThreadPoolExecutor(16) as pool:
         problems = [p for p in pool.map(problem, todo) if p]
     more = len(problems) - MAX_LISTED
-    return problems[:MAX_LISTED] + ([f"config error: ... and {more} more document inputs like these"] if more > 0 else [])
+    rest = [f"config error: ... and {more} more document inputs like these"] if more > 0 else []
+    return problems[:MAX_LISTED] + rest
 
 
 def preflight(config: RunConfig, inputs: list[str]) -> None:

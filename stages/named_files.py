@@ -132,14 +132,15 @@ def tokenizer_file(specials: dict[str, str | None]) -> Callable[[str, Opener], N
             tokenizer = load(_head(path, open_file, "tokenizer", None), name=path)
         except TokenizerFileError as e:
             raise NamedFileError(str(e).replace(f"{path}: ", f"{path!r}: ", 1)) from None
-        own = [t.token for t in (tokenizer.defaults.bos, tokenizer.defaults.eos, tokenizer.defaults.pad) if t is not None]
+        defaults = tokenizer.defaults
+        own = [t.token for t in (defaults.bos, defaults.eos, defaults.pad) if t is not None]
         hint = f"its own special tokens include {', '.join(map(repr, own))}" if own else "it names no special tokens"
         for field, token in specials.items():
             if token is not None and token != FROM_MODEL and tokenizer.token_to_id(token) is None:
                 raise NamedFileError(f"token {token!r} is not in the vocabulary of {path!r} ({hint}; or set it to auto or null)", field)
             if field.endswith(".eos") and token == FROM_MODEL and tokenizer.defaults.eos is None:
-                raise NamedFileError(f"auto: {path!r} names no EOS token of its own ({hint}): give the token that ends a "
-                                     "document, or null for none", field)
+                raise NamedFileError(f"auto: {path!r} names no EOS token of its own ({hint}): give the token that "
+                                     "ends a document, or null for none", field)
 
     return check
 

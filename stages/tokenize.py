@@ -52,10 +52,10 @@ class TokenizeConfig(BaseModel):
     bos: str | None = Field(None, description="token string put before every document (e.g. <|begin_of_text|>); must be in the "
                             "vocabulary; auto = the tokenizer's own (a SentencePiece model's <s>); null = none")
     eos: str | None = Field(
-        FROM_MODEL, description="token string put after every document; auto (the default) = the tokenizer's own: a "
-        "SentencePiece model's (</s>), a tokenizer.json's post-processor EOS, else the first of <|endoftext|> (GPT-2, the "
-        "demonstration BPE), <|end_of_text|> (Llama 3), </s>, <eos> in its vocabulary (a tokenizer with none is a config "
-        "error); a token string must be in the vocabulary; null = none"
+        FROM_MODEL, description="token string put after every document; auto (the default) = the tokenizer's own: "
+        "a SentencePiece model's (</s>), a tokenizer.json's post-processor EOS, else the first of <|endoftext|> "
+        "(GPT-2, the demonstration BPE), <|end_of_text|> (Llama 3), </s>, <eos> in its vocabulary (a tokenizer with "
+        "none is a config error); a token string must be in the vocabulary; null = none"
     )
     max_chars: int = Field(
         1_000_000, ge=1, le=100_000_000, description="longer texts are cut to this many characters before encoding (counted as truncated): bounds one document's time and memory"

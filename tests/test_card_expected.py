@@ -296,7 +296,7 @@ def _trainer_numbers(manifest: dict, out: Path, config: dict) -> dict:
 
     shards = out / "shards"
     tok = Tokenizer.from_file(str(shards / "tokenizer" / "tokenizer.json"))
-    def token(k: str) -> str | None:  # auto: the tokenizer's own, the one the manifest names (which one: test_tokenizers.py)
+    def token(k: str) -> str | None:  # auto: the tokenizer's own, the one the manifest names (test_tokenizers.py)
         v = config["shards"]["tokenize"][k]
         return (manifest["tokenizer"].get(k) or {}).get("token") if v == "auto" else v
 

@@ -133,16 +133,20 @@ def test_the_card_never_prints_the_folders_of_the_machine_that_ran_the_job(ray_l
     shutil.copy(REPO / "samples" / "classifiers" / "edu.ftz", work / "models" / "edu.ftz")
     elsewhere = tmp_path_factory.mktemp("elsewhere")  # the tokenizer and the output root outside it
     shutil.copy(REPO / "samples" / "tokenizer" / "tokenizer.json", elsewhere / "my-tokenizer.json")
-    (elsewhere / "my-tokenizer.json").write_text((elsewhere / "my-tokenizer.json").read_text() + "\n")  # not the demo's
+    tokenizer = elsewhere / "my-tokenizer.json"
+    tokenizer.write_text(tokenizer.read_text() + "\n")  # not the demonstration's bytes
     out = elsewhere / "runs" / "out"
     cfg = work / "job.yaml"
-    cfg.write_text(yaml.safe_dump({"inputs": ["*.warc.gz"], "output": str(out), "filters": FILTERS_OFF, "langid": {"min_score": 0.0},
+    cfg.write_text(yaml.safe_dump({"inputs": ["*.warc.gz"], "output": str(out), "filters": FILTERS_OFF,
+                                   "langid": {"min_score": 0.0},
                                    "classifiers": [{"name": "edu", "model": "models/edu.ftz", "label": "edu"}],
-                                   "shards": {"tokenize": {"tokenizer": str(elsewhere / "my-tokenizer.json")}}}))
+                                   "shards": {"tokenize": {"tokenizer": str(tokenizer)}}}))
     config = load_config(cfg)
-    record = run(config, progress=False, command=["curate", "run", "job.yaml", "-o", str(out), f"--input={work}/a.warc.gz"])
+    command = ["curate", "run", "job.yaml", "-o", str(out), f"--input={work}/a.warc.gz"]
+    record = run(config, progress=False, command=command)
     assert record["status"] == "ok"
-    published = [out / "README.md", out / "shards" / "manifest.json", *(out / "card").iterdir(), *(out / "shards").glob("*/index.json")]
+    published = [out / "README.md", out / "shards" / "manifest.json", *(out / "card").iterdir(),
+                 *(out / "shards").glob("*/index.json")]
     for path in published:
         text = path.read_text(errors="replace")
         assert str(tmp_path) not in text and str(elsewhere) not in text, path

@@ -13,9 +13,21 @@ from pipeline.paths import marker, public_path, public_text
 from tests.conftest import REPO
 
 #: Every config field that names files, folders or earlier runs (a path field added to a section is added here).
-PATH_FIELDS = {"output.root", "langid.model", "langid.fineweb2_configs", "filters.url.block_domains_files",
-               "filters.url.block_urls_files", "filters.by_language_dir", "filters.fineweb2_configs", "classifiers.model",
-               "quality.model", "dedup.against", "pii.ner_models", "shards.tokenize.tokenizer", "decontam.eval_sets.path"}
+PATH_FIELDS = {
+    "output.root",
+    "langid.model",
+    "langid.fineweb2_configs",
+    "filters.url.block_domains_files",
+    "filters.url.block_urls_files",
+    "filters.by_language_dir",
+    "filters.fineweb2_configs",
+    "classifiers.model",
+    "quality.model",
+    "dedup.against",
+    "pii.ner_models",
+    "shards.tokenize.tokenizer",
+    "decontam.eval_sets.path",
+}
 
 
 def _marked(model=RunConfig, prefix="") -> set[str]:
@@ -58,16 +70,25 @@ def test_every_path_is_read_from_the_working_directory_and_made_absolute(work, t
     """Before, the relative paths went to the workers as written, and a worker of a cluster (another working
     directory) found none of them."""
     config = tmp_path / "configs" / "job.yaml"
-    config.write_text(yaml.safe_dump({
-        "inputs": ["samples/*.warc.gz"], "output": "out/run",
-        "langid": {"model": "samples/../samples/quality/model.ftz"},
-        "filters": {"url": {"block_domains_files": ["lists/domains.txt"], "block_urls_files": ["s3://lists/urls.txt"]},
-                    "by_language_dir": "by_lang"},
-        "classifiers": [{"name": "edu", "model": "samples/classifiers/edu.ftz", "label": "edu"}],
-        "dedup": {"against": ["earlier/run", "s3://bucket/run0"]},
-        "pii": {"ner_models": {"en": "spacy", "de": "ner", "fr": "./models/fr"}},  # spacy: an installed package
-        "decontam": {"eval_sets": ["evals/qa.jsonl", {"path": "s3://evals/mmlu.parquet", "name": "mmlu"}]},
-    }))
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "inputs": ["samples/*.warc.gz"],
+                "output": "out/run",
+                "langid": {"model": "samples/../samples/quality/model.ftz"},
+                "filters": {
+                    "url": {"block_domains_files": ["lists/domains.txt"], "block_urls_files": ["s3://lists/urls.txt"]},
+                    "by_language_dir": "by_lang",
+                },
+                "classifiers": [{"name": "edu", "model": "samples/classifiers/edu.ftz", "label": "edu"}],
+                "dedup": {"against": ["earlier/run", "s3://bucket/run0"]},
+                "pii": {
+                    "ner_models": {"en": "spacy", "de": "ner", "fr": "./models/fr"}
+                },  # spacy: an installed package
+                "decontam": {"eval_sets": ["evals/qa.jsonl", {"path": "s3://evals/mmlu.parquet", "name": "mmlu"}]},
+            }
+        )
+    )
     c = load_config(config)
     w = str(work)
     assert c.inputs == ["samples/*.warc.gz"]  # inputs keep their names; each unit is given its absolute path
@@ -75,7 +96,9 @@ def test_every_path_is_read_from_the_working_directory_and_made_absolute(work, t
     assert c.langid.model == f"{w}/samples/quality/model.ftz"
     assert c.filters.url.block_domains_files == [f"{w}/lists/domains.txt"]
     assert c.filters.url.block_urls_files == ["s3://lists/urls.txt"]
-    assert c.filters.by_language_sources == ["by_language_dir: by_lang"] and "de" in c.filters.by_language  # read at load
+    assert (
+        c.filters.by_language_sources == ["by_language_dir: by_lang"] and "de" in c.filters.by_language
+    )  # read at load
     assert c.classifiers[0].model == f"{w}/samples/classifiers/edu.ftz"
     assert c.dedup.against == [f"{w}/earlier/run", "s3://bucket/run0"]
     assert c.pii.ner_models == {"en": "spacy", "de": f"{w}/ner", "fr": f"{w}/models/fr"}  # a package stays a name
@@ -87,11 +110,22 @@ def test_every_path_is_read_from_the_working_directory_and_made_absolute(work, t
 
 def test_named_sources_overrides_are_resolved_too(work, tmp_path):
     config = tmp_path / "configs" / "job.yaml"
-    config.write_text(yaml.safe_dump({
-        "sources": [{"name": "web", "inputs": ["samples/*.warc.gz"],
-                     "classifiers": {"quality": {"model": "samples/classifiers/edu.ftz", "label": "edu"}},
-                     "filters": {"url": {"block_domains_files": ["lists/domains.txt"]}}}],
-        "output": "out", "classifiers": [{"name": "quality", "model": "samples/quality/model.ftz", "label": "hq"}]}))
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "sources": [
+                    {
+                        "name": "web",
+                        "inputs": ["samples/*.warc.gz"],
+                        "classifiers": {"quality": {"model": "samples/classifiers/edu.ftz", "label": "edu"}},
+                        "filters": {"url": {"block_domains_files": ["lists/domains.txt"]}},
+                    }
+                ],
+                "output": "out",
+                "classifiers": [{"name": "quality", "model": "samples/quality/model.ftz", "label": "hq"}],
+            }
+        )
+    )
     c = load_config(config)
     web = c.for_source("web")
     assert web.classifiers[0].model == f"{work}/samples/classifiers/edu.ftz"
@@ -102,13 +136,22 @@ def test_named_sources_overrides_are_resolved_too(work, tmp_path):
 def test_a_relative_path_that_is_missing_says_where_it_was_looked_for(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     config = tmp_path / "job.yaml"
-    config.write_text(yaml.safe_dump({"inputs": ["x.warc.gz"], "output": "out",
-                                      "classifiers": [{"name": "quality", "model": "samples/quality/model.ftz", "label": "hq"}]}))
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "inputs": ["x.warc.gz"],
+                "output": "out",
+                "classifiers": [{"name": "quality", "model": "samples/quality/model.ftz", "label": "hq"}],
+            }
+        )
+    )
     with pytest.raises(ConfigError) as e:
         load_config(config)
-    assert str(e.value) == ("config error: classifiers.0.model: no fastText model file at 'samples/quality/model.ftz' "
-                            f"(a relative path is read from the working directory, {tmp_path}) "
-                            "(got 'samples/quality/model.ftz')")
+    assert str(e.value) == (
+        "config error: classifiers.0.model: no fastText model file at 'samples/quality/model.ftz' "
+        f"(a relative path is read from the working directory, {tmp_path}) "
+        "(got 'samples/quality/model.ftz')"
+    )
 
 
 def test_published_paths_are_relative_to_the_working_directory_or_a_name():
@@ -118,5 +161,8 @@ def test_published_paths_are_relative_to_the_working_directory_or_a_name():
     assert public_path("/scratch/out/run1/", None) == "run1"
     assert public_path("s3://bucket/run1", "/home/me") == "s3://bucket/run1"
     assert public_path("samples/x.warc.gz", "/home/me") == "samples/x.warc.gz"
-    assert public_text("cannot read /home/me/curate/out/part-1.parquet", "/home/me/curate") == "cannot read out/part-1.parquet"
+    assert (
+        public_text("cannot read /home/me/curate/out/part-1.parquet", "/home/me/curate")
+        == "cannot read out/part-1.parquet"
+    )
     assert os.sep == "/"  # the paths above are POSIX

@@ -208,7 +208,8 @@ def _check(path, **kw) -> str | None:
     ("deep-field.jsonl.gz", gzip.compress(b'{"text": "q"}\n' * 19_000 + b'{"question": "q"}\n'),
      "line 19001 has no text in text"),
     ("cut.jsonl.gz", gzip.compress(b'{"text": "q"}\n' * 19_000)[:-20], "gzip data is truncated or damaged"),
-], ids=["empty", "blank-lines", "utf8-at-15001", "json-at-19001", "zstd-array-at-19001", "no-field-at-19001", "cut-gzip"])
+], ids=["empty", "blank-lines", "utf8-at-15001", "json-at-19001", "zstd-array-at-19001", "no-field-at-19001",
+        "cut-gzip"])
 def test_a_bad_eval_file_is_refused_at_plan_time_wherever_the_fault_is(tmp_path, name, data, expected):
     """Before, only the file's first 64 KB were read at plan time: an empty file, a non-UTF-8 line at 15,001 or a
     bad JSON line at 19,001 passed `validate`, and the run failed after phases 1 and 2."""

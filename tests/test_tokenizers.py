@@ -282,7 +282,7 @@ def test_loads_from_s3(s3_server, monkeypatch):
     assert load("s3://tokenizers/tokenizer.json").kind == "huggingface"
 
 
-# ---------------------------------------------------------------- issue 42, item 14: the SentencePiece demonstration model
+# ---------------------------------------------------------------- the SentencePiece demonstration model (issue 42)
 
 
 def test_every_demonstration_model_of_the_samples_is_registered():
@@ -294,7 +294,8 @@ def test_every_demonstration_model_of_the_samples_is_registered():
     files = [HF_FILE, SP_FILE, *sorted((REPO / "samples").glob("*/*.ftz"))]
     assert len(files) == 5 and all(identify(f) is not None for f in files), [f for f in files if identify(f) is None]
     assert "SentencePiece" in known(hashlib.sha256(SP_FILE.read_bytes()).hexdigest()).what
-    manifest = {"documents": 1, "formats": {"mds": {"tokens": 3}}, "tokenizer": {"sha256": hashlib.sha256(SP_FILE.read_bytes()).hexdigest()}}
+    digest = hashlib.sha256(SP_FILE.read_bytes()).hexdigest()
+    manifest = {"documents": 1, "formats": {"mds": {"tokens": 3}}, "tokenizer": {"sha256": digest}}
     assert tokens_stats(manifest, {})["demonstration"].startswith("the demonstration SentencePiece model")
 
 
@@ -308,7 +309,8 @@ def test_the_default_eos_is_the_tokenizers_own(tmp_path):
 
     assert TokenizeConfig().eos == FROM_MODEL
     for path, eos in ((SP_FILE, SpecialToken("</s>", 2)), (HF_FILE, SpecialToken("<|endoftext|>", 0))):
-        config = parse_config({"inputs": ["x"], "output": str(tmp_path / "out"), "shards": {"tokenize": {"tokenizer": str(path)}}})
+        config = parse_config({"inputs": ["x"], "output": str(tmp_path / "out"),
+                               "shards": {"tokenize": {"tokenizer": str(path)}}})
         assert check_named_files(config) == []
         stage = TokenizeStage(config.shards.tokenize)
         out = stage(pa.table({"text": ["a short text"]}))
@@ -317,7 +319,8 @@ def test_the_default_eos_is_the_tokenizers_own(tmp_path):
     spec["added_tokens"] = [t for t in spec["added_tokens"] if t["content"] != "<|endoftext|>"]
     del spec["model"]["vocab"]["<|endoftext|>"]
     (tmp_path / "no-eos.json").write_text(json.dumps(spec))
-    config = parse_config({"inputs": ["x"], "output": str(tmp_path / "out"), "shards": {"tokenize": {"tokenizer": str(tmp_path / "no-eos.json")}}})
+    config = parse_config({"inputs": ["x"], "output": str(tmp_path / "out"),
+                           "shards": {"tokenize": {"tokenizer": str(tmp_path / "no-eos.json")}}})
     assert check_named_files(config) == [
-        f"config error: shards.tokenize.eos: auto: '{tmp_path / 'no-eos.json'}' names no EOS token of its own (it names no "
-        "special tokens): give the token that ends a document, or null for none"]
+        f"config error: shards.tokenize.eos: auto: '{tmp_path / 'no-eos.json'}' names no EOS token of its own (it "
+        "names no special tokens): give the token that ends a document, or null for none"]

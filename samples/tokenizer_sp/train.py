@@ -27,8 +27,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 VOCAB_SIZE = 8000
 #: What the card calls it (it tells the model by its sha256, whatever its path: classifiers/demonstration.py).
-WHAT = ("the demonstration SentencePiece model (an 8k BPE trained, as Llama 2's was, on the text phase extracted keeps "
-        "from the sample WARCs, samples/tokenizer_sp/)")
+WHAT = ("the demonstration SentencePiece model (an 8k BPE trained, as Llama 2's was, on the text phase extracted "
+        "keeps from the sample WARCs, samples/tokenizer_sp/)")
 
 #: Llama 2's trainer spec (its tokenizer.model's trainer_spec), but for the size and a pad piece (as Gemma has).
 TRAINER = dict(

@@ -39,7 +39,8 @@ class EvalSetConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    path: ConfigPath = Field(..., min_length=1, max_length=4096, description="the file: a local path or s3://bucket/key; .gz or .zst JSON lines and text are read as such")
+    path: ConfigPath = Field(..., min_length=1, max_length=4096, description="the file: a local path or "
+                             "s3://bucket/key; .gz or .zst JSON lines and text are read as such")
     name: str = Field("", max_length=64, description="the name in details, tags and the card (letters, digits, _ and -); default: the file name without extensions")
     fields: list[str] = Field(
         default_factory=lambda: ["text"], min_length=1, max_length=16,

@@ -83,7 +83,8 @@ def read_eval_set(config: EvalSetConfig, open_file: Opener = open_local_or_s3, m
     return EvalItems(config.name, config.path, ids, texts)
 
 
-def eval_file_check(config: EvalSetConfig, max_bytes: int = 1 << 30, max_items: int = 10_000_000) -> Callable[[str, Opener], None]:
+def eval_file_check(config: EvalSetConfig, max_bytes: int = 1 << 30,
+                    max_items: int = 10_000_000) -> Callable[[str, Opener], None]:
     """The plan-time check of an eval file: every record of it, as the index will read it (:func:`scan_eval_set`),
     so that an empty file or a bad line deep in it is refused before any work rather than after phases 1 and 2."""
 
@@ -114,12 +115,13 @@ def scan_eval_set(config: EvalSetConfig, open_file: Opener = open_local_or_s3, m
                 item_id, _ = _item_of(config, where, record, position)
                 if config.id_field is not None:
                     if item_id in seen:
-                        raise EvalSetError(f"{where}: id '{item_id}' is also the id of {seen[item_id]} (ids must be unique; "
-                                           "fix `id_field` or null for positions)")
+                        raise EvalSetError(f"{where}: id '{item_id}' is also the id of {seen[item_id]} (ids must be "
+                                           "unique; fix `id_field` or null for positions)")
                     seen[item_id] = where
                 items += 1
                 if items > max_items:
-                    raise EvalSetError(f"holds more than decontam.max_items ({max_items:,}) items: raise it or split the file")
+                    raise EvalSetError(f"holds more than decontam.max_items ({max_items:,}) items: raise it or split "
+                                       "the file")
     except FileNotFoundError:
         raise EvalSetError("no such file (check the path; it must exist where the run starts)") from None
     except IsADirectoryError:
@@ -145,7 +147,8 @@ def _line_stream(f: BinaryIO, kind: str, max_bytes: int) -> Iterator[tuple[str, 
         data = decompressed.read(n)
         total += len(data)
         if total > max_bytes:
-            raise EvalSetError(f"decompresses to more than decontam.max_file_bytes ({max_bytes:,} bytes): raise it or split the file")
+            raise EvalSetError(f"decompresses to more than decontam.max_file_bytes ({max_bytes:,} bytes): raise it or "
+                               "split the file")
         return data
 
     try:

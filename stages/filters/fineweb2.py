@@ -94,8 +94,8 @@ def read_fineweb2_configs(folder: str, languages: list[str] | tuple[str, ...] = 
     """
     path = Path(folder)
     if not path.is_dir():
-        raise ValueError(f"{WHAT}: {folder!r} is not a folder (give FineWeb-2's configs/ folder, or a copy of some of its files)"
-                         f"{relative_hint(folder)}")
+        raise ValueError(f"{WHAT}: {folder!r} is not a folder (give FineWeb-2's configs/ folder, or a copy of some of "
+                         f"its files){relative_hint(folder)}")
     files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix in (".yml", ".yaml") and NAME_RE.fullmatch(p.stem))
     if languages:
         wanted = {canonical(x) for x in languages}

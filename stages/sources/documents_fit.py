@@ -18,23 +18,31 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from stages.sources import Sniffed
-from stages.sources.documents import DocumentsConfig, FieldPath, _MISSING, _JSON_TYPES
+from stages.sources.documents import _JSON_TYPES, _MISSING, DocumentsConfig, FieldPath
 from stages.sources.lines import Damage, Decompressed, iter_lines, native
 
-#: JSON lines records looked at, at most (a file's first records), within its first FIRST_BYTES bytes (compressed or not:
-#: one read, a request on S3) and as many decompressed bytes.
+#: JSON lines records looked at, at most (a file's first records), within its first FIRST_BYTES bytes (compressed
+#: or not: one read, a request on S3) and as many decompressed bytes.
 FIRST_RECORDS = 100
 FIRST_BYTES = 1 << 20
 _DEFAULTS = DocumentsConfig()
 #: What each field's values may be, as a message says it and as Arrow types are told.
-_KINDS = {"text": "a string", "id": "a string or an integer", "url": "a string", "date": "a date, a string or a number"}
+_KINDS = {
+    "text": "a string",
+    "id": "a string or an integer",
+    "url": "a string",
+    "date": "a date, a string or a number",
+}
 
 
 def fields_to_check(config: DocumentsConfig) -> list[tuple[str, str]]:
     """(key, field path) of the fields a file must have: the text, and id/url/date where the config names its own."""
     out = [("text", config.text)]
-    out += [(k, getattr(config, k)) for k in ("id", "url", "date")
-            if getattr(config, k) is not None and getattr(config, k) != getattr(_DEFAULTS, k)]
+    out += [
+        (k, getattr(config, k))
+        for k in ("id", "url", "date")
+        if getattr(config, k) is not None and getattr(config, k) != getattr(_DEFAULTS, k)
+    ]
     return out
 
 
@@ -80,13 +88,25 @@ def _holds(key: str, t: pa.DataType) -> bool:
     """Whether a column of type ``t`` can give the reader the field ``key`` (documents.py's own conversions)."""
     if pa.types.is_dictionary(t):
         t = t.value_type
-    text = (pa.types.is_null(t) or pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)
-            or pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t))
+    text = (
+        pa.types.is_null(t)
+        or pa.types.is_string(t)
+        or pa.types.is_large_string(t)
+        or pa.types.is_string_view(t)
+        or pa.types.is_binary(t)
+        or pa.types.is_large_binary(t)
+        or pa.types.is_binary_view(t)
+    )
     if key == "id":
         return text or pa.types.is_integer(t)
     if key == "date":
-        return (text or pa.types.is_timestamp(t) or pa.types.is_date(t) or pa.types.is_integer(t)
-                or pa.types.is_floating(t))
+        return (
+            text
+            or pa.types.is_timestamp(t)
+            or pa.types.is_date(t)
+            or pa.types.is_integer(t)
+            or pa.types.is_floating(t)
+        )
     return text
 
 
