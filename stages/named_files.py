@@ -8,8 +8,13 @@ problem as one line naming the field.  Adding a named file to a section is one
 line in its ``named_files()``.
 
 A check opens what it needs cheaply: a tokenizer is loaded (a tokenizer.json is
-megabytes), a fastText model only has its header read (a quality model can be
-gigabytes), a list file its first bytes.
+megabytes), a fastText model has its headers and dictionary read, never its
+matrices (a quality model can be gigabytes), a list file its first bytes, an
+eval set every record (stages/decontam/evalsets.py).
+
+The fields that hold paths are typed :data:`ConfigPath` (pipeline/paths.py makes
+them absolute when a config file is loaded; :func:`public_path` is how what a run
+publishes shows them).
 """
 
 from __future__ import annotations
