@@ -418,7 +418,9 @@ def tokens(stats: dict) -> str:
     if not t["present"]:
         return "No shards were written (no `shards/manifest.json`): the dataset is the Parquet files only."
     tok = t["tokenizer"] or {}
-    what = text(t["demonstration"]) if t.get("demonstration") else f"the tokenizer {code(tok.get('path') or tok.get('name') or '?')}"
+    sha = f" (sha256 {code(tok['sha256'][:12])}…)" if tok.get("sha256") else ""
+    named = code(tok.get("path") or tok.get("name") or "?")
+    what = text(t["demonstration"]) if t.get("demonstration") else f"the tokenizer {named}{sha}"
     if tok.get("file"):
         what += (f", copied into {code('shards/' + tok['file'])} ({text(tok.get('kind'))}, vocabulary {n(tok.get('vocab_size'))}, "
                  f"ids stored as {text(tok.get('dtype'))})")

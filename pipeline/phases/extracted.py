@@ -96,7 +96,7 @@ class FileWorker:
         rows = 0
         with UnitWork.for_phase(self.storage, self.phase.name, unit) as work:
             kept, rejected = work.documents(), work.rejected()
-            with open_input(_worker_uri(uri), self.s3) as raw:
+            with open_input(unit.params.get("path", uri), self.s3) as raw:
                 kind = check_input(sniff_stream(raw, uri), uri)  # a remote input's content is first seen here
                 source, stages = self.chain(kind, unit.params.get("source_name"))
                 read = source.new_stats()
@@ -124,8 +124,9 @@ def _named(unit: Unit) -> dict:
     return {"source_name": unit.params["source_name"]} if "source_name" in unit.params else {}
 
 
-def _worker_uri(uri: str) -> str:
-    # Workers may not share the driver's working directory.
+def _path(uri: str) -> str:
+    """Where a worker opens an input: a local one's absolute path on the driver (workers do not share its working
+    directory; the input keeps its name as given, for the source column and the unit's name)."""
     return uri if is_s3(uri) else os.path.abspath(uri)
 
 
@@ -163,7 +164,8 @@ class ExtractedPhase(Phase):
     def units(self, ctx: RunContext) -> list[Unit]:
         names = input_sources(ctx.config, ctx.inputs)  # {} unless the run names sources
         settings = {n: fingerprint(self.settings(ctx.config.for_source(n)), *([n] if n else [])) for n in {names.get(f) for f in ctx.inputs}}
-        return [Unit(unit_name(f), fingerprint(f, settings[names.get(f)]), {"source": f, **({"source_name": names[f]} if f in names else {})})
+        return [Unit(unit_name(f), fingerprint(f, settings[names.get(f)]),
+                     {"source": f, "path": _path(f), **({"source_name": names[f]} if f in names else {})})
                 for f in ctx.inputs]
 
     def run(self, ctx: RunContext, todo: list[Unit]):
