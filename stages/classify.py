@@ -39,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from stages.base import reject_where, set_column
 from stages.filters.labels import canonical
-from stages.named_files import NamedFile, fasttext_model
+from stages.named_files import ConfigPath, NamedFile, fasttext_classifier
 from stages.top_fraction import Cutoff, _languages, _rank_scores
 
 log = logging.getLogger(__name__)
@@ -107,7 +107,7 @@ class ClassifierConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(..., description="its columns <name>_score and <name>_label, and its filter's reason (lowercase letters, digits, _)")
-    model: str = Field(..., description="path to a supervised fastText model (.bin or .ftz) on every worker")
+    model: ConfigPath = Field(..., description="path to a supervised fastText model (.bin or .ftz) on every worker")
     label: str = Field(..., min_length=1, description="the label whose probability is the score, with or without "
                        "__label__ (DCLM: hq; Dolma's Jigsaw models: toxic, nsfw)")
     lowercase: bool = Field(False, description="lowercase the text first (only if the model was trained on lowercased text)")
@@ -138,7 +138,7 @@ class ClassifierConfig(BaseModel):
         return v
 
     def named_files(self) -> list[NamedFile]:
-        return [NamedFile("model", self.model, fasttext_model)]
+        return [NamedFile("model", self.model, fasttext_classifier(self.label))]
 
     @property
     def score_column(self) -> str:

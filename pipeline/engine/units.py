@@ -13,9 +13,11 @@ Listing units never starts Ray (``--dry-run`` is instant).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from core.storage import is_s3
 from pipeline.engine import settings
 from pipeline.engine.markers import unit_fingerprint
 from pipeline.inputs import unit_name
@@ -42,7 +44,8 @@ def map_phase_units(ctx: RunContext, phase: MapPhase) -> list[Unit]:
         components = {n: fingerprint(settings.map_phase(phase, config.for_source(n), s3), *([n] if n else []))
                       for n in {names.get(f) for f in ctx.inputs}}
         return [Unit(unit_name(f), fingerprint(f, components[names.get(f)]),
-                     {"source": f, **({"source_name": names[f]} if f in names else {})}) for f in ctx.inputs]
+                     {"source": f, "path": _path(f), **({"source_name": names[f]} if f in names else {})})
+                for f in ctx.inputs]
     source = _source(ctx, phase)
     parts = ctx.parts(source)
     names = part_sources(ctx)  # {} unless the run names sources
@@ -51,6 +54,12 @@ def map_phase_units(ctx: RunContext, phase: MapPhase) -> list[Unit]:
     corpus = [fingerprint(sorted(p.fingerprint for p in parts))] if phase.corpus_wide(config) else []
     return [Unit(p.name, fingerprint(p.fingerprint, components[names.get(p.name)], *corpus),
                  {"source": source.name, **({"source_name": names.get(p.name)} if names else {})}) for p in parts]
+
+
+def _path(uri: str) -> str:
+    """Where a worker opens an input: a local one's absolute path on the driver (workers do not share its working
+    directory; the input keeps its name as given, for the source column and the unit's name)."""
+    return uri if is_s3(uri) else os.path.abspath(uri)
 
 
 def _source(ctx: RunContext, phase: Phase) -> Phase:

@@ -18,7 +18,6 @@ once and shared (a model loads once).
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -27,7 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from core.layout import DOCUMENTS, part_file
-from core.storage import Storage, is_s3, open_input
+from core.storage import Storage, open_input
 from pipeline.config import RunConfig, s3_options
 from pipeline.phase import INPUTS, MapPhase, Unit
 from pipeline.result import UnitResult
@@ -99,7 +98,7 @@ class _InputRead:
         self.uri = unit.params["source"]
 
     def __enter__(self):
-        self.raw = open_input(self.uri if is_s3(self.uri) else os.path.abspath(self.uri), self.worker.s3).__enter__()
+        self.raw = open_input(self.unit.params.get("path", self.uri), self.worker.s3).__enter__()  # the driver's path
         try:
             # a remote input's content is first seen here
             self.kind = check_input(sniff_stream(self.raw, self.uri), self.uri)
