@@ -108,8 +108,12 @@ class StageSpec:
     section: str | None = None
     #: further constructor arguments known only at run time (per-language cutoffs...)
     args: tuple = ()
+    #: the config is the class's keyword arguments (a stage of the user's own module: ``__init__(**settings)``)
+    kwargs: bool = False
 
     def build(self):
+        if self.kwargs:
+            return self.cls(**(self.config or {}))
         return self.cls(self.config, *self.args) if self.config is not None or self.args else self.cls()
 
     def info(self) -> StageInfo:
