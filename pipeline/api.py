@@ -18,8 +18,9 @@ be importable by its module's name on every Ray worker (a module on the path, no
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from pipeline.config import ConfigError, RunConfig, load_config, parse_config
 from pipeline.paths import resolve_paths

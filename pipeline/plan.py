@@ -179,7 +179,8 @@ def build_plan(config: RunConfig, phases: Sequence[type[Phase] | Phase]) -> tupl
         sinks = tuple(s.info() for s in p.sinks(config)) if on else ()
         overrides = getattr(p, "overrides", lambda c: {})(config) if on else {}
         reads_here = getattr(p, "copies", None) or reads  # an export reads the phase it names
-        out.append(PhasePlan(p.name, p.label or p.name, on, reads_here if on else None, p.unit_kind, p.writes_documents,
+        out.append(PhasePlan(p.name, p.label or p.name, on, reads_here if on else None, p.unit_kind,
+                             p.writes_documents,
                              tuple(p.sections), tuple(stages), steps, sinks, tuple(p.adds), tuple(sources), p.reported,
                              overrides, p.role))
         if on and p.writes_documents:

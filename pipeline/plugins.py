@@ -21,7 +21,8 @@ from __future__ import annotations
 import importlib
 import inspect
 import re
-from typing import Any, Iterator, Literal
+from collections.abc import Iterator
+from typing import Any, Literal
 
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
@@ -201,7 +202,7 @@ class UserStageConfig(BaseModel):
     _with = field_validator("with_")(_settings)
 
     @model_validator(mode="after")
-    def _filter(self) -> "UserStageConfig":
+    def _filter(self) -> UserStageConfig:
         cls = self.cls
         if self.filter is not None:
             scores = _names(cls, "scores", required=False)

@@ -365,7 +365,8 @@ def _classifier_intro(e: dict) -> str:
         rule += " (per language: " + ", ".join(f"{code(k)} {_setting(v)}" for k, v in e["by_language_rule"].items()) + ")"
     flt = (f"filter: {rule}, {n(e['removed'])} documents removed (reason {code(e['name'])})" if rule else "no filter (a tag only)")
     if e.get("tagger"):  # a stage of the run's own module that declares the score (pipeline/plugins.py)
-        return f"{code(e['column'])}: a score the stage {code(e['model'] or '?')} declares ({text(e['label'] or '')}); {flt}."
+        own = f"a score the stage {code(e['model'] or '?')} declares ({text(e['label'] or '')})"
+        return f"{code(e['column'])}: {own}; {flt}."
     return f"{code(e['column'])}: the probability of the label {code(e['label'] or '?')} under {model}; {flt}."
 
 

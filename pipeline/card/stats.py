@@ -159,7 +159,8 @@ def _classifiers(plan: CardPlan, docs: list[str], aggs: dict, config: dict) -> d
         flt = c.get("filter") or {}
         demo = identify(c.get("model"))
         entries.append({
-            "name": name, "column": column, "label": c.get("label"), "model": c.get("model"), "tagger": c.get("tagger"),
+            "name": name, "column": column, "label": c.get("label"), "model": c.get("model"),
+            "tagger": c.get("tagger"),
             "demonstration": demo.what if demo else None, "model_sha256": demo.sha256 if demo else None,
             "threshold": flt.get("threshold"), "remove": flt.get("remove", "below"), "top_fraction": flt.get("top_fraction"),
             "by_language_rule": flt.get("by_language") or {}, "filter_phase": where, "removed": removed,

@@ -90,7 +90,8 @@ class MapWorker:
             totals, outputs = described()
             for sink in sinks:  # what a sink counts of its own (an export: the rows it wrote)
                 totals.update(getattr(sink, "totals", dict)())
-            result = UnitResult(unit.name, stages=chain, totals=totals, outputs=outputs, seconds=time.perf_counter() - t0)
+            result = UnitResult(unit.name, stages=chain, totals=totals, outputs=outputs,
+                                seconds=time.perf_counter() - t0)
             if not self.phase.writes_documents:  # its sinks take every row (an export): in = kept
                 result.docs_in = result.kept = rows
             return work.commit(result, docs_in=rows)
@@ -106,7 +107,8 @@ class _InputRead:
     def __enter__(self):
         self.raw = open_input(self.unit.params.get("path", self.uri), self.worker.s3).__enter__()  # the driver's path
         try:
-            # a reader of the run's own takes the files its suffixes name; else a remote input's content is first seen here
+            # a reader of the run's own takes the files its suffixes name; else (a remote input's content is first
+            # seen here) the content tells
             own = reader_for(self.worker.config, self.uri)
             self.kind = own.name if own is not None else check_input(sniff_stream(self.raw, self.uri), self.uri)
             source, stages = self.worker.chain(self.kind, self.unit.params.get("source_name"))

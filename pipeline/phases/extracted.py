@@ -56,7 +56,8 @@ class ExtractedPhase(MapPhase):
     unit_kind = "file"
     reads = INPUTS
     keep_worker = True  # language ID, the classifiers and the extraction helper load once per worker process
-    sections = ("warc", "documents", "charset", "extract", "langid", "filters", "classifiers", "sources", "readers", "stages")
+    sections = ("warc", "documents", "charset", "extract", "langid", "filters", "classifiers", "sources", "readers",
+                "stages")
     headline_keys = ("files", "rows", "kept", "rejected", "malformed_records")
     # No workers of its own (own_workers): with Arrow on the system allocator (core/arrow_allocator.py), what
     # extraction and language ID leave in a worker is small (e2e corpus: the later phases' worker peaks at

@@ -2,7 +2,8 @@
 
 One object a line, as DataTrove's ``JsonlWriter`` and Dolma write documents: ``id`` and ``text`` first, every
 other column under ``metadata`` (``nested``), or every column at the top level (``flat``).  Strings are escaped
-as JSON requires (quote, backslash, the control characters); text stays UTF-8 (``ensure_ascii=False``); a
+as JSON requires (quote, backslash, the control characters; and U+0085, U+2028, U+2029, which some readers take
+for line ends); text stays UTF-8 (``ensure_ascii=False``); a
 missing value, NaN or an infinity is ``null``; a timestamp is an ISO 8601 string.  A column of lists or structs
 is encoded value by value with ``json.dumps`` (the one case Arrow has no kernel for).
 """
@@ -18,6 +19,8 @@ import pyarrow.compute as pc
 TOP = ("id", "text")
 _ESCAPES = [("\\", "\\\\"), ('"', '\\"'), ("\n", "\\n"), ("\r", "\\r"), ("\t", "\\t"), ("\b", "\\b"), ("\f", "\\f")]
 _ESCAPES += [(chr(c), f"\\u{c:04x}") for c in range(32) if chr(c) not in "\n\r\t\b\f"]
+# line separators other than \n (str.splitlines and some JSON lines readers break lines there): escaped too
+_ESCAPES += [(chr(c), f"\\u{c:04x}") for c in (0x85, 0x2028, 0x2029)]
 
 
 def _lit(text: str) -> pa.Scalar:
