@@ -255,3 +255,24 @@ def test_a_stage_is_isolated_row_by_row_as_a_built_in_is():
     assert kept.column("id").to_pylist() == ["1"] and not math.isnan(kept.column("edu_score")[0].as_py())
     assert rejected[0].column("reason").to_pylist() == ["stage_error"]
     assert rejected[0].column("stage").to_pylist() == ["edu_words"]
+
+
+def test_a_reason_a_stage_does_not_declare_is_a_counted_stage_error():
+    """The plan and the card show the reasons a stage declares: a row given another one is not silently a new
+    reason; it is rejected as the stage's error, counted, as any row the stage fails on."""
+    from my_recipe.filters import LinkDensity
+
+    from stages.base import ChainStats, StageSpec, run_chain
+
+    class Undeclared(LinkDensity):
+        reasons = ("too_many_links",)  # declares one reason, gives another (link_density)
+
+    stage = StageSpec(Undeclared, {"max_per_100_words": 5}, "stages.0", kwargs=True).build()
+    links = " ".join(f"http://x.example/{i}" for i in range(10))
+    batch = pa.table({"id": ["1", "2"], "text": ["plain words and no links at all", links]})
+    stats = ChainStats()
+    kept, rejected = run_chain([stage], batch, stats)
+    assert kept.column("id").to_pylist() == ["1"]
+    assert rejected[0].column("reason").to_pylist() == ["stage_error"]
+    assert "which its reasons do not list (too_many_links)" in rejected[0].column("details")[0].as_py()
+    assert stats.counters["link_density.error.UndeclaredReason"] == 1

@@ -24,7 +24,7 @@ class LinkDensity:
         bad = pc.fill_null(pc.greater(density, self.max), False)
         details = pc.if_else(bad, pc.binary_join_element_wise(
             '{"per_100_words": ', pc.round(density, 2).cast(pa.string()), "}", ""), pa.scalar(None, pa.string()))
-        reason = pc.if_else(bad, pa.scalar(self.reasons[0]), pa.scalar(None, pa.string()))
+        reason = pc.if_else(bad, pa.scalar("link_density"), pa.scalar(None, pa.string()))
         if "reason" in batch.column_names:  # a reason an earlier step gave stays
             reason = pc.coalesce(batch.column("reason"), reason)
             details = pc.if_else(pc.is_valid(batch.column("reason")), batch.column("details"), details)
