@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import os
 import re
 import subprocess
@@ -127,6 +128,18 @@ def test_the_recipe_runs_as_a_user_runs_it(tmp_path):
                                                                            ("text", True)]
     assert "`exports/early/` hold text before PII redaction: unpublished data" in (out / "README.md").read_text()
     assert not any("exports" in p for p in stats["publish"]["allow_patterns"])
+
+    # the tagger's best half of each language (top_fraction, decided over every part): only final and after redone
+    ranked = [allowing[0], {**RECIPE["stages"][1], "filter": {"top_fraction": 0.5}}]
+    fifth = _run(tmp_path, out, stages=ranked, exports=early)
+    assert (_redone(fifth, "extracted"), _redone(fifth, "deduped"), _redone(fifth, "final")) == (0, 0, 2)
+    deduped = pq.read_table(out / "documents" / "deduped").to_pylist()
+    kept = pq.read_table(out / "documents" / "final").to_pylist()
+    for lang in {r["language"] for r in deduped}:
+        n = sum(r["language"] == lang for r in deduped)
+        assert sum(r["language"] == lang for r in kept) == math.ceil(0.5 * n), lang
+    details = [json.loads(d) for d in pq.read_table(out / "rejected" / "final").column("details").to_pylist()]
+    assert details and all("top_fraction" in d for d in details)
 
 
 def _readme_recipe() -> str:
