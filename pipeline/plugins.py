@@ -110,7 +110,8 @@ def check_stage(cls: type) -> None:
     if not STAGE_NAME.fullmatch(name):
         raise PluginError(f"{cls.__name__}.name {name!r}: lowercase letters, digits and _, starting with a letter")
     _text(cls, "label")
-    needs, adds, reasons = _names(cls, "needs"), _names(cls, "adds"), _names(cls, "reasons")
+    _names(cls, "needs")
+    adds, reasons = _names(cls, "adds"), _names(cls, "reasons")
     scores = _names(cls, "scores", required=False)
     owned = [c for c in adds if c in _OWNED]
     if owned:
@@ -119,7 +120,7 @@ def check_stage(cls: type) -> None:
     stray = [c for c in scores if c not in adds]
     if stray:
         raise PluginError(f"{cls.__name__}.scores: {stray[0]!r} is not a column it adds (add it to adds)")
-    if any(not r for r in reasons) or needs is None:
+    if any(not r for r in reasons):
         raise PluginError(f"{cls.__name__}.reasons: every reason is a non-empty string")
     if not any("__call__" in vars(c) for c in cls.__mro__):
         raise PluginError(f"{cls.__name__} has no __call__(batch: pyarrow.Table) -> pyarrow.Table")
