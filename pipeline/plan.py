@@ -143,7 +143,7 @@ class Plan:
 def input_sources(config: RunConfig) -> tuple[list[SourceInfo], list]:
     """Every source kind (stages.sources.kinds) as the plan describes it, and the specs of the stages only
     some kinds run, merged in order (each stage once)."""
-    from pipeline.plugins import source_kinds
+    from pipeline.readers import source_kinds
 
     infos, specs = [], []
     for cls in source_kinds(config):

@@ -30,7 +30,7 @@ from pydantic import BaseModel
 
 from pipeline.config import ConfigError, RunConfig, s3_options
 from pipeline.inputs import MAX_LISTED, InputError, check_formats
-from pipeline.plugins import reader_for
+from pipeline.readers import reader_for
 from core.storage import Storage, is_s3, open_input
 from stages.named_files import NamedFile, NamedFileError
 from stages.sources import JSONL_NAMES

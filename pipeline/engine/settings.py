@@ -29,7 +29,7 @@ from pydantic_core import to_jsonable_python
 
 from core.storage import S3Options, is_s3, resolve
 from pipeline.phase import INPUTS
-from pipeline.plugins import source_kinds
+from pipeline.readers import source_kinds
 
 if TYPE_CHECKING:
     from pipeline.config import RunConfig

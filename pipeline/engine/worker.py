@@ -29,7 +29,7 @@ from core.layout import DOCUMENTS, part_file
 from core.storage import Storage, open_input
 from pipeline.config import RunConfig, s3_options
 from pipeline.phase import INPUTS, MapPhase, Unit
-from pipeline.plugins import reader_for, readers
+from pipeline.readers import reader_for, readers
 from pipeline.result import UnitResult
 from pipeline.sources import StageCache
 from pipeline.units import UnitWork
