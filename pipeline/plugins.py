@@ -9,6 +9,7 @@ one-line error naming the field, before any work; ``curate validate`` too):
   built-in filters; ``final``: before PII redaction), fingerprinted by its ``use`` and ``with``;
 - a **reader** (``readers:``): ``name``, ``label``, ``records_label``, ``provides``, ``reasons``, ``suffixes``
   (the input file names it reads), ``__init__(**settings)``, ``read(stream, uri) -> Iterator[pyarrow.Table]``;
+  the engine runs it as a source kind (pipeline/readers.py);
 - an **export format** (``exports:``, pipeline/exports.py): ``label``, ``suffix``, ``__init__(**settings)``,
   ``write(table, out)`` (called per batch with one binary output stream per part), optionally ``finish(out)``.
 
