@@ -228,9 +228,9 @@ class RunConfig(BaseModel):
         scores = [c.score_column for c in self.classifiers]
         scores += [col for s in self.stages if s.phase == "extracted" for col in s.scores()]  # taggers before dedup
         if keep != type(self.dedup.keep)().score_column and keep not in scores:
-            raise ValueError(f"dedup.keep.score_column: no classifier or tagger of phase extracted writes {keep!r} "
-                             f"(this run's scores: {', '.join(scores) or 'none'}): name one of them or add the "
-                             "classifier or tagger")
+            raise ValueError(f"dedup.keep.score_column: no classifier writes {keep!r} (this run's scores: "
+                             f"{', '.join(scores) or 'none'}): name one of them, or add the classifier or a tagger "
+                             "(a stages: entry of phase extracted that declares it in its scores)")
         return self
 
 

@@ -248,7 +248,9 @@ def check_columns(plan: Plan, config: RunConfig) -> None:
 
 def _check_export_columns(phase: PhasePlan, config: RunConfig, have: dict[str, set[str]]) -> None:
     """The columns an export names exist in the documents of the phase it copies."""
-    index = next(i for i, e in enumerate(config.exports) if f"{EXPORT_PREFIX}{e.name}" == phase.name)
+    index = next((i for i, e in enumerate(config.exports) if f"{EXPORT_PREFIX}{e.name}" == phase.name), None)
+    if index is None:
+        return  # an export phase of its own (handed to the runner), not an exports: entry
     every = set().union(*have.values()) if have else set()
     missing = [c for c in config.exports[index].columns or () if c not in every]
     if missing:

@@ -67,7 +67,8 @@ def _error(tmp_path: Path, **extra) -> str:
     ({"exports": [{"name": "docs"}, {"name": "docs", "use": "parquet"}]},
      "config error: exports: two exports are named 'docs'"),
     ({"dedup": {"keep": {"score_column": "edu_score"}}},
-     "config error: dedup.keep.score_column: no classifier or tagger of phase extracted writes 'edu_score'"),
+     "config error: dedup.keep.score_column: no classifier writes 'edu_score' (this run's scores: none): name one of "
+     "them, or add the classifier or a tagger"),
 ])
 def test_a_bad_component_is_one_config_line_naming_its_field(tmp_path, extra, expected):
     message = _error(tmp_path, **extra)
