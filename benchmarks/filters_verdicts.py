@@ -36,11 +36,13 @@ import glob
 import hashlib
 import json
 import random
+import re
 import sys
 import tempfile
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import child_report, machine_info, markdown_table, pick_cpu, run_child  # noqa: E402
@@ -207,8 +209,8 @@ def verdicts(t: pa.Table, with_probes: bool = True) -> dict[str, dict]:
         for r in rows:
             if "text" in r:
                 r["text"] = digest(r["text"])
-            if r.get("c4_lines_removed_by") is not None:
-                r["c4_lines_removed_by"] = sorted([c["rule"], c["lines"]] for c in r["c4_lines_removed_by"])
+            if "c4_lines_removed_by" in r:
+                r["c4_lines_removed_by"] = removed_by(r["c4_lines_removed_by"])
             out[r.pop("id")][key] = r
 
     verdict = ["reason", "details", "filter_skipped"]
@@ -236,6 +238,14 @@ def verdicts(t: pa.Table, with_probes: bool = True) -> dict[str, dict]:
     return out
 
 
+def removed_by(value: list | None) -> list | None:
+    """``c4_lines_removed_by`` as sorted ``[rule, lines]`` pairs, whichever way the revision stored it: a list of
+    ``{rule, lines}`` structs (since 2e2a06d), or an Arrow map before (``to_pylist`` gives ``(rule, lines)`` tuples)."""
+    if value is None:
+        return None
+    return sorted([c["rule"], c["lines"]] if isinstance(c, dict) else list(c) for c in value)
+
+
 def compare(before: dict, after: dict) -> list[tuple[str, str, object, object]]:
     """(document, field, before, after) for every difference in what ``after`` measured."""
     diffs = []
@@ -248,17 +258,41 @@ def compare(before: dict, after: dict) -> list[tuple[str, str, object, object]]:
     return diffs
 
 
-# The one deliberate change (docs/filters.md, "Changes in the speed-up"): FineWeb's
-# word count now splits words at a vertical tab, as split_words always did.
+# The deliberate changes since BEFORE, each: what it is, the documents it can touch, the fields it can change.
+# 1. (docs/filters.md, "Changes in the speed-up") FineWeb's word count splits words at a vertical tab, as
+#    split_words always did.
 VERTICAL_TAB_FIELDS = ("fineweb", "fineweb_after_c4", "probe:fineweb:new_line_ratio", "chain")
+# 2. (issue 42.9) C4's line-end rule as C4's reference: a closing bracket after the end mark ("(see above.)") is
+#    no end (filters.c4.end_mark_brackets), which changes C4's text and what runs on it.
+C4_LINE_END_FIELDS = ("c4", "fineweb_after_c4", "chain", "probe:c4:sentences:punct=True", "probe:c4:no_document_rules",
+                      *(f"probe:fineweb:{k}" for k in ("line_punct_thr", "short_line_thr", "char_duplicates_ratio",
+                                                       "new_line_ratio")))
+_BRACKET_LINE = re.compile(r"[)\]）]\s*$")
+CHANGES = (
+    ("the vertical-tab fix (a document with U+000B, a FineWeb field: FineWeb's word count now splits words at a "
+     "vertical tab, as `split_words` always did; see docs/filters.md)", lambda t: "\x0b" in t, VERTICAL_TAB_FIELDS),
+    ("C4's line-end rule as C4's reference (a document with a line ending in a closing bracket, a field of C4 or "
+     "of what runs on its text: `filters.c4.end_mark_brackets`, see docs/filters.md)",
+     lambda t: any(_BRACKET_LINE.search(line) for line in t.splitlines()), C4_LINE_END_FIELDS),
+)
+
+
+def explained(corpus: pa.Table, diffs: list) -> list[int]:
+    """How many of ``diffs`` each deliberate change (CHANGES) explains, a difference counted under its first."""
+    texts = dict(zip(corpus.column("id").to_pylist(), corpus.column("text").to_pylist()))
+    counts = [0] * len(CHANGES)
+    for doc_id, key, *_ in diffs:
+        text = texts.get(doc_id) or ""
+        i = next((i for i, (_, touches, fields) in enumerate(CHANGES) if key in fields and touches(text)), None)
+        if i is not None:
+            counts[i] += 1
+    return counts
 
 
 def unexplained(corpus: pa.Table, diffs: list) -> list:
-    """The differences that are not the vertical-tab fix (a document with U+000B, a FineWeb field)."""
-    with_vt = {
-        i for i, t in zip(corpus.column("id").to_pylist(), corpus.column("text").to_pylist()) if t and "\x0b" in t
-    }
-    return [d for d in diffs if not (d[0] in with_vt and d[1] in VERTICAL_TAB_FIELDS)]
+    """The differences no deliberate change (CHANGES) explains."""
+    texts = dict(zip(corpus.column("id").to_pylist(), corpus.column("text").to_pylist()))
+    return [d for d in diffs if not any(d[1] in fields and touches(texts.get(d[0]) or "") for _, touches, fields in CHANGES)]
 
 
 def changed(b, a):
@@ -294,14 +328,11 @@ def summary(corpus: pa.Table, after: dict, diffs: list, ref: str) -> str:
     ]
     if diffs:
         odd = unexplained(corpus, diffs)
+        why = "; ".join(f"{n} are {what}" for n, (what, *_) in zip(explained(corpus, diffs), CHANGES) if n)
         parts += [
             "### Differences by field",
             markdown_table(["field", "documents"], [[k, n] for k, n in by_field.most_common()]),
-            (
-                f"{len(diffs) - len(odd)} of the {len(diffs)} differences are the vertical-tab fix (a document "
-                "with U+000B, a FineWeb field: FineWeb's word count now splits words at a vertical tab, as "
-                "`split_words` always did; see docs/filters.md)."
-            ),
+            f"Of the {len(diffs)} differences, {why or 'none is a deliberate change'}; {len(odd)} are unexplained.",
             "### First differences",
             "\n".join(
                 f"- `{d}` {k}: before `{changed(b, a)[0]}`, after `{changed(b, a)[1]}`" for d, k, b, a in diffs[:20]
@@ -332,6 +363,15 @@ def run_side(corpus_path: Path, root: str, probes: bool, tmp: Path, name: str) -
     return out["verdicts"]
 
 
+def against(corpus: pa.Table, ref: str, probes: bool, tmp: Path) -> tuple[dict, dict]:
+    """(verdicts of revision ``ref``, of this tree) on ``corpus``, each side in its own process."""
+    corpus_path = Path(tmp, "corpus.parquet")
+    pq.write_table(corpus, corpus_path)
+    after = run_side(corpus_path, "", probes, Path(tmp), "this tree")
+    archive(ref, Path(tmp, "ref"))
+    return run_side(corpus_path, str(Path(tmp, "ref")), probes, Path(tmp), ref), after
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ref", default=BEFORE, help=f"the revision to compare with (default {BEFORE})")
@@ -345,14 +385,13 @@ def main() -> int:
         child_main(args.child)
         return 0
 
-    import pyarrow.parquet as pq
-
     corpus = pa.concat_tables([real_texts(args.texts), fuzz_docs()])
     probes = not args.no_probes
     with tempfile.TemporaryDirectory(prefix="filters-verdicts-") as tmp:
-        corpus_path = Path(tmp, "corpus.parquet")
-        pq.write_table(corpus, corpus_path)
-        after = run_side(corpus_path, "", probes, Path(tmp), "this tree")
+        if args.record or args.check:
+            corpus_path = Path(tmp, "corpus.parquet")
+            pq.write_table(corpus, corpus_path)
+            after = run_side(corpus_path, "", probes, Path(tmp), "this tree")
         if args.record:
             Path(args.record).write_text(json.dumps(after, ensure_ascii=False, sort_keys=True))
             print(f"recorded the verdicts of {len(after)} documents to {args.record}")
@@ -360,8 +399,7 @@ def main() -> int:
         if args.check:
             before, ref = json.loads(Path(args.check).read_text()), args.check
         else:
-            archive(args.ref, Path(tmp, "ref"))
-            before, ref = run_side(corpus_path, str(Path(tmp, "ref")), probes, Path(tmp), args.ref), args.ref
+            (before, after), ref = against(corpus, args.ref, probes, Path(tmp)), args.ref
     diffs = compare(before, after)
     text = summary(corpus, after, diffs, ref)
     print(text)
