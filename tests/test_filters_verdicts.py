@@ -12,10 +12,10 @@ import pytest
 from benchmarks import filters_verdicts as fv
 from tests.conftest import REPO
 
-#: Documents each deliberate change (fv.CHANGES) touches, and one neither touches.
+#: A document the deliberate change (fv.CHANGES) touches, one C4's new line-end rule would, one neither touches.
 PLANTED = {
     "bracket": "The river rose in the night and the valley was flooded (see above.)\n" * 3 + "Done here we are now.",
-    "vertical-tab": "Some words\x0bmore words here to count. " * 5,
+    "vertical-tab": "alpha\x0bbeta gamma.\ndelta\x0bepsilon.\n" * 4,
     "plain": "The mayor said the school will open on Monday. The engineers inspect the bridge.\n" * 6,
 }
 
@@ -43,8 +43,8 @@ def test_the_benchmark_runs_against_its_reference_revision_and_explains_every_di
     diffs = fv.compare(before, after)
     assert fv.unexplained(corpus, diffs) == []
     changed = {(doc, key) for doc, key, *_ in diffs}
-    assert ("bracket", "c4") in changed  # C4's reference removes "(see above.)": the deliberate change shows
-    assert not any(doc == "plain" for doc, _ in changed)
+    assert ("vertical-tab", "probe:fineweb:new_line_ratio") in changed  # the deliberate change shows ...
+    assert not any(doc in ("plain", "bracket") for doc, _ in changed)  # ... and only it (C4 run as the revision's)
     assert sum(fv.explained(corpus, diffs)) == len(diffs)
     report = fv.summary(corpus, after, diffs, fv.BEFORE)
     assert "0 are unexplained" in report
