@@ -39,6 +39,7 @@ import glob
 import hashlib
 import json
 import random
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -269,12 +270,21 @@ def compare(before: dict, after: dict) -> list[tuple[str, str, object, object]]:
 
 
 # The deliberate changes since BEFORE, each: what it is, the documents it can touch, the fields it can change.
-# (docs/filters.md, "Changes in the speed-up") FineWeb's word count splits words at a vertical tab, as split_words
-# always did.
+# 1. (docs/filters.md, "Changes in the speed-up") FineWeb's word count splits words at a vertical tab, as
+#    split_words always did.
 VERTICAL_TAB_FIELDS = ("fineweb", "fineweb_after_c4", "probe:fineweb:new_line_ratio", "chain")
+# 2. (issue 42.9, docs/filters.md) C4: an ellipsis inside closing brackets ("(and so on...)") is no end, with
+#    end_mark_brackets too; it changes C4's text and what runs on it.
+C4_TEXT_FIELDS = ("c4", "fineweb_after_c4", "chain", "probe:c4:sentences:punct=True", "probe:c4:no_document_rules",
+                  *(f"probe:fineweb:{k}" for k in ("line_punct_thr", "short_line_thr", "char_duplicates_ratio",
+                                                   "new_line_ratio")))
+_BRACKETED_ELLIPSIS = re.compile(r"\.\.\.[)\]）]+\s*$")
 CHANGES = (
     ("the vertical-tab fix (a document with U+000B, a FineWeb field: FineWeb's word count now splits words at a "
      "vertical tab, as `split_words` always did; see docs/filters.md)", lambda t: "\x0b" in t, VERTICAL_TAB_FIELDS),
+    ("C4's ellipsis in brackets (a document with a line ending in `...)`, `...]` or `...）`, a field of C4 or of "
+     "what runs on its text: no end mark, as in C4's reference; see docs/filters.md)",
+     lambda t: any(_BRACKETED_ELLIPSIS.search(line) for line in t.splitlines()), C4_TEXT_FIELDS),
 )
 
 

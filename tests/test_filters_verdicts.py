@@ -12,9 +12,10 @@ import pytest
 from benchmarks import filters_verdicts as fv
 from tests.conftest import REPO
 
-#: A document the deliberate change (fv.CHANGES) touches, one C4's new line-end rule would, one neither touches.
+#: Documents the deliberate changes (fv.CHANGES) touch, one C4's new default would (not run here), one none touches.
 PLANTED = {
     "bracket": "The river rose in the night and the valley was flooded (see above.)\n" * 3 + "Done here we are now.",
+    "bracketed-ellipsis": "The mayor spoke and then he went on and on (and so on...)\n" * 3 + "Done here we are now.",
     "vertical-tab": "alpha\x0bbeta gamma.\ndelta\x0bepsilon.\n" * 4,
     "plain": "The mayor said the school will open on Monday. The engineers inspect the bridge.\n" * 6,
 }
@@ -43,8 +44,9 @@ def test_the_benchmark_runs_against_its_reference_revision_and_explains_every_di
     diffs = fv.compare(before, after)
     assert fv.unexplained(corpus, diffs) == []
     changed = {(doc, key) for doc, key, *_ in diffs}
-    assert ("vertical-tab", "probe:fineweb:new_line_ratio") in changed  # the deliberate change shows ...
-    assert not any(doc in ("plain", "bracket") for doc, _ in changed)  # ... and only it (C4 run as the revision's)
+    assert ("vertical-tab", "probe:fineweb:new_line_ratio") in changed  # the deliberate changes show ...
+    assert ("bracketed-ellipsis", "c4") in changed
+    assert not any(doc in ("plain", "bracket") for doc, _ in changed)  # ... and only they (C4 as the revision had it)
     assert sum(fv.explained(corpus, diffs)) == len(diffs)
     report = fv.summary(corpus, after, diffs, fv.BEFORE)
     assert "0 are unexplained" in report
