@@ -396,7 +396,8 @@ def _paragraphs(p: dict | None) -> list[str]:
                 f"documents; {n(p.get('documents_rejected'))} documents left too short were rejected by the text rules."]
     top = p.get("top") or []
     if top:
-        out += ["", _table(["copies", f"most repeated {unit} (first characters, PII redacted)"],
+        counted = "documents holding it" if p.get("mode") == "min_count" else "copies"  # min_count counts per document
+        out += ["", _table([counted, f"most repeated {unit} (first characters, PII redacted)"],
                            [[n(r["count"]), text(r["text"]) if r.get("text") is not None else "(not shown: redaction unavailable)"]
                             for r in top], "rl")]
     return out
