@@ -1,6 +1,6 @@
 """Peaks of the bounds of issue 42 (items 5-8): hostile or huge inputs, this tree against an earlier revision.
 
-    python benchmarks/bounds.py                       # every case, this tree and d13895f; writes benchmarks/results/bounds.md
+    python benchmarks/bounds.py                       # every case, this tree and d13895f: a Markdown table
     python benchmarks/bounds.py --cases blank-zst-1g --sides after
 
 Each case runs in a fresh process (``PYTHONPATH`` = the side's tree, so Ray's workers import it too), its
@@ -110,8 +110,9 @@ def make_input(case: str, work: Path) -> Path:
         if not path.exists():
             rng = random.Random(7)
             rows = 20
-            pq.write_table(pa.table({"id": [f"b{i}" for i in range(rows)], "text": [_prose(rng, 3000) for _ in range(rows)],
-                                     "image": [rng.randbytes(20_000_000) for _ in range(rows)]}), path, row_group_size=rows)
+            table = pa.table({"id": [f"b{i}" for i in range(rows)], "text": [_prose(rng, 3000) for _ in range(rows)],
+                              "image": [rng.randbytes(20_000_000) for _ in range(rows)]})
+            pq.write_table(table, path, row_group_size=rows)
     elif case.startswith("line-"):
         mb = int(case.split("-")[1].rstrip("m"))
         path = work / f"{case}.jsonl"
@@ -131,7 +132,8 @@ def make_input(case: str, work: Path) -> Path:
         path = work / "eval-1m.jsonl"
         if not path.exists():
             rng = random.Random(11)
-            vocab = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(3, 9))) for _ in range(20000)]
+            letters = "abcdefghijklmnopqrstuvwxyz"
+            vocab = ["".join(rng.choice(letters) for _ in range(rng.randint(3, 9))) for _ in range(20000)]
             with open(path, "w") as f:
                 for i in range(1_000_000):
                     f.write(json.dumps({"id": i, "text": " ".join(rng.choice(vocab) for _ in range(70))}) + "\n")
@@ -170,7 +172,7 @@ class Watch:
                                                f"{self.cap / 2**30:.0f} GB"}))
                 os.killpg(0, signal.SIGKILL)
 
-    def __enter__(self) -> "Watch":
+    def __enter__(self) -> Watch:
         self.t0 = time.perf_counter()
         self.peak.__enter__()
         threading.Thread(target=self._guard, args=(self.t0,), daemon=True).start()
@@ -193,8 +195,10 @@ def report(result: dict) -> None:
 
 
 def read_case(path: Path, watch: Watch) -> dict:
+    # (imported here: the child's PYTHONPATH picks the tree it measures)
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
+
     from stages.sources.documents import DocumentsSource, DocumentStats
 
     stats, rows, rejected_bytes = DocumentStats(), 0, 0
@@ -215,6 +219,7 @@ def read_case(path: Path, watch: Watch) -> dict:
 
 def run_case(case: str, path: Path, out: Path, watch: Watch) -> dict:
     import pyarrow.parquet as pq
+
     from pipeline.config import parse_config
     from pipeline.runner import run
 
@@ -270,7 +275,8 @@ def side(case: str, tree: Path, work: Path, cap_gb: float, timeout: float) -> di
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
         result_path = Path(f.name)
     env = {**os.environ, "PYTHONPATH": str(tree), "BOUNDS_RESULT": str(result_path)}
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", case, "--work", str(work), "--cap-gb", str(cap_gb)]
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", case, "--work", str(work),
+           "--cap-gb", str(cap_gb)]
     proc = subprocess.Popen(cmd, env=env, cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         _, err = proc.communicate(timeout=timeout)
@@ -290,8 +296,8 @@ def side(case: str, tree: Path, work: Path, cap_gb: float, timeout: float) -> di
 def describe(r: dict) -> str:
     if "failed" in r or "timeout" in r:
         return r.get("failed") or r["timeout"]
-    keys = ("rows", "documents", "rejected", "rejected_parquet_bytes", "status", "final_documents", "final_metadata_bytes",
-            "capped")
+    keys = ("rows", "documents", "rejected", "rejected_parquet_bytes", "status", "final_documents",
+            "final_metadata_bytes", "capped")
     shown = ", ".join(f"{k} {r[k]}" for k in keys if k in r)
     return (f"{r['seconds']} s; largest process {r['largest_process_mb']:,} MB ({r['largest_process']}), driver "
             f"{r['driver_mb']:,} MB, tree {r['tree_mb']:,} MB; {shown}")
@@ -324,7 +330,8 @@ def main() -> int:
                 print(f"  {rows[-1][2]}", file=sys.stderr, flush=True)
     text = "\n".join(["# Bounds of issue 42 (items 5-8): peaks before and after", "",
                       f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} · Python {sys.version.split()[0]} · "
-                      f"{os.cpu_count()} CPUs. Re-run: `python benchmarks/bounds.py --cases ...` (module docstring).", "",
+                      f"{os.cpu_count()} CPUs. Re-run: `python benchmarks/bounds.py --cases ...` (module docstring).",
+                      "",
                       "| case | tree | result |", "| --- | --- | --- |",
                       *[f"| {c} | {s} | {d.replace('|', '/')} |" for c, s, d in rows]]) + "\n"
     print(text)

@@ -230,7 +230,8 @@ def verdicts(t: pa.Table, with_probes: bool = True) -> dict[str, dict]:
     note("gopher_repetition", run_alone(GopherRepetitionFilter(), t), verdict)
     cleaned = run_alone(C4Filter(C4Config(**reference_c4())), t)
     note("c4", cleaned, c4_cols)
-    note("c4_fineweb_setting", run_alone(C4Filter(C4Config(filter_no_terminal_punct=False, **reference_c4())), t), c4_cols)
+    fineweb_setting = C4Config(filter_no_terminal_punct=False, **reference_c4())
+    note("c4_fineweb_setting", run_alone(C4Filter(fineweb_setting), t), c4_cols)
     note("fineweb", run_alone(FineWebQualityFilter(), t), verdict)
     cleaned = cleaned.drop_columns(["reason", "details"])
     note("fineweb_after_c4", run_alone(FineWebQualityFilter(), cleaned), verdict)
@@ -251,7 +252,8 @@ def verdicts(t: pa.Table, with_probes: bool = True) -> dict[str, dict]:
 
 def removed_by(value: list | None) -> list | None:
     """``c4_lines_removed_by`` as sorted ``[rule, lines]`` pairs, whichever way the revision stored it: a list of
-    ``{rule, lines}`` structs (since 2e2a06d), or an Arrow map before (``to_pylist`` gives ``(rule, lines)`` tuples)."""
+    ``{rule, lines}`` structs (since 2e2a06d), or an Arrow map before (``to_pylist`` gives ``(rule, lines)``
+    tuples)."""
     if value is None:
         return None
     return sorted([c["rule"], c["lines"]] if isinstance(c, dict) else list(c) for c in value)
@@ -290,7 +292,7 @@ CHANGES = (
 
 def explained(corpus: pa.Table, diffs: list) -> list[int]:
     """How many of ``diffs`` each deliberate change (CHANGES) explains, a difference counted under its first."""
-    texts = dict(zip(corpus.column("id").to_pylist(), corpus.column("text").to_pylist()))
+    texts = dict(zip(corpus.column("id").to_pylist(), corpus.column("text").to_pylist(), strict=True))
     counts = [0] * len(CHANGES)
     for doc_id, key, *_ in diffs:
         text = texts.get(doc_id) or ""
@@ -302,8 +304,9 @@ def explained(corpus: pa.Table, diffs: list) -> list[int]:
 
 def unexplained(corpus: pa.Table, diffs: list) -> list:
     """The differences no deliberate change (CHANGES) explains."""
-    texts = dict(zip(corpus.column("id").to_pylist(), corpus.column("text").to_pylist()))
-    return [d for d in diffs if not any(d[1] in fields and touches(texts.get(d[0]) or "") for _, touches, fields in CHANGES)]
+    texts = dict(zip(corpus.column("id").to_pylist(), corpus.column("text").to_pylist(), strict=True))
+    return [d for d in diffs
+            if not any(d[1] in fields and touches(texts.get(d[0]) or "") for _, touches, fields in CHANGES)]
 
 
 def changed(b, a):
@@ -339,7 +342,8 @@ def summary(corpus: pa.Table, after: dict, diffs: list, ref: str) -> str:
     ]
     if diffs:
         odd = unexplained(corpus, diffs)
-        why = "; ".join(f"{n} are {what}" for n, (what, *_) in zip(explained(corpus, diffs), CHANGES) if n)
+        counts = zip(explained(corpus, diffs), CHANGES, strict=True)
+        why = "; ".join(f"{n} are {what}" for n, (what, *_) in counts if n)
         parts += [
             "### Differences by field",
             markdown_table(["field", "documents"], [[k, n] for k, n in by_field.most_common()]),

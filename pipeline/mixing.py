@@ -25,8 +25,10 @@ from pipeline.context import RunContext
 from pipeline.phase import Unit
 from pipeline.result import add_totals
 from stages.base import REASON
-from stages.mix import (CLUSTER, REPEAT_WARNING_EPOCHS, MixError, MixPlan, Tally, add_tallies, manifest_section, plan_mix,
-                        repeated_sources, tally)
+from stages.mix import (
+    CLUSTER, REPEAT_WARNING_EPOCHS, MixError, MixPlan, Tally, add_tallies, manifest_section, plan_mix,
+    repeated_sources, tally,
+)
 from stages.source_name import SOURCE_NAME
 from stages.tokenize import TokenizeStage
 

@@ -104,9 +104,9 @@ class MixConfig(BaseModel):
     seed: int = Field(0, ge=0, le=2**63 - 1, description="seed of which documents are drawn (another seed: another subsample)")
     max_epochs: float = Field(
         100, gt=0, le=1000, description="the most epochs a source may be drawn (its drawn tokens / its tokens): a mix "
-        "asking more is an error before any shard is written (each copy of a document is a sample the shards phase holds "
-        f"and writes: tokens 1e12 on 10 documents would be 10^8 copies of each); past {REPEAT_WARNING_EPOCHS} epochs "
-        "the run warns and the card says so")
+        "asking more is an error before any shard is written (each copy of a document is a sample the shards phase "
+        f"holds and writes: tokens 1e12 on 10 documents would be 10^8 copies of each); past {REPEAT_WARNING_EPOCHS} "
+        "epochs the run warns and the card says so")
     max_share_error: float = Field(
         0.005, gt=0, le=1, description="the shards phase fails, before writing, when a source's share of the drawn tokens "
         "misses its weight by more (a source of a few large documents cannot be cut finer)")
@@ -132,8 +132,8 @@ class MixConfig(BaseModel):
         over = {k: v for k, v in (self.epochs or {}).items() if v > self.max_epochs}
         if over:
             name, value = next(iter(over.items()))
-            raise ValueError(f"epochs.{name}: {value:g} epochs is more than max_epochs ({self.max_epochs:g}): lower it, "
-                             "or raise max_epochs if the shards phase's workers can hold that many copies")
+            raise ValueError(f"epochs.{name}: {value:g} epochs is more than max_epochs ({self.max_epochs:g}): "
+                             "lower it, or raise max_epochs if the shards phase's workers can hold that many copies")
         return self
 
     @property
@@ -347,12 +347,13 @@ def _check_epochs(name: str, t: Tally, target: float, config: MixConfig) -> None
         return
     field = ("mix.tokens" if config.tokens is not None else f"mix.weights.{name}") if config.weights is not None else \
         f"mix.epochs.{name}" if config.epochs is not None else "mix.rehydrate.weights"
-    raise MixError(f"{field}: the mix would repeat source {name or 'all'!r} {epochs:,.1f} times ({target:,.0f} tokens of "
-                   f"its {t.tokens:,} in documents/final), more than mix.max_epochs ({config.max_epochs:g}): lower it, add "
-                   "documents, or raise mix.max_epochs if the shards phase's workers can hold that many copies")
+    raise MixError(f"{field}: the mix would repeat source {name or 'all'!r} {epochs:,.1f} times ({target:,.0f} "
+                   f"tokens of its {t.tokens:,} in documents/final), more than mix.max_epochs "
+                   f"({config.max_epochs:g}): lower it, add documents, or raise mix.max_epochs if the shards phase's "
+                   "workers can hold that many copies")
 
 
-def repeated_sources(plan: "MixPlan") -> dict[str, float]:
+def repeated_sources(plan: MixPlan) -> dict[str, float]:
     """The sources drawn more than REPEAT_WARNING_EPOCHS epochs, and their epochs."""
     return {s.name: s.epochs for s in plan.sources if s.epochs is not None and s.epochs > REPEAT_WARNING_EPOCHS}
 

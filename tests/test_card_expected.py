@@ -136,8 +136,9 @@ def expected(out: Path, card: dict) -> dict:
     langs = {p: _counts(d["language"]) if "language" in d else {} for p, d in docs.items()}
     exp = {
         "schema": 1,
-        "summary": {"records": records, "responses": responses, "documents": documents, "documents_share": share(documents, responses),
-                    "samples": written, "repeats": written - documents, "dataset_documents": len(docs[dataset]) if dataset else 0,
+        "summary": {"records": records, "responses": responses, "documents": documents,
+                    "documents_share": share(documents, responses), "samples": written, "repeats": written - documents,
+                    "dataset_documents": len(docs[dataset]) if dataset else 0,
                     "tokens": tokens_of(manifest),
                     "languages": int(docs[dataset]["language"].nunique()) if dataset and "language" in docs[dataset] else 0},
         "run": {"config": config, "inputs": len(record["inputs"])},

@@ -156,9 +156,11 @@ def hostile(stats: dict) -> tuple[dict, list[str]]:
     s["unreadable"] = [{"file": evil("ufile"), "error": evil("uerr")}]
     s["publish"] = {"configs": [], "withheld": evil("withheld")}
     s["plot_errors"] = {evil("plot") + ".svg": "ValueError"}
-    source = {"documents": 3, "tokens": 30, "target_share": 1.0, "samples": 20, "tokens_drawn": 200, "share": 1.0, "epochs": 6.7}
+    source = {"documents": 3, "tokens": 30, "target_share": 1.0, "samples": 20, "tokens_drawn": 200, "share": 1.0,
+              "epochs": 6.7}
     s["mix"] = {"present": True, "mode": "weights", "seed": 0, "tokens": 200, "samples": 20, "documents_drawn": 3,
-                "share_error": 0.0, "sources": {evil("mixsrc"): source}, "rehydration": None, "repeat_warning_epochs": 4}
+                "share_error": 0.0, "sources": {evil("mixsrc"): source}, "rehydration": None,
+                "repeat_warning_epochs": 4}
     ex = s["examples"][0]
     ex.update(url=evil("url"), details=evil("details"), text=evil("text"), phase=evil("exphase"), reason=evil("exreason"))
     verbatim = ["name", "started", "finished", "status", "partsby", "phrun", "pkg", "ver", "curver", "file", "snap",

@@ -86,7 +86,8 @@ def test_a_missing_eval_file_is_a_plan_time_error(tmp_path):
 def _big_eval_set(path, items: int) -> None:
     rng = random.Random(4)
     vocab = ["".join(rng.choice("abcdefghij") for _ in range(6)) for _ in range(5000)]
-    path.write_text("".join(json.dumps({"text": " ".join(rng.choice(vocab) for _ in range(60))}) + "\n" for _ in range(items)))
+    lines = (json.dumps({"text": " ".join(rng.choice(vocab) for _ in range(60))}) + "\n" for _ in range(items))
+    path.write_text("".join(lines))
 
 
 def test_the_driver_never_holds_the_index(ray_local, tmp_path):

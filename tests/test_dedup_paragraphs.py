@@ -80,8 +80,9 @@ def _ccnet_reference(line: str) -> str:
 PROBES = [
     "Hello, World!", "  Tabs\tand  double  spaces  ", "Price: $1,299.99 (was 1.499)", "Call 555-0100 now.",
     "\u201cQuoted\u201d \u00abguillemets\u00bb \u2018single\u2019", "em\u2014dash en\u2013dash", "ellipsis\u2026 end",
-    "\uff08\u5168\u89d2\uff09\u3001\u3002\uff01\uff1f", "Arabic digits \u0661\u0662\u0663 and \u096b", "\x01control\x1f and \x7f\x9f",
-    "MiXeD CaSe \u00c9T\u00c9", "ﬁnancial ligature", "snake_case #hash @at", "\u00a0nbsp at ends\u00a0", "\x1c a\x1d",
+    "\uff08\u5168\u89d2\uff09\u3001\u3002\uff01\uff1f", "Arabic digits \u0661\u0662\u0663 and \u096b",
+    "\x01control\x1f and \x7f\x9f", "MiXeD CaSe \u00c9T\u00c9", "ﬁnancial ligature", "snake_case #hash @at",
+    "\u00a0nbsp at ends\u00a0", "\x1c a\x1d",
     "", "   ", "a\u3000b", "\u300c\u300d\u300a\u300b\u3010\u3011\u2014\u25ba\uff05\uff5e",
 ]
 
@@ -92,12 +93,14 @@ def test_the_ccnet_normalizer_is_ccnets():
     # ASCII punctuation and inner spaces are kept, a tab deleted (a control character), each digit its own 0:
     # not what curate's normalizer does
     curate = normalized_pieces(pa.array(PROBES[:4], pa.large_string()), ParagraphsConfig()).to_pylist()
-    assert got[:4] == ["hello, world!", "tabsand  double  spaces", "price: $0,000.00 (was 0.000)", "call 000-0000 now."]
+    assert got[:4] == ["hello, world!", "tabsand  double  spaces", "price: $0,000.00 (was 0.000)",
+                       "call 000-0000 now."]
     assert curate == ["hello world", "tabs and double spaces", "price 0 was 0", "call 0 0 now"]
 
 
 def test_the_ccnet_normalizer_tells_apart_what_curates_joins():
-    a, b = "The harbor master counted the boats, before the storm.", "The harbor master counted the boats before the storm"
+    a = "The harbor master counted the boats, before the storm."
+    b = "The harbor master counted the boats before the storm"
     assert hashes([a, b])[0][0] == hashes([a, b])[1][0]
     ccnet = hashes([a, b], normalizer="ccnet")
     assert ccnet[0][0] != ccnet[1][0]

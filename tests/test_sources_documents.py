@@ -464,7 +464,7 @@ def test_lines_split_anywhere_across_chunks_read_as_one(tmp_path):
     for step in (1, 7, 4096):  # reads of every size: lines, blank runs and leading spaces cut everywhere
         stream = io.BytesIO(data)
         blanks = []
-        lines = list(iter_lines(lambda n: stream.read(step), 1 << 20, lambda e: None, blanks.append))
+        lines = list(iter_lines(lambda n, s=stream, k=step: s.read(k), 1 << 20, lambda e: None, blanks.append))
         assert [json.loads(line.data)["id"] for line in lines] == [r["id"] for r in records]
         assert [line.number for line in lines] == [sum(i % 3 + 1 for i in range(k + 1)) for k in range(300)]
         assert sum(blanks) == sum(i % 3 for i in range(300))
@@ -575,8 +575,8 @@ def test_stats_merge_and_add_up_across_files(tmp_path):
 def test_every_declared_reason_is_given_and_no_other(tmp_path):
     given = Counter()
     bomb = write(tmp_path / "bomb.jsonl.gz", gzip.compress(b"{}\n" * (4 << 20)))
-    for path, config in (bad_lines(tmp_path), (truncated_gzip(tmp_path, docs(500)), None), (corrupt_parquet(tmp_path), None),
-                         (bomb, None)):
+    for path, config in (bad_lines(tmp_path), (truncated_gzip(tmp_path, docs(500)), None),
+                         (corrupt_parquet(tmp_path), None), (bomb, None)):
         given.update(read(path, config)[1].rejected)
     assert sorted(given) == sorted(REASONS)
 

@@ -44,7 +44,8 @@ def main(argv: list[str] | None = None) -> int:
     """Rewrite README.md (beside this package) with the excerpt of the card at ``argv[0]``."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        print("usage: python -m pipeline.card.excerpt CARD (the README.md of a run of jobs/sample.yaml)", file=sys.stderr)
+        print("usage: python -m pipeline.card.excerpt CARD (the README.md of a run of jobs/sample.yaml)",
+              file=sys.stderr)
         return 2
     readme = Path(__file__).resolve().parents[2] / "README.md"
     readme.write_text(readme_with_excerpt(readme.read_text(), Path(args[0]).read_text()))

@@ -129,7 +129,8 @@ def _phase_rows(plan: CardPlan, phase: PhaseInfo, n_in: int, aggs: dict, manifes
         rows.append(_row(f"{phase.name}:dropped", phase.name, "", n_in, {DROPPED: dropped}, label=f"{phase.name}: {DROPPED}"))
         n_in = rows[-1]["out"]
     if not phase.writes_documents and manifest is not None and manifest["samples"] != n_in:
-        rows.append(_row(f"{phase.name}:unaccounted", phase.name, "", n_in, {NOT_IN_SHARDS: n_in - manifest["samples"]},
+        missing = {NOT_IN_SHARDS: n_in - manifest["samples"]}
+        rows.append(_row(f"{phase.name}:unaccounted", phase.name, "", n_in, missing,
                          label=f"{phase.name}: {NOT_IN_SHARDS}"))
     return rows
 

@@ -132,8 +132,8 @@ def summary(stats: dict) -> str:
     tokens = f" and **{n(s['tokens'])} tokens**" if s["tokens"] is not None else ""
     where = code(f"documents/{s['dataset_phase']}/") if s["dataset_phase"] else "no documents folder"
     if s.get("repeats"):  # a training mix: documents, samples and repeats are three numbers
-        where = (f"drawn from the {n(s.get('dataset_documents'))} documents of {where} into **{n(s['samples'])} samples** "
-                 f"in the shards ({n(s['repeats'])} of them repeats: the training mix)")
+        where = (f"drawn from the {n(s.get('dataset_documents'))} documents of {where} into "
+                 f"**{n(s['samples'])} samples** in the shards ({n(s['repeats'])} of them repeats: the training mix)")
     else:
         where = f"in {where}"
     lines = [
@@ -430,7 +430,8 @@ def tokens(stats: dict) -> str:
                  f"ids stored as {text(tok.get('dtype'))})")
     docs = (f"{n(t['samples'])} samples of {n(t['documents'])} distinct documents" if t.get("repeats")
             else f"{n(t['documents'])} documents")
-    head = (f"{docs}, {n(t['tokens'])} tokens ({n(t['tokens_per_document'])} per {'sample' if t.get('repeats') else 'document'})"
+    each = "sample" if t.get("repeats") else "document"
+    head = (f"{docs}, {n(t['tokens'])} tokens ({n(t['tokens_per_document'])} per {each})"
             f"{_specials(t)}; tokenizer: {what}" + (f"; config hash {code(t['config_hash'])}" if t["config_hash"] else "") + ".")
     extra = t.get("format_fields") or {}
     rows = [[code(f), text(extra.get(f, {}).get("layout", "–")), n(v["shards"]), n(extra.get(f, {}).get("documents")), n(v["samples"]),
@@ -526,8 +527,8 @@ def limitations(stats: dict) -> str:
                   if v["action"] == "annotate"]
     m = stats.get("mix") or {}
     items += [f"Source {code(name)} is repeated {src['epochs']:.1f} epochs in the shards: past "
-              f"{m.get('repeat_warning_epochs')} epochs repeated tokens are worth less and less (Muennighoff et al. 2023, "
-              "Scaling Data-Constrained Language Models); add documents to it or lower its weight."
+              f"{m.get('repeat_warning_epochs')} epochs repeated tokens are worth less and less (Muennighoff et al. "
+              "2023, Scaling Data-Constrained Language Models); add documents to it or lower its weight."
               for name, src in (m.get("sources") or {}).items()
               if src.get("epochs") is not None and src["epochs"] > (m.get("repeat_warning_epochs") or float("inf"))]
     if stats["tokens"].get("demonstration"):

@@ -40,9 +40,10 @@ def build_stats(plan: CardPlan, aggs: dict[str, dict], manifest: dict | None, un
     return {
         "schema": SCHEMA,
         "summary": {
-            "records": rows[0]["in"], "responses": responses, "documents": documents, "documents_share": share(documents, responses),
-            "samples": written, "repeats": written - documents,
-            "dataset_phase": dataset, "dataset_documents": aggs.get(f"{dataset}/documents", {}).get("rows", 0) if dataset else 0,
+            "records": rows[0]["in"], "responses": responses, "documents": documents,
+            "documents_share": share(documents, responses), "samples": written, "repeats": written - documents,
+            "dataset_phase": dataset,
+            "dataset_documents": aggs.get(f"{dataset}/documents", {}).get("rows", 0) if dataset else 0,
             "tokens": _headline_tokens(manifest),
             "languages": len([k for k in (aggs.get(f"{dataset}/documents", {}).get("languages") or {}) if k != "unknown"]),
         },
@@ -322,13 +323,15 @@ def _shards_check(rows: list[dict], manifest: dict) -> dict:
         not_drawn, repeats = entering - rejected - mix["documents_drawn"], mix["samples"] - mix["documents_drawn"]
         expected = entering - rejected - not_drawn + repeats - dropped
         ok = samples == expected and not_drawn >= 0 and repeats >= 0 and documents == mix["documents_drawn"]
-        return {"check": f"samples in the shards manifest ({samples}) = documents entering the shards phase ({entering}) "
-                         f"- its rejected rows ({rejected}) - documents the mix did not draw ({not_drawn}) + repeats it added "
-                         f"({repeats}) - samples packing dropped whole ({dropped}) = {expected}; of {documents} distinct "
-                         f"documents (the mix drew {mix['documents_drawn']})", "ok": ok}
+        return {"check": f"samples in the shards manifest ({samples}) = documents entering the shards phase "
+                         f"({entering}) - its rejected rows ({rejected}) - documents the mix did not draw "
+                         f"({not_drawn}) + repeats it added ({repeats}) - samples packing dropped whole ({dropped}) "
+                         f"= {expected}; "
+                         f"of {documents} distinct documents (the mix drew {mix['documents_drawn']})", "ok": ok}
     expected = entering - rejected - dropped
-    return {"check": f"documents in the shards manifest ({samples}) = documents entering the shards phase ({entering}) "
-                     f"- its rejected rows ({rejected}) - documents packing dropped whole ({dropped}) = {expected}",
+    return {"check": f"documents in the shards manifest ({samples}) = documents entering the shards phase "
+                     f"({entering}) - its rejected rows ({rejected}) - documents packing dropped whole ({dropped}) "
+                     f"= {expected}",
             "ok": samples == expected and documents == samples}
 
 

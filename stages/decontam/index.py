@@ -197,7 +197,8 @@ class EvalIndex:
 # ---------------------------------------------------------------- building
 
 
-def build_index(config: DecontamConfig, open_file: Opener = open_local_or_s3, max_index_bytes: int | None = None) -> EvalIndex:
+def build_index(config: DecontamConfig, open_file: Opener = open_local_or_s3,
+                max_index_bytes: int | None = None) -> EvalIndex:
     """Read every eval set and index its items (once per run, in one process); EvalSetError on a bad file, or
     once the index's arrays take more than ``max_index_bytes``.
 
@@ -210,8 +211,8 @@ def build_index(config: DecontamConfig, open_file: Opener = open_local_or_s3, ma
         total += len(items)
         if total > config.max_items:
             more = " or more" if i + 1 < len(config.eval_sets) else ""  # the sets not read yet
-            raise EvalSetError(f"eval sets: {total:,} items{more}, more than decontam.max_items ({config.max_items:,}): "
-                               "raise it or give fewer sets")
+            raise EvalSetError(f"eval sets: {total:,} items{more}, more than decontam.max_items "
+                               f"({config.max_items:,}): raise it or give fewer sets")
         builder.add(items)
         del items
     return builder.finish(t0)
@@ -253,21 +254,24 @@ class _Builder:
         self.sizes.append(len(items))
         self.ids.append(pa.array(items.ids, pa.large_string()))
         for i in range(0, len(items), CHUNK_ITEMS):
-            for part, value in zip(self.parts.values(), _chunk(items.texts[i : i + CHUNK_ITEMS], self.n + i, self.config)):
+            chunk = _chunk(items.texts[i : i + CHUNK_ITEMS], self.n + i, self.config)
+            for part, value in zip(self.parts.values(), chunk, strict=True):
                 part.add(value)
             held = sum(part.nbytes for part in self.parts.values())
             if self.max_bytes is not None and held > self.max_bytes:
                 raise EvalSetError(
-                    f"eval sets: the index of the first {self.n + min(i + CHUNK_ITEMS, len(items)):,} items takes {held:,} bytes, more "
-                    f"than the {self.max_bytes:,} it may take of the cluster's object store (it is shipped to every worker "
-                    "through it): give fewer or shorter eval sets, or start Ray with a larger object store")
+                    f"eval sets: the index of the first {self.n + min(i + CHUNK_ITEMS, len(items)):,} items takes "
+                    f"{held:,} bytes, more than the {self.max_bytes:,} it may take of the cluster's object store "
+                    "(it is shipped to every worker through it): give fewer or shorter eval sets, or start Ray with a "
+                    "larger object store")
         self.n += len(items)
 
     def finish(self, t0: float) -> EvalIndex:
         config = self.config
         if not self.n:
             raise EvalSetError("no eval items to index (give eval sets with at least one item)")
-        counts, lengths, text, hashes, items = (self.parts[k].joined() for k in ("counts", "lengths", "text", "hashes", "items"))
+        names = ("counts", "lengths", "text", "hashes", "items")
+        counts, lengths, text, hashes, items = (self.parts[k].joined() for k in names)
         # By hash, then item: the chunks hold their pairs by item and follow each other, so a stable sort
         # by hash alone gives that order.  (An item's repeated n-grams were dropped in its chunk.)
         order = np.argsort(hashes, kind="stable")
@@ -291,7 +295,8 @@ class _Builder:
         else:
             index.bloom = BloomFilter.build(hashes[distinct], config.bloom_fpr)
         del distinct
-        per_set = np.bincount(item_set[items], minlength=len(self.sizes)) if len(items) else np.zeros(len(self.sizes), np.int64)
+        sets = len(self.sizes)
+        per_set = np.bincount(item_set[items], minlength=sets) if len(items) else np.zeros(sets, np.int64)
 
         def of_set(mask: np.ndarray, i: int) -> int:
             return int((mask & (item_set == i)).sum())
@@ -301,15 +306,16 @@ class _Builder:
             eval_sets=tuple(
                 EvalSetStats(name, path, size, of_set(counts >= config.ngram, i), of_set(whole, i),
                              of_set(counts < config.min_item_words, i), int(per_set[i]))
-                for i, (name, path, size) in enumerate(zip(self.names, self.paths, self.sizes))
+                for i, (name, path, size) in enumerate(zip(self.names, self.paths, self.sizes, strict=True))
             ),
             keys=keys, nbytes=index_bytes(index), build_seconds=round(time.perf_counter() - t0, 3),
-            bloom_fpr=index.bloom.fpr if index.bloom is not None else None, bloom_hashes=index.bloom.k if index.bloom is not None else None,
+            bloom_fpr=index.bloom.fpr if index.bloom is not None else None,
+            bloom_hashes=index.bloom.k if index.bloom is not None else None,
         )
         for s in index.stats.eval_sets:
             if s.items_skipped:
-                log.warning("decontam: eval set '%s': %d of %d items have fewer than %d words and are not indexed (common phrases)",
-                            s.name, s.items_skipped, s.items, config.min_item_words)
+                log.warning("decontam: eval set '%s': %d of %d items have fewer than %d words and are not indexed "
+                            "(common phrases)", s.name, s.items_skipped, s.items, config.min_item_words)
         return index
 
 
@@ -363,7 +369,8 @@ def _chunk(texts: list[str], first: int, config: DecontamConfig) -> tuple[np.nda
     hashes, items = hashes[order], items[order]
     keep = np.r_[True, (hashes[1:] != hashes[:-1]) | (items[1:] != items[:-1])] if len(hashes) else np.zeros(0, bool)
     data = words.data.tobytes()
-    text = b"".join(b" " + data[a:b] + b" \n" for a, b in zip(words.offsets[:-1].tolist(), words.offsets[1:].tolist()))
+    bounds = zip(words.offsets[:-1].tolist(), words.offsets[1:].tolist(), strict=True)
+    text = b"".join(b" " + data[a:b] + b" \n" for a, b in bounds)
     return (hashes[keep], (items[keep] + first).astype(np.int32), words.counts.astype(np.int32),
             np.frombuffer(text, np.uint8), np.diff(words.offsets) + 3)
 

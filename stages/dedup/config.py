@@ -169,12 +169,12 @@ class ParagraphsConfig(BaseModel):
     mode: Literal["keep_first", "min_count"] = Field(
         "keep_first",
         description="keep_first: keep the first occurrence (parts by name, then row, then position) and remove later copies "
-        "(Dolma's paragraph dedup); min_count: remove every copy of a paragraph that min_count documents or more hold, and "
-        "the later copies of one repeated only inside fewer (CCNet)",
+        "(Dolma's paragraph dedup); min_count: remove every copy of a paragraph that min_count documents or more "
+        "hold, and the later copies of one repeated only inside fewer (CCNet)",
     )
     min_count: int = Field(
-        2, ge=2, le=1_000_000_000, description="with mode: min_count, a paragraph this many documents of the corpus hold is "
-        "removed everywhere (CCNet: 2, within a shard)"
+        2, ge=2, le=1_000_000_000, description="with mode: min_count, a paragraph this many documents of the corpus "
+        "hold is removed everywhere (CCNet: 2, within a shard)"
     )
     min_chars: int = Field(
         30, ge=0, le=1_000_000, description="a paragraph shorter than this (characters, normalized) is never counted nor "
@@ -185,9 +185,9 @@ class ParagraphsConfig(BaseModel):
         "removed (Dolma's min_words; 0: off, as for text without spaces)"
     )
     normalizer: Literal["curate", "ccnet"] = Field(
-        "curate", description="curate: `normalize`'s switches, whitespace collapsed (docs/dedup.md says exactly what it "
-        "does); ccnet: CCNet's normalize_for_dedup (lower case, each digit to 0, its list of Unicode punctuation and the "
-        "control characters deleted, ASCII punctuation and whitespace kept)")
+        "curate", description="curate: `normalize`'s switches, whitespace collapsed (docs/dedup.md says exactly what "
+        "it does); ccnet: CCNet's normalize_for_dedup (lower case, each digit to 0, its list of Unicode punctuation "
+        "and the control characters deleted, ASCII punctuation and whitespace kept)")
     normalize: NormalizeConfig = Field(
         default_factory=NormalizeConfig,
         description="with normalizer curate, before the 64-bit hash: lower case, each number (digits with . or , "

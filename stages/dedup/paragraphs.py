@@ -40,7 +40,8 @@ _BLANK = re.compile(f"({BLANK_LINES})")  # captured: the rewrite keeps the separ
 CCNET_PUNCT = "，。、„”“«»１」「《》´∶：？！（）；–—．～’…━〈〉【】％►"
 _CCNET_DELETE = "[" + "".join(f"\\x{{{ord(c):X}}}" for c in CCNET_PUNCT) + "\\x{0}-\\x{1F}\\x{7F}-\\x{9F}]"
 #: What Python's str.strip() strips (str.isspace), which CCNet's strip() does first.
-_PY_SPACE = "[\\x{9}-\\x{D}\\x{1C}-\\x{20}\\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}]"
+_PY_SPACE = ("[\\x{9}-\\x{D}\\x{1C}-\\x{20}\\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}"
+             "\\x{205F}\\x{3000}]")
 #: Schema of the counted pieces of a batch.
 PIECE_SCHEMA = pa.schema([("hash", pa.uint64()), ("row", pa.int64()), ("idx", pa.int32()), ("chars", pa.int32())])
 
@@ -109,7 +110,8 @@ def hash_pieces(texts: pa.Array | pa.ChunkedArray, config: ParagraphsConfig) -> 
     counted = (chars > 0) & (chars >= config.min_chars)
     if config.min_words > 1:
         if config.normalizer == "ccnet":  # whitespace as it is: runs of it
-            words = pc.list_value_length(pc.utf8_split_whitespace(normalized)).to_numpy(zero_copy_only=False).astype(np.int64)
+            runs = pc.list_value_length(pc.utf8_split_whitespace(normalized))
+            words = runs.to_numpy(zero_copy_only=False).astype(np.int64)
         else:  # single spaces
             words = pc.count_substring(normalized, " ").to_numpy(zero_copy_only=False).astype(np.int64) + 1
         counted &= words >= config.min_words

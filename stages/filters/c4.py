@@ -173,7 +173,8 @@ class C4Filter:
         if c.filter_no_terminal_punct:
             end, ellipsis = ((TERMINAL_LINE_END_BRACKETS_RE2, ELLIPSIS_END_BRACKETS_RE2) if c.end_mark_brackets
                              else (TERMINAL_LINE_END_RE2, ELLIPSIS_END_RE2))
-            fail(NO_TERMINAL_PUNCT, ~_np(pc.match_substring_regex(lines, end)) | _np(pc.match_substring_regex(lines, ellipsis)))
+            no_end = ~_np(pc.match_substring_regex(lines, end)) | _np(pc.match_substring_regex(lines, ellipsis))
+            fail(NO_TERMINAL_PUNCT, no_end)
         if c.min_words_per_line is not None:
             fail(TOO_FEW_WORDS, self._too_few_words(lines, outcome == KEEP))
         if c.filter_lorem_ipsum:

@@ -51,8 +51,8 @@ from stages.warc import WarcConfig
 log = logging.getLogger(__name__)
 
 #: Every reason this source gives at read time.
-REASONS = ("malformed_line", "not_object", "no_text", "wrong_type", "bad_encoding", "too_large", "truncated", "read_error",
-           "decompression_bomb")
+REASONS = ("malformed_line", "not_object", "no_text", "wrong_type", "bad_encoding", "too_large", "truncated",
+           "read_error", "decompression_bomb")
 METADATA = "metadata"
 CONTENT_TYPES = {"jsonl": "application/jsonl", "parquet": "application/vnd.apache.parquet"}
 SCHEMA = pa.schema(
@@ -98,18 +98,20 @@ class DocumentsConfig(BaseModel):
         64 << 20, ge=1024, le=1 << 32,
         description="a longer line (or Parquet text) is rejected as too_large without being held in memory; a record "
         "this long costs the worker that reads it about 35 times its size at its peak, over the stages' copies of the "
-        "text (measured, benchmarks/results/bounds.md: a 50 MB line 1.6 GB, a 200 MB one 6.8 GB; the default, ~2.3 GB): "
-        "keep it under a worker's memory / 35")
+        "text (measured, benchmarks/results/bounds.md: a 50 MB line 1.6 GB, a 200 MB one 6.8 GB; the default, "
+        "~2.3 GB): keep it under a worker's memory / 35")
     max_metadata_bytes: int = Field(
         64 << 10, ge=256, le=1 << 30,
-        description="the carried fields of a record (its `metadata`, as JSON) are kept to this many bytes: the largest fields "
-        "are dropped until the rest fits, counted (read_counters.metadata_fields_dropped) and logged, the document kept "
-        "(metadata rides in every phase's parts: a 20 MB binary column would be carried as 27 MB of base64 three times)")
+        description="the carried fields of a record (its `metadata`, as JSON) are kept to this many bytes: the "
+        "largest fields are dropped until the rest fits, counted (read_counters.metadata_fields_dropped) and logged, "
+        "the document kept (metadata rides in every phase's parts: a 20 MB binary column would be carried as 27 MB of "
+        "base64 three times)")
     max_decoded_ratio: float = Field(
         WarcConfig.model_fields["max_decoded_ratio"].default, ge=2, le=1_000_000,
-        description=f"a gzip or zstd JSON lines file whose data inflate more than this many times the compressed bytes read "
-        f"(past {RATIO_FLOOR >> 20} MiB) is read up to there, the rest one row rejected as decompression_bomb naming the file "
-        "(warc.max_decoded_ratio's bound; JSON lines compress 3-10x, a GiB of blank lines or of {} records 1,000-30,000x)")
+        description=f"a gzip or zstd JSON lines file whose data inflate more than this many times the compressed "
+        f"bytes read (past {RATIO_FLOOR >> 20} MiB) is read up to there, the rest one row rejected as "
+        "decompression_bomb naming the file (warc.max_decoded_ratio's bound; JSON lines compress 3-10x, a GiB of "
+        "blank lines or of {} records 1,000-30,000x)")
 
     @field_validator("text", "id", "url", "date")
     @classmethod
@@ -353,7 +355,8 @@ class DocumentsSource:
 
         batch = _Batch()
         try:
-            for line in iter_lines(Decompressed(stream, cfg.max_decoded_ratio).read, cfg.max_record_bytes, damaged, blank):
+            read = Decompressed(stream, cfg.max_decoded_ratio).read
+            for line in iter_lines(read, cfg.max_record_bytes, damaged, blank):
                 last[0] = line.number
                 stats.bytes += line.size
                 self._add_line(line, uri, batch, stats)

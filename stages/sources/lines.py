@@ -8,11 +8,12 @@ line longer than the bound is skipped to its newline without being kept
 
 Blank lines (ASCII whitespace only) are skipped at C speed (a regex match of
 the run of whitespace, a count of the newlines in it), never one Python step
-each: a GiB of them costs a few seconds, as the WARC reader's gaps do.  A compressed file whose data inflate more than ``max_ratio``
-times the compressed bytes read, past ``RATIO_FLOOR`` (the WARC reader's bound
-on a record's Content-Encoding, :mod:`stages.http_decode`), raises
-:class:`Bomb`: a 32 KB file of a GiB of blank lines or of ``{}`` records is
-cut after a few MB instead of giving millions of rows.
+each: a GiB of them costs a few seconds, as the WARC reader's gaps do.  A
+compressed file whose data inflate more than ``max_ratio`` times the compressed
+bytes its decoder took, past ``RATIO_FLOOR`` (the WARC reader's bound on a
+record's Content-Encoding, :mod:`stages.http_decode`), raises :class:`Bomb`: a
+32 KB file of a GiB of blank lines or of ``{}`` records is cut in its first
+MiB instead of giving millions of rows.
 
 Damaged compressed data cuts the line it falls in (``Line.cut`` says how) and
 never the lines before it.  gzip goes through :class:`stages.gunzip.Gunzip`
