@@ -1,6 +1,7 @@
 """Peaks of the bounds of issue 42 (items 5-8): hostile or huge inputs, this tree against an earlier revision.
 
     python benchmarks/bounds.py                       # every case, this tree and d13895f: a Markdown table
+    python benchmarks/bounds.py --results benchmarks/results/bounds.md   # ... written there too
     python benchmarks/bounds.py --cases blank-zst-1g --sides after
 
 Each case runs in a fresh process (``PYTHONPATH`` = the side's tree, so Ray's workers import it too), its
@@ -311,6 +312,7 @@ def main() -> int:
     ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "curate-bounds")
     ap.add_argument("--cap-gb", type=float, default=8.0, help="stop a case once its process tree holds this much")
     ap.add_argument("--timeout", type=float, default=900.0)
+    ap.add_argument("--results", type=Path, help="also write the table here")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -335,6 +337,8 @@ def main() -> int:
                       "| case | tree | result |", "| --- | --- | --- |",
                       *[f"| {c} | {s} | {d.replace('|', '/')} |" for c, s, d in rows]]) + "\n"
     print(text)
+    if args.results:
+        args.results.write_text(text)
     return 0
 
 
