@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+import yaml
 
 from pipeline.card.report import main as report_main
 from pipeline.config import parse_config
@@ -186,7 +187,8 @@ def test_a_source_repeated_past_4_epochs_is_a_warning_and_a_known_limitation(mix
     again = tmp_path / "again"
     shutil.copytree(out, again)
     config = _config(sources, again).model_dump(mode="json")
-    config["mix"]["weights"] = {"web": 0.15, "books": 0.85}
+    tokens = json.loads((out / "shards" / "manifest.json").read_text())["mix"]["tokens"]
+    config["mix"].update(weights={"web": 0.15, "books": 0.85}, tokens=4 * tokens)  # more samples than documents/final
     with caplog.at_level("WARNING", logger="pipeline.mixing"):
         record = run(parse_config(config), progress=False, phases=["shards", "card"])
     assert record["status"] == "ok"
@@ -197,6 +199,10 @@ def test_a_source_repeated_past_4_epochs_is_a_warning_and_a_known_limitation(mix
     assert f"Source `books` is repeated {epochs:.1f} epochs in the shards" in limitations
     assert "`web`" not in limitations
     assert "Source `books`" not in card_text(out).split("## Known limitations", 1)[1].split("## ", 1)[0]  # 3.6 epochs
+    # size_categories counts the default config's rows (documents/deduped here), not the samples
+    summary = json.loads((again / "card" / "stats.json").read_text())["summary"]
+    assert summary["samples"] >= 1000 > summary["dataset_documents"]
+    assert yaml.safe_load(card_text(again).split("---\n")[1])["size_categories"] == ["n<1K"]
 
 
 def test_the_same_config_gives_the_same_bytes(mixed, sources, tmp_path):
