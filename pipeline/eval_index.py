@@ -7,8 +7,8 @@ settings (local paths, or ``s3://`` with the configured endpoint) and builds the
 reference and the statistics: an eval set of 1M items (492 MB) took the driver to 5.5 GB when it was
 built there.  The index may take at most ``INDEX_SHARE`` of the cluster's object store, which every worker
 process maps it from without a copy: a bigger one is refused with one line before it is finished.  The
-units' fingerprints cover the decontam settings and each eval file's size and modification time, so a
-changed eval set redoes the final phase.
+units' fingerprints cover the decontam settings and each eval file's identity (the engine's, from the files
+the section names), so a changed eval set redoes the final phase.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from core.storage import is_s3, open_input, resolve
+from core.storage import is_s3, open_input
 
 if TYPE_CHECKING:
     from pipeline.config import RunConfig
@@ -40,25 +40,6 @@ def opener(config: "RunConfig"):
 
     s3 = s3_options(config)
     return lambda path: open_input(path, s3) if is_s3(path) else open(os.path.expanduser(path), "rb")
-
-
-def eval_files(config: "RunConfig") -> list[list]:
-    """Each eval file's path, size and modification time (part of the final phase's fingerprint)."""
-    from pipeline.config import s3_options
-
-    out = []
-    for s in config.decontam.eval_sets:
-        fs, path = resolve(s.path, s3_options(config))
-        info = fs.get_file_info(path)
-        out.append([s.path, info.size, info.mtime_ns if info.mtime is not None else None])
-    return out
-
-
-def settings(config: "RunConfig") -> dict:
-    """The decontam settings the final phase's outputs depend on ({} when it is off: fingerprints unchanged)."""
-    if not config.decontam.enabled:
-        return {}
-    return {"decontam": {**config.decontam.model_dump(mode="json"), "files": eval_files(config)}}
 
 
 #: The share of the cluster's object store the eval index may take (it is mapped from there by every worker).
