@@ -13,8 +13,11 @@ text's SHA-1 and its removal counts, in both C4 settings; FineWeb on the raw
 and on the C4-cleaned text), each rule's measurement (a "probe" per rule:
 only that rule on, with a threshold every document fails, so ``details``
 holds the value), and the verdict of the default chain; then it compares
-the two sides field by field.  Exit status 1 on any difference but the one
-deliberate change (``VERTICAL_TAB_FIELDS``).
+the two sides field by field.  Exit status 1 on any difference but the
+deliberate changes (``CHANGES``).  C4's line-end rule changed after the
+reference revision (issue 42.9: C4's reference removes ``(see above.)``,
+tests/test_filters_c4.py); this tree runs with ``end_mark_brackets: true``,
+the rule the revision had, so that every field still measures the speed-up.
 
 The corpus: the shared extraction dev set and ``samples/`` (texts extracted as
 in ``benchmarks/filters.py``, or ``--texts`` Parquet files with ``id``,
@@ -36,11 +39,13 @@ import glob
 import hashlib
 import json
 import random
+import re
 import sys
 import tempfile
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import child_report, machine_info, markdown_table, pick_cpu, run_child  # noqa: E402
@@ -175,16 +180,24 @@ def probes() -> list[tuple[str, object]]:
             cfg = GopherRepetitionConfig.model_construct(**{**gr_off, field: {n: -1}})
             out.append((f"probe:gopher_repetition:{field}:{n}", GopherRepetitionFilter(cfg)))
     for punct in (True, False):
-        cfg = C4Config.model_construct(min_num_sentences=big, filter_no_terminal_punct=punct)
+        cfg = C4Config.model_construct(min_num_sentences=big, filter_no_terminal_punct=punct, **reference_c4())
         out.append((f"probe:c4:sentences:punct={punct}", C4Filter(cfg)))
     out.append(("probe:c4:no_document_rules", C4Filter(C4Config.model_construct(
-        filter_lorem_ipsum=False, filter_curly_bracket=False, min_num_sentences=None))))  # fmt: skip
+        filter_lorem_ipsum=False, filter_curly_bracket=False, min_num_sentences=None, **reference_c4()))))  # fmt: skip
     fw_off = dict.fromkeys(["line_punct_thr", "short_line_thr", "char_duplicates_ratio", "new_line_ratio"])
     for field, value in [("line_punct_thr", big), ("short_line_thr", -1), ("char_duplicates_ratio", -1),
                          ("new_line_ratio", -1)]:  # fmt: skip
         cfg = FineWebQualityConfig.model_construct(**{**fw_off, field: value})
         out.append((f"probe:fineweb:{field}", FineWebQualityFilter(cfg)))
     return out
+
+
+def reference_c4() -> dict:
+    """The C4 settings that give the reference revision's line-end rule (closing brackets after the end mark; a
+    revision without the setting has that rule)."""
+    from stages.filters.c4 import C4Config
+
+    return {"end_mark_brackets": True} if "end_mark_brackets" in C4Config.model_fields else {}
 
 
 def verdicts(t: pa.Table, with_probes: bool = True) -> dict[str, dict]:
@@ -207,17 +220,18 @@ def verdicts(t: pa.Table, with_probes: bool = True) -> dict[str, dict]:
         for r in rows:
             if "text" in r:
                 r["text"] = digest(r["text"])
-            if r.get("c4_lines_removed_by") is not None:
-                r["c4_lines_removed_by"] = sorted([c["rule"], c["lines"]] for c in r["c4_lines_removed_by"])
+            if "c4_lines_removed_by" in r:
+                r["c4_lines_removed_by"] = removed_by(r["c4_lines_removed_by"])
             out[r.pop("id")][key] = r
 
     verdict = ["reason", "details", "filter_skipped"]
     c4_cols = [*verdict, "text", "c4_lines_removed", "c4_chars_removed", "c4_lines_removed_by"]
     note("gopher_quality", run_alone(GopherQualityFilter(), t), verdict)
     note("gopher_repetition", run_alone(GopherRepetitionFilter(), t), verdict)
-    cleaned = run_alone(C4Filter(), t)
+    cleaned = run_alone(C4Filter(C4Config(**reference_c4())), t)
     note("c4", cleaned, c4_cols)
-    note("c4_fineweb_setting", run_alone(C4Filter(C4Config(filter_no_terminal_punct=False)), t), c4_cols)
+    fineweb_setting = C4Config(filter_no_terminal_punct=False, **reference_c4())
+    note("c4_fineweb_setting", run_alone(C4Filter(fineweb_setting), t), c4_cols)
     note("fineweb", run_alone(FineWebQualityFilter(), t), verdict)
     cleaned = cleaned.drop_columns(["reason", "details"])
     note("fineweb_after_c4", run_alone(FineWebQualityFilter(), cleaned), verdict)
@@ -225,7 +239,7 @@ def verdicts(t: pa.Table, with_probes: bool = True) -> dict[str, dict]:
         for key, stage in probes():
             note(key, run_alone(stage, cleaned if key.startswith("probe:fineweb") else t), c4_cols)
 
-    stages = build_filters(FiltersConfig())
+    stages = build_filters(FiltersConfig.model_validate({"c4": reference_c4()}))
     for i in range(0, len(t), BATCH):
         kept, rejected = run_chain(stages, t.slice(i, BATCH), ChainStats())
         for doc_id in kept.column("id").to_pylist():
@@ -234,6 +248,15 @@ def verdicts(t: pa.Table, with_probes: bool = True) -> dict[str, dict]:
             for doc_id, reason, details in zip(*(r.column(c).to_pylist() for c in ("id", "reason", "details"))):
                 out[doc_id]["chain"] = [reason, details]
     return out
+
+
+def removed_by(value: list | None) -> list | None:
+    """``c4_lines_removed_by`` as sorted ``[rule, lines]`` pairs, whichever way the revision stored it: a list of
+    ``{rule, lines}`` structs (since 2e2a06d), or an Arrow map before (``to_pylist`` gives ``(rule, lines)``
+    tuples)."""
+    if value is None:
+        return None
+    return sorted([c["rule"], c["lines"]] if isinstance(c, dict) else list(c) for c in value)
 
 
 def compare(before: dict, after: dict) -> list[tuple[str, str, object, object]]:
@@ -248,17 +271,42 @@ def compare(before: dict, after: dict) -> list[tuple[str, str, object, object]]:
     return diffs
 
 
-# The one deliberate change (docs/filters.md, "Changes in the speed-up"): FineWeb's
-# word count now splits words at a vertical tab, as split_words always did.
+# The deliberate changes since BEFORE, each: what it is, the documents it can touch, the fields it can change.
+# 1. (docs/filters.md, "Changes in the speed-up") FineWeb's word count splits words at a vertical tab, as
+#    split_words always did.
 VERTICAL_TAB_FIELDS = ("fineweb", "fineweb_after_c4", "probe:fineweb:new_line_ratio", "chain")
+# 2. (issue 42.9, docs/filters.md) C4: an ellipsis inside closing brackets ("(and so on...)") is no end, with
+#    end_mark_brackets too; it changes C4's text and what runs on it.
+C4_TEXT_FIELDS = ("c4", "fineweb_after_c4", "chain", "probe:c4:sentences:punct=True", "probe:c4:no_document_rules",
+                  *(f"probe:fineweb:{k}" for k in ("line_punct_thr", "short_line_thr", "char_duplicates_ratio",
+                                                   "new_line_ratio")))
+_BRACKETED_ELLIPSIS = re.compile(r"\.\.\.[)\]）]+\s*$")
+CHANGES = (
+    ("the vertical-tab fix (a document with U+000B, a FineWeb field: FineWeb's word count now splits words at a "
+     "vertical tab, as `split_words` always did; see docs/filters.md)", lambda t: "\x0b" in t, VERTICAL_TAB_FIELDS),
+    ("C4's ellipsis in brackets (a document with a line ending in `...)`, `...]` or `...）`, a field of C4 or of "
+     "what runs on its text: no end mark, as in C4's reference; see docs/filters.md)",
+     lambda t: any(_BRACKETED_ELLIPSIS.search(line) for line in t.splitlines()), C4_TEXT_FIELDS),
+)
+
+
+def explained(corpus: pa.Table, diffs: list) -> list[int]:
+    """How many of ``diffs`` each deliberate change (CHANGES) explains, a difference counted under its first."""
+    texts = dict(zip(corpus.column("id").to_pylist(), corpus.column("text").to_pylist(), strict=True))
+    counts = [0] * len(CHANGES)
+    for doc_id, key, *_ in diffs:
+        text = texts.get(doc_id) or ""
+        i = next((i for i, (_, touches, fields) in enumerate(CHANGES) if key in fields and touches(text)), None)
+        if i is not None:
+            counts[i] += 1
+    return counts
 
 
 def unexplained(corpus: pa.Table, diffs: list) -> list:
-    """The differences that are not the vertical-tab fix (a document with U+000B, a FineWeb field)."""
-    with_vt = {
-        i for i, t in zip(corpus.column("id").to_pylist(), corpus.column("text").to_pylist()) if t and "\x0b" in t
-    }
-    return [d for d in diffs if not (d[0] in with_vt and d[1] in VERTICAL_TAB_FIELDS)]
+    """The differences no deliberate change (CHANGES) explains."""
+    texts = dict(zip(corpus.column("id").to_pylist(), corpus.column("text").to_pylist(), strict=True))
+    return [d for d in diffs
+            if not any(d[1] in fields and touches(texts.get(d[0]) or "") for _, touches, fields in CHANGES)]
 
 
 def changed(b, a):
@@ -294,14 +342,12 @@ def summary(corpus: pa.Table, after: dict, diffs: list, ref: str) -> str:
     ]
     if diffs:
         odd = unexplained(corpus, diffs)
+        counts = zip(explained(corpus, diffs), CHANGES, strict=True)
+        why = "; ".join(f"{n} are {what}" for n, (what, *_) in counts if n)
         parts += [
             "### Differences by field",
             markdown_table(["field", "documents"], [[k, n] for k, n in by_field.most_common()]),
-            (
-                f"{len(diffs) - len(odd)} of the {len(diffs)} differences are the vertical-tab fix (a document "
-                "with U+000B, a FineWeb field: FineWeb's word count now splits words at a vertical tab, as "
-                "`split_words` always did; see docs/filters.md)."
-            ),
+            f"Of the {len(diffs)} differences, {why or 'none is a deliberate change'}; {len(odd)} are unexplained.",
             "### First differences",
             "\n".join(
                 f"- `{d}` {k}: before `{changed(b, a)[0]}`, after `{changed(b, a)[1]}`" for d, k, b, a in diffs[:20]
@@ -332,6 +378,15 @@ def run_side(corpus_path: Path, root: str, probes: bool, tmp: Path, name: str) -
     return out["verdicts"]
 
 
+def against(corpus: pa.Table, ref: str, probes: bool, tmp: Path) -> tuple[dict, dict]:
+    """(verdicts of revision ``ref``, of this tree) on ``corpus``, each side in its own process."""
+    corpus_path = Path(tmp, "corpus.parquet")
+    pq.write_table(corpus, corpus_path)
+    after = run_side(corpus_path, "", probes, Path(tmp), "this tree")
+    archive(ref, Path(tmp, "ref"))
+    return run_side(corpus_path, str(Path(tmp, "ref")), probes, Path(tmp), ref), after
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ref", default=BEFORE, help=f"the revision to compare with (default {BEFORE})")
@@ -345,14 +400,13 @@ def main() -> int:
         child_main(args.child)
         return 0
 
-    import pyarrow.parquet as pq
-
     corpus = pa.concat_tables([real_texts(args.texts), fuzz_docs()])
     probes = not args.no_probes
     with tempfile.TemporaryDirectory(prefix="filters-verdicts-") as tmp:
-        corpus_path = Path(tmp, "corpus.parquet")
-        pq.write_table(corpus, corpus_path)
-        after = run_side(corpus_path, "", probes, Path(tmp), "this tree")
+        if args.record or args.check:
+            corpus_path = Path(tmp, "corpus.parquet")
+            pq.write_table(corpus, corpus_path)
+            after = run_side(corpus_path, "", probes, Path(tmp), "this tree")
         if args.record:
             Path(args.record).write_text(json.dumps(after, ensure_ascii=False, sort_keys=True))
             print(f"recorded the verdicts of {len(after)} documents to {args.record}")
@@ -360,8 +414,7 @@ def main() -> int:
         if args.check:
             before, ref = json.loads(Path(args.check).read_text()), args.check
         else:
-            archive(args.ref, Path(tmp, "ref"))
-            before, ref = run_side(corpus_path, str(Path(tmp, "ref")), probes, Path(tmp), args.ref), args.ref
+            (before, after), ref = against(corpus, args.ref, probes, Path(tmp)), args.ref
     diffs = compare(before, after)
     text = summary(corpus, after, diffs, ref)
     print(text)

@@ -14,7 +14,8 @@ paragraph), so the truth does not come from the code under test: a paragraph
 is repeated when its provenance occurs twice or more in the documents that
 document dedup kept; in ``keep_first`` mode every occurrence but the first
 (parts by name, then row) must go and nothing else; in ``min_count`` mode
-every occurrence of a provenance seen ``min_count`` times.  Titles and date
+(CCNet's rule) every occurrence of a provenance ``min_count`` documents hold,
+and a document's later copies of one fewer hold.  Titles and date
 lines are short (below ``min_chars``) and never counted.
 
 *Placement.*  The same corpus with document dedup alone; paragraph dedup run
@@ -174,8 +175,10 @@ def expected_removals(parts: dict[str, list[Doc]], survivors: set[str], mode: st
     for occurrences in seen.values():
         if mode == "keep_first":
             gone = occurrences[1:]
-        else:
-            gone = occurrences if len(occurrences) >= min_count else []
+        elif len({doc_id for doc_id, _ in occurrences}) >= min_count:  # CCNet: counted once per document
+            gone = occurrences
+        else:  # a document's own repeats: its first copy stays
+            gone = [o for k, o in enumerate(occurrences) if any(o[0] == d for d, _ in occurrences[:k])]
         for doc_id, i in gone:
             out[doc_id].add(i)
     return out

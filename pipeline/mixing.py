@@ -25,7 +25,10 @@ from pipeline.context import RunContext
 from pipeline.phase import Unit
 from pipeline.result import add_totals
 from stages.base import REASON
-from stages.mix import CLUSTER, MixError, MixPlan, Tally, add_tallies, manifest_section, plan_mix, tally
+from stages.mix import (
+    CLUSTER, REPEAT_WARNING_EPOCHS, MixError, MixPlan, Tally, add_tallies, manifest_section, plan_mix,
+    repeated_sources, tally,
+)
 from stages.source_name import SOURCE_NAME
 from stages.tokenize import TokenizeStage
 
@@ -81,6 +84,10 @@ def draw_plan(ctx: RunContext, manifest: Unit, tokenizer: Callable[[], bytes], i
         raise ConfigError(f"config error: {e}") from None
     ctx.storage.write_json({"fingerprint": corpus, "plan": plan.to_json()}, *PLAN)
     log.info("mix: %s", ", ".join(f"{s.name or 'all'} {s.drawn_tokens:,} tokens ({s.epochs} epochs)" for s in plan.sources))
+    for name, epochs in repeated_sources(plan).items():
+        log.warning("mix: source %r is drawn %.1f epochs: past %d epochs repeated tokens are worth less and less "
+                    "(Muennighoff et al. 2023); the card lists it under Known limitations", name or "all", epochs,
+                    REPEAT_WARNING_EPOCHS)
     return plan
 
 

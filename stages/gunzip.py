@@ -88,6 +88,11 @@ class Gunzip:
         #: between the readers of one file, in increasing order)
         self.checkpoints = checkpoints if checkpoints is not None else [(out_offset, raw_offset)]
 
+    @property
+    def in_pos(self) -> int:
+        """The file offset of the next compressed byte no decompressor has taken (what was read ahead is not)."""
+        return self._raw_pos - len(self._in)
+
     def _fill(self) -> None:
         if not self._raw_done:
             data = self._raw.read(_CHUNK)

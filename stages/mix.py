@@ -50,6 +50,10 @@ _SHIFT = np.uint64(64 - BIN_BITS)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 #: FineWeb-2's rehydration weights (github.com/huggingface/fineweb-2, README): smallest cluster size of a range -> copies.
 FINEWEB2 = {1: 1, 2: 2, 3: 3, 5: 5, 100: 8, 1000: 1}
+#: Epochs of a source past which the run warns and the card lists it under Known limitations: up to ~4 epochs
+#: repeated tokens are worth about as much as new ones, past that less and less (Muennighoff et al. 2023,
+#: "Scaling Data-Constrained Language Models").
+REPEAT_WARNING_EPOCHS = 4
 
 
 class MixError(ValueError):
@@ -98,6 +102,11 @@ class MixConfig(BaseModel):
         None, ge=1, le=10**15, description="with weights: the output tokens to draw; null = as many as the sources hold "
         "(every source's tokens in documents/final, after rehydration)")
     seed: int = Field(0, ge=0, le=2**63 - 1, description="seed of which documents are drawn (another seed: another subsample)")
+    max_epochs: float = Field(
+        100, gt=0, le=1000, description="the most epochs a source may be drawn (its drawn tokens / its tokens): a mix "
+        "asking more is an error before any shard is written (each copy of a document is a sample the shards phase "
+        f"holds and writes: tokens 1e12 on 10 documents would be 10^8 copies of each); past {REPEAT_WARNING_EPOCHS} "
+        "epochs the run warns and the card says so")
     max_share_error: float = Field(
         0.005, gt=0, le=1, description="the shards phase fails, before writing, when a source's share of the drawn tokens "
         "misses its weight by more (a source of a few large documents cannot be cut finer)")
@@ -120,6 +129,11 @@ class MixConfig(BaseModel):
             raise ValueError("give weights (shares of the output tokens) or epochs (copies per source), not both")
         if self.tokens is not None and self.weights is None:
             raise ValueError("tokens sets the output size of a mix by weights: give weights, or leave tokens out")
+        over = {k: v for k, v in (self.epochs or {}).items() if v > self.max_epochs}
+        if over:
+            name, value = next(iter(over.items()))
+            raise ValueError(f"epochs.{name}: {value:g} epochs is more than max_epochs ({self.max_epochs:g}): "
+                             "lower it, or raise max_epochs if the shards phase's workers can hold that many copies")
         return self
 
     @property
@@ -314,6 +328,7 @@ def plan_mix(tallies: dict[str, Tally], config: MixConfig) -> MixPlan:
         if target[n] > 0 and not t.pool_tokens:
             raise MixError(f"mix.{mode}.{n}: source {n!r} has no tokens in documents/final (every document filtered out?): "
                            f"set its {mode[:-1]} to 0 or fix its inputs")
+        _check_epochs(n, t, target[n], config)  # before the draw is planned: 1e12 tokens of 10 documents never is
         whole, cut, drawn = _cut(t, target[n])
         draws.append(SourceDraw(n, t.documents, t.tokens, t.pool_documents, t.pool_tokens, t.rejected, round(target[n], 3),
                                 share[n], whole, cut, drawn, dict(sorted(t.by_weight.items()))))
@@ -323,6 +338,24 @@ def plan_mix(tallies: dict[str, Tally], config: MixConfig) -> MixPlan:
         raise MixError(f"mix.weights: the nearest draw gives {got}, more than mix.max_share_error ({config.max_share_error:.2%}) "
                        f"off: a source of few large documents cannot be cut finer; raise max_share_error or add documents")
     return plan
+
+
+def _check_epochs(name: str, t: Tally, target: float, config: MixConfig) -> None:
+    """MixError when drawing ``target`` tokens of a source repeats it more than ``mix.max_epochs`` times."""
+    epochs = target / t.tokens if t.tokens else 0.0
+    if epochs <= config.max_epochs:
+        return
+    field = ("mix.tokens" if config.tokens is not None else f"mix.weights.{name}") if config.weights is not None else \
+        f"mix.epochs.{name}" if config.epochs is not None else "mix.rehydrate.weights"
+    raise MixError(f"{field}: the mix would repeat source {name or 'all'!r} {epochs:,.1f} times ({target:,.0f} "
+                   f"tokens of its {t.tokens:,} in documents/final), more than mix.max_epochs "
+                   f"({config.max_epochs:g}): lower it, add documents, or raise mix.max_epochs if the shards phase's "
+                   "workers can hold that many copies")
+
+
+def repeated_sources(plan: MixPlan) -> dict[str, float]:
+    """The sources drawn more than REPEAT_WARNING_EPOCHS epochs, and their epochs."""
+    return {s.name: s.epochs for s in plan.sources if s.epochs is not None and s.epochs > REPEAT_WARNING_EPOCHS}
 
 
 def _cut(t: Tally, target: float) -> tuple[int, int, int]:

@@ -109,7 +109,7 @@ def expected(out: Path, card: dict) -> dict:
         elif step["step"].endswith(":not_processed"):
             by_reason = {next(iter(step["by_reason"])): n_in - (len(docs[phase]) + len(rej[phase]))}
         elif step["step"].endswith(":unaccounted"):
-            by_reason = {next(iter(step["by_reason"])): n_in - manifest["documents"]}
+            by_reason = {next(iter(step["by_reason"])): n_in - _samples(manifest)}
         elif step["step"].endswith(":dropped"):  # documents packing dropped whole (the manifest's count)
             by_reason = {next(iter(step["by_reason"])): manifest["dropped"]["documents"]}
         elif step["status"] != "ran":
@@ -123,8 +123,9 @@ def expected(out: Path, card: dict) -> dict:
                      "removed_share": share(n_in - out_, n_in), "out_share": share(out_, responses)})
         n_in = out_
     dataset = doc_phases[-1] if doc_phases else None
-    written = manifest["documents"] if manifest else len(docs[dataset]) if dataset else 0
-    assert rows[-1]["out"] == written, "the funnel does not end with the documents written"
+    written = _samples(manifest) if manifest else len(docs[dataset]) if dataset else 0
+    assert rows[-1]["out"] == written, "the funnel does not end with the samples written"
+    documents = manifest["documents"] if manifest else written  # distinct (a training mix repeats some)
 
     def tokens_of(m):
         if not m or not m["formats"]:
@@ -135,11 +136,13 @@ def expected(out: Path, card: dict) -> dict:
     langs = {p: _counts(d["language"]) if "language" in d else {} for p, d in docs.items()}
     exp = {
         "schema": 1,
-        "summary": {"records": records, "responses": responses, "documents": written, "documents_share": share(written, responses),
+        "summary": {"records": records, "responses": responses, "documents": documents,
+                    "documents_share": share(documents, responses), "samples": written, "repeats": written - documents,
+                    "dataset_documents": len(docs[dataset]) if dataset else 0,
                     "tokens": tokens_of(manifest),
                     "languages": int(docs[dataset]["language"].nunique()) if dataset and "language" in docs[dataset] else 0},
         "run": {"config": config, "inputs": len(record["inputs"])},
-        "phases": {p: _phase(out, p, v, docs, rej) for p, v in card["phases"].items()},
+        "phases": {p: _phase(out, p, v, docs, rej, manifest) for p, v in card["phases"].items()},
         "funnel": rows,
         "sources": _sources(record, markers, docs, rej),
         "languages": langs,
@@ -154,13 +157,25 @@ def expected(out: Path, card: dict) -> dict:
     return exp
 
 
+def _samples(manifest: dict) -> int:
+    """The samples of the shards (a manifest before issue 38 has no ``samples``: its ``documents`` were them)."""
+    return manifest.get("samples", manifest["documents"])
+
+
+def _groups(manifest: dict | None) -> int | None:
+    groups = (manifest or {}).get("groups")
+    return len(groups) if isinstance(groups, list) else None
+
+
 def _reader_counts(marker: dict) -> dict:
     """What the input phase's marker (pipeline.result.UnitResult) says a file held."""
     return {"source": marker["outputs"]["source"], **marker["totals"]}
 
 
-def _phase(out, p, v, docs, rej) -> dict:
+def _phase(out, p, v, docs, rej, manifest) -> dict:
     row = {"parts": len(list((out / "documents" / p).glob("*.parquet"))) if v["status"] == "ran" else 0}
+    if p == "shards":  # its units: the groups it wrote (a folder each, or an empty group: in the manifest's list)
+        row["parts"] = _groups(manifest) or 0
     if v["status"] == "ran":
         if p in docs:
             row["kept"] = len(docs[p])
@@ -282,8 +297,10 @@ def _tokens(manifest, out: Path, config: dict) -> dict:
     formats = {f: {"shards": len(v["shards"]), **{k: sum(s[k] for s in v["shards"]) for k in ("samples", "tokens", "bytes")}}
                for f, v in manifest["formats"].items()}
     tokens = formats[sorted(formats)[0]]["tokens"] if formats else None
-    exp = {"documents": manifest["documents"], "formats": formats, "tokens": tokens,
-           "tokens_per_document": round(tokens / manifest["documents"], 1) if manifest["documents"] and tokens is not None else None}
+    samples = _samples(manifest)
+    exp = {"documents": manifest["documents"], "samples": samples, "repeats": samples - manifest["documents"],
+           "groups": _groups(manifest), "formats": formats, "tokens": tokens,
+           "tokens_per_document": round(tokens / samples, 1) if samples and tokens is not None else None}
     if "tokens" in manifest:  # a manifest since issue 20: what it says for trainers
         exp.update(_trainer_numbers(manifest, out, config))
     return exp
@@ -313,7 +330,7 @@ def _trainer_numbers(manifest: dict, out: Path, config: dict) -> dict:
     lengths = sorted({1024, 2048, 4096, config["shards"]["layout"]["seq_len"]})
     truncation = [{"length": n, "samples": int((real > n).sum()), "tokens": int((real - n)[real > n].sum()),
                    "share": share(int((real - n)[real > n].sum()), int(real.sum()))} for n in lengths]
-    fields = {f: {"documents": given if f == "megatron" else manifest["documents"]} for f in manifest["formats"]}
+    fields = {f: {"documents": given if f == "megatron" else _samples(manifest)} for f in manifest["formats"]}
     return {"tokenizer": tokenizer, "breakdown": breakdown, "truncation": truncation, "documents_tokenized": given,
             "dropped": {"documents": manifest["dropped"]["documents"], "tokens": manifest["dropped"]["tokens"]},
             "layout": {"seq_len": config["shards"]["layout"]["seq_len"]}, "format_fields": fields}

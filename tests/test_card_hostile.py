@@ -156,12 +156,17 @@ def hostile(stats: dict) -> tuple[dict, list[str]]:
     s["unreadable"] = [{"file": evil("ufile"), "error": evil("uerr")}]
     s["publish"] = {"configs": [], "withheld": evil("withheld")}
     s["plot_errors"] = {evil("plot") + ".svg": "ValueError"}
+    source = {"documents": 3, "tokens": 30, "target_share": 1.0, "samples": 20, "tokens_drawn": 200, "share": 1.0,
+              "epochs": 6.7}
+    s["mix"] = {"present": True, "mode": "weights", "seed": 0, "tokens": 200, "samples": 20, "documents_drawn": 3,
+                "share_error": 0.0, "sources": {evil("mixsrc"): source}, "rehydration": None,
+                "repeat_warning_epochs": 4}
     ex = s["examples"][0]
     ex.update(url=evil("url"), details=evil("details"), text=evil("text"), phase=evil("exphase"), reason=evil("exreason"))
     verbatim = ["name", "started", "finished", "status", "partsby", "phrun", "pkg", "ver", "curver", "file", "snap",
                 "rtype", "label", "stage", "fphase", "reason", "skipped", "lang", "phase", "pstage", "lenphase", "model", "thr", "cname", "ccol", "clabel", "demo", "cremove", "crule", "cphase", "clang",
                 "piiphase", "entity", "action", "fmt", "tok", "hash", "host", "rhost", "check", "ufile", "uerr", "withheld",
-                "plot", "url", "details", "text", "exphase", "exreason", "mhthr"]
+                "plot", "url", "details", "text", "exphase", "exreason", "mhthr", "mixsrc"]
     return s, verbatim
 
 
@@ -274,7 +279,7 @@ def test_data_strings_are_plain_text_in_the_plots(base):
     s["funnel"][2]["label"] = "$\\alpha$ stage $\\"
     s["pii"]["entities"]["$\\FOO$"] = {**next(iter(s["pii"]["entities"].values()))}
     images, failed = plots.draw_all(s)
-    assert failed == {} and set(images) == {f"{p}.svg" for p in plots.PLOTS}
+    assert failed == {} and set(images) == {f"{p}.svg" for p in plots.PLOTS if p != "mix"}  # mix.svg: with a mix only
     hosts = texts(parse_svg(images["hosts.svg"]))
     assert [h for h in ["$\\foo$.example.com", "a$b$c", "$\\frac{1}{", "\\\\$x", "tab here nul"] if h not in hosts] == []
     assert "$\\alpha$ stage $\\" in texts(parse_svg(images["funnel.svg"]))
@@ -289,9 +294,9 @@ def test_a_plot_that_fails_costs_only_that_plot(base, tmp_path, monkeypatch):
 
     monkeypatch.setitem(plots.PLOTS, "hosts", broken)
     result = publish(Storage(str(tmp_path / "o")), s)
-    assert result["plot_errors"] == ["hosts.svg"] and result["plots"] == len(plots.PLOTS) - 1
+    assert result["plot_errors"] == ["hosts.svg"] and result["plots"] == len(plots.PLOTS) - 2  # and mix.svg: no mix
     card = tmp_path / "o" / "card"
-    assert not (card / "hosts.svg").exists() and (card / "funnel.svg").exists()
+    assert not (card / "hosts.svg").exists() and (card / "funnel.svg").exists() and not (card / "mix.svg").exists()
     readme = (tmp_path / "o" / "README.md").read_text()  # the card at the root, its plots in card/
     assert "](card/hosts.svg)" not in readme and "](card/funnel.svg)" in readme and "The plot hosts.svg could not be drawn" in readme
     assert json.loads((card / "stats.json").read_text())["plot_errors"] == {"hosts.svg": "RuntimeError"}

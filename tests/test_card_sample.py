@@ -59,6 +59,11 @@ def test_the_sample_card_matches_an_independent_recount(sample):
     readme = (out / "README.md").read_text()
     assert readme.startswith("---\npretty_name: sample") and "![funnel](card/funnel.svg)" in readme
     assert f"**{card['summary']['documents']:,} documents**" in readme
+    # no mix: documents and samples are one number, no mix plot, and the shards phase's units are its groups
+    assert card["summary"]["samples"] == card["summary"]["documents"] and card["summary"]["repeats"] == 0
+    assert "mix.svg" not in card["plots"] and not (out / "card" / "mix.svg").exists()
+    groups = len(json.loads((out / "shards" / "manifest.json").read_text())["groups"])
+    assert groups == 4 and f"### shards: ran ({groups} groups)" in readme
 
 
 def test_the_sample_card_never_shows_a_planted_pii_value(sample):

@@ -148,6 +148,18 @@ def test_folder_missing_parquet_column_and_size_bounds(tmp_path):
         read_eval_set(EvalSetConfig(path=str(bomb)), max_bytes=10_000)
 
 
+def test_an_index_over_its_bound_is_refused_before_it_is_finished(tmp_path):
+    path = tmp_path / "a.txt"
+    words = "has words one two three four five six seven eight nine ten"
+    path.write_text("".join(f"item {i} {words}\n" for i in range(5000)))
+    config = DecontamConfig(eval_sets=[str(path)])
+    whole = build_index(config).stats.nbytes
+    with pytest.raises(EvalSetError, match=r"^eval sets: the index of the first 2,048 items takes [\d,]+ bytes, more "
+                                           r"than the 100,000 it may take of the cluster's object store"):
+        build_index(config, max_index_bytes=100_000)
+    assert build_index(config, max_index_bytes=2 * whole).stats.nbytes == whole
+
+
 def test_too_many_items_over_all_sets(tmp_path):
     path = tmp_path / "a.txt"
     path.write_text("one two three four five six seven eight nine\n" * 6)

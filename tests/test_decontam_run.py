@@ -1,16 +1,21 @@
 """Decontamination in a run: real prose (the samples' extracted pages) with eval passages planted verbatim in
 some pages and short phrases of them in others, read as JSON lines, through every phase.  The eval index is
-built once on the driver and shipped to the final phase's workers; every planted page that reaches the final
-phase is removed with its eval items named, none of the others; the card has a row per eval set."""
+built once, by a Ray task (never in the driver), and shipped to the final phase's workers; every planted page that
+reaches the final phase is removed with its eval items named, none of the others; the card has a row per eval set."""
 
 from __future__ import annotations
 
 import json
+import random
+import tracemalloc
+from types import SimpleNamespace
 
 import pyarrow.parquet as pq
 import pytest
 
+from pipeline import eval_index
 from pipeline.config import ConfigError, parse_config
+from stages.decontam import EvalSetError
 from pipeline.runner import plan_context, run
 from tests.test_decontam import corpus, eval_files  # noqa: F401  (the planted corpus and its eval files: fixtures)
 from tests.test_mix import card_text
@@ -76,3 +81,35 @@ def test_a_missing_eval_file_is_a_plan_time_error(tmp_path):
     (tmp_path / "x.jsonl").write_text('{"text": "a"}\n')
     with pytest.raises(ConfigError, match=r"decontam\.eval_sets\[0\]\.path: no dataset at"):
         plan_context(config, progress=False)
+
+
+def _big_eval_set(path, items: int) -> None:
+    rng = random.Random(4)
+    vocab = ["".join(rng.choice("abcdefghij") for _ in range(6)) for _ in range(5000)]
+    lines = (json.dumps({"text": " ".join(rng.choice(vocab) for _ in range(60))}) + "\n" for _ in range(items))
+    path.write_text("".join(lines))
+
+
+def test_the_driver_never_holds_the_index(ray_local, tmp_path):
+    _big_eval_set(tmp_path / "big.jsonl", 40_000)  # ~17 MB of items, an index of ~40 MB
+    config = parse_config({"inputs": [str(tmp_path)], "output": str(tmp_path / "out"),
+                           "decontam": {"eval_sets": [str(tmp_path / "big.jsonl")]}})
+    ctx = SimpleNamespace(config=config, workers=lambda: 2)
+    tracemalloc.start()
+    try:
+        index, stats = eval_index.build(ctx)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert stats.eval_sets[0].items == 40_000 and stats.nbytes > 30 << 20
+    assert peak < stats.nbytes / 10, f"the driver allocated {peak >> 20} MB"  # built in the driver: ~4x the index
+    found = ray_local.get(index)  # what the workers get: the whole index
+    assert found.stats.keys == stats.keys and len(found.item_offsets) == 40_001
+
+
+def test_an_eval_set_error_in_the_build_task_is_the_sets_own_line(ray_local, tmp_path):
+    (tmp_path / "bad.jsonl").write_text('{"text": "one two three four five six seven eight"}\n{"text": 5\n')
+    config = parse_config({"inputs": [str(tmp_path)], "output": str(tmp_path / "out"),
+                           "decontam": {"eval_sets": [str(tmp_path / "bad.jsonl")]}})
+    with pytest.raises(EvalSetError, match=r"^eval set 'bad' \(.*bad.jsonl\): line 2 is not JSON"):
+        eval_index.build(SimpleNamespace(config=config, workers=lambda: 2))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
@@ -9,7 +11,9 @@ from hypothesis import strategies as st
 
 from pipeline.config import ConfigError, parse_config
 from stages.dedup.config import ParagraphsConfig
-from stages.dedup.paragraphs import hash_pieces, piece_text, remove_pieces, split_pieces, split_text
+from stages.dedup.paragraphs import (
+    CCNET_PUNCT, ccnet_normalize, hash_pieces, normalized_pieces, piece_text, remove_pieces, split_pieces, split_text,
+)
 
 LONG = "The harbor master counted the boats that came in before the storm."
 
@@ -61,6 +65,46 @@ def test_case_quotes_numbers_and_spacing_do_not_change_a_hash_but_words_do():
     assert dated[0][0] == dated[1][0]  # numbers become 0 (CCNet: every digit)
     other = hashes([LONG, LONG.replace("boats", "ships")])
     assert other[0][0] != other[1][0]
+
+
+def _ccnet_reference(line: str) -> str:
+    """CCNet's normalize_for_dedup as cc_net/text_normalizer.py defines it: strip, lower, every \\d to 0, its Unicode
+    punctuation list and the characters 0-31 and 127-159 deleted."""
+    line = line.strip()
+    if not line:
+        return line
+    line = re.sub(r"\d", "0", line.lower())
+    return "".join(c for c in line if c not in CCNET_PUNCT and not (ord(c) < 32 or 127 <= ord(c) < 160))
+
+
+PROBES = [
+    "Hello, World!", "  Tabs\tand  double  spaces  ", "Price: $1,299.99 (was 1.499)", "Call 555-0100 now.",
+    "\u201cQuoted\u201d \u00abguillemets\u00bb \u2018single\u2019", "em\u2014dash en\u2013dash", "ellipsis\u2026 end",
+    "\uff08\u5168\u89d2\uff09\u3001\u3002\uff01\uff1f", "Arabic digits \u0661\u0662\u0663 and \u096b",
+    "\x01control\x1f and \x7f\x9f", "MiXeD CaSe \u00c9T\u00c9", "ﬁnancial ligature", "snake_case #hash @at",
+    "\u00a0nbsp at ends\u00a0", "\x1c a\x1d",
+    "", "   ", "a\u3000b", "\u300c\u300d\u300a\u300b\u3010\u3011\u2014\u25ba\uff05\uff5e",
+]
+
+
+def test_the_ccnet_normalizer_is_ccnets():
+    got = ccnet_normalize(pa.array(PROBES, pa.large_string())).to_pylist()
+    assert got == [_ccnet_reference(p) for p in PROBES]
+    # ASCII punctuation and inner spaces are kept, a tab deleted (a control character), each digit its own 0:
+    # not what curate's normalizer does
+    curate = normalized_pieces(pa.array(PROBES[:4], pa.large_string()), ParagraphsConfig()).to_pylist()
+    assert got[:4] == ["hello, world!", "tabsand  double  spaces", "price: $0,000.00 (was 0.000)",
+                       "call 000-0000 now."]
+    assert curate == ["hello world", "tabs and double spaces", "price 0 was 0", "call 0 0 now"]
+
+
+def test_the_ccnet_normalizer_tells_apart_what_curates_joins():
+    a = "The harbor master counted the boats, before the storm."
+    b = "The harbor master counted the boats before the storm"
+    assert hashes([a, b])[0][0] == hashes([a, b])[1][0]
+    ccnet = hashes([a, b], normalizer="ccnet")
+    assert ccnet[0][0] != ccnet[1][0]
+    assert hashes([a.upper(), a], normalizer="ccnet")[0][0] == hashes([a.upper(), a], normalizer="ccnet")[1][0]
 
 
 def test_short_and_empty_pieces_are_never_counted():

@@ -71,6 +71,24 @@ def test_min_count_removes_every_copy_of_what_is_seen_often_enough(ray_local, tm
     assert o.to_remove > 100 and (o.wrong_unique, o.missed) == (0, 0) and o.exact_texts == o.documents
 
 
+def test_min_count_keeps_the_first_copy_of_a_paragraph_repeated_inside_one_document(ray_local, tmp_path):
+    # CCNet counts a paragraph once per document: one repeated only inside a document keeps its first copy there
+    from benchmarks.paragraph_dedup import Doc
+
+    rng = random.Random(3)
+    own, shared = prose(rng, 40), prose(rng, 40)
+    docs = [Doc("a", "https://a.example/1", None, None, [prose(rng, 40), own, prose(rng, 40), own, shared, own]),
+            Doc("b", "https://b.example/1", None, None, [prose(rng, 40), shared, prose(rng, 40)]),
+            Doc("c", "https://c.example/1", None, None, [prose(rng, 40), prose(rng, 40)])]
+    storage = Storage(str(tmp_path))
+    write_parts(storage, docs, parts=2)
+    cfg = config(tmp_path, filters=False, mode="min_count", min_count=2)
+    run_dedup(cfg, storage, workers=2, progress=False)
+    kept = {r["id"]: r["text"].split("\n") for r in read_rows(storage, "documents", "deduped", columns=["id", "text"])}
+    assert kept["a"] == [docs[0].lines[0], own, docs[0].lines[2]]  # `own`'s later copies and `shared` (2 documents) go
+    assert kept["b"] == [docs[1].lines[0], docs[1].lines[2]] and kept["c"] == docs[2].lines
+
+
 def test_same_bytes_with_one_or_two_workers_and_with_many_partitions(ray_local, tmp_path):
     runs = {"w1": (1, {}), "w2": (2, {}), "shuffled": (2, {"partition_rows": 100})}
     results = {}

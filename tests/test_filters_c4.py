@@ -117,3 +117,40 @@ def test_text_column_keeps_its_type(c4):
     out = c4(table([PROSE, "x"]))
     assert out.schema.field("text").type == table([PROSE]).schema.field("text").type
     assert out.column("reason").to_pylist() == [None, "c4:too_few_sentences"]
+
+
+# C4's reference (TFDS c4_utils.clean_page): a line stays if it ends with one of . ? ! " and not with "...".
+def _tfds_keeps(line: str) -> bool:
+    return line.endswith((".", "?", "!", '"')) and not line.endswith("...")
+
+
+LINE_ENDS = [
+    "The dam was inspected on the first day (see above.)",  # a bracket after the mark: C4 removes it
+    "The list of the engineers is long [as noted.]",
+    "The river rose two metres overnight（大雨。）",
+    "The mayor spoke and then went on (and so on...)",  # an ellipsis in brackets: no end
+    "The mayor said it was all fine and then he left...",  # an ellipsis: no end
+    'The mayor said "wait for the report..."',  # ends with the end quotation mark: C4 keeps it
+    "The river rose two metres overnight.",
+]
+
+
+@pytest.mark.parametrize("line", LINE_ENDS)
+def test_the_line_end_rule_is_c4s_reference_by_default(c4, line):
+    text = PROSE + "\n" + line
+    kept = run(c4, text)[2] == text
+    assert kept == _tfds_keeps(line), line
+
+
+def test_closing_brackets_after_the_end_mark_are_an_option(c4):
+    brackets = C4Filter(C4Config(end_mark_brackets=True))
+    for line in LINE_ENDS[:3]:
+        assert run(c4, PROSE + "\n" + line)[5] == {"no_terminal_punct": 1}
+        assert run(brackets, PROSE + "\n" + line)[2] == PROSE + "\n" + line
+    assert run(brackets, PROSE + "\n" + LINE_ENDS[3])[5] == {"no_terminal_punct": 1}  # "...)" is still no end
+
+
+def test_closing_quotes_and_every_scripts_marks_end_a_line_as_documented(c4):
+    # The documented extensions of C4's marks (docs/filters.md): closing quotes after a mark, every script's marks.
+    for line in ["Er sagte: „Das ist gut.“ und ging dann.", "Il a dit «c'est fini.»", "The mayor said 'yes.'"]:
+        assert run(c4, PROSE + "\n" + line)[2] == PROSE + "\n" + line, line

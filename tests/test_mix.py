@@ -8,13 +8,15 @@ the documents gives the same samples.
 
 from __future__ import annotations
 
+import tracemalloc
+
 import numpy as np
 import pyarrow as pa
 import pytest
 
 from stages.mix import (
     ALL, COPY, FINEWEB2, MixConfig, MixError, MixPlan, RehydrateConfig, Tally, add_tallies, copies, draw, group_totals,
-    manifest_section, plan_mix, tally,
+    manifest_section, plan_mix, repeated_sources, tally,
 )
 
 
@@ -165,6 +167,27 @@ def test_a_source_without_tokens_and_a_share_that_cannot_be_met_are_errors():
         planned(few, MixConfig(weights={"a": 0.13, "b": 0.87}))
 
 
+def test_a_draw_past_max_epochs_is_an_error_before_anything_is_drawn():
+    t = corpus({"ten": (10, 300)})  # ~3,000 tokens
+    tracemalloc.start()
+    try:
+        with pytest.raises(MixError, match=r"^mix.tokens: the mix would repeat source 'ten' [\d,]+\.\d times .* more "
+                                           r"than mix.max_epochs \(100\)"):
+            planned(t, MixConfig(weights={"ten": 1}, tokens=10**12))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 << 20  # the histogram, never 10^8 copies of anything
+    tokens = int(t.column("num_tokens").to_numpy().sum())
+    plan = planned(t, MixConfig(weights={"ten": 1}, tokens=50 * tokens))  # 50 epochs: allowed
+    epochs = plan.source("ten").epochs
+    assert epochs == pytest.approx(50, rel=0.01) and repeated_sources(plan) == {"ten": epochs}
+    with pytest.raises(MixError, match="mix.rehydrate.weights: the mix would repeat source 'all'"):
+        planned(corpus({"": (10, 300)}, clusters=True), MixConfig(rehydrate={"enabled": True, "weights": {1: 900}},
+                                                                 max_epochs=5))
+    assert repeated_sources(planned(t, MixConfig(epochs={"ten": 4}))) == {}  # at 4 epochs: no warning
+
+
 def test_documents_of_a_source_the_plan_does_not_know_are_an_error_not_a_loss():
     t = corpus({"a": (100, 200), "b": (100, 200)})
     plan = planned(t.filter(pa.compute.equal(t.column("source_name"), "a")), MixConfig(epochs={"a": 1}))
@@ -178,6 +201,8 @@ def test_documents_of_a_source_the_plan_does_not_know_are_an_error_not_a_loss():
     ({"weights": {"a": -1}}, "from 0 to 1000"),
     ({"tokens": 10, "epochs": {"a": 1}}, "tokens sets the output size"),
     ({"rehydrate": {"weights": {2: 2}}}, "cluster size 1"),
+    ({"epochs": {"a": 1, "wiki": 200}}, r"epochs.wiki: 200 epochs is more than max_epochs \(100\)"),
+    ({"epochs": {"a": 20}, "max_epochs": 10}, "more than max_epochs"),
 ])
 def test_config_errors(bad, message):
     with pytest.raises(ValueError, match=message):

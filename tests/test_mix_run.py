@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+import yaml
 
+from pipeline.card.report import main as report_main
 from pipeline.config import parse_config
 from pipeline.runner import run
 from tests.test_card_svg import parse_svg, texts
@@ -143,6 +145,64 @@ def test_the_manifest_and_the_card_report_the_mix(mixed):
     assert "## Training mix" in readme and "| `books` |" in readme and "mix.svg)" in readme
     shown = texts(parse_svg((out / "card" / "mix.svg").read_bytes()))  # a bar per source, with its epochs
     assert {"web", "books"} <= set(shown) and sum(t.endswith(" epochs") for t in shown) == 2
+
+
+def test_documents_samples_and_repeats_are_three_numbers_everywhere(mixed, samples, tmp_path):
+    out, _ = mixed
+    ids = [i for i, _, _ in samples]
+    distinct = {i.split("#")[0] for i in ids}
+    dataset = len(pq.read_table(out / "documents" / "deduped", columns=["id"]))  # the default config's rows
+    manifest = json.loads((out / "shards" / "manifest.json").read_text())
+    numbers = (manifest["documents"], manifest["samples"], manifest["repeats"])
+    assert numbers == (len(distinct), len(ids), len(ids) - len(distinct))
+    assert manifest["repeats"] > 0 and dataset > len(distinct)  # books repeated, web subsampled
+    stats = json.loads((out / "card" / "stats.json").read_text())
+    s = stats["summary"]
+    numbers = (s["documents"], s["samples"], s["repeats"], s["dataset_documents"])
+    assert numbers == (len(distinct), len(ids), manifest["repeats"], dataset)
+    assert s["documents_share"] == round(len(distinct) / s["responses"], 4)
+    assert stats["tokens"]["samples"] == len(ids) and stats["phases"]["shards"]["parts"] == 3  # its 3 groups
+    check = next(c for c in stats["checks"] if "shards manifest" in c["check"])
+    assert check["ok"] and check["check"].startswith(f"samples in the shards manifest ({len(ids)}) = documents")
+    assert f"of {len(distinct)} distinct documents" in check["check"]
+    readme = card_text(out)
+    assert f"**{len(distinct):,} documents**" in readme
+    assert (f"drawn from the {dataset:,} documents of `documents/deduped/` into **{len(ids):,} samples** in the "
+            f"shards ({manifest['repeats']:,} of them repeats" in readme)
+    assert f"{len(ids):,} samples of {len(distinct):,} distinct documents" in readme  # the Tokens section
+    assert "### shards: ran (3 groups)" in readme
+    # a check that compares numbers fails when they disagree: the manifest's samples one short
+    bad = tmp_path / "bad"
+    shutil.copytree(out, bad)
+    manifest["samples"] -= 1
+    (bad / "shards" / "manifest.json").write_text(json.dumps(manifest))
+    assert report_main([str(bad)]) == 1
+    checks = json.loads((bad / "card" / "stats.json").read_text())["checks"]
+    check = next(c for c in checks if "shards manifest" in c["check"])
+    assert not check["ok"]
+
+
+def test_a_source_repeated_past_4_epochs_is_a_warning_and_a_known_limitation(mixed, sources, tmp_path, caplog):
+    out, _ = mixed
+    again = tmp_path / "again"
+    shutil.copytree(out, again)
+    config = _config(sources, again).model_dump(mode="json")
+    tokens = json.loads((out / "shards" / "manifest.json").read_text())["mix"]["tokens"]
+    config["mix"].update(weights={"web": 0.15, "books": 0.85}, tokens=4 * tokens)  # more samples than documents/final
+    with caplog.at_level("WARNING", logger="pipeline.mixing"):
+        record = run(parse_config(config), progress=False, phases=["shards", "card"])
+    assert record["status"] == "ok"
+    epochs = json.loads((again / "shards" / "manifest.json").read_text())["mix"]["sources"]["books"]["epochs"]
+    assert epochs > 4
+    assert any("source 'books' is drawn" in r.getMessage() and "epochs" in r.getMessage() for r in caplog.records)
+    limitations = card_text(again).split("## Known limitations", 1)[1].split("## ", 1)[0]
+    assert f"Source `books` is repeated {epochs:.1f} epochs in the shards" in limitations
+    assert "`web`" not in limitations
+    assert "Source `books`" not in card_text(out).split("## Known limitations", 1)[1].split("## ", 1)[0]  # 3.6 epochs
+    # size_categories counts the default config's rows (documents/deduped here), not the samples
+    summary = json.loads((again / "card" / "stats.json").read_text())["summary"]
+    assert summary["samples"] >= 1000 > summary["dataset_documents"]
+    assert yaml.safe_load(card_text(again).split("---\n")[1])["size_categories"] == ["n<1K"]
 
 
 def test_the_same_config_gives_the_same_bytes(mixed, sources, tmp_path):

@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from stages.sources import HEAD_BYTES, SourceError, sniff, sniff_stream
 from stages.sources.documents import REASONS, DocumentsConfig, DocumentsSource, DocumentStats, generated_id, open_and_read
-from stages.sources.lines import READ_AHEAD
+from stages.sources.lines import CHUNK, READ_AHEAD, iter_lines
 from stages.sources.warc import REASONS as WARC_REASONS
 from stages.sources.warc import WarcSource
 from tests.conftest import REPO, SAMPLES, Page, html
@@ -167,6 +167,37 @@ def test_parquet_carries_typed_values_as_json(tmp_path):
                              "tags": [["x", "y"]]}), tmp_path / "t.parquet")
     rows, _ = read(tmp_path / "t.parquet")
     assert json.loads(rows[0]["metadata"]) == {"at": "2020-05-06T07:08:09+00:00", "raw": "AAE=", "tags": ["x", "y"]}
+
+
+def test_carried_metadata_is_bounded_dropping_the_largest_fields(tmp_path):
+    big, mid = "x" * 80_000, "y" * 40_000
+    records = [{"text": "t", "id": "a", "lang": "en", "blob": big, "notes": mid},  # 120 kB: blob goes, notes stays
+               {"text": "t", "id": "b", "lang": "en", "blob": big, "more": big},  # both go
+               {"text": "t", "id": "c", "lang": "en"}]
+    rows, stats = read(write(tmp_path / "m.jsonl", jsonl_bytes(records)))
+    assert [r["reason"] for r in rows] == [None, None, None]  # the documents are kept
+    assert [json.loads(r["metadata"]) for r in rows] == [{"lang": "en", "notes": mid}, {"lang": "en"}, {"lang": "en"}]
+    assert stats.counters["metadata_fields_dropped"] == 3
+    assert "line 1: carried field(s) 'blob' (80,011 bytes) dropped" in stats.errors[0]
+    rows, _ = read(tmp_path / "m.jsonl", DocumentsConfig(max_metadata_bytes=1 << 20))
+    assert json.loads(rows[1]["metadata"])["more"] == big  # a larger bound keeps them
+
+
+def test_a_big_binary_parquet_column_is_dropped_before_it_becomes_base64(tmp_path):
+    blob = bytes(range(256)) * (8 << 10)  # 2 MiB: 2.7 MiB of base64
+    pq.write_table(pa.table({"text": ["one", "two", "three"], "image": [blob, b"\x00\x01", None], "page": [1, 2, 3],
+                             "caption": ["c" * 70_000, "short", None]}), tmp_path / "b.parquet")
+    tracemalloc.start()
+    try:
+        rows, stats = read(tmp_path / "b.parquet")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert [r["text"] for r in kept(rows)] == ["one", "two", "three"]
+    assert [json.loads(r["metadata"]) for r in rows] == [{"page": 1}, {"image": "AAE=", "page": 2, "caption": "short"},
+                                                         {"image": None, "page": 3, "caption": None}]
+    assert stats.counters["metadata_fields_dropped"] == 2 and "'image' (2,796,204 bytes)" in stats.errors[0]
+    assert peak < 3 * len(blob)  # the column as read; never its Python bytes and base64 besides
 
 
 def test_dates_in_json_lines(tmp_path):
@@ -415,6 +446,66 @@ def test_a_2_gb_line_is_skipped_in_bounded_memory():
     assert peak < bound + 3 * READ_AHEAD, f"peak {peak >> 20} MiB"  # a line held whole would be 2 GiB
 
 
+# ---------------------------------------------------------------------------- bombs and blank runs (issue 42.5)
+
+
+def test_blank_runs_are_skipped_without_a_step_per_line():
+    data = b"\n" * 3_000_000 + b" \r\n\t\n" * 1000 + jsonl_bytes(docs(2)) + b"\n" * (3 * CHUNK + 5) + b"  \n"
+    blanks = []
+    lines = list(iter_lines(io.BytesIO(data).read, 1 << 20, lambda e: None, blanks.append))
+    assert [line.number for line in lines] == [3_002_001, 3_002_002]  # numbers count the blank lines
+    assert [json.loads(line.data)["id"] for line in lines] == ["doc-0", "doc-1"]
+    assert sum(blanks) == 3_002_000 + 3 * CHUNK + 6 and len(blanks) <= 8  # a few runs, never one call per line
+
+
+def test_lines_split_anywhere_across_chunks_read_as_one(tmp_path):
+    records = docs(300)
+    data = b"".join(b"  \n" * (i % 3) + json.dumps(r).encode() + b"\n" for i, r in enumerate(records))
+    for step in (1, 7, 4096):  # reads of every size: lines, blank runs and leading spaces cut everywhere
+        stream = io.BytesIO(data)
+        blanks = []
+        lines = list(iter_lines(lambda n, s=stream, k=step: s.read(k), 1 << 20, lambda e: None, blanks.append))
+        assert [json.loads(line.data)["id"] for line in lines] == [r["id"] for r in records]
+        assert [line.number for line in lines] == [sum(i % 3 + 1 for i in range(k + 1)) for k in range(300)]
+        assert sum(blanks) == sum(i % 3 for i in range(300))
+
+
+@pytest.mark.parametrize("ext", ["jsonl.gz", "jsonl.zst"])
+@pytest.mark.parametrize("bomb", ["blank lines", "empty objects"])
+def test_a_compressed_bomb_is_cut_and_named_not_read_into_millions_of_rows(tmp_path, ext, bomb):
+    body = b"\n" * (64 << 20) if bomb == "blank lines" else b"{}\n" * (16 << 20)
+    path = write(tmp_path / f"bomb.{ext}", WRITERS[ext](jsonl_bytes(docs(3)) + body + jsonl_bytes(docs(2, seed=1))))
+    assert path.stat().st_size < 300_000  # 48-64 MiB of data in a few kB
+    rows, stats = read(path)
+    # The bound is met in the first MiB (which held the first documents too): one row names the file, where
+    # reading it whole gave 16M no_text rows; nothing after the bomb is read.
+    assert [r["reason"] for r in rows] == ["decompression_bomb"]
+    assert "max_decoded_ratio" in rows[0]["details"] and rows[0]["source"] == str(path)
+    assert stats.counters["decompression_bomb"] == 1 and str(path) in stats.errors[-1]
+    assert_adds_up(stats, len(rows))
+
+
+def test_the_bound_is_on_the_file_so_far_a_bomb_after_real_documents_keeps_them(tmp_path):
+    rng = random.Random(5)
+    real = [{"id": f"r{i}", "text": " ".join(str(rng.randrange(10**9)) for _ in range(150))} for i in range(800)]
+    data = WRITERS["jsonl.zst"](jsonl_bytes(real) + b"{}\n" * (64 << 20))
+    path = write(tmp_path / "tail.jsonl.zst", data)
+    rows, stats = read(path, DocumentsConfig(max_decoded_ratio=6))  # the real lines inflate ~3.5x
+    assert [r["id"] for r in kept(rows)] == [r["id"] for r in real]
+    assert reasons(rows)[-1] == "decompression_bomb" and rows[-1]["details"].startswith(f"line {len(rows)} on: ")
+    # what the bomb gave before the bound: at most 6x the compressed bytes read in all, 3 bytes a row
+    assert len(rows) - len(real) - 1 < 6 * len(data) / 3
+
+
+def test_a_file_that_merely_compresses_well_is_read_whole(tmp_path):
+    records = [{"id": f"d{i}", "text": "the same sentence again. " * 40} for i in range(3000)]  # ~100x in gzip
+    path = write(tmp_path / "repetitive.jsonl.gz", gzip.compress(jsonl_bytes(records)))
+    rows, stats = read(path)
+    assert len(kept(rows)) == 3000 and stats.counters["decompression_bomb"] == 0
+    rows, _ = read(path, DocumentsConfig(max_decoded_ratio=20))  # a tighter bound cuts it
+    assert reasons(rows) == ["decompression_bomb"]
+
+
 # ---------------------------------------------------------------------------- I/O errors are not damage
 
 
@@ -483,7 +574,9 @@ def test_stats_merge_and_add_up_across_files(tmp_path):
 
 def test_every_declared_reason_is_given_and_no_other(tmp_path):
     given = Counter()
-    for path, config in (bad_lines(tmp_path), (truncated_gzip(tmp_path, docs(500)), None), (corrupt_parquet(tmp_path), None)):
+    bomb = write(tmp_path / "bomb.jsonl.gz", gzip.compress(b"{}\n" * (4 << 20)))
+    for path, config in (bad_lines(tmp_path), (truncated_gzip(tmp_path, docs(500)), None),
+                         (corrupt_parquet(tmp_path), None), (bomb, None)):
         given.update(read(path, config)[1].rejected)
     assert sorted(given) == sorted(REASONS)
 

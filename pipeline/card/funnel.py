@@ -5,7 +5,8 @@ Every step has ``in``, ``removed`` (by reason) and ``out = in - removed``, and e
 next step's ``in``.  The counts come from the data: a phase's removals are its rejected rows grouped by
 ``stage`` and ``reason``, its survivors are its kept rows, the last step's documents are the shards
 manifest's.  Only the first step (records -> rows: a WARC's requests and metadata never become rows)
-needs the readers' per-file counts (the input phase's markers).  Where the data do not meet (a part a
+needs the readers' per-file counts (the input phase's markers); the last step's out is the samples of
+the shards (the documents, unless a training mix repeated some).  Where the data do not meet (a part a
 phase did not finish, documents the manifest does not account for), the gap is a step of its own, so
 nothing is silently lost and the funnel still adds up.
 
@@ -129,8 +130,9 @@ def _phase_rows(plan: CardPlan, phase: PhaseInfo, n_in: int, aggs: dict, manifes
     if dropped:
         rows.append(_row(f"{phase.name}:dropped", phase.name, "", n_in, {DROPPED: dropped}, label=f"{phase.name}: {DROPPED}"))
         n_in = rows[-1]["out"]
-    if shards and manifest is not None and manifest["documents"] != n_in:
-        rows.append(_row(f"{phase.name}:unaccounted", phase.name, "", n_in, {NOT_IN_SHARDS: n_in - manifest["documents"]},
+    if shards and manifest is not None and manifest["samples"] != n_in:
+        missing = {NOT_IN_SHARDS: n_in - manifest["samples"]}
+        rows.append(_row(f"{phase.name}:unaccounted", phase.name, "", n_in, missing,
                          label=f"{phase.name}: {NOT_IN_SHARDS}"))
     return rows
 

@@ -3,13 +3,16 @@
 Assumed shape (docs/shards.md: "shard list, sizes, hashes, samples/tokens per
 format, tokenizer and config hashes"); the names are in pipeline.card.names::
 
-    {"documents": 414,
+    {"documents": 414, "samples": 414, "repeats": 0, "groups": ["group-00000", ...],
      "formats": {"mds": {"shards": [{"name", "bytes", "sha256", "samples", "tokens"}, ...],
                           "samples": 414, "tokens": 180000, "bytes": 123456},
                  "webdataset": {...}},
      "tokenizer": {"path": ..., "sha256": ..., ...},
      "config_sha256": "..."}
 
+``documents`` are distinct documents, ``samples`` what the shards hold of them: with a training mix,
+which repeats documents as new samples, ``repeats`` = samples - documents (a manifest before issue 38
+has no ``samples``: its ``documents`` counted samples, and its mix section the distinct documents).
 A format's totals, when absent, are the sums over its shard list.  What a
 trainer needs of the shards (docs/shards.md: ``tokens`` with and without
 BOS/EOS, ``dropped``, ``truncation``, ``layout``, ``documents_tokenized``; per
@@ -84,6 +87,15 @@ def normalize(raw: dict, uri: str = "/".join(N.MANIFEST)) -> dict:
         raise ManifestError(f"{uri}: no {N.MANIFEST_DOCUMENTS!r} (documents written)")
     tokenizer = raw.get(N.MANIFEST_TOKENIZER)
     config_hash = next((raw[k] for k in N.MANIFEST_HASHES if k in raw), None)
-    return {"documents": _count(raw[N.MANIFEST_DOCUMENTS], f"{uri}: {N.MANIFEST_DOCUMENTS}"), "formats": formats,
+    mix = raw["mix"] if isinstance(raw.get("mix"), dict) else None
+    documents = _count(raw[N.MANIFEST_DOCUMENTS], f"{uri}: {N.MANIFEST_DOCUMENTS}")
+    if N.MANIFEST_SAMPLES in raw:
+        samples = _count(raw[N.MANIFEST_SAMPLES], f"{uri}: {N.MANIFEST_SAMPLES}")
+    else:  # before issue 38 "documents" counted samples; the mix section, the distinct documents
+        samples = documents
+        documents = _count(mix.get("documents_drawn", documents), f"{uri}: mix.documents_drawn") if mix else documents
+    groups = raw.get(N.MANIFEST_GROUPS)
+    return {"documents": documents, "samples": samples, "repeats": samples - documents,
+            "groups": len(groups) if isinstance(groups, list) else None, "formats": formats,
             "tokenizer": tokenizer if isinstance(tokenizer, dict) else {"name": tokenizer} if tokenizer else {},
-            "config_hash": config_hash, "mix": raw["mix"] if isinstance(raw.get("mix"), dict) else None}
+            "config_hash": config_hash, "mix": mix}

@@ -39,8 +39,12 @@ MANIFEST = ("shards", "manifest.json")
 MANIFEST_FORMATS = "formats"
 MANIFEST_SHARDS = "shards"
 MANIFEST_TOTALS = ("samples", "tokens", "bytes")
-#: top-level key: documents whose tokens are in the shards (documents packing dropped whole are not; see ``dropped``)
+#: top-level key: distinct documents whose tokens are in the shards (documents packing dropped whole are not; see
+#: ``dropped``), and the samples they are (a training mix repeats documents as new samples)
 MANIFEST_DOCUMENTS = "documents"
+MANIFEST_SAMPLES = "samples"
+#: top-level key: the shuffle groups the shards phase wrote (its units)
+MANIFEST_GROUPS = "groups"
 MANIFEST_TOKENIZER = "tokenizer"
 MANIFEST_HASHES = ("config_sha256", "config_hash")
 #: what the manifest says for trainers (stages/writers/manifest.py), shown as written

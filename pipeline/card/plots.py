@@ -258,6 +258,8 @@ def draw_all(stats: dict) -> tuple[dict[str, bytes], dict[str, str]]:
     """``{"<name>.svg": bytes}`` of every plot that could be drawn, and ``{"<name>.svg": error type}`` of the others."""
     images, failed = {}, {}
     for name, fn in PLOTS.items():
+        if name == "mix" and not (stats.get("mix") or {}).get("present"):
+            continue  # drawn only for a run with a training mix (the card links it from its section)
         try:
             images[f"{name}.svg"] = fn(stats)
         except Exception as e:  # noqa: BLE001 - a plot is an illustration: its failure must not cost the card

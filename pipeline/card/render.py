@@ -112,7 +112,7 @@ def front_matter(stats: dict) -> str:
         "license": "other",
         "license_name": "common-crawl-terms-of-use",
         "license_link": "https://commoncrawl.org/terms-of-use",
-        "size_categories": [size_category(s["documents"])],
+        "size_categories": [size_category(s["dataset_documents"] if phase else s["documents"])],  # the config's rows
         "source_datasets": ["original"],
         "task_categories": ["text-generation"],
         "task_ids": ["language-modeling"],
@@ -131,9 +131,14 @@ def summary(stats: dict) -> str:
     snap = f" of Common Crawl {', '.join(text(k) for k in src['snapshots'])}" if src["snapshots"] else ""
     tokens = f" and **{n(s['tokens'])} tokens**" if s["tokens"] is not None else ""
     where = code(f"documents/{s['dataset_phase']}/") if s["dataset_phase"] else "no documents folder"
+    if s.get("repeats"):  # a training mix: documents, samples and repeats are three numbers
+        where = (f"drawn from the {n(s.get('dataset_documents'))} documents of {where} into "
+                 f"**{n(s['samples'])} samples** in the shards ({n(s['repeats'])} of them repeats: the training mix)")
+    else:
+        where = f"in {where}"
     lines = [
         f"**{n(s['documents'])} documents**{tokens} ({pct(s['documents_share'])} of the {n(s['responses'])} documents read) "
-        f"in {n(s['languages'])} languages, from {n(src['files'])} input files ({_kinds(src)}){snap}, in {where}. "
+        f"in {n(s['languages'])} languages, from {n(src['files'])} input files ({_kinds(src)}){snap}, {where}. "
         f"Made by curate {code(r['versions'].get('curate-pipeline', '?'))}, run {code(r['name'])} started {text(r['started'] or '–')}"
         + (f", finished {text(r['finished'])}." if r["finished"] else " (this card is its last phase)."),
         "",
@@ -186,7 +191,7 @@ def processing(stats: dict) -> str:
         head = f"### {text(phase)}: {text(info['status'].replace('_', ' '))}"
         if info["status"] == "ran":
             stages = ", ".join(code(s) for s in info.get("stages") or []) or "(its own steps)"
-            head += f" ({n(info['parts'])} parts); stages: {stages}"
+            head += f" ({n(info['parts'])} {text(info.get('unit', 'part'))}s); stages: {stages}"
         out.append(head)
         keys = [k for k in flat if any(k == s or k.startswith(s + ".") for s in sections)]
         changed = [[code(k), _value(flat[k]), _value(defaults[k]) if k in defaults else "–"] for k in keys
@@ -399,7 +404,8 @@ def _paragraphs(p: dict | None) -> list[str]:
                 f"documents; {n(p.get('documents_rejected'))} documents left too short were rejected by the text rules."]
     top = p.get("top") or []
     if top:
-        out += ["", _table(["copies", f"most repeated {unit} (first characters, PII redacted)"],
+        counted = "documents holding it" if p.get("mode") == "min_count" else "copies"  # min_count counts per document
+        out += ["", _table([counted, f"most repeated {unit} (first characters, PII redacted)"],
                            [[n(r["count"]), text(r["text"]) if r.get("text") is not None else "(not shown: redaction unavailable)"]
                             for r in top], "rl")]
     return out
@@ -427,7 +433,10 @@ def tokens(stats: dict) -> str:
     if tok.get("file"):
         what += (f", copied into {code('shards/' + tok['file'])} ({text(tok.get('kind'))}, vocabulary {n(tok.get('vocab_size'))}, "
                  f"ids stored as {text(tok.get('dtype'))})")
-    head = (f"{n(t['documents'])} documents, {n(t['tokens'])} tokens ({n(t['tokens_per_document'])} per document)"
+    docs = (f"{n(t['samples'])} samples of {n(t['documents'])} distinct documents" if t.get("repeats")
+            else f"{n(t['documents'])} documents")
+    each = "sample" if t.get("repeats") else "document"
+    head = (f"{docs}, {n(t['tokens'])} tokens ({n(t['tokens_per_document'])} per {each})"
             f"{_specials(t)}; tokenizer: {what}" + (f"; config hash {code(t['config_hash'])}" if t["config_hash"] else "") + ".")
     extra = t.get("format_fields") or {}
     rows = [[code(f), text(extra.get(f, {}).get("layout", "–")), n(v["shards"]), n(extra.get(f, {}).get("documents")), n(v["samples"]),
@@ -523,6 +532,12 @@ def limitations(stats: dict) -> str:
                      "`pii.ner_models`; recall per entity is measured in benchmarks/results/pii_eval.md.")
         items += [f"{code(e)} is counted but not redacted (action `annotate`)." for e, v in stats["pii"]["entities"].items()
                   if v["action"] == "annotate"]
+    m = stats.get("mix") or {}
+    items += [f"Source {code(name)} is repeated {src['epochs']:.1f} epochs in the shards: past "
+              f"{m.get('repeat_warning_epochs')} epochs repeated tokens are worth less and less (Muennighoff et al. "
+              "2023, Scaling Data-Constrained Language Models); add documents to it or lower its weight."
+              for name, src in (m.get("sources") or {}).items()
+              if src.get("epochs") is not None and src["epochs"] > (m.get("repeat_warning_epochs") or float("inf"))]
     if stats["tokens"].get("demonstration"):
         items.append("The tokens come from a demonstration tokenizer trained on the project's samples (told by its sha256), "
                      "not a production one: use the shards to try a trainer, not to train a model.")

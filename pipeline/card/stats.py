@@ -39,17 +39,21 @@ def build_stats(plan: CardPlan, aggs: dict[str, dict], manifest: dict | None, un
     for r in rows:
         r["removed_share"] = share(r["removed"], r["in"])
         r["out_share"] = share(r["out"], responses)
-    written = rows[-1]["out"]
+    written = rows[-1]["out"]  # the shards' samples, or the last phase's documents without shards
+    documents = manifest["documents"] if manifest is not None else written  # distinct (a mix repeats some as samples)
     return {
         "schema": SCHEMA,
         "summary": {
-            "records": rows[0]["in"], "responses": responses, "documents": written, "documents_share": share(written, responses),
-            "dataset_phase": dataset, "tokens": _headline_tokens(manifest),
+            "records": rows[0]["in"], "responses": responses, "documents": documents,
+            "documents_share": share(documents, responses), "samples": written, "repeats": written - documents,
+            "dataset_phase": dataset,
+            "dataset_documents": aggs.get(f"{dataset}/documents", {}).get("rows", 0) if dataset else 0,
+            "tokens": _headline_tokens(manifest),
             "languages": len([k for k in (aggs.get(f"{dataset}/documents", {}).get("languages") or {}) if k != "unknown"]),
         },
         "run": _run(plan),
         "plan": plan.plan.to_json(),
-        "phases": _phases(plan, aggs),
+        "phases": _phases(plan, aggs, manifest),
         "funnel": rows,
         "funnel_adds_up": adds_up(rows),
         "funnel_by_source": _by_source(plan, aggs, kinds),
@@ -83,10 +87,13 @@ def _run(plan: CardPlan) -> dict:
             "parts_by": "markers (the recorded config could not be rebuilt: " + plan.fallback + ")" if plan.fallback else "fingerprints"}
 
 
-def _phases(plan: CardPlan, aggs: dict) -> dict:
+def _phases(plan: CardPlan, aggs: dict, manifest: dict | None) -> dict:
+    """Each phase's status and units: the parts of a phase that writes documents, the shuffle groups of the shards."""
     out = {}
     for p in plan.phases:
         row = {"status": p.status, "parts": len(p.parts)}
+        if p.role == ROLE_SHARDS:
+            row.update(parts=(manifest or {}).get("groups") or 0, unit="group")
         if p.status == "ran":
             row["kept"] = aggs.get(f"{p.name}/documents", {}).get("rows", 0) if p.writes_documents else None
             row["rejected"] = aggs.get(f"{p.name}/rejected", {}).get("rows", 0)
@@ -372,12 +379,31 @@ def _checks(plan: CardPlan, aggs: dict, rows: list[dict], manifest: dict | None,
         out.append({"check": f"{p.name}: rows kept {kept} and rejected {rejected} = run.json's counts "
                              f"({summary.get('kept')} and {summary.get('rejected')})", "ok": ok})
     if manifest is not None:
-        last = [r for r in rows if r["phase"] == plan.with_role(ROLE_SHARDS)]
-        before = last[0]["in"] if last else None
-        out.append({"check": f"documents in the shards manifest ({manifest['documents']}) = documents entering the shards phase "
-                             f"({before}) - its rejected rows - documents packing dropped whole",
-                    "ok": not any(r["step"].endswith(":unaccounted") for r in last)})
+        out.append(_shards_check([r for r in rows if r["phase"] == plan.with_role(ROLE_SHARDS)], manifest))
     return out
+
+
+def _shards_check(rows: list[dict], manifest: dict) -> dict:
+    """The manifest's samples against the documents that entered the shards phase, every term shown, and ``ok`` only
+    when the numbers are equal (a training mix: the documents it did not draw, the repeats it added)."""
+    entering = rows[0]["in"] if rows else 0
+    rejected = sum(r["removed"] for r in rows if r["stage"] not in ("", "mix"))  # its stages' rows (no_tokens...)
+    dropped = ((manifest.get("dropped") or {}).get("documents") or 0)
+    samples, documents, mix = manifest["samples"], manifest["documents"], manifest.get("mix")
+    if mix:
+        not_drawn, repeats = entering - rejected - mix["documents_drawn"], mix["samples"] - mix["documents_drawn"]
+        expected = entering - rejected - not_drawn + repeats - dropped
+        ok = samples == expected and not_drawn >= 0 and repeats >= 0 and documents == mix["documents_drawn"]
+        return {"check": f"samples in the shards manifest ({samples}) = documents entering the shards phase "
+                         f"({entering}) - its rejected rows ({rejected}) - documents the mix did not draw "
+                         f"({not_drawn}) + repeats it added ({repeats}) - samples packing dropped whole ({dropped}) "
+                         f"= {expected}; "
+                         f"of {documents} distinct documents (the mix drew {mix['documents_drawn']})", "ok": ok}
+    expected = entering - rejected - dropped
+    return {"check": f"documents in the shards manifest ({samples}) = documents entering the shards phase "
+                     f"({entering}) - its rejected rows ({rejected}) - documents packing dropped whole ({dropped}) "
+                     f"= {expected}",
+            "ok": samples == expected and documents == samples}
 
 
 def _decontam(plan: CardPlan, config: dict) -> dict:
@@ -404,6 +430,9 @@ def _decontam(plan: CardPlan, config: dict) -> dict:
 
 
 def _mix(manifest: dict | None) -> dict:
-    """The training mix the shards hold (the manifest's ``mix``: per source documents, tokens, shares, epochs)."""
+    """The training mix the shards hold (the manifest's ``mix``: per source documents, tokens, shares, epochs), and
+    the epochs past which a source's repeats are listed under Known limitations."""
+    from stages.mix import REPEAT_WARNING_EPOCHS
+
     mix = (manifest or {}).get("mix")
-    return {"present": True, **mix} if mix else {"present": False}
+    return {"present": True, **mix, "repeat_warning_epochs": REPEAT_WARNING_EPOCHS} if mix else {"present": False}

@@ -59,7 +59,7 @@ def tokens_stats(manifest: dict | None, config: dict) -> dict:
     """The ``tokens`` entry of stats.json."""
     if manifest is None:
         return {"present": False}
-    n = manifest["documents"]
+    n = manifest.get("samples", manifest["documents"])  # tokens per sample (a repeated document: each copy)
     headline = headline_tokens(manifest)
     tokenizer = manifest.get("tokenizer") or {}
     shards = _shards_config(config)

@@ -8,7 +8,8 @@ normalized paragraphs (stages.dedup.paragraphs), with memory bounded per task:
    -> ``hashes/`` ``(hash, doc, idx)``, every occurrence, and ``counts/``
    ``(hash, part, count, first_doc, first_idx)``, one row per distinct hash
    of the part (a combiner: a line on every page of a site costs one row per
-   part in the shuffle, not one per page);
+   part in the shuffle, not one per page; ``count``: occurrences, or in
+   ``min_count`` mode the documents holding it, as CCNet counts);
 2. a shuffle of ``counts/`` by hash: each hash's corpus-wide count and first
    occurrence (smallest ``(doc, idx)``: parts by name, then row, then
    position); the hashes that are repeated (``keep_first``: 2 or more,
@@ -16,7 +17,9 @@ normalized paragraphs (stages.dedup.paragraphs), with memory bounded per task:
    parts that hold them: ``repeated/`` ``(hash, count, first_doc, first_idx)``;
    each shuffle group also writes its most repeated hashes to ``top/``;
 3. in step 5, per part: an occurrence whose hash is in ``repeated/`` is
-   removed, except (``keep_first``) the first occurrence itself.
+   removed, except (``keep_first``) the first occurrence itself; in
+   ``min_count`` mode a later copy inside one document goes too, whatever the
+   count (CCNet keeps a document's first copy of a paragraph no other holds).
 
 With one partition nothing is shuffled (the same functions run in the driver).
 Like steps 2-4 the folder is rebuilt on every run: everything in it depends on
@@ -157,19 +160,24 @@ class HashPart:
                                    schema=HASH_SCHEMA))
             start += batch.num_rows
         hashes = pa.concat_tables(tables).combine_chunks()
-        counts = part_counts(hashes, part_no)
+        counts = part_counts(hashes, part_no, documents=self.cfg.mode == "min_count")
         self.storage.write_parquet(hashes, *FOLDER, "hashes", name)
         self.storage.write_parquet(counts, *FOLDER, "counts", name)
         return {"unit": unit.name, "pieces": len(hashes), "distinct": len(counts), "bytes": counts.nbytes}
 
 
-def part_counts(hashes: pa.Table, part_no: int) -> pa.Table:
-    """One row per distinct hash of a part: its count there and its first ``(doc, idx)`` (COUNT_SCHEMA)."""
+def part_counts(hashes: pa.Table, part_no: int, documents: bool = False) -> pa.Table:
+    """One row per distinct hash of a part: its count there (occurrences, or with ``documents`` the documents
+    holding it) and its first ``(doc, idx)`` (COUNT_SCHEMA)."""
     h, doc, idx = (hashes.column(c).to_numpy() for c in ("hash", "doc", "idx"))
     order = np.lexsort((idx, doc, h))
     h, doc, idx = h[order], doc[order], idx[order]
     starts = _runs(h)
-    n = np.diff(np.append(starts, len(h)))
+    if documents:  # a document is counted once, however often it repeats the piece (documents are in one part)
+        new_doc = np.concatenate(([True], (h[1:] != h[:-1]) | (doc[1:] != doc[:-1]))) if len(h) else np.zeros(0, bool)
+        n = np.add.reduceat(new_doc.astype(np.int64), starts) if len(starts) else np.zeros(0, np.int64)
+    else:
+        n = np.diff(np.append(starts, len(h)))
     return pa.table({"hash": pa.array(h[starts], pa.uint64()), "part": pa.array(np.full(len(starts), np.int64(part_no) << ROW_BITS)),
                      "count": pa.array(n.astype(np.int64)), "first_doc": pa.array(doc[starts], pa.int64()),
                      "first_idx": pa.array(idx[starts], pa.int32())}, schema=COUNT_SCHEMA)
@@ -365,24 +373,37 @@ def _replace(column: pa.ChunkedArray, rows: np.ndarray, values: list[str]) -> pa
 
 
 def _removals(storage, unit: str, mode: str) -> tuple[np.ndarray, np.ndarray]:
-    """(doc, idx) of the pieces a part loses, sorted: occurrences of its repeated hashes (keep_first: but the first)."""
+    """(doc, idx) of the pieces a part loses, sorted: occurrences of its repeated hashes (keep_first: but the first;
+    min_count: and the later copies inside a document of any hash)."""
     name = part_file(unit)
-    if not storage.exists(*FOLDER, "repeated", name):
-        return np.zeros(0, np.int64), np.zeros(0, np.int32)
-    rep = storage.read_parquet(*FOLDER, "repeated", name)
-    if not len(rep):
-        return np.zeros(0, np.int64), np.zeros(0, np.int32)
+    none = np.zeros(0, np.int64), np.zeros(0, np.int32)
+    rep = storage.read_parquet(*FOLDER, "repeated", name) if storage.exists(*FOLDER, "repeated", name) else None
+    if (rep is None or not len(rep)) and (mode != "min_count" or not storage.exists(*FOLDER, "hashes", name)):
+        return none
     occ = storage.read_parquet(*FOLDER, "hashes", name)
-    keys = rep.column("hash").to_numpy()
     h = occ.column("hash").to_numpy()
-    at = np.minimum(np.searchsorted(keys, h), len(keys) - 1)
-    hit = keys[at] == h
     doc, idx = occ.column("doc").to_numpy(), occ.column("idx").to_numpy()
-    if mode == "keep_first":
-        first_doc, first_idx = rep.column("first_doc").to_numpy()[at], rep.column("first_idx").to_numpy()[at]
-        hit &= ~((doc == first_doc) & (idx == first_idx))
+    hit = np.zeros(len(h), bool)
+    if rep is not None and len(rep):
+        keys = rep.column("hash").to_numpy()
+        at = np.minimum(np.searchsorted(keys, h), len(keys) - 1)
+        hit = keys[at] == h
+        if mode == "keep_first":
+            first_doc, first_idx = rep.column("first_doc").to_numpy()[at], rep.column("first_idx").to_numpy()[at]
+            hit &= ~((doc == first_doc) & (idx == first_idx))
+    if mode == "min_count":
+        hit |= _later_in_document(h, doc, idx)
     order = np.lexsort((idx[hit], doc[hit]))
     return doc[hit][order], idx[hit][order]
+
+
+def _later_in_document(h: np.ndarray, doc: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """Occurrences that repeat a piece their own document held before (by position)."""
+    order = np.lexsort((idx, doc, h))
+    hs, ds = h[order], doc[order]
+    later = np.zeros(len(h), bool)
+    later[order[1:]] = (hs[1:] == hs[:-1]) & (ds[1:] == ds[:-1])
+    return later
 
 
 def summarize_parts(summary: ParagraphSummary, part_stats: list[dict]) -> dict:

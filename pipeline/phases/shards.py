@@ -371,10 +371,15 @@ def write_manifest(job: Job, unit: Unit, groups: list[UnitResult], mix: MixPlan 
     entry = tokenizer_entry(_tokenize_stage(cfg.tokenize.model_dump_json(), data).tokenizer, cfg)
     with storage.atomic_output("shards", *entry["file"].split("/")) as out:  # a trainer elsewhere needs the file itself
         out.write(data)
+    samples = given - dropped["documents"]
+    mix_section = mixing.manifest_mix(mix, groups) if mix is not None else None
+    documents = mix_section["documents_drawn"] if mix_section else samples  # the mix repeats documents as new samples
     manifest = {
         "run": job.config.name,
         "source": job.source,
-        "documents": given - dropped["documents"],
+        "documents": documents,
+        "samples": samples,
+        "repeats": samples - documents,
         "documents_tokenized": given,
         "tokenizer": entry,
         "layout": cfg.layout.model_dump(mode="json", exclude={"max_dropped_share"}),
@@ -386,7 +391,7 @@ def write_manifest(job: Job, unit: Unit, groups: list[UnitResult], mix: MixPlan 
         "fingerprint": unit.fingerprint,
         "groups": [g.unit for g in groups],
         "formats": formats,
-        **({"mix": mixing.manifest_mix(mix, groups)} if mix is not None else {}),
+        **({"mix": mix_section} if mix_section else {}),
     }
     storage.write_json(manifest, "shards", "manifest.json")
     measured = cut_warning(cfg, manifest["truncation"], totals.get("tokens", 0))

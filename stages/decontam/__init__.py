@@ -1,7 +1,7 @@
 """Decontamination against eval sets: documents sharing a normalized word n-gram with an eval item
 are removed (reason ``contaminated``) or tagged.  See docs/decontam.md.
 
-    index = build_index(config.decontam)          # on the driver, once
+    index = build_index(config.decontam)          # once (a run: in a Ray task, pipeline/eval_index.py)
     stage = DecontamStage(config.decontam, index)  # in the final phase, after dedup and before PII
 """
 

@@ -1,5 +1,8 @@
-"""The eval n-gram index: built once on the driver from every eval item, shipped to the workers, and
-asked, for a batch of documents, which documents share an n-gram with which eval items.
+"""The eval n-gram index: built once from every eval item (in a Ray task of its own in a run,
+pipeline/eval_index.py), shipped to the workers, and asked, for a batch of documents, which documents
+share an n-gram with which eval items.  The build keeps no Python object per item or n-gram: each
+set's items are reduced chunk by chunk to compact arrays (the set's strings freed before the next set is
+read), joined in blocks, then sorted once.
 
 What is indexed: every window of ``ngram`` normalized words of every item
 (stages/decontam/normalize.py); an item with fewer words but at least
@@ -194,98 +197,182 @@ class EvalIndex:
 # ---------------------------------------------------------------- building
 
 
-def build_index(config: DecontamConfig, open_file: Opener = open_local_or_s3) -> EvalIndex:
-    """Read every eval set and index its items (on the driver, once per run); EvalSetError on a bad file."""
+def build_index(config: DecontamConfig, open_file: Opener = open_local_or_s3,
+                max_index_bytes: int | None = None) -> EvalIndex:
+    """Read every eval set and index its items (once per run, in one process); EvalSetError on a bad file, or
+    once the index's arrays take more than ``max_index_bytes``.
+
+    Sets are read one at a time and each is reduced to compact arrays before the next is read, so the
+    items as Python strings are held for one set at most."""
     t0 = time.perf_counter()
-    sets = [read_eval_set(s, open_file, config.max_file_bytes) for s in config.eval_sets]
-    total = sum(len(s) for s in sets)
-    if total > config.max_items:
-        raise EvalSetError(f"eval sets: {total:,} items, more than decontam.max_items ({config.max_items:,}): raise it or give fewer sets")
-    return index_items(config, sets, t0)
+    builder, total = _Builder(config, max_index_bytes), 0
+    for i, s in enumerate(config.eval_sets):
+        items = read_eval_set(s, open_file, config.max_file_bytes)
+        total += len(items)
+        if total > config.max_items:
+            more = " or more" if i + 1 < len(config.eval_sets) else ""  # the sets not read yet
+            raise EvalSetError(f"eval sets: {total:,} items{more}, more than decontam.max_items "
+                               f"({config.max_items:,}): raise it or give fewer sets")
+        builder.add(items)
+        del items
+    return builder.finish(t0)
 
 
 #: Items normalized and hashed at a time: the hash's prefix tables grow with the bytes of a call.
 CHUNK_ITEMS = 2048
+#: Chunks joined into one block as they come (a block is big enough to be given back to the system when freed).
+BLOCK_CHUNKS = 64
 
 
 def index_items(config: DecontamConfig, sets: list[EvalItems], t0: float | None = None) -> EvalIndex:
     """The index of eval items already read."""
-    t0 = time.perf_counter() if t0 is None else t0
-    texts = [t for s in sets for t in s.texts]
-    if not texts:
-        raise EvalSetError("no eval items to index (give eval sets with at least one item)")
-    chunks = [_chunk(texts[i : i + CHUNK_ITEMS], i, config) for i in range(0, len(texts), CHUNK_ITEMS)]
-    hashes = np.concatenate([c.hashes for c in chunks])
-    items = np.concatenate([c.items for c in chunks])
-    counts = np.concatenate([c.counts for c in chunks])
-    order = np.lexsort((items, hashes))
-    hashes, items = hashes[order], items[order]
-    distinct = np.r_[True, (hashes[1:] != hashes[:-1]) | (items[1:] != items[:-1])] if len(hashes) else np.zeros(0, bool)
-    hashes, items = hashes[distinct], items[distinct]
-
-    whole = (counts >= config.min_item_words) & (counts < config.ngram)
-    text, offsets = _joined([p for c in chunks for p in c.pieces])
-    item_set = np.repeat(np.arange(len(sets), dtype=np.int32), [len(s) for s in sets])
-    index = EvalIndex(
-        kind=config.index, lengths=(config.ngram, *sorted(set(counts[whole].tolist()), reverse=True)),
-        set_names=tuple(s.name for s in sets), item_set=item_set,
-        item_ids=pa.array([i for s in sets for i in s.ids], pa.large_string()), text=text, item_offsets=offsets,
-    )
-    keys = np.unique(hashes)
-    if config.index == "exact":
-        index.keys, index.key_items = hashes, items.astype(np.int32)
-    else:
-        index.bloom = BloomFilter.build(keys, config.bloom_fpr)
-    per_set = np.bincount(item_set[items], minlength=len(sets)) if len(items) else np.zeros(len(sets), np.int64)
-
-    def of_set(mask: np.ndarray, i: int) -> int:
-        return int((mask & (item_set == i)).sum())
-
-    index.stats = IndexStats(
-        kind=config.index, ngram=config.ngram, lengths=index.lengths,
-        eval_sets=tuple(
-            EvalSetStats(s.name, s.path, len(s), of_set(counts >= config.ngram, i), of_set(whole, i),
-                         of_set(counts < config.min_item_words, i), int(per_set[i]))
-            for i, s in enumerate(sets)
-        ),
-        keys=len(keys), nbytes=index_bytes(index), build_seconds=round(time.perf_counter() - t0, 3),
-        bloom_fpr=index.bloom.fpr if index.bloom is not None else None, bloom_hashes=index.bloom.k if index.bloom is not None else None,
-    )
-    for s in index.stats.eval_sets:
-        if s.items_skipped:
-            log.warning("decontam: eval set '%s': %d of %d items have fewer than %d words and are not indexed (common phrases)",
-                        s.name, s.items_skipped, s.items, config.min_item_words)
-    return index
+    builder = _Builder(config)
+    for s in sets:
+        builder.add(s)
+    return builder.finish(time.perf_counter() if t0 is None else t0)
 
 
-@dataclass(frozen=True)
-class _Chunk:
-    hashes: np.ndarray  # uint64, one per (n-gram, item)
-    items: np.ndarray  # int64: the item of each
-    counts: np.ndarray  # words per item
-    pieces: list[bytes]  # each item normalized, as " w1 ... wn "
+class _Builder:
+    """The index, built set by set and chunk by chunk into compact arrays (no Python object per n-gram or
+    item is kept), each concatenated and its pieces freed in turn: the cost of an eval set is about its
+    arrays, not its strings."""
+
+    def __init__(self, config: DecontamConfig, max_bytes: int | None = None):
+        self.config, self.max_bytes = config, max_bytes
+        # Per chunk, in blocks: hashes (uint64, one per distinct (n-gram, item) of a chunk, by item), their items
+        # (int32), words per item (int32), each item's normalized text (uint8: " w1 ... wn \n") and its length.
+        self.parts = {k: _Blocks() for k in ("hashes", "items", "counts", "text", "lengths")}
+        self.names: list[str] = []
+        self.paths: list[str] = []
+        self.sizes: list[int] = []
+        self.ids: list[pa.Array] = []
+        self.n = 0
+
+    def add(self, items: EvalItems) -> None:
+        self.names.append(items.name)
+        self.paths.append(items.path)
+        self.sizes.append(len(items))
+        self.ids.append(pa.array(items.ids, pa.large_string()))
+        for i in range(0, len(items), CHUNK_ITEMS):
+            chunk = _chunk(items.texts[i : i + CHUNK_ITEMS], self.n + i, self.config)
+            for part, value in zip(self.parts.values(), chunk, strict=True):
+                part.add(value)
+            held = sum(part.nbytes for part in self.parts.values())
+            if self.max_bytes is not None and held > self.max_bytes:
+                raise EvalSetError(
+                    f"eval sets: the index of the first {self.n + min(i + CHUNK_ITEMS, len(items)):,} items takes "
+                    f"{held:,} bytes, more than the {self.max_bytes:,} it may take of the cluster's object store "
+                    "(it is shipped to every worker through it): give fewer or shorter eval sets, or start Ray with a "
+                    "larger object store")
+        self.n += len(items)
+
+    def finish(self, t0: float) -> EvalIndex:
+        config = self.config
+        if not self.n:
+            raise EvalSetError("no eval items to index (give eval sets with at least one item)")
+        names = ("counts", "lengths", "text", "hashes", "items")
+        counts, lengths, text, hashes, items = (self.parts[k].joined() for k in names)
+        # By hash, then item: the chunks hold their pairs by item and follow each other, so a stable sort
+        # by hash alone gives that order.  (An item's repeated n-grams were dropped in its chunk.)
+        order = np.argsort(hashes, kind="stable")
+        items = items[order]
+        hashes = hashes[order]
+        del order
+        offsets = np.zeros(self.n + 1, np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+
+        whole = (counts >= config.min_item_words) & (counts < config.ngram)
+        item_set = np.repeat(np.arange(len(self.sizes), dtype=np.int32), self.sizes)
+        index = EvalIndex(
+            kind=config.index, lengths=(config.ngram, *sorted(set(counts[whole].tolist()), reverse=True)),
+            set_names=tuple(self.names), item_set=item_set,
+            item_ids=pa.concat_arrays(self.ids) if len(self.ids) > 1 else self.ids[0], text=text, item_offsets=offsets,
+        )
+        distinct = np.r_[True, hashes[1:] != hashes[:-1]] if len(hashes) else np.zeros(0, bool)
+        keys = int(distinct.sum())
+        if config.index == "exact":
+            index.keys, index.key_items = hashes, items
+        else:
+            index.bloom = BloomFilter.build(hashes[distinct], config.bloom_fpr)
+        del distinct
+        sets = len(self.sizes)
+        per_set = np.bincount(item_set[items], minlength=sets) if len(items) else np.zeros(sets, np.int64)
+
+        def of_set(mask: np.ndarray, i: int) -> int:
+            return int((mask & (item_set == i)).sum())
+
+        index.stats = IndexStats(
+            kind=config.index, ngram=config.ngram, lengths=index.lengths,
+            eval_sets=tuple(
+                EvalSetStats(name, path, size, of_set(counts >= config.ngram, i), of_set(whole, i),
+                             of_set(counts < config.min_item_words, i), int(per_set[i]))
+                for i, (name, path, size) in enumerate(zip(self.names, self.paths, self.sizes, strict=True))
+            ),
+            keys=keys, nbytes=index_bytes(index), build_seconds=round(time.perf_counter() - t0, 3),
+            bloom_fpr=index.bloom.fpr if index.bloom is not None else None,
+            bloom_hashes=index.bloom.k if index.bloom is not None else None,
+        )
+        for s in index.stats.eval_sets:
+            if s.items_skipped:
+                log.warning("decontam: eval set '%s': %d of %d items have fewer than %d words and are not indexed "
+                            "(common phrases)", s.name, s.items_skipped, s.items, config.min_item_words)
+        return index
 
 
-def _chunk(texts: list[str], first: int, config: DecontamConfig) -> _Chunk:
-    """The (hash, item) pairs of some items: every ``ngram`` window of an item that long, the whole
-    item for one of ``min_item_words`` or more, nothing for a shorter one."""
+class _Blocks:
+    """Arrays added one at a time, joined into blocks of BLOCK_CHUNKS as they come: the small arrays' memory is
+    reused by the next ones, and a block is big enough to go back to the system when freed."""
+
+    def __init__(self):
+        self.blocks: list[np.ndarray] = []
+        self.parts: list[np.ndarray] = []
+        self.nbytes = 0
+
+    def add(self, part: np.ndarray) -> None:
+        self.parts.append(part)
+        self.nbytes += part.nbytes
+        if len(self.parts) >= BLOCK_CHUNKS:
+            self.blocks.append(_joined(self.parts))
+
+    def joined(self) -> np.ndarray:
+        if self.parts:
+            self.blocks.append(_joined(self.parts))
+        return _joined(self.blocks)
+
+
+def _joined(parts: list[np.ndarray]) -> np.ndarray:
+    """The parts as one array, each freed once copied (the list is emptied): the peak is the result and one part."""
+    out = np.empty(sum(len(p) for p in parts), parts[0].dtype)
+    at = 0
+    parts.reverse()
+    while parts:
+        part = parts.pop()
+        out[at : at + len(part)] = part
+        at += len(part)
+        del part
+    return out
+
+
+def _chunk(texts: list[str], first: int, config: DecontamConfig) -> tuple[np.ndarray, ...]:
+    """(hashes, items, word counts, text, text lengths) of some items: the distinct (hash, item) pairs by item
+    (every ``ngram`` window of an item that long, the whole item for one of ``min_item_words`` or more,
+    nothing for a shorter one), and each item's normalized text with its length."""
     words = words_of(pa.array(texts, pa.large_string()))
     grams = ngrams(words, (config.ngram,))
     whole = np.flatnonzero((words.counts >= config.min_item_words) & (words.counts < config.ngram))
     first_word = np.cumsum(words.counts) - words.counts
     last_word = first_word + words.counts - 1
     whole_hashes = poly_hash_spans(words.data, words.starts[first_word[whole]], words.ends[last_word[whole]]) if len(whole) else np.zeros(0, np.uint64)
+    hashes = np.concatenate([grams.hashes, whole_hashes])
+    items = np.concatenate([grams.doc, whole]).astype(np.int64)
+    order = np.lexsort((hashes, items))  # by item, then hash: an item's repeated n-grams side by side
+    hashes, items = hashes[order], items[order]
+    keep = np.r_[True, (hashes[1:] != hashes[:-1]) | (items[1:] != items[:-1])] if len(hashes) else np.zeros(0, bool)
     data = words.data.tobytes()
-    pieces = [b" " + data[a:b] + b" " for a, b in zip(words.offsets[:-1].tolist(), words.offsets[1:].tolist())]
-    return _Chunk(np.concatenate([grams.hashes, whole_hashes]), np.concatenate([grams.doc, whole]).astype(np.int64) + first, words.counts, pieces)
-
-
-def _joined(pieces: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
-    """The pieces joined by newlines (a uint8 array: Ray hands numpy arrays to the workers of a node
-    without a copy each), and where each starts (one more: the end)."""
-    offsets = np.zeros(len(pieces) + 1, np.int64)
-    np.cumsum([len(p) + 1 for p in pieces], out=offsets[1:])
-    return np.frombuffer(b"\n".join(pieces) + b"\n", np.uint8), offsets
+    bounds = zip(words.offsets[:-1].tolist(), words.offsets[1:].tolist(), strict=True)
+    text = b"".join(b" " + data[a:b] + b" \n" for a, b in bounds)
+    return (hashes[keep], (items[keep] + first).astype(np.int32), words.counts.astype(np.int32),
+            np.frombuffer(text, np.uint8), np.diff(words.offsets) + 3)
 
 
 def index_bytes(index: EvalIndex) -> int:

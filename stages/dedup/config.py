@@ -171,11 +171,12 @@ class ParagraphsConfig(BaseModel):
     mode: Literal["keep_first", "min_count"] = Field(
         "keep_first",
         description="keep_first: keep the first occurrence (parts by name, then row, then position) and remove later copies "
-        "(Dolma's paragraph dedup); min_count: remove every copy of a paragraph seen min_count times or more (CCNet)",
+        "(Dolma's paragraph dedup); min_count: remove every copy of a paragraph that min_count documents or more "
+        "hold, and the later copies of one repeated only inside fewer (CCNet)",
     )
     min_count: int = Field(
-        2, ge=2, le=1_000_000_000, description="with mode: min_count, a paragraph seen this many times in the corpus is removed "
-        "everywhere (CCNet: 2, within a shard)"
+        2, ge=2, le=1_000_000_000, description="with mode: min_count, a paragraph this many documents of the corpus "
+        "hold is removed everywhere (CCNet: 2, within a shard)"
     )
     min_chars: int = Field(
         30, ge=0, le=1_000_000, description="a paragraph shorter than this (characters, normalized) is never counted nor "
@@ -185,10 +186,14 @@ class ParagraphsConfig(BaseModel):
         0, ge=0, le=100_000, description="a paragraph with fewer words (normalized, split at spaces) is never counted nor "
         "removed (Dolma's min_words; 0: off, as for text without spaces)"
     )
+    normalizer: Literal["curate", "ccnet"] = Field(
+        "curate", description="curate: `normalize`'s switches, whitespace collapsed (docs/dedup.md says exactly what "
+        "it does); ccnet: CCNet's normalize_for_dedup (lower case, each digit to 0, its list of Unicode punctuation "
+        "and the control characters deleted, ASCII punctuation and whitespace kept)")
     normalize: NormalizeConfig = Field(
         default_factory=NormalizeConfig,
-        description="normalization before the 64-bit hash: lower case, numbers to 0, punctuation and symbols to spaces "
-        "(CCNet's normalize_for_dedup, which deletes punctuation); whitespace is always collapsed",
+        description="with normalizer curate, before the 64-bit hash: lower case, each number (digits with . or , "
+        "separators) to one 0, Unicode punctuation and symbols to spaces; whitespace is always collapsed",
     )
     top: int = Field(20, ge=0, le=1000, description="the most repeated paragraphs listed in the phase summary (hash, count, "
                      "first 100 characters, PII-redacted)")

@@ -7,11 +7,13 @@ A document's *pieces* are its paragraphs or lines (``ParagraphsConfig.unit``):
   is split at every newline (the extractor writes one block per line, and
   Dolma's paragraph dedup splits at newlines).
 
-A piece is *counted* when its normalized text (stages.dedup.normalize: lower
-case, numbers to 0, punctuation to spaces, whitespace collapsed) reaches
-``min_chars`` characters and ``min_words`` words; only counted pieces are
-hashed (64 bits: ``poly_hash64`` with MurmurHash3's finalizer) and only they
-can be removed.  Splitting, normalizing and hashing run over a whole Arrow
+A piece is *counted* when its normalized text reaches ``min_chars`` characters
+and ``min_words`` words; only counted pieces are hashed (64 bits:
+``poly_hash64`` with MurmurHash3's finalizer) and only they can be removed.
+Normalization (``normalizer``): ``curate``, stages.dedup.normalize's switches
+(lower case, each number to one 0, Unicode punctuation and symbols to spaces)
+and whitespace collapsed; or ``ccnet``, CCNet's ``normalize_for_dedup``
+(:func:`ccnet_normalize`).  Splitting, normalizing and hashing run over a whole Arrow
 batch; the rewrite (:func:`remove_pieces`) runs in Python, on the documents
 that lose a piece only, and splits them the same way (RE2 and Python's ``re``
 read :data:`BLANK_LINES` alike: ASCII only).
@@ -33,6 +35,13 @@ from stages.dedup.normalize import collapse_whitespace, normalize_texts, string_
 #: One or more blank lines (only ASCII spaces, tabs, CR, FF, VT on them): the paragraph separator.
 BLANK_LINES = r"\n(?:[ \t\r\f\v]*\n)+"
 _BLANK = re.compile(f"({BLANK_LINES})")  # captured: the rewrite keeps the separators it does not remove
+#: What CCNet's normalize_for_dedup deletes (cc_net/text_normalizer.py): its list of Unicode punctuation, and the
+#: non-printing characters U+0000-U+001F and U+007F-U+009F.  ASCII punctuation is kept.
+CCNET_PUNCT = "，。、„”“«»１」「《》´∶：？！（）；–—．～’…━〈〉【】％►"
+_CCNET_DELETE = "[" + "".join(f"\\x{{{ord(c):X}}}" for c in CCNET_PUNCT) + "\\x{0}-\\x{1F}\\x{7F}-\\x{9F}]"
+#: What Python's str.strip() strips (str.isspace), which CCNet's strip() does first.
+_PY_SPACE = ("[\\x{9}-\\x{D}\\x{1C}-\\x{20}\\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}"
+             "\\x{205F}\\x{3000}]")
 #: Schema of the counted pieces of a batch.
 PIECE_SCHEMA = pa.schema([("hash", pa.uint64()), ("row", pa.int64()), ("idx", pa.int32()), ("chars", pa.int32())])
 
@@ -77,14 +86,34 @@ def split_pieces(texts: pa.Array | pa.ChunkedArray, unit: str) -> Pieces:
     return Pieces(pa.concat_arrays([a.values, b.values]), np.concatenate([a.row, b.row]), np.concatenate([a.idx, b.idx]))
 
 
+def ccnet_normalize(texts: pa.Array | pa.ChunkedArray) -> pa.LargeStringArray:
+    """CCNet's ``normalize_for_dedup`` over a batch: strip (Python's whitespace), lower case, each decimal digit to
+    ``0``, CCNET_PUNCT and the non-printing characters deleted; inner whitespace as it is.  (Lower case is Unicode's
+    simple mapping, one code point to one: ``İ`` is ``i`` where Python's str.lower gives ``i̇``.)"""
+    arr = pc.replace_substring_regex(_texts(texts), f"^{_PY_SPACE}+|{_PY_SPACE}+$", "")
+    arr = pc.replace_substring_regex(pc.utf8_lower(arr), r"\p{Nd}", "0")
+    return pc.replace_substring_regex(arr, _CCNET_DELETE, "")
+
+
+def normalized_pieces(values: pa.Array, config: ParagraphsConfig) -> pa.LargeStringArray:
+    """The pieces as they are hashed (``config.normalizer``)."""
+    if config.normalizer == "ccnet":
+        return ccnet_normalize(values)
+    return collapse_whitespace(normalize_texts(values, config.normalize))
+
+
 def hash_pieces(texts: pa.Array | pa.ChunkedArray, config: ParagraphsConfig) -> pa.Table:
     """The counted pieces of a batch: ``(hash, row, idx, chars)`` (PIECE_SCHEMA), ordered by row, then idx."""
     pieces = split_pieces(texts, config.unit)
-    normalized = collapse_whitespace(normalize_texts(pieces.values, config.normalize))
+    normalized = normalized_pieces(pieces.values, config)
     chars = pc.utf8_length(normalized).to_numpy(zero_copy_only=False).astype(np.int64)
     counted = (chars > 0) & (chars >= config.min_chars)
     if config.min_words > 1:
-        words = pc.count_substring(normalized, " ").to_numpy(zero_copy_only=False).astype(np.int64) + 1
+        if config.normalizer == "ccnet":  # whitespace as it is: runs of it
+            runs = pc.list_value_length(pc.utf8_split_whitespace(normalized))
+            words = runs.to_numpy(zero_copy_only=False).astype(np.int64)
+        else:  # single spaces
+            words = pc.count_substring(normalized, " ").to_numpy(zero_copy_only=False).astype(np.int64) + 1
         counted &= words >= config.min_words
     data, offsets = string_buffers(normalized)
     keep = np.flatnonzero(counted)

@@ -40,11 +40,15 @@ FINEWEB = "FineWeb (Penedo et al. 2024)"
 
 CITATION = re.compile(r"\[\d*]|\[edit]|\[citation needed]", re.IGNORECASE)
 _TERM = re.escape(TERMINAL_PUNCTUATION)
-_CLOSE_CHARS = "\"'”’“‘»«›‹」』）)]"  # closing quotes and brackets: en, de („…“), fr (« … »), ja (「…」)
+_QUOTE_CHARS = "\"'”’“‘»«›‹」』"  # closing quotes: en, de („…“), fr (« … »), ja (「…」)
+_BRACKET_CHARS = "）)]"  # closing brackets: C4's reference removes "(see above.)" (end_mark_brackets)
+_CLOSE_CHARS = _QUOTE_CHARS + _BRACKET_CHARS
 _CLOSERS = re.escape(_CLOSE_CHARS)
 # C4's terminal marks are ., ?, ! and the end quotation mark; the same marks of
-# every script count (a Japanese line ends in 。), and closing quotes may follow.
-TERMINAL_LINE_END = re.compile(rf"(?:[{_TERM}][{_CLOSERS}]*|[\"”])$")
+# every script count (a Japanese line ends in 。), and closing quotes may follow
+# (closing brackets too with ``end_mark_brackets``).
+TERMINAL_LINE_END = re.compile(rf"(?:[{_TERM}][{re.escape(_QUOTE_CHARS)}]*|[\"”])$")
+TERMINAL_LINE_END_BRACKETS = re.compile(rf"(?:[{_TERM}][{_CLOSERS}]*|[\"”])$")
 # A sentence ends at terminal punctuation (and closing quotes) before a space or
 # the end of the line; CJK full stops need no space after them.
 SENTENCE_END = re.compile(rf"[{_TERM}]+[{_CLOSERS}]*(?:\s+|$)|[。！？｡]+")
@@ -53,7 +57,12 @@ POLICY_SUBSTRINGS = ("terms of use", "privacy policy", "cookie policy", "uses co
 # The same patterns for RE2 (Arrow).  Lines hold no line break, so "$" means the same in both.
 _TERM2, _CLOSERS2 = re2_chars(TERMINAL_PUNCTUATION), re2_chars(_CLOSE_CHARS)
 _QUOTES2 = re2_chars('"”')
-TERMINAL_LINE_END_RE2 = f"(?:[{_TERM2}][{_CLOSERS2}]*|[{_QUOTES2}])$"
+TERMINAL_LINE_END_RE2 = f"(?:[{_TERM2}][{re2_chars(_QUOTE_CHARS)}]*|[{_QUOTES2}])$"
+TERMINAL_LINE_END_BRACKETS_RE2 = f"(?:[{_TERM2}][{_CLOSERS2}]*|[{_QUOTES2}])$"
+# C4 removes a line ending in an ellipsis ("..."; "...\"" ends in an end mark and stays); with end_mark_brackets,
+# an ellipsis inside closing brackets ("(and so on...)") is no end either.
+ELLIPSIS_END_RE2 = r"\.\.\.$"
+ELLIPSIS_END_BRACKETS_RE2 = rf"\.\.\.[{re2_chars(_BRACKET_CHARS)}]*$"
 SENTENCE_END_RE2 = f"[{_TERM2}]+[{_CLOSERS2}]*(?:[{SPACE}]+|$)|[{re2_chars('。！？｡')}]+"
 # A line whose last sentence is terminated: SENTENCE_END's last match reaches the line's end.
 _LAST_SENTENCE_ENDS_RE2 = f"[{_TERM2}][{_CLOSERS2}]*[{SPACE}]*$"
@@ -86,6 +95,11 @@ class C4Config(BaseModel):
         True,
         description=f"{C4}: remove lines not ending in terminal punctuation ({FINEWEB} turns it off; "
         "on resiliparse text it keeps more real pages and removes more menus, see docs/filters.md)",
+    )
+    end_mark_brackets: bool = Field(
+        False,
+        description="also keep a line whose end mark is followed by a closing bracket ), ] or ） ('(see above.)'); "
+        f"off: as {C4}'s reference code, which removes it (on: 891 more lines kept in 162 of the 917 sample pages)",
     )
     min_words_per_line: int | None = Field(3, ge=0, le=10_000, description=f"{C4}: remove lines with fewer words")
     max_word_length: int | None = Field(1000, ge=1, le=100_000_000, description=f"{C4} reference code: remove lines with a longer word")
@@ -157,8 +171,10 @@ class C4Filter:
                 cut = [CITATION.sub("", line) for line in lines.filter(pa.array(cited)).to_pylist()]
                 lines = pc.replace_with_mask(lines, pa.array(cited), pa.array(cut, lines.type))
         if c.filter_no_terminal_punct:
-            fail(NO_TERMINAL_PUNCT, ~_np(pc.match_substring_regex(lines, TERMINAL_LINE_END_RE2))
-                 | _np(pc.ends_with(lines, "...")))  # fmt: skip
+            end, ellipsis = ((TERMINAL_LINE_END_BRACKETS_RE2, ELLIPSIS_END_BRACKETS_RE2) if c.end_mark_brackets
+                             else (TERMINAL_LINE_END_RE2, ELLIPSIS_END_RE2))
+            no_end = ~_np(pc.match_substring_regex(lines, end)) | _np(pc.match_substring_regex(lines, ellipsis))
+            fail(NO_TERMINAL_PUNCT, no_end)
         if c.min_words_per_line is not None:
             fail(TOO_FEW_WORDS, self._too_few_words(lines, outcome == KEEP))
         if c.filter_lorem_ipsum:

@@ -17,7 +17,11 @@ type (``wrong_type``, the field named in ``details``), bytes that are not
 UTF-8 (``bad_encoding``), a line or text over ``max_record_bytes``
 (``too_large``: skipped unread), the line damaged compressed data cut
 (``truncated``), a Parquet row group that cannot be decoded (``read_error``).
-Input records (non-blank lines, rows) = documents + rejected, per file.
+Input records (non-blank lines, rows) = documents + rejected, per file.  A
+compressed file whose data inflate more than ``max_decoded_ratio`` times is
+read up to there: the rest is one row rejected as ``decompression_bomb`` that
+names the file (a few kB of ``{}`` lines would otherwise be millions of
+``no_text`` rows).
 """
 
 from __future__ import annotations
@@ -40,12 +44,15 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from stages.base import DETAILS, REASON, note_error
 from stages.sources import SourceError, sniff_stream
-from stages.sources.lines import Decompressed, Line, Watched, iter_lines, native
+from stages.http_decode import RATIO_FLOOR
+from stages.sources.lines import Bomb, Decompressed, Line, Watched, iter_lines, native
+from stages.warc import WarcConfig
 
 log = logging.getLogger(__name__)
 
 #: Every reason this source gives at read time.
-REASONS = ("malformed_line", "not_object", "no_text", "wrong_type", "bad_encoding", "too_large", "truncated", "read_error")
+REASONS = ("malformed_line", "not_object", "no_text", "wrong_type", "bad_encoding", "too_large", "truncated",
+           "read_error", "decompression_bomb")
 METADATA = "metadata"
 CONTENT_TYPES = {"jsonl": "application/jsonl", "parquet": "application/vnd.apache.parquet"}
 SCHEMA = pa.schema(
@@ -88,8 +95,23 @@ class DocumentsConfig(BaseModel):
     batch_size: int = Field(256, ge=1, le=1_000_000, description="documents per Arrow batch")
     batch_bytes: int = Field(32 << 20, ge=1 << 16, le=1 << 32, description="a batch of JSON lines ends once its lines hold this many bytes")
     max_record_bytes: int = Field(
-        64 << 20, ge=1024, le=1 << 32, description="a longer line (or Parquet text) is rejected as too_large without being held in memory"
-    )
+        64 << 20, ge=1024, le=1 << 32,
+        description="a longer line (or Parquet text) is rejected as too_large without being held in memory; a record "
+        "this long costs the worker that reads it about 35 times its size at its peak, over the stages' copies of the "
+        "text (measured, benchmarks/results/bounds.md: a 50 MB line 1.6 GB, a 200 MB one 6.8 GB; the default, "
+        "~2.3 GB): keep it under a worker's memory / 35")
+    max_metadata_bytes: int = Field(
+        64 << 10, ge=256, le=1 << 30,
+        description="the carried fields of a record (its `metadata`, as JSON) are kept to this many bytes: the "
+        "largest fields are dropped until the rest fits, counted (read_counters.metadata_fields_dropped) and logged, "
+        "the document kept (metadata rides in every phase's parts: a 20 MB binary column would be carried as 27 MB of "
+        "base64 three times)")
+    max_decoded_ratio: float = Field(
+        WarcConfig.model_fields["max_decoded_ratio"].default, ge=2, le=1_000_000,
+        description=f"a gzip or zstd JSON lines file whose data inflate more than this many times the compressed "
+        f"bytes read (past {RATIO_FLOOR >> 20} MiB) is read up to there, the rest one row rejected as "
+        "decompression_bomb naming the file (warc.max_decoded_ratio's bound; JSON lines compress 3-10x, a GiB of "
+        "blank lines or of {} records 1,000-30,000x)")
 
     @field_validator("text", "id", "url", "date")
     @classmethod
@@ -325,13 +347,28 @@ class DocumentsSource:
             stats.counters["damaged_compression"] += 1
             stats.error(f"{uri}: {msg}")
 
+        last = [0]  # the number of the last line read (blank or not)
+
+        def blank(n: int) -> None:
+            stats.counters["blank_lines"] += n
+            last[0] += n
+
         batch = _Batch()
-        for line in iter_lines(Decompressed(stream).read, cfg.max_record_bytes, damaged):
-            stats.bytes += line.size
-            self._add_line(line, uri, batch, stats)
-            if len(batch) >= cfg.batch_size or batch.bytes >= cfg.batch_bytes:
-                yield self._jsonl_table(batch, uri, stats)
-                batch = _Batch()
+        try:
+            read = Decompressed(stream, cfg.max_decoded_ratio).read
+            for line in iter_lines(read, cfg.max_record_bytes, damaged, blank):
+                last[0] = line.number
+                stats.bytes += line.size
+                self._add_line(line, uri, batch, stats)
+                if len(batch) >= cfg.batch_size or batch.bytes >= cfg.batch_bytes:
+                    yield self._jsonl_table(batch, uri, stats)
+                    batch = _Batch()
+        except Bomb as e:  # one row for the rest of the file, which is not read
+            n = last[0] + 1
+            stats.counters["decompression_bomb"] += 1
+            stats.error(f"{uri}: {e}: not read from line {n} on (documents.max_decoded_ratio)")
+            batch.add(n, 0, generated_id(uri, n), None, None, None, None, "decompression_bomb",
+                      f"line {n} on: {e} (documents.max_decoded_ratio); not read")
         if len(batch):
             yield self._jsonl_table(batch, uri, stats)
 
@@ -341,10 +378,9 @@ class DocumentsSource:
             what = f"{line.size} bytes or more" if line.cut else f"{line.size} bytes"
             batch.add(n, 0, generated_id(uri, n), None, None, None, None, "too_large", f"line {n}: {what} > max_record_bytes {self.config.max_record_bytes}")
             return
-        if not line.data.strip():
-            if line.cut is None:
-                stats.counters["blank_lines"] += 1
-                return
+        if not line.data.strip() and line.cut is None:  # iter_lines counts blank lines itself: never here
+            stats.counters["blank_lines"] += 1
+            return
         try:
             obj = json.loads(line.data)
             if not isinstance(obj, dict):
@@ -389,7 +425,7 @@ class DocumentsSource:
                     raise _Reject("wrong_type", f"line {n}: '{self._date.path}' is a JSON {e}, not a date string or number") from None
                 if when is None:
                     stats.counters["date_unparsed"] += 1
-        return self._json_id(obj, uri, n, stats), url, when, text, self._json_metadata(obj)
+        return self._json_id(obj, uri, n, stats), url, when, text, self._json_metadata(obj, f"{uri}: line {n}", stats)
 
     def _json_id(self, obj: dict, uri: str, n: int, stats: DocumentStats) -> str:
         value = self._id.get(obj) if self._id is not None else _MISSING
@@ -400,14 +436,35 @@ class DocumentsSource:
             raise _Reject("wrong_type", f"line {n}: '{self._id.path}' is a JSON {_JSON_TYPES.get(type(value))}, not a string or integer")
         return f"{self.config.id_prefix}{value}"
 
-    def _json_metadata(self, obj: dict) -> str | None:
+    def _json_metadata(self, obj: dict, where: str, stats: DocumentStats) -> str | None:
         carry = self.config.carry
         if carry == "none":
             return None
         if self._carried is None:
-            return _dump({k: v for k, v in obj.items() if k not in self._core_keys})
-        found = ((p.path, p.get(obj)) for p in self._carried)
-        return _dump({k: v for k, v in found if v is not _MISSING})
+            meta = {k: v for k, v in obj.items() if k not in self._core_keys}
+        else:
+            found = ((p.path, p.get(obj)) for p in self._carried)
+            meta = {k: v for k, v in found if v is not _MISSING}
+        return self._bounded(meta, where, stats)
+
+    def _bounded(self, meta: dict, where: str, stats: DocumentStats, dropped: dict | None = None) -> str | None:
+        """``meta`` as JSON, its largest fields dropped (counted, logged) until it fits ``max_metadata_bytes``;
+        ``dropped``: fields (and their sizes) the caller dropped already."""
+        dump, dropped = _dump(meta), dict(dropped or {})
+        bound = self.config.max_metadata_bytes
+        if dump is not None and len(dump) > bound // 4 and len(dump.encode()) > bound:  # (4 bytes a character at most)
+            sizes = {k: len(_dump({k: v}).encode()) for k, v in meta.items()}
+            for key in sorted(sizes, key=lambda k: (-sizes[k], k)):
+                dropped[key] = sizes[key]
+                meta = {k: v for k, v in meta.items() if k != key}
+                dump = _dump(meta)
+                if dump is None or len(dump.encode()) <= bound:
+                    break
+        if dropped:
+            stats.counters["metadata_fields_dropped"] += len(dropped)
+            fields = ", ".join(f"'{k}' ({n:,} bytes)" for k, n in dropped.items())
+            stats.error(f"{where}: carried field(s) {fields} dropped: over documents.max_metadata_bytes ({bound:,})")
+        return dump
 
     def _jsonl_table(self, batch: _Batch, uri: str, stats: DocumentStats) -> pa.Table:
         columns = {"id": batch.ids, "url": batch.urls, "text": batch.texts, METADATA: batch.metas}
@@ -488,7 +545,7 @@ class DocumentsSource:
         url = self._arrow_strings(rb, self._url, verdict)
         dates = self._arrow_dates(rb, verdict, stats)
         ids = self._arrow_ids(rb, uri, first, verdict, stats)
-        meta = self._arrow_metadata(rb)
+        meta = self._arrow_metadata(rb, uri, first, stats)
         rejected = verdict.mask()
         text = pc.if_else(rejected, pa.nulls(n, pa.large_string()), text)
         meta = pc.if_else(rejected, pa.nulls(n, pa.large_string()), meta)
@@ -567,19 +624,33 @@ class DocumentsSource:
         stats.counters["date_unparsed"] += pc.sum(bad).as_py() or 0
         return pc.if_else(bad, pa.nulls(n, pa.int64()), seconds).cast(out_type)
 
-    def _arrow_metadata(self, rb: pa.RecordBatch) -> pa.Array:
+    def _arrow_metadata(self, rb: pa.RecordBatch, uri: str, first: int, stats: DocumentStats) -> pa.Array:
         n = rb.num_rows
         carry = self.config.carry
         if carry == "none":
             return pa.nulls(n, pa.large_string())
         if self._carried is None:
-            kept = [name for name in rb.schema.names if name not in self._core_keys]
-            rows = rb.select(kept).to_pylist() if kept else [{}] * n
+            found = [(name, rb.column(name)) for name in rb.schema.names if name not in self._core_keys]
         else:
             found = [(p.path, _arrow_field(rb, p.path)) for p in self._carried]
-            found = [(path, col.to_pylist()) for path, col in found if col is not None]
-            rows = [{path: values[i] for path, values in found} for i in range(n)]
-        return pa.array([_dump(r) for r in rows], pa.large_string())
+            found = [(path, col) for path, col in found if col is not None]
+        # A string or binary value over the bound is dropped before it becomes Python (or base64) at all.
+        over: dict[int, dict[str, int]] = {}
+        for i, (path, col) in enumerate(found):
+            sizes = _json_sizes(col)
+            if sizes is not None and (big := sizes > self.config.max_metadata_bytes).any():
+                for row in np.flatnonzero(big).tolist():
+                    over.setdefault(row, {})[path] = int(sizes[row])
+                found[i] = (path, pc.if_else(pa.array(big), pa.nulls(n, col.type), col))
+        if not found:
+            return pa.nulls(n, pa.large_string())
+        rows = pa.RecordBatch.from_arrays([col for _, col in found], names=[path for path, _ in found]).to_pylist()
+        out = [_dump(r) for r in rows]
+        quarter = self.config.max_metadata_bytes // 4  # a shorter dump fits (4 bytes a character at most)
+        for row in sorted(set(over) | {i for i, d in enumerate(out) if d is not None and len(d) > quarter}):
+            meta = {k: v for k, v in rows[row].items() if k not in over.get(row, ())}
+            out[row] = self._bounded(meta, f"{uri}: row {first + row}", stats, over.get(row))
+        return pa.array(out, pa.large_string())
 
 
 class _Verdicts:
@@ -647,6 +718,19 @@ def _decoded(col: pa.Array, verdict: _Verdicts, path: str) -> pa.Array:
             bad[i], why[i] = True, f"'{path}' is not UTF-8: {e}"
     verdict.where(bad, "bad_encoding", why)
     return pa.array(values, pa.large_string())
+
+
+def _json_sizes(col: pa.Array) -> np.ndarray | None:
+    """At least the bytes each value of a string or binary column takes in the metadata's JSON (base64: 4/3 of a
+    binary value); None for other types (their values are measured as JSON)."""
+    t = col.type
+    if pa.types.is_dictionary(t):
+        return None
+    binary = pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t)
+    if not (binary or pa.types.is_string(t) or pa.types.is_large_string(t)):
+        return None
+    n = pc.fill_null(pc.binary_length(col), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    return (n + 2) // 3 * 4 if binary else n
 
 
 def _array(values, type_: pa.DataType) -> pa.Array:
