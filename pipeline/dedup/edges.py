@@ -18,7 +18,8 @@ import pyarrow as pa
 
 from pipeline.dedup import ids
 from pipeline.dedup.content import FOLDER as CONTENT_FOLDER
-from pipeline.dedup.context import DedupContext
+from core.storage import Storage
+from pipeline.dedup.context import DedupContext, read_tables
 from pipeline.dedup.shuffle import group_apply
 from stages.dedup.edges import edges_table, star_edges
 from stages.dedup.hashing import fmix64
@@ -43,17 +44,23 @@ def find_edges(ctx: DedupContext, signature_stats: list[dict]) -> tuple[EdgeSet,
     excluded = np.union1d(ids.excluded_docs(ctx), earlier.excluded_docs(ctx))
     task = {"threshold": ctx.dedup.minhash.verify_threshold, "excluded": excluded}
     # step 1's rows, and step 2c's content rows (same buckets)
-    buckets = ctx.files("dedup", "buckets") + ctx.files(*CONTENT_FOLDER)
-    bucket_rows = sum(s.get("bucket_rows", 0) for s in signature_stats) + ctx.rows(ctx.files(*CONTENT_FOLDER))
+    content = ctx.files(*CONTENT_FOLDER)
+    buckets = ctx.files("dedup", "buckets") + content
+    content_rows = ctx.counts["content_bucket_rows"] if "content_bucket_rows" in ctx.counts else ctx.rows(content)
+    bucket_rows = sum(s.get("bucket_rows", 0) for s in signature_stats) + content_rows
     p = ctx.partitions(int(bucket_rows * _row_weight(ctx, signature_stats)))
-    if bucket_rows and p == 1:  # one partition: no shuffle needed
-        ctx.storage.write_parquet(_edges_task(ctx.read_local(buckets), **task), "dedup", "edges", "part-0.parquet")
+    if bucket_rows and p == 1:  # one partition: no shuffle needed, one task
+        ctx.in_task(_edges_here, ctx.storage, buckets, task)
     elif bucket_rows:
-        (group_apply(ctx.read(buckets), p, _edges_task, task, partition=_bucket_partition)
+        (group_apply(ctx.read(buckets, p), p, _edges_task, task, partition=_bucket_partition)
          .write_parquet(ctx.storage.path("dedup", "edges"), filesystem=ctx.storage.fs))
     files = ctx.files("dedup", "edges")
     edges = EdgeSet(files, ctx.rows(files))
     return edges, {"bucket_partitions": p, "edges": edges.rows}
+
+
+def _edges_here(storage: Storage, buckets: list[str], task: dict) -> None:
+    storage.write_parquet(_edges_task(read_tables(storage, buckets), **task), "dedup", "edges", "part-0.parquet")
 
 
 def _row_weight(ctx: DedupContext, signature_stats: list[dict]) -> float:

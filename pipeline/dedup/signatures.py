@@ -61,20 +61,36 @@ def signature_width(config: MinHashConfig) -> int:
 
 
 def compute_signatures(ctx: DedupContext, fingerprint: str) -> list[dict]:
-    """Step 1 for every part, one Ray task each; returns each part's stats (``failed`` set if it could not be read).
+    """Step 1 for every part, one Ray task each; returns the parts' stats added up (``has_score``: any part had
+    scores; ``resumed``: parts done before), then the stats of each part that could not be read (``failed``).
 
     A part whose stats file records ``fingerprint`` was done by an interrupted
     earlier run with the same inputs and settings: it is not redone.
     """
     units = [Unit(u, fingerprint, {"part_no": i}) for i, u in enumerate(ctx.units)]
-    done = {}
+    marked = set(ctx.storage.list("dedup", "stats", suffix=".json"))  # one listing, not a request per part
+    total, failed, done = Counter(), [], set()
     for u in units:
-        if ctx.storage.exists(*stats_path(u.name)):
+        if stats_path(u.name)[-1] in marked:
             marker = ctx.storage.read_json(*stats_path(u.name))
             if marker.get("fingerprint") == fingerprint:
-                done[u.name] = {**marker, "resumed": True}
+                done.add(u.name)
+                _add(total, marker)
     todo = [u for u in units if u.name not in done]
-    return [*done.values(), *ctx.per_part("signatures", SignaturePart, todo, source=ctx.source)]
+    for s in ctx.per_part("signatures", SignaturePart, todo, source=ctx.source):  # added up as parts finish
+        if "failed" in s:
+            failed.append(s)
+        else:
+            _add(total, s)
+    return [{**total, "has_score": total["has_score"] > 0, "resumed": len(done)}, *failed]
+
+
+#: What compute_signatures adds up over the parts (the driver keeps these counts, never one entry per part).
+COUNTED = ("docs", "no_shingles", "bucket_rows", "shingles", "has_score")
+
+
+def _add(total: Counter, stats: dict) -> None:
+    total.update({k: int(stats.get(k, 0)) for k in COUNTED})
 
 
 def stats_path(unit: str) -> tuple[str, str, str]:

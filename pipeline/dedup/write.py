@@ -35,9 +35,16 @@ def part_unit(corpus_fingerprint: str, part: str) -> Unit:
 
 
 def write_outputs(ctx: DedupContext, corpus_fingerprint: str) -> list[UnitResult]:
-    """Step 5 for every part; returns each part's result (``failed`` set where writing failed)."""
+    """Step 5 for every part; returns the parts' results added up (one result), then each failed part's result
+    (``failed`` set): the driver keeps counts, never one result per part."""
     units = [part_unit(corpus_fingerprint, u) for u in ctx.units]
-    return list(ctx.per_part("write", PartWriterWorker, units, typed=True, source=ctx.source))
+    total, failed = UnitResult(""), []
+    for r in ctx.per_part("write", PartWriterWorker, units, typed=True, source=ctx.source):
+        if r.failed is not None:
+            failed.append(r)
+        else:
+            total = total.merge(r)
+    return [total, *failed]
 
 
 def summarize(part_stats: list[UnitResult]) -> dict:
