@@ -138,13 +138,15 @@ def _big_hosts_here(where: dict, limit: int) -> dict[int, int]:
     """The single-partition path of :func:`_big_hosts`, in one task."""
     units = pa.table({"unit": list(where["parts"].units), "part_no": np.arange(where["parts"].count)})
     counted = _count_hosts(_part_host_rows(units, **where), limit)
-    return {int(h): int(n) for h, n in zip(counted.column("host").to_pylist(), counted.column("n").to_pylist())}
+    return {int(h): int(n) for h, n in zip(counted.column("host").to_pylist(), counted.column("n").to_pylist(),
+                                           strict=True)}
 
 
 def _part_host_rows(batch: pa.Table, parts: Parts, source: str) -> pa.Table:
     """The host key of every document of the batch's parts."""
     storage = parts.storage()
-    return _per_part(batch, lambda unit, _: pa.table({"host": pa.array(_hosts_of_part(storage, source, unit), pa.uint64())}))
+    return _per_part(batch, lambda unit, _: pa.table({"host": pa.array(_hosts_of_part(storage, source, unit),
+                                                                         pa.uint64())}))
 
 
 def _count_hosts(group: pa.Table, limit: int) -> pa.Table:
@@ -156,12 +158,13 @@ def _count_hosts(group: pa.Table, limit: int) -> pa.Table:
 def _part_rows(batch: pa.Table, parts: Parts, source: str, width: int, big: dict[int, int], limit: int) -> pa.Table:
     """The documents of the batch's parts that have a host: ``(doc, group, text, sig)``."""
     storage = parts.storage()
-    return _per_part(batch, lambda unit, part_no: _one_part_rows(storage, parts, source, unit, part_no, width, big, limit))
+    return _per_part(batch, lambda unit, no: _one_part_rows(storage, parts, source, unit, no, width, big, limit))
 
 
 def _one_part_rows(storage, parts: Parts, source: str, unit: str, part_no: int, width: int, big: dict[int, int],
                    limit: int) -> pa.Table:
-    """One part's documents that have a host: ``(doc, group, text, sig)``; group = host, or host + salt for a big host."""
+    """One part's documents that have a host: ``(doc, group, text, sig)``; group = host, or host + salt for a big
+    host."""
     host = _hosts_of_part(storage, source, unit)
     meta = storage.read_parquet("dedup", "meta", parts.file(part_no))
     sig = storage.read_parquet("dedup", "signatures", parts.file(part_no)).column("sig").combine_chunks()
@@ -221,5 +224,6 @@ def _write_masks(group: pa.Table, parts: Parts) -> pa.Table:
     starts = np.flatnonzero(np.concatenate(([True], part[1:] != part[:-1]))) if len(part) else np.zeros(0, np.int64)
     ends = np.append(starts[1:], len(part))
     with ThreadPoolExecutor(READ_THREADS) as pool:
-        list(pool.map(lambda a, b: storage.write_parquet(group.slice(a, b - a), *FOLDER, parts.file(part[a])), starts, ends))
+        list(pool.map(lambda a, b: storage.write_parquet(group.slice(a, b - a), *FOLDER, parts.file(part[a])),
+                      starts, ends))
     return pa.table({"parts": [len(starts)], "docs": [len(group)]})

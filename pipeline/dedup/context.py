@@ -49,7 +49,7 @@ def part_groups(doc: np.ndarray) -> list[tuple[int, np.ndarray]]:
     part = part[order]
     starts = np.flatnonzero(np.concatenate(([True], part[1:] != part[:-1]))) if len(part) else np.zeros(0, np.int64)
     ends = np.append(starts[1:], len(part))
-    return [(int(part[a]), order[a:b]) for a, b in zip(starts, ends)]
+    return [(int(part[a]), order[a:b]) for a, b in zip(starts, ends, strict=True)]
 
 
 def each_part(doc: np.ndarray, fn) -> list:
@@ -99,7 +99,7 @@ class Parts:
         if names is None:
             names = tuple(self.storage().read_json(*NAMES_FOLDER, f"{self.key}.json"))
             if len(names) != self.count or names_key(names) != self.key:
-                raise RuntimeError(f"dedup: the part names under {'/'.join(NAMES_FOLDER)}/{self.key}.json do not match this run")
+                raise RuntimeError(f"dedup: {'/'.join(NAMES_FOLDER)}/{self.key}.json does not hold this run's parts")
             _NAMES.clear()  # one run's list at a time in a worker process
             _NAMES[(self.root, self.key)] = names
         return names
@@ -218,7 +218,7 @@ class DedupContext:
             tasks = [Unit(name, "", {"units": [u.to_json() for u in chunk]}) for name, chunk in batches.items()]
             inner = {"inner": open_worker, "inner_extra": extra, "typed": typed}
             for out in map_units(self.config, tasks, PartBatch, workers=self.workers, extra=inner):
-                if "failed" in out:  # the batch's task itself failed (its worker died past the retries): each part fails
+                if "failed" in out:  # the batch's task failed (its worker died past the retries): each part fails
                     done = [{"unit": u.name, "failed": out["failed"]} for u in batches[out["unit"]]]
                 else:
                     done = out["parts"]
@@ -274,7 +274,7 @@ MAX_READ_BLOCKS = 64
 def _split(items: list, n: int) -> list[list]:
     """``items`` in ``n`` contiguous chunks of nearly equal length (none empty when n <= len(items))."""
     bounds = np.linspace(0, len(items), n + 1).round().astype(int)
-    return [items[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+    return [items[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
 def read_tables(storage: Storage, files: list[str], columns: list[str] | None = None) -> pa.Table:

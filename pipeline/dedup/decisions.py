@@ -136,7 +136,8 @@ def _write_decisions(group: pa.Table, parts: Parts) -> pa.Table:
     group = group.select(DECISION_SCHEMA.names).cast(DECISION_SCHEMA)
     groups = part_groups(group.column("doc").to_numpy())
     with ThreadPoolExecutor(READ_THREADS) as pool:
-        list(pool.map(lambda g: storage.write_parquet(group.take(pa.array(g[1])), "dedup", "decisions", parts.file(g[0])),
-                      groups))
+        list(pool.map(lambda g: storage.write_parquet(group.take(pa.array(g[1])), "dedup", "decisions",
+                                                      parts.file(g[0])), groups))
     sizes = group.column("cluster_size").to_numpy() if len(group) else np.zeros(0, np.int32)
-    return pa.table({"parts": [len(groups)], "largest_cluster": [int(sizes.max()) if len(sizes) else 0]}, schema=_STATS_SCHEMA)
+    return pa.table({"parts": [len(groups)], "largest_cluster": [int(sizes.max()) if len(sizes) else 0]},
+                    schema=_STATS_SCHEMA)

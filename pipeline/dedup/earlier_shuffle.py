@@ -72,8 +72,8 @@ def find(ctx: DedupContext, indexes: list[IndexFiles], excluded: np.ndarray, par
     earlier = ray_data().from_items([{"run": r, "file": f} for r, ix in enumerate(indexes) for f in range(len(ix.files))])
     earlier = earlier.map_batches(_index_rows, fn_kwargs={"indexes": indexes, "near": m.enabled}, batch_size=1,
                                   batch_format="pyarrow")
-    current = ctx.read(ctx.files("dedup", "meta"), partitions).map_batches(_hash_rows, fn_kwargs={"excluded": excluded},
-                                                                           batch_format="pyarrow")
+    current = ctx.read(ctx.files("dedup", "meta"), partitions).map_batches(
+        _hash_rows, fn_kwargs={"excluded": excluded}, batch_format="pyarrow")
     if m.enabled:  # this run's keys, read once: the rounds below go over them again
         mine = _bucket_rows(ctx, excluded, partitions).materialize()
         current = current.union(mine)

@@ -228,7 +228,8 @@ def _write_repeated(group: pa.Table, parts: Parts) -> pa.Table:
 
     def write(p: int, at: np.ndarray) -> None:
         mine = rows.take(pa.array(at))
-        storage.write_parquet(mine.take(pc.sort_indices(mine, [("hash", "ascending")])), *FOLDER, "repeated", parts.file(p))
+        mine = mine.take(pc.sort_indices(mine, [("hash", "ascending")]))
+        storage.write_parquet(mine, *FOLDER, "repeated", parts.file(p))
 
     with ThreadPoolExecutor(READ_THREADS) as pool:
         list(pool.map(lambda g: write(*g), groups))
