@@ -16,6 +16,7 @@ import pickle
 import resource
 import subprocess
 import sys
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -25,9 +26,11 @@ import pytest
 
 from benchmarks import synth_corpus
 from core.storage import Storage
+from pipeline.card import collect
 from pipeline.config import parse_config
 from pipeline.dedup import context as dedup_context
 from pipeline.dedup.context import DedupContext, batch_size, part_groups
+from pipeline.phase import Unit
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Parts: the code before issue 39 took the driver to 1,210 MB here (boilerplate 69 s, edges 24 s; 300 parts: 778 MB,
@@ -90,7 +93,7 @@ def dedup_child(root: str) -> dict:
 def test_the_driver_stays_small_over_many_small_parts(tmp_path):
     truth = write_parts(tmp_path, PARTS, DOCS_PER_PART)
     result = tmp_path / "result.json"
-    code = (f"import json, sys; sys.path.insert(0, {str(ROOT)!r}); from tests.test_dedup_snapshot import dedup_child; "
+    code = (f"import json, sys; sys.path.insert(0, {str(ROOT)!r}); from tests.test_snapshot_scale import dedup_child; "
             f"open({str(result)!r}, 'w').write(json.dumps(dedup_child({str(tmp_path)!r}), default=str))")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=900)
@@ -107,3 +110,34 @@ def test_the_driver_stays_small_over_many_small_parts(tmp_path):
     copies = sum(n - 1 for n in np.unique([c for c in cluster.values() if c is not None], return_counts=True)[1])
     assert removed and all(cluster[i] is not None for i in removed)
     assert len(removed) >= 0.95 * copies
+
+
+class _Aggregate(dict):
+    """A part's result that a weak reference can watch."""
+
+
+def test_the_card_adds_each_part_as_it_comes_and_keeps_none():
+    """combine() holds no part's aggregate once it is added (it used to sort all of them first: at 90,000 parts,
+    with their example texts, gigabytes), and gives what adding them in part-name order gives."""
+    names = [f"p{i:05d}" for i in range(300)]
+    order = names[1::2] + names[::2]  # far out of order: the earlier half waits for its turn
+    refs = []
+
+    def result(name):
+        return _Aggregate(unit=name, files={"final/rejected": {"rows": 1, "examples": [
+            {"stage": "s", "reason": "r", "part": name, "text": "x" * 2000}]}})
+
+    def in_order():
+        for i, name in enumerate(names):
+            if i >= 2:  # the one before last is added and let go, unless it waits for an earlier one
+                assert refs[i - 2]() is None, f"{names[i - 2]} still held"
+            r = result(name)
+            refs.append(weakref.ref(r))
+            yield r
+
+    units = [Unit(n, "") for n in names]
+    out, _ = collect.combine(in_order(), units)
+    assert out["final/rejected"]["rows"] == 300
+    assert [e["part"] for e in out["final/rejected"]["examples"]] == names[:3]
+    shuffled, _ = collect.combine((result(n) for n in order), units)
+    assert shuffled == out
