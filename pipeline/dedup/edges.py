@@ -11,6 +11,8 @@ step 2c (``dedup/buckets-content/``) join step 1's rows.
 
 from __future__ import annotations
 
+import functools
+import uuid
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,7 +21,7 @@ import pyarrow as pa
 from pipeline.dedup import ids
 from pipeline.dedup.content import FOLDER as CONTENT_FOLDER
 from core.storage import Storage
-from pipeline.dedup.context import DedupContext, read_tables
+from pipeline.dedup.context import DedupContext, Parts, read_tables
 from pipeline.dedup.shuffle import group_apply
 from stages.dedup.edges import edges_table, star_edges
 from stages.dedup.hashing import fmix64
@@ -40,8 +42,9 @@ def find_edges(ctx: DedupContext, signature_stats: list[dict]) -> tuple[EdgeSet,
     """Step 2; returns the edges and its part of the summary."""
     from pipeline.dedup import earlier  # (it imports verify, which imports this module)
 
-    # documents removed for a repeated id (1b) or as copies of an earlier run's (2d) are in no cluster
-    excluded = np.union1d(ids.excluded_docs(ctx), earlier.excluded_docs(ctx))
+    # documents removed for a repeated id (1b) or as copies of an earlier run's (2d) are in no cluster: the tasks
+    # read them (the driver holds no document)
+    excluded = Excluded(ctx.parts, tuple(ctx.files(*ids.FOLDER) + ctx.files(*earlier.FOLDER)), uuid.uuid4().hex)
     task = {"threshold": ctx.dedup.minhash.verify_threshold, "excluded": excluded}
     # step 1's rows, and step 2c's content rows (same buckets)
     content = ctx.files(*CONTENT_FOLDER)
@@ -79,8 +82,29 @@ def _bucket_partition(batch: pa.Table, partitions: int) -> pa.Table:
     return batch.append_column("p", pa.array(p))
 
 
-def _edges_task(group: pa.Table, threshold: float, excluded: np.ndarray) -> pa.Table:
-    """Star edges of every bucket in ``group`` (which holds whole buckets), without the ``excluded`` docs (sorted)."""
+@dataclass(frozen=True)
+class Excluded:
+    """The files of the documents that leave the graph before its edges: small and picklable."""
+
+    parts: Parts
+    files: tuple[str, ...]
+    run: str  # this step's run: a worker's cached documents are never an earlier run's of the same files
+
+    def docs(self) -> np.ndarray:
+        """Their doc keys, sorted (read once per process)."""
+        return _excluded_docs(self)
+
+
+@functools.lru_cache(maxsize=1)
+def _excluded_docs(excluded: Excluded) -> np.ndarray:
+    if not excluded.files:
+        return np.zeros(0, np.int64)
+    return np.sort(read_tables(excluded.parts.storage(), list(excluded.files), columns=["doc"]).column("doc").to_numpy())
+
+
+def _edges_task(group: pa.Table, threshold: float, excluded: Excluded) -> pa.Table:
+    """Star edges of every bucket in ``group`` (which holds whole buckets), without the ``excluded`` docs."""
+    excluded = excluded.docs()
     if len(excluded):
         doc = group.column("doc").to_numpy()
         at = np.minimum(np.searchsorted(excluded, doc), len(excluded) - 1)
