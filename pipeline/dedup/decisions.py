@@ -45,8 +45,8 @@ def decide(ctx: DedupContext, found: Components | None, use_score: bool) -> dict
     p_comp = ctx.partitions(members * (1 + attach["width"] // 16))
     if p_comp == 1:
         return ctx.in_task(_decide_here, files, repeated, attach, use_score, check)
-    p_parts = min(len(ctx.units), ctx.partitions(members))
-    ds = by_part(ctx.read(files, p_parts), "doc", p_parts, _attach_meta, **attach)
+    p_parts = min(len(ctx.units), p_comp)  # the members leave _attach_meta with their signatures: as many groups
+    ds = by_part(ctx.read(files, p_comp), "doc", p_parts, _attach_meta, **attach)
     ds = by_value(ds, "comp", p_comp, _decide, use_score=use_score, check=check)
     if repeated:
         ds = ds.union(ctx.read(repeated).map_batches(lambda t: t.select(DECISION_SCHEMA.names).cast(DECISION_SCHEMA),
