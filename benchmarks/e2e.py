@@ -413,6 +413,17 @@ def child_datatrove(spec: dict, tmp: Path) -> dict:
     }
 
 
+def _eos_token(config) -> str | None:
+    """The EOS token string our run uses (``auto``: the tokenizer's own), for DataTrove's tokenizer."""
+    from stages.tokenizers import FROM_MODEL, load
+
+    eos = config.shards.tokenize.eos
+    if eos != FROM_MODEL:
+        return eos
+    own = load(str(ROOT / config.shards.tokenize.tokenizer)).defaults.eos
+    return own.token if own is not None else None
+
+
 def run_datatrove(corpus: dict, job: dict, tmp: Path, cpu: int | None, timeout_s: float, alone: bool = True) -> dict:
     from pipeline.config import parse_config
     from stages.dedup import lsh
@@ -421,7 +432,7 @@ def run_datatrove(corpus: dict, job: dict, tmp: Path, cpu: int | None, timeout_s
     run_dir = Path(tempfile.mkdtemp(prefix="datatrove-", dir=tmp))
     spec = {**system_spec({"kind": "datatrove"}, job), "files": corpus["files"], "tmp": str(run_dir),
             "bands_rows": list(lsh.bands_rows(config.dedup.minhash)),
-            "tokenizer": str(ROOT / config.shards.tokenize.tokenizer), "eos": config.shards.tokenize.eos}  # fmt: skip
+            "tokenizer": str(ROOT / config.shards.tokenize.tokenizer), "eos": _eos_token(config)}  # fmt: skip
     spec_path = run_dir / "spec.json"
     spec_path.write_text(json.dumps(spec))
     result_path = run_dir / "result.json"

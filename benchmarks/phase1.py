@@ -192,7 +192,8 @@ def _all_filters_off(filters: dict) -> dict:
 
 def child_ours(spec: dict, tmp: Path) -> dict:
     from pipeline.config import parse_config
-    from pipeline.phases.extracted import ExtractedPhase, FileWorker
+    from pipeline.engine.worker import MapWorker
+    from pipeline.phases.extracted import ExtractedPhase
     from pipeline.runner import plan_context
 
     data = copy.deepcopy(spec["job"])
@@ -205,9 +206,10 @@ def child_ours(spec: dict, tmp: Path) -> dict:
 
     with Measure() as m:
         t0 = time.perf_counter()
-        phase1 = FileWorker(config)  # builds the stages and loads the models, as each actor does once
+        phase1 = MapWorker(config, ExtractedPhase)  # builds the stages and loads the models, as each worker does once
         setup_s = time.perf_counter() - t0
-        stats = [phase1.process(u) for u in ExtractedPhase().units(plan_context(config))]
+        ctx = plan_context(config)
+        stats = [phase1.process(u) for u in ctx.units_of(ctx.phase(ExtractedPhase.name))]
     seconds: dict[str, float] = {"setup": setup_s}
     reasons: dict[str, int] = {}
     for s in stats:  # UnitResult: its stage chain's seconds, its rejections per reason

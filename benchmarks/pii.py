@@ -13,9 +13,11 @@ Systems, each in its own child process pinned to one CPU (math libraries
 single-threaded), so docs/s is per core:
 
 - **ours**: ``PiiStage(PiiConfig())`` over Arrow batches of 2,048 rows (the
-  final phase's batch size) of text, language and url: RE2 prefilter, candidate
-  windows, presidio on the windows, the redacted text and count columns, and the
-  url column redacted (``pii.urls``; presidio's engine is given the text only);
+  final phase's batch size) of text, language, url and phase 1's other string
+  columns (id, source, content type, charsets): RE2 prefilter, candidate
+  windows, presidio on the windows, the redacted text and count columns, the
+  url column redacted (``pii.urls``) and the other columns read (stages/pii/fields.py;
+  presidio's engine is given the text only);
 - **presidio**: ``AnalyzerEngine()`` with its default recognizers on
   ``spacy.blank("en")``, ``analyze(text, language="en")`` on every document,
   then ``AnonymizerEngine().anonymize`` with its default operator (replace with
@@ -71,7 +73,7 @@ def phase1_documents(files: list[str]) -> "pa.Table":  # noqa: F821
     from benchmarks.pii_eval import run_phase1
 
     data = yaml.safe_load((ROOT / "jobs" / "sample.yaml").read_text())
-    return run_phase1(data, files).select(["text", "language", "url"])
+    return run_phase1(data, files)  # text, language, url and the other string columns the stage reads (id, source...)
 
 
 def document_sets(args, tmp: Path) -> list[dict]:

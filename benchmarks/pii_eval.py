@@ -61,8 +61,13 @@ TYPES = ("EMAIL_ADDRESS", "PHONE_NUMBER", "IP_ADDRESS", "CREDIT_CARD", "IBAN_COD
 # ---------------------------------------------------------------- documents
 
 
+#: The columns of phase 1's documents kept here: the text and the string columns the PII stage also reads.
+PHASE1_COLUMNS = ("id", "url", "language", "text", "source", "content_type", "http_charset", "charset",
+                  "charset_source")
+
+
 def run_phase1(data: dict, files: list[str]) -> "pa.Table":  # noqa: F821
-    """id, url, language and text of the documents phase 1 keeps from these files, in this process.
+    """PHASE1_COLUMNS of the documents phase 1 keeps from these files (WARC inputs), in this process.
 
     ``data`` is a run config as in a YAML file; phase 1's own chain of stages
     (decode, extraction, language ID, the filters it configures) runs over the
@@ -71,20 +76,21 @@ def run_phase1(data: dict, files: list[str]) -> "pa.Table":  # noqa: F821
     import pyarrow as pa
 
     from pipeline.config import parse_config, s3_options
-    from pipeline.phases.extracted import FileWorker
+    from pipeline.engine.worker import MapWorker
+    from pipeline.phases.extracted import ExtractedPhase
     from core.storage import open_input
     from stages.base import ChainStats, run_chain
     from stages.sources import check_input, sniff_stream
 
     config = parse_config({**data, "inputs": files, "output": {"root": "unused"}})
-    worker = FileWorker(config)  # a phase-1 worker's reader and stages (models loaded once), nothing written
+    worker = MapWorker(config, ExtractedPhase)  # a phase-1 worker's reader and stages (models loaded once)
     kept = []
     for f in files:
         with open_input(f, s3_options(config)) as raw:
-            reader, stages = worker.chain(check_input(sniff_stream(raw, f), f))
+            reader, stages = worker.chain(check_input(sniff_stream(raw, f), f), None)
             for batch in reader.read(raw, f, reader.new_stats()):
                 rows, _rejected = run_chain(stages, batch, ChainStats())
-                kept.append(rows.select(["id", "url", "language", "text"]))
+                kept.append(rows.select([c for c in PHASE1_COLUMNS if c in rows.column_names]))
     return pa.concat_tables(kept)
 
 

@@ -24,7 +24,7 @@ production-sized model (dim 256, bigrams, 2M buckets, 2.1 GB: DCLM's size class)
   the timing (the floor: what fastText itself costs);
   **DataTrove**: k ``FastTextClassifierFilter`` in a row (each one ``predict``
   per document, newlines to spaces), as its pipeline runs them.
-- **phase 1 + classifiers**: phase 1's ``FileWorker`` over the sample WARCs
+- **phase 1 + classifiers**: phase 1's worker (the engine's ``MapWorker``) over the sample WARCs
   with ``jobs/sample.yaml``'s settings and the k classifiers (where they run in
   the pipeline); their seconds against the rest of phase 1 is the share they add.
 """
@@ -87,7 +87,8 @@ def child_phase1(spec: dict) -> dict:
     import yaml
 
     from pipeline.config import parse_config
-    from pipeline.phases.extracted import ExtractedPhase, FileWorker
+    from pipeline.engine.worker import MapWorker
+    from pipeline.phases.extracted import ExtractedPhase
     from pipeline.runner import plan_context
     from stages.classify import ClassifyStage
 
@@ -101,9 +102,10 @@ def child_phase1(spec: dict) -> dict:
     t0 = time.perf_counter()
     ClassifyStage(config.classifiers)  # loads the models (once per process: the worker's stage finds them loaded)
     load_s = time.perf_counter() - t0
-    worker = FileWorker(config)  # builds the stages, as each actor does once
+    worker = MapWorker(config, ExtractedPhase)  # builds the stages, as each worker does once
     t0, cpu0 = time.perf_counter(), time.process_time()
-    results = [worker.process(u) for u in ExtractedPhase().units(plan_context(config))]
+    ctx = plan_context(config)
+    results = [worker.process(u) for u in ctx.units_of(ctx.phase(ExtractedPhase.name))]
     wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     seconds: dict[str, float] = {}
     for r in results:
@@ -348,7 +350,8 @@ def render(args, machine, cpu, sets: dict, phase1: dict, scoring: dict, names: d
                            f"longer; their scores move: {moved}.")
     out += [""]
     out += ["## Share of phase 1", "",
-            "Phase 1's `FileWorker` over the sample WARCs with `jobs/sample.yaml`'s settings and the classifiers last; "
+            "Phase 1's worker (the engine's `MapWorker`) over the sample WARCs with `jobs/sample.yaml`'s settings "
+            "and the classifiers last; "
             "**phase 1 s** is the run's wall time without them, **share** = classifiers s ÷ phase 1 s, the time scoring "
             "adds to phase 1 (model loading is once per worker process, apart).", ""]  # fmt: skip
     rows = []

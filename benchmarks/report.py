@@ -49,6 +49,10 @@ SECTIONS = [
     ("megatron_writer", "python benchmarks/megatron_writer.py --docs 3000 --repeats 3", "Megatron IndexedDataset writing against megatron-core's builder"),
     ("big_warc", "python benchmarks/big_warc.py",
      "A 1 GB Common-Crawl-sized WARC through `curate run`: memory of the defaults (see also [scale.md](scale.md))"),
+    ("plan_checks", "python benchmarks/plan_checks.py",
+     "Plan-time checks: what `validate` and `run` read of models, eval sets and document inputs before any work"),
+    ("install", "python3.11 -m venv .venv && .venv/bin/pip install -q -e '.[test]' && .venv/bin/pytest",
+     "The test environment: size and time (the README's test command)"),
 ]
 
 INTRO = """# Benchmarks

@@ -21,7 +21,9 @@ import functools
 import itertools
 import mmap
 import os
+import re
 import struct
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -36,79 +38,149 @@ class QualityModelError(ValueError):
     """A model or label problem, worded as one line naming the config field."""
 
 
-def check_model_file(path: str, structure: bool = False) -> None:
+class MissingLabel(QualityModelError):
+    """The model has no such label (the fault of the ``label`` field, not of the file)."""
+
+
+def check_model_file(path: str, structure: bool = False, label: str | None = None) -> "ModelFile | None":
     """Check that ``path`` is a fastText model file without loading it.
 
     By default only its existence and magic number (cheap, for config
     validation).  With ``structure``, also that the file is exactly as long as
     its own headers say: fastText's loader spins forever, eating memory, on a
     file cut inside its dictionary (an interrupted copy), and silently reads
-    zeros for a file cut inside its matrices.  That walk costs about a
-    microsecond per dictionary entry.
+    zeros for a file cut inside its matrices; and that it is a supervised
+    classifier holding ``label`` (if given).  That walk reads the headers and the
+    dictionary, never the matrices (:func:`read_model_file`); it returns what it read.
     """
     if not os.path.isfile(path):
-        raise QualityModelError(f"no fastText model file at {path!r}")
+        from stages.named_files import relative_hint
+
+        raise QualityModelError(f"no fastText model file at {path!r}{relative_hint(path)}")
     with open(path, "rb") as f:
         head = f.read(8)
     if len(head) < 8 or struct.unpack("<i", head[:4])[0] != FASTTEXT_MAGIC:
         raise QualityModelError(f"{path!r} is not a fastText model (.bin or .ftz)")
-    if structure:
-        size = os.path.getsize(path)
-        needed = _model_file_size(path)
-        if needed is None or needed > size:
-            raise QualityModelError(f"{path!r} is truncated ({size:,} bytes; an interrupted copy?)")
-        if needed < size:
-            raise QualityModelError(f"{path!r} has {size - needed:,} bytes after the model (not a fastText file?)")
+    if not structure:
+        return None
+    size = os.path.getsize(path)
+    found = read_model_file(path)
+    if found is None or found.size > size:
+        raise QualityModelError(f"{path!r} is truncated or damaged ({size:,} bytes: less than its headers say; "
+                                "an interrupted copy?)")
+    if found.size < size:
+        raise QualityModelError(f"{path!r} has {size - found.size:,} bytes after the model (not a fastText file?)")
+    if found.model != SUPERVISED:
+        raise QualityModelError(f"{path!r} is a word-vector model, not a supervised classifier")
+    if label is not None and found.label(label) is None:
+        shown = ", ".join(found.short_labels[:20]) + (", ..." if len(found.labels) > 20 else "")
+        raise MissingLabel(f"{label!r} is not a label of {path!r} (its labels: {shown})")
+    return found
 
 
-def _model_file_size(path: str) -> int | None:
-    """The size fastText's headers imply (FastText::saveModel in fastText 0.9), or None if they run past the end."""
-    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-        size, pos = len(mm), 0
+#: ``args.model`` of a supervised classifier (fastText's model_name::sup); 1 and 2 are word vectors.
+SUPERVISED = 3
+#: Dictionary entries skipped per regular-expression match when looking for the labels (see read_model_file).
+_SKIP = 4096
+_ENTRIES = {n: re.compile(rb"(?:[^\x00]*\x00[\x00-\xff]{9}){%d}" % n) for n in (_SKIP, 1)}
 
-        def take(fmt: str) -> tuple:
-            nonlocal pos
-            n = struct.calcsize(fmt)
-            if pos + n > size:
-                raise EOFError
-            values = struct.unpack_from(fmt, mm, pos)
-            pos += n
-            return values
 
-        def quantizer() -> None:  # ProductQuantizer: dim, nsubq, dsub, lastdsub, dim x 256 centroids
-            nonlocal pos
-            dim = take("<iiii")[0]
-            pos += 4 * dim * 256
+@dataclass(frozen=True)
+class ModelFile:
+    """What a fastText model file's headers and dictionary say (:func:`read_model_file`)."""
 
-        def matrix() -> None:
-            nonlocal pos
-            (quantized,) = take("<?")
-            if quantized:  # QuantMatrix: qnorm, m, n, codesize, codes, quantizer, [norm codes, norm quantizer]
-                qnorm, m, _, codesize = take("<?qqi")
-                pos += codesize
-                quantizer()
-                if qnorm:
-                    pos += m
-                    quantizer()
-            else:  # DenseMatrix: m, n, m x n floats
-                m, n = take("<qq")
-                pos += 4 * m * n
+    version: int
+    #: args.model: 1 cbow, 2 skip-gram, 3 supervised
+    model: int
+    #: the labels as the file spells them (``__label__hq``), in dictionary order
+    labels: tuple[str, ...]
+    #: the label prefix of the model's arguments, as saved (fastText 0.9 saves none: ``__label__``)
+    prefix: str
+    #: the file size its headers imply
+    size: int
 
-        try:
-            take("<ii")  # magic, version
-            take("<12id")  # Args: 12 int32 and the sampling threshold t
-            entries, _, _, _, pruned = take("<iiiqq")  # size, nwords, nlabels, ntokens, pruneidx size
-            for _ in range(entries):  # word bytes, \0, int64 count, int8 type
-                end = mm.find(b"\0", pos)
-                if end < 0:
-                    return None
-                pos = end + 10
-            pos += 8 * max(pruned, 0)
-            matrix()  # input
-            matrix()  # output
-        except EOFError:
+    @property
+    def short_labels(self) -> list[str]:
+        return [lab.removeprefix(self.prefix) for lab in self.labels]
+
+    def label(self, label: str) -> str | None:
+        """``hq`` or ``__label__hq`` as the model spells it, or None if the model has no such label."""
+        full = label if label.startswith(self.prefix) else self.prefix + label
+        return full if full in self.labels else None
+
+
+def read_model_file(path: str) -> ModelFile | None:
+    """The headers and labels of the model at ``path`` (FastText::saveModel in fastText 0.9), and the file size they
+    imply, or None if they run past the end.  The dictionary's words are skipped in C (a regular expression over
+    runs of entries: word, NUL, count, type), so a dictionary of a million words costs milliseconds; the labels,
+    which fastText sorts after the words, are read one by one."""
+    with open(path, "rb") as f:
+        if os.fstat(f.fileno()).st_size == 0:
             return None
-        return pos
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            return _walk_model(mm)
+
+
+def _walk_model(mm: mmap.mmap) -> ModelFile | None:
+    size, pos = len(mm), 0
+
+    def take(fmt: str) -> tuple:
+        nonlocal pos
+        n = struct.calcsize(fmt)
+        if pos + n > size:
+            raise EOFError
+        values = struct.unpack_from(fmt, mm, pos)
+        pos += n
+        return values
+
+    def quantizer() -> None:  # ProductQuantizer: dim, nsubq, dsub, lastdsub, dim x 256 centroids
+        nonlocal pos
+        dim = take("<iiii")[0]
+        pos += 4 * dim * 256
+
+    def matrix() -> None:
+        nonlocal pos
+        (quantized,) = take("<?")
+        if quantized:  # QuantMatrix: qnorm, m, n, codesize, codes, quantizer, [norm codes, norm quantizer]
+            qnorm, m, _, codesize = take("<?qqi")
+            pos += codesize
+            quantizer()
+            if qnorm:
+                pos += m
+                quantizer()
+        else:  # DenseMatrix: m, n, m x n floats
+            m, n = take("<qq")
+            pos += 4 * m * n
+
+    def skip(entries: int) -> None:  # word bytes, \0, int64 count, int8 type; words hold no \0
+        nonlocal pos
+        for n in (_SKIP, 1):
+            while entries >= n:
+                found = _ENTRIES[n].match(mm, pos)
+                if found is None:
+                    raise EOFError
+                pos, entries = found.end(), entries - n
+
+    try:
+        _, version = take("<ii")  # magic, version
+        # dim, ws, epoch, minCount, neg, wordNgrams, loss, model, bucket, minn, maxn, lrUpdateRate; t
+        args = take("<12id")
+        entries, nwords, _, _, pruned = take("<iiiqq")  # size, nwords, nlabels, ntokens, pruneidx size
+        skip(max(min(nwords, entries), 0))
+        labels = []
+        for _ in range(max(entries - max(nwords, 0), 0)):
+            end = mm.find(b"\0", pos)
+            if end < 0 or end + 10 > size:
+                return None
+            if mm[end + 9] == 1:  # a label (0: a word)
+                labels.append(mm[pos:end].decode("utf-8", "replace"))
+            pos = end + 10
+        pos += 8 * max(pruned, 0)
+        matrix()  # input
+        matrix()  # output
+    except (EOFError, struct.error):
+        return None
+    return ModelFile(version, args[7], tuple(labels), LABEL_PREFIX, pos)
 
 
 def load_model(path: str | os.PathLike, field: str = "quality.model"):

@@ -5,7 +5,7 @@
     curate config-reference       print every config field with its default
     curate train-quality ...      train a fastText quality classifier (classifiers/train_quality.py)
     curate report OUTPUT_ROOT     rebuild the dataset card of an output (pipeline/card/report.py)
-    curate unlock OUTPUT_ROOT     break the lock a dead run left on an output (pipeline/lock.py)
+    curate unlock OUTPUT_ROOT [--force]   break the lock a dead run left on an output (pipeline/lock.py)
 
 The CLI knows no phase by name: it prints what each phase's ``headline`` returns.
 """
@@ -59,9 +59,12 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("report", help="rebuild the dataset card (README.md, card/) of an existing output (see `curate report --help`)")
     unlock = sub.add_parser("unlock", help="break the lock a dead run left on an output root",
                             description="Remove the lock of an output root (local or s3://), left by a run that died "
-                                        "without giving it back. Only for a run that is really dead: two live runs on "
-                                        "one output mix their outputs.")
+                                        "without giving it back. A holder that may still run is refused (exit 2): on this "
+                                        "host, its process is alive; on another host, its heartbeat is younger than 5 "
+                                        "minutes. Two live runs on one output mix their outputs.")
     unlock.add_argument("root", help="output folder or s3://bucket/prefix")
+    unlock.add_argument("--force", action="store_true",
+                        help="remove the lock even if its holder may still run (you know it is dead: its host is gone)")
     unlock.add_argument("--endpoint-url", help="S3-compatible endpoint (default: AWS_ENDPOINT_URL or AWS)")
     return parser
 
@@ -110,7 +113,7 @@ def main(argv: list[str] | None = None, *, ending: bool = False) -> int:
 
         return train(args)
     if args.command == "unlock":
-        return _unlock(args.root, args.endpoint_url)
+        return _unlock(args.root, args.endpoint_url, args.force)
     if args.command == "config-reference":
         from pipeline.reference import config_reference
 
@@ -148,12 +151,14 @@ def main(argv: list[str] | None = None, *, ending: bool = False) -> int:
     return _report(record, config.output.root)
 
 
-def _unlock(root: str, endpoint_url: str | None) -> int:
-    from pipeline.lock import unlock
+def _unlock(root: str, endpoint_url: str | None, force: bool = False) -> int:
+    from pipeline.lock import LockInUse, unlock
     from core.storage import S3Options, Storage
 
     try:
-        removed = unlock(Storage(root, S3Options(endpoint_url=endpoint_url)))
+        removed = unlock(Storage(root, S3Options(endpoint_url=endpoint_url)), force=force)
+    except LockInUse as e:  # a live holder: nothing was removed
+        return _fail(str(e), 2)
     except OSError as e:
         return _fail(f"output error: cannot unlock {root}: {e}", 1)
     for holder in removed:

@@ -13,13 +13,15 @@ import math
 import os
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from core.storage import S3Options
 from stages.classify import ClassifierConfig, check_classifiers
+from pipeline.config_checks import check_config
+from pipeline.paths import resolve_paths
 from pipeline.sources import SourceConfig, check_sources, effective_config
 from stages.decontam import DecontamConfig
 from stages.dedup.config import DedupConfig
@@ -32,6 +34,7 @@ from stages.quality import QualityConfig
 from stages.writers.config import ShardsConfig
 from stages.charset import CharsetConfig
 from stages.sources.documents import DocumentsConfig
+from stages.named_files import ConfigPath
 from stages.warc import WarcConfig
 
 log = logging.getLogger(__name__)
@@ -71,7 +74,18 @@ class RayConfig(BaseModel):
 class OutputConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    root: str = Field(..., description="local folder or s3://bucket/prefix")
+    #: where the output is, not what it holds: out of the fingerprints (pipeline/engine/settings.py)
+    run_only: ClassVar[tuple[str, ...]] = ("root",)
+
+    root: ConfigPath = Field(..., description="local folder or s3://bucket/prefix")
+
+    @field_validator("root")
+    @classmethod
+    def _named(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("is empty: give a folder or s3://bucket/prefix (an empty root would be the working "
+                             "directory)")
+        return v
     rejected_text: bool = Field(False, description="also store the text of rejected documents")
 
 
@@ -85,6 +99,8 @@ class RunConfig(BaseModel):
     """A whole run."""
 
     model_config = ConfigDict(extra="forbid")
+    #: where the run's work and output are, not what it writes: out of the fingerprints (pipeline/engine/settings.py)
+    run_only: ClassVar[tuple[str, ...]] = ("storage", "ray")
 
     name: str = "run"
     inputs: list[str] = Field(..., min_length=1, description="input files (WARC; JSON lines or Parquet documents: told by their content), globs, folders, s3:// URIs, or warc.paths listings; with `sources`, leave it out (it is then every source's inputs)")
@@ -123,6 +139,14 @@ class RunConfig(BaseModel):
     @classmethod
     def _output_shorthand(cls, v: Any) -> Any:
         return {"root": v} if isinstance(v, str) else v
+
+    @field_validator("inputs")
+    @classmethod
+    def _no_empty_input(cls, v: list[str]) -> list[str]:
+        empty = [i for i, entry in enumerate(v) if not entry.strip()]
+        if empty:  # an empty entry is the working directory: every file under it would be read
+            raise ValueError(f"entry {empty[0]} is empty: give a file, glob, folder or s3:// URI")
+        return v
 
     @model_validator(mode="before")
     @classmethod
@@ -232,7 +256,8 @@ def _non_finite(data: Any, path: tuple[str, ...] = ()) -> list[str]:
 
 def parse_config(data: dict) -> RunConfig:
     """The typed config, or a ConfigError with one line per problem.  Every count, size and time is
-    bounded by its field (a lower and an upper bound) and finite."""
+    bounded by its field (a lower and an upper bound) and finite; what no field can check alone (a boolean
+    where a number belongs, a minimum above its maximum, an unknown language label) by pipeline/config_checks.py."""
     problems = _non_finite(data)
     if problems:
         raise ConfigError("\n".join(problems))
@@ -243,11 +268,15 @@ def parse_config(data: dict) -> RunConfig:
     problems = check_sources(config)  # each named source's own settings, merged
     if problems:
         raise ConfigError("\n".join(problems))
+    problems = check_config(config, data)  # what no field checks alone: booleans as numbers, crossed bounds...
+    if problems:
+        raise ConfigError("\n".join(problems))
     return config
 
 
 def load_config(path: str | os.PathLike, inputs: list[str] | None = None, output: str | None = None) -> RunConfig:
-    """Read a YAML config; ``inputs``/``output`` override the file's values."""
+    """Read a YAML config; ``inputs``/``output`` override the file's values.  Every path it names (but the inputs,
+    which keep their names) is made absolute, read from the working directory (pipeline/paths.py)."""
     p = Path(path)
     if not p.is_file():
         raise ConfigError(f"config error: file not found: {path}")
@@ -261,6 +290,8 @@ def load_config(path: str | os.PathLike, inputs: list[str] | None = None, output
         raise ConfigError(f"config error: {path}: the top level must be a mapping of fields")
     if inputs:
         data["inputs"] = list(inputs)
-    if output:
+    if output is not None:
         data["output"] = {**(data.get("output") if isinstance(data.get("output"), dict) else {}), "root": output}
-    return parse_config(data)
+    config = parse_config(data)
+    resolve_paths(config)  # relative paths are read from the working directory: absolute before anything ships
+    return config

@@ -1,20 +1,21 @@
 """The run as every phase sees it: config, inputs, output storage, Ray, and what is done.
 
-Planning never starts Ray (``--dry-run`` is instant): Ray starts the first time
-a phase asks for :meth:`RunContext.workers`.
+Units, fingerprints, markers and parts are the engine's (pipeline/engine), cached here for the run.
+Planning never starts Ray (``--dry-run`` is instant): Ray starts the first time a phase asks for
+:meth:`RunContext.workers`.
 """
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from core.storage import S3Options, Storage
 from pipeline.config import RunConfig, s3_options
-from core.layout import DONE
+from pipeline.engine import markers as marker_store
+from pipeline.engine import units as engine_units
 from pipeline.phase import Part, Phase, Unit
 from pipeline.plan import Plan
 from pipeline.result import UnitResult
-from core.storage import S3Options, Storage
 
 
 @dataclass
@@ -30,7 +31,8 @@ class RunContext:
     address: str | None = None
     _workers: int | None = None
     _units: dict[str, list[Unit]] = field(default_factory=dict)
-    _markers: dict[str, dict[str, UnitResult]] = field(default_factory=dict)
+    _steps: dict[str, list] = field(default_factory=dict)
+    _markers: dict[tuple, dict[str, UnitResult]] = field(default_factory=dict)
     _parts: dict[str, list[Part]] = field(default_factory=dict)
 
     @property
@@ -58,25 +60,26 @@ class RunContext:
         return next((p for p in reversed(before) if p.writes_documents), None)
 
     def units_of(self, phase: Phase) -> list[Unit]:
+        """The phase's units (a map phase's, or its counted steps'), with the fingerprints the engine gives them."""
         if phase.name not in self._units:
-            self._units[phase.name] = phase.units(self)
+            self._units[phase.name] = engine_units.units(self, phase)
         return self._units[phase.name]
 
-    def markers(self, phase: Phase) -> dict[str, UnitResult]:
-        """Every marker under ``_done/<phase>/`` by unit name (read once, in parallel: S3 GETs)."""
-        if phase.name not in self._markers:
-            names = [n.removesuffix(".json") for n in self.storage.list(DONE, phase.name, suffix=".json") if "/" not in n]
-            with ThreadPoolExecutor(16) as pool:
-                found = list(pool.map(lambda n: self.storage.read_json(DONE, phase.name, f"{n}.json"), names))
-            markers = dict(zip(names, found))
-            expand = getattr(phase, "expand_markers", None)  # a phase that records many units in one marker (shards)
-            markers = expand(markers) if callable(expand) else markers
-            self._markers[phase.name] = {k: UnitResult.from_json(v) for k, v in markers.items()}
-        return self._markers[phase.name]
+    def step_plans(self, phase: Phase) -> list:
+        """A phase of steps: each step the config enables, its fingerprint and units (pipeline.engine.units)."""
+        if phase.name not in self._steps:
+            self._steps[phase.name] = engine_units.step_plans(self, phase)
+        return self._steps[phase.name]
+
+    def markers(self, phase: Phase, step: str | None = None) -> dict[str, UnitResult]:
+        """Every marker under ``_done/<phase>/`` (or its step's folder) by unit name, read once."""
+        if (phase.name, step) not in self._markers:
+            self._markers[(phase.name, step)] = marker_store.read(self.storage, phase.name, step)
+        return self._markers[(phase.name, step)]
 
     def marker(self, phase: Phase, unit: Unit) -> UnitResult | None:
         """The unit's marker if it is current (same fingerprint), else None."""
-        m = self.markers(phase).get(unit.name)
+        m = self.markers(phase, unit.step).get(unit.name)
         return m if m is not None and m.fingerprint == unit.fingerprint else None
 
     def parts(self, phase: Phase | None) -> list[Part]:
@@ -84,10 +87,15 @@ class RunContext:
         if phase is None:
             return []
         if phase.name not in self._parts:
-            self._parts[phase.name] = phase.parts(self)
+            self._parts[phase.name] = engine_units.parts(self, phase)
         return self._parts[phase.name]
+
+    def use_parts(self, phase: str, parts: list[Part]) -> None:
+        """Take ``parts`` as the finished parts of ``phase`` (a phase run on its own, on what an earlier run left)."""
+        self._parts[phase] = list(parts)
 
     def forget(self, phase: Phase) -> None:
         """Drop what was cached about ``phase`` (it just ran: its markers changed)."""
-        for cache in (self._markers, self._parts):
-            cache.pop(phase.name, None)
+        for key in [k for k in self._markers if k[0] == phase.name]:
+            del self._markers[key]
+        self._parts.pop(phase.name, None)

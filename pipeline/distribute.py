@@ -53,6 +53,8 @@ LOCAL_SKIPS = ("start_monitor", "start_api_server", "start_log_monitor")
 #: Nor a worker process started ahead for the driver: on one core it starts no sooner for it, as the driver
 #: plans the run meanwhile (e2e corpus, phase 1 in that worker: 26.5 and 27.9 s with it, 26.0 and 26.0 without).
 LOCAL_SYSTEM_CONFIG = {"prestart_worker_first_driver": False}
+#: Ray's public setting of its authentication mode (https://docs.ray.io/en/latest/ray-security/token-auth.html).
+AUTH_MODE_VAR = "RAY_AUTH_MODE"
 #: The env var that gives a phase's units worker processes of their own (map_units ``pool``).
 WORKER_POOL_VAR = "CURATE_WORKER_POOL"
 
@@ -151,6 +153,13 @@ def init_ray(num_cpus: int | None = None, address: str | None = None, shuffle: s
     """Join ``address`` (or RAY_ADDRESS), else start an embedded local Ray (once per process, without what
     a local run does not use: LOCAL_SKIPS, and Ray's metrics unless ``metrics``).  Ray Data is set up when a
     phase first uses it (:func:`ray_data`)."""
+    if not (address or os.environ.get("RAY_ADDRESS")) and "ray" not in sys.modules:
+        # A new local Ray turns token authentication on when RAY_AUTH_MODE is unset, and warns that it did, on every
+        # run ("Token authentication is enabled for this Ray cluster..."); the mode it would choose, set through its
+        # public setting, keeps the same security without the warning.  Only before Ray is imported: Ray reads the
+        # setting once, at import (set later, its processes would be told token and the driver not).  A mode the
+        # user set stays theirs.
+        os.environ.setdefault(AUTH_MODE_VAR, "token")
     import ray
 
     global _SHUFFLE

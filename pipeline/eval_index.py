@@ -4,8 +4,8 @@ phase's workers (stages/decontam does the matching; docs/decontam.md says why it
 The driver reads every eval set through the run's storage settings (local paths, or ``s3://`` with the
 configured endpoint), builds the index (``stages.decontam.build_index``) and puts it in Ray's object store
 once; each worker process gets the reference and maps the index's arrays without a copy.  The units'
-fingerprints cover the decontam settings and each eval file's size and modification time, so a changed
-eval set redoes the final phase.
+fingerprints cover the decontam settings and each eval file's identity (the engine's, from the files the
+section names), so a changed eval set redoes the final phase.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from core.storage import is_s3, open_input, resolve
+from core.storage import is_s3, open_input
 
 if TYPE_CHECKING:
     from pipeline.config import RunConfig
@@ -37,25 +37,6 @@ def opener(config: "RunConfig"):
 
     s3 = s3_options(config)
     return lambda path: open_input(path, s3) if is_s3(path) else open(os.path.expanduser(path), "rb")
-
-
-def eval_files(config: "RunConfig") -> list[list]:
-    """Each eval file's path, size and modification time (part of the final phase's fingerprint)."""
-    from pipeline.config import s3_options
-
-    out = []
-    for s in config.decontam.eval_sets:
-        fs, path = resolve(s.path, s3_options(config))
-        info = fs.get_file_info(path)
-        out.append([s.path, info.size, info.mtime_ns if info.mtime is not None else None])
-    return out
-
-
-def settings(config: "RunConfig") -> dict:
-    """The decontam settings the final phase's outputs depend on ({} when it is off: fingerprints unchanged)."""
-    if not config.decontam.enabled:
-        return {}
-    return {"decontam": {**config.decontam.model_dump(mode="json"), "files": eval_files(config)}}
 
 
 def build(ctx: "RunContext"):

@@ -9,7 +9,6 @@ names it, never an empty run.
 from __future__ import annotations
 
 import gzip
-import hashlib
 import logging
 import os
 import posixpath
@@ -18,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from core import storage
 from core.storage import S3Options
+from stages.pii.names import masked_stem, short_hash
 
 
 log = logging.getLogger(__name__)
@@ -104,9 +104,11 @@ def _comparable(uri: str) -> str:
 
 
 def unit_name(uri: str) -> str:
-    """A stable, unique, readable name for an input file's outputs."""
+    """A stable, unique, readable name for an input file's outputs, free of PII: a file name that holds a PII
+    candidate (an e-mail address, a phone number, any 7+ digits but a Common Crawl name's) is ``MASKED``
+    (stages/pii/names.py); the 8 hex digits of the URI's SHA-1 keep the names apart."""
     stem = posixpath.basename(uri)
     for ext in (".gz", ".zst", ".warc", ".arc", ".jsonl", ".json", ".ndjson", ".parquet"):
         stem = stem.removesuffix(ext)
-    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", stem)[:80] or "input"
-    return f"{stem}-{hashlib.sha1(uri.encode()).hexdigest()[:8]}"
+    stem = masked_stem(uri) or re.sub(r"[^A-Za-z0-9._-]+", "_", stem)[:80] or "input"
+    return f"{stem}-{short_hash(uri)}"

@@ -15,6 +15,11 @@ output's lock before any work and gives it back at the end; a second run refuses
 A lock is stale, ignored and removed by the next run, when its heartbeat is older than ``STALE_S``, or
 its holder is a process of this host that has ended (a killed driver), or an earlier run of this very
 process that could not remove it (the output's storage failed).
+
+``curate unlock`` (:func:`unlock`) removes only the locks of holders it can tell are dead: on this host, a
+process that no longer runs; on another host (whose processes it cannot see), a heartbeat older than
+``STALE_S`` by the storage's own clock.  A live holder's lock is refused (:class:`LockInUse`) unless
+``force`` is given: two live runs on one output mix their outputs.
 """
 
 from __future__ import annotations
@@ -99,6 +104,26 @@ class OutputLocked(OutputError):
         who = holder.describe(age_s) if holder is not None else "a run that is starting"
         super().__init__(f"output error: {root} is in use by {who}: wait for it to end; if that run is dead, "
                          f"break its lock with: curate unlock {root}")
+
+
+class LockInUse(OutputError):
+    """``curate unlock`` found a holder that may still run: nothing was removed."""
+
+    def __init__(self, root: str, who: str, why: str):
+        super().__init__(f"output error: {root} is locked by {who}, which may still be running ({why}): "
+                         f"nothing was removed; if that run is dead, remove its lock anyway with: curate unlock --force {root}")
+
+
+def live_because(holder: Holder, age_s: float | None, stale_s: float = STALE_S) -> str | None:
+    """Why ``holder`` may still be running (None: it is dead): on this host, its process runs; on another, its
+    heartbeat (``age_s`` seconds old by the storage's clock) is younger than ``stale_s``."""
+    if holder.host == socket.gethostname():
+        if holder.ended_here():
+            return None
+        return f"its process {holder.pid} is alive on this host"
+    if age_s is None or age_s > stale_s:
+        return None
+    return f"its last heartbeat is {age_s:.0f} s old, and a lock is stale only after {stale_s:.0f} s"
 
 
 class OutputLock:
@@ -285,18 +310,53 @@ def _delete(storage: Storage, name: str) -> None:
         pass
 
 
-def unlock(storage: Storage) -> list[Holder]:
-    """Break every lock of the output root (``curate unlock``); returns whom they named."""
-    removed: list[Holder] = []
+def unlock(storage: Storage, force: bool = False, stale_s: float = STALE_S) -> list[Holder]:
+    """Break the locks of the output root whose holders are dead (``curate unlock``); returns whom they named.
+
+    A holder that may still run (:func:`live_because`) raises :class:`LockInUse` and nothing is removed,
+    unless ``force``.  A lock file that names no holder (garbage, or one being written) counts as dead once
+    it is older than ``stale_s``.
+    """
     if storage.local:
         path = storage.path(LOCK_DIR, HOLDER)
         holder, age = _read_local(path)
-        if age is not None:
-            os.remove(path)
-            removed += [holder] if holder is not None else []
-        return removed
-    for name in _listing(storage):
-        if name.endswith(".lease") and (holder := _read(storage, name)) is not None:
-            removed.append(holder)
+        if age is None:
+            return []
+        if not force:
+            _refuse_live(storage, holder, age, stale_s)
+        os.remove(path)
+        return [holder] if holder is not None else []
+    names = _listing(storage)
+    if not names:
+        return []
+    leases = {n.removesuffix(".lease"): _read(storage, n) for n in names if n.endswith(".lease")}
+    if not force:
+        now = _server_now(storage)
+        for key, holder in leases.items():
+            age = now - max(names[f"{key}.lease"], names.get(f"{key}.alive", 0.0))
+            _refuse_live(storage, holder, age, stale_s)
+    for name in names:
         _delete(storage, name)
-    return removed
+    return [h for h in leases.values() if h is not None]
+
+
+def _refuse_live(storage: Storage, holder: Holder | None, age_s: float, stale_s: float) -> None:
+    if holder is None:
+        if age_s <= stale_s:
+            raise LockInUse(storage.root_uri, "a run that is starting", f"its lock names no holder yet and is {age_s:.0f} s old")
+        return
+    why = live_because(holder, age_s, stale_s)
+    if why is not None:
+        raise LockInUse(storage.root_uri, holder.describe(age_s), why)
+
+
+def _server_now(storage: Storage) -> float:
+    """The storage's current time (an object written now, its modification time): lease ages are measured by
+    the server's clock only, as the runs measure them."""
+    probe = f"{uuid.uuid4().hex}.probe"
+    _write(storage, probe, b"")
+    try:
+        info = storage.fs.get_file_info(storage.path(LOCK_DIR, probe))
+        return info.mtime.timestamp()
+    finally:
+        _delete(storage, probe)

@@ -13,11 +13,8 @@ from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 from pipeline.config import ConfigError, RunConfig
-from pipeline.phase import Phase, SinkInfo, StepInfo
+from pipeline.phase import INPUTS, ROLE_CARD, ROLE_DOCUMENTS, ROLE_SHARDS, Phase, SinkInfo, StepInfo
 from stages.base import StageInfo
-
-#: What reads the inputs rather than a phase's documents.
-INPUTS = "inputs"
 
 
 @dataclass(frozen=True)
@@ -72,26 +69,41 @@ class PhasePlan:
     reported: bool = True
     #: named sources (pipeline/sources.py) and the settings each overrides for this phase's stages: {name: {key: value}}
     overrides: dict = field(default_factory=dict)
+    #: what its outputs are (pipeline.phase ROLE_*): the card finds the shards, the card itself, exports by it
+    role: str = ROLE_DOCUMENTS
 
     def to_json(self) -> dict:
         return {"name": self.name, "label": self.label, "enabled": self.enabled, "reads": self.reads,
                 "unit_kind": self.unit_kind, "writes_documents": self.writes_documents, "sections": list(self.sections),
-                "stages": [s.to_json() for s in self.stages], "steps": [{"name": s.name, "label": s.label} for s in self.steps],
-                "sinks": [{"name": s.name, "label": s.label, "path": s.path} for s in self.sinks], "adds": list(self.adds),
-                "sources": [s.to_json() for s in self.sources], "reported": self.reported, "overrides": self.overrides}
+                "stages": [s.to_json() for s in self.stages],
+                "steps": [{"name": s.name, "label": s.label, "kind": s.kind, "depends": list(s.depends)}
+                          for s in self.steps],
+                "sinks": [{"name": s.name, "label": s.label, "path": s.path, "role": s.role} for s in self.sinks],
+                "adds": list(self.adds), "sources": [s.to_json() for s in self.sources], "reported": self.reported,
+                "overrides": self.overrides, "role": self.role}
 
     @classmethod
     def from_json(cls, data: dict) -> "PhasePlan":
+        writes = bool(data.get("writes_documents", True))
+        reported = bool(data.get("reported", True))
+        # a record of an earlier version has no roles: what they then were (documents, the card, the shards)
+        role = data.get("role") or (ROLE_DOCUMENTS if writes else ROLE_CARD if not reported else ROLE_SHARDS)
         return cls(data["name"], data.get("label") or data["name"], bool(data.get("enabled", True)), data.get("reads"),
-                   data.get("unit_kind") or "unit", bool(data.get("writes_documents", True)), tuple(data.get("sections") or ()),
+                   data.get("unit_kind") or "unit", writes, tuple(data.get("sections") or ()),
                    tuple(StageInfo.from_json(s) for s in data.get("stages") or ()),
-                   tuple(StepInfo(s["name"], s.get("label") or s["name"]) for s in data.get("steps") or ()),
-                   tuple(SinkInfo(s["name"], s.get("label") or s["name"], s.get("path") or "") for s in data.get("sinks") or ()),
+                   tuple(StepInfo(s["name"], s.get("label") or s["name"], s.get("kind") or "",
+                                  tuple(s.get("depends") or ())) for s in data.get("steps") or ()),
+                   tuple(SinkInfo(s["name"], s.get("label") or s["name"], s.get("path") or "", s.get("role") or "")
+                         for s in data.get("sinks") or ()),
                    tuple(data.get("adds") or ()), tuple(SourceInfo.from_json(s) for s in data.get("sources") or ()),
-                   bool(data.get("reported", True)), dict(data.get("overrides") or {}))
+                   reported, dict(data.get("overrides") or {}), role)
 
     def source(self, kind: str) -> "SourceInfo | None":
         return next((s for s in self.sources if s.kind == kind), None)
+
+    def scores(self) -> tuple[str, ...]:
+        """The score columns its stages declare."""
+        return tuple(c for s in self.stages for c in s.scores)
 
 
 @dataclass(frozen=True)
@@ -110,6 +122,14 @@ class Plan:
     def stage(self, phase: str, name: str) -> StageInfo | None:
         plan = self.phase(phase)
         return next((s for s in plan.stages if s.name == name), None) if plan else None
+
+    def with_role(self, role: str) -> PhasePlan | None:
+        """The first phase of this role (the shards, the card)."""
+        return next((p for p in self.phases if p.role == role), None)
+
+    def scores(self) -> list[str]:
+        """Every score column the enabled phases' stages declare, in order, each once."""
+        return list(dict.fromkeys(c for p in self.phases if p.enabled for c in p.scores()))
 
     def to_json(self) -> dict:
         return {"phases": [p.to_json() for p in self.phases]}
@@ -146,16 +166,20 @@ def build_plan(config: RunConfig, phases: Sequence[type[Phase] | Phase]) -> tupl
         on = p in enabled
         stages = p.declared_stages(config) if on else []
         sources: list[SourceInfo] = []
+        if on and getattr(p, "reads", None) == INPUTS:
+            reads = INPUTS
         if on and reads == INPUTS:  # it reads the inputs: each source kind adds its read step and its own stages
             sources, own = input_sources(config)
             read = StageInfo(READ, " / ".join(dict.fromkeys(s.label for s in sources)),
                              adds=tuple(dict.fromkeys(c for s in sources for c in s.provides)),
                              reasons=tuple(dict.fromkeys(r for s in sources for r in s.reasons)))
             stages = [read, *(s.info() for s in own), *stages]
+        steps = tuple(s.info() for s in p.steps(config) if s.when(config)) if on else ()
+        sinks = tuple(s.info() for s in p.sinks(config)) if on else ()
+        overrides = getattr(p, "overrides", lambda c: {})(config) if on else {}
         out.append(PhasePlan(p.name, p.label or p.name, on, reads if on else None, p.unit_kind, p.writes_documents,
-                             tuple(p.sections), tuple(stages), tuple(p.steps(config) if on else ()),
-                             tuple(p.sinks(config) if on else ()), tuple(p.adds), tuple(sources), p.reported,
-                             getattr(p, "overrides", lambda c: {})(config) if on else {}))
+                             tuple(p.sections), tuple(stages), steps, sinks, tuple(p.adds), tuple(sources), p.reported,
+                             overrides, p.role))
         if on and p.writes_documents:
             reads = p.name
     plan = Plan(tuple(out))
@@ -220,7 +244,7 @@ def _provider(column: str) -> str:
 
 def _check_shard_metadata(plan: Plan, config: RunConfig, have: dict[str, set[str]]) -> None:
     """The columns shards.layout.metadata names must exist in the documents the shards read."""
-    shards = plan.phase("shards")
+    shards = plan.with_role(ROLE_SHARDS)
     if shards is None or not shards.enabled:
         return
     every = set().union(*have.values()) if have else set()

@@ -8,6 +8,8 @@
 - the output root: a folder (or S3 prefix) where a probe file can be created
   and removed;
 - the local inputs: WARC files by their content (pipeline.inputs.check_formats);
+- document inputs (JSON lines, Parquet), local and ``s3://``: the fields ``documents`` names are there, read
+  from a Parquet footer or a JSON lines file's first records (:func:`check_document_fields`);
 - ``dedup.against``: each earlier run's dedup index exists and was built with this run's settings
   (pipeline.dedup.index.problems).
 
@@ -27,9 +29,10 @@ from typing import Iterator
 from pydantic import BaseModel
 
 from pipeline.config import ConfigError, RunConfig, s3_options
-from pipeline.inputs import InputError, check_formats
+from pipeline.inputs import MAX_LISTED, InputError, check_formats
 from core.storage import Storage, is_s3, open_input
 from stages.named_files import NamedFile, NamedFileError
+from stages.sources import JSONL_NAMES
 
 
 def named_files(section: BaseModel, prefix: str = "") -> Iterator[tuple[str, NamedFile]]:
@@ -130,6 +133,63 @@ def _probe_s3(config: RunConfig) -> list[str]:
     return []
 
 
+#: ``s3://`` document inputs whose fields are checked at plan time, at most (spread over each source's list: a dump's
+#: files share a schema, and a request or two per file for 90,000 files would cost minutes).
+MAX_REMOTE_FIT_CHECKS = 64
+#: Names that say a remote file may be documents (a remote WARC is never opened at plan time).
+_DOCUMENT_NAMES = (*JSONL_NAMES, ".parquet", ".pq")
+
+
+def _spread(items: list[str], n: int) -> list[str]:
+    """At most ``n`` of ``items``, evenly spaced, the first and the last included."""
+    if len(items) <= n:
+        return items
+    return [items[round(i * (len(items) - 1) / (n - 1))] for i in range(n)]
+
+
+def check_document_fields(config: RunConfig, inputs: list[str]) -> list[str]:
+    """One line per document input (JSON lines, Parquet) without a field ``documents`` names (its source's
+    settings with named sources), from a bounded read: the Parquet footer, or the first records (at most
+    stages.sources.documents_fit.FIRST_RECORDS and FIRST_BYTES).  Every local input is looked at; of the
+    ``s3://`` ones named like documents, MAX_REMOTE_FIT_CHECKS per source."""
+    from pipeline.sources import input_sources
+    from stages.sources import sniff_stream
+    from stages.sources.documents_fit import fit_problem
+
+    s3 = s3_options(config)
+    owner = input_sources(config, inputs)  # {} unless the run names sources
+    index = {s.name: i for i, s in enumerate(config.sources)}
+    remote: dict[str | None, list[str]] = {}
+    for uri in inputs:
+        if is_s3(uri) and uri.lower().endswith(_DOCUMENT_NAMES):
+            remote.setdefault(owner.get(uri), []).append(uri)
+    todo = [u for u in inputs if not is_s3(u)]
+    todo += [u for uris in remote.values() for u in _spread(uris, MAX_REMOTE_FIT_CHECKS)]
+
+    def problem(uri: str) -> str | None:
+        name = owner.get(uri)
+        try:
+            with (open_input(uri, s3) if is_s3(uri) else open(os.path.expanduser(uri), "rb")) as f:
+                found = sniff_stream(f, uri)
+                if found.kind != "documents":
+                    return None  # WARCs; what no source reads is check_formats' to say
+                fault = fit_problem(f, found, config.for_source(name).documents)
+        except OSError:
+            return None  # unreadable: check_formats (local) or the unit (remote) says so
+        if fault is None:
+            return None
+        key, what = fault
+        where = f"sources[{index[name]}] ({name}): documents.{key}" if name else f"documents.{key}"
+        fix = "the field that holds the text" if key == "text" else "the field that holds it, or null"
+        return f"config error: {where}: input {uri} {what}: set documents.{key} to {fix}"
+
+    with ThreadPoolExecutor(16) as pool:
+        problems = [p for p in pool.map(problem, todo) if p]
+    more = len(problems) - MAX_LISTED
+    rest = [f"config error: ... and {more} more document inputs like these"] if more > 0 else []
+    return problems[:MAX_LISTED] + rest
+
+
 def preflight(config: RunConfig, inputs: list[str]) -> None:
     """Raise one ConfigError listing every problem found before any work (none: returns)."""
     from pipeline.dedup import index as dedup_index  # dedup.against: each earlier run's index, its settings
@@ -139,5 +199,6 @@ def preflight(config: RunConfig, inputs: list[str]) -> None:
         check_formats(inputs)
     except InputError as e:
         problems += str(e).splitlines()
+    problems += check_document_fields(config, inputs)
     if problems:
         raise ConfigError("\n".join(problems))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import platform
 from importlib import metadata
 
@@ -59,6 +60,8 @@ class RunRecord:
             "config": public_config(config),
             "command": command,
             "versions": versions(),
+            # what the config's relative paths were read from: the card shows paths relative to it (never published)
+            "working_dir": os.getcwd(),
             "inputs": inputs,
             "phases_run": phases,
             "plan": plan.to_json() if plan is not None else None,

@@ -9,6 +9,7 @@ import annotated_types as at
 from pydantic import BaseModel
 
 from pipeline.config import RunConfig
+from pipeline.paths import marker
 
 
 def _rows(model: type[BaseModel], prefix: str = ""):
@@ -28,7 +29,8 @@ def _rows(model: type[BaseModel], prefix: str = ""):
         else:
             value = field.get_default(call_default_factory=True)
             default = json.dumps(value.model_dump() if isinstance(value, BaseModel) else value, default=str)
-        yield f"{prefix}{name}", default, allowed(field.metadata), (field.description or "").replace("|", "\\|")
+        kind = allowed(field.metadata) or ("path" if marker(model, name) is not None else "")
+        yield f"{prefix}{name}", default, kind, (field.description or "").replace("|", "\\|")
 
 
 def _number(v) -> str:

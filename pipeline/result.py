@@ -54,6 +54,9 @@ class UnitResult:
     #: what the unit published or decided (kept per unit in its marker, never added up)
     outputs: dict = field(default_factory=dict)
     seconds: float = 0.0
+    #: the unit had nothing to do and published nothing (an empty shuffle group): the engine records such units
+    #: of a step together, in one marker (core.layout.empty_record_path)
+    empty: bool = False
 
     @classmethod
     def failure(cls, unit: str, error: str, fatal: str | None = None) -> "UnitResult":
@@ -78,6 +81,8 @@ class UnitResult:
             out["failed"] = self.failed
         if self.fatal is not None:
             out["fatal"] = self.fatal
+        if self.empty:
+            out["empty"] = True
         return out
 
     @classmethod
@@ -88,7 +93,8 @@ class UnitResult:
                             Counter(), Counter(data.get("stage_counters") or {}))
         return cls(data["unit"], data.get("fingerprint", ""), data.get("failed"), data.get("fatal"), data.get("in", 0),
                    data.get("kept", 0), data.get("rejected", 0), Counter(data.get("rejected_by_reason") or {}), stages,
-                   dict(data.get("totals") or {}), dict(data.get("outputs") or {}), float(data.get("seconds") or 0.0))
+                   dict(data.get("totals") or {}), dict(data.get("outputs") or {}), float(data.get("seconds") or 0.0),
+                   bool(data.get("empty")))
 
 
 def _sorted(counts: Counter) -> dict:

@@ -2,9 +2,9 @@
 
 The runner knows no phase by name: it is handed the phases (``pipeline.phases.DEFAULT_PHASES``
 unless told otherwise), builds the run's plan from the config (pipeline.plan: what each phase
-reads, runs and writes; every column checked), and for each selected phase does the units whose
-marker is not current, then records the phase's summary (one fold over its units' results,
-pipeline.result) and the plan in ``run.json`` (pipeline.record).  A phase with failed units does not stop the
+reads, runs and writes; every column checked), and has the engine run each selected phase
+(pipeline.engine.run: the units whose marker is not current, then the phase's summary, one fold over its
+units' results), recorded with the plan in ``run.json`` (pipeline.record).  A phase with failed units does not stop the
 run: later phases work on the parts that are finished, and the run ends with
 the failures listed (the CLI exits 1; a rerun retries them).
 """
@@ -12,12 +12,12 @@ the failures listed (the CLI exits 1; a rerun retries them).
 from __future__ import annotations
 
 import logging
-import time
 import traceback
 from typing import Sequence
 
 from pipeline.config import ConfigError, RunConfig, s3_options
 from pipeline.context import RunContext
+from pipeline.engine.run import run_phase
 from pipeline.inputs import expand_inputs, without_output
 from pipeline.lock import Holder, OutputLock
 from pipeline.phase import Phase
@@ -25,7 +25,6 @@ from pipeline.phases import DEFAULT_PHASES
 from pipeline.plan import build_plan
 from pipeline.preflight import preflight
 from pipeline.record import RunRecord
-from pipeline.result import summarize
 from core.storage import OutputError, Storage, resolve
 from core.faults import output_fault
 
@@ -129,30 +128,3 @@ def _run_locked(ctx: RunContext, config: RunConfig, selected: list[Phase], comma
             raise error from e
         raise
     return record.finish()
-
-
-def _stop_at_output_fault(stats, root: str):
-    """The phase's unit stats, until a unit says the output cannot be written (``fatal``: a full disk...):
-    then the phase stops (its units still running are cancelled) and the run with it, with one line."""
-    for s in stats:
-        if s.fatal is not None:
-            getattr(stats, "close", lambda: None)()  # a generator: its finally blocks cancel what still runs
-            raise OutputError.of(s.fatal, root)
-        yield s
-
-
-def run_phase(ctx: RunContext, phase: Phase) -> dict:
-    """Do a phase's units that are not done; returns its summary over all its units."""
-    t0 = time.perf_counter()
-    units = ctx.units_of(phase)
-    done = {u.name: m for u in units if (m := ctx.marker(phase, u)) is not None}
-    todo = [u for u in units if u.name not in done]
-    if done:
-        log.info("phase %s: %d of %d units (%s) already done (current markers); skipping them", phase.name, len(done), len(units), phase.unit_kind)
-    log.info("phase %s: started, %d of %d units (%s) to do", phase.name, len(todo), len(units), phase.unit_kind)
-    new = list(_stop_at_output_fault(phase.run(ctx, todo), ctx.config.output.root)) if todo else []
-    ctx.forget(phase)
-    summary = phase.finish(summarize([*done.values(), *new]))
-    summary.update({"units": len(units), "units_skipped": len(done), "seconds": round(time.perf_counter() - t0, 2)})
-    log.info("phase %s: %s", phase.name, phase.headline(summary))
-    return summary

@@ -43,7 +43,8 @@ class UnitWork:
 
     @classmethod
     def for_phase(cls, storage: Storage, phase: str, unit: Unit) -> "UnitWork":
-        return cls(storage, unit, marker_path(phase, unit.name), phase)
+        """The unit's outputs and its marker where the engine keeps it (under its step's folder if it has one)."""
+        return cls(storage, unit, marker_path(phase, unit.name, unit.step), phase)
 
     def writer(self, *parts: str, schema: pa.Schema | None = None) -> PartWriter:
         """A Parquet writer for one output file of this unit (opened once per path)."""
@@ -70,15 +71,6 @@ class UnitWork:
     def abort(self) -> None:
         for w in self._writers.values():
             w.abort()
-
-    def commit_step(self, stats: dict) -> dict:
-        """Publish every output and write ``stats`` as the marker: the per-part state of a corpus-wide
-        step (dedup's signatures), which resumes the step, not a unit of the phase."""
-        marker = {"unit": self.unit.name, "fingerprint": self.unit.fingerprint, **stats}
-        for w in self._writers.values():
-            w.close()
-        self.storage.write_json(marker, *self._marker)
-        return marker
 
     def commit(self, result: UnitResult, docs_in: int | None = None) -> UnitResult:
         """Publish every output, check the accounting, write the marker; returns the result as marked.

@@ -54,10 +54,14 @@ class Stage(Protocol):
     - ``label``: what its step means, for the card's funnel and ``--dry-run``;
     - ``needs`` / ``adds``: the columns it reads (some stage or the source must add them before it) and
       the columns it adds;
-    - ``reasons``: every ``reason`` it can give (tests/test_reasons.py checks that it gives no other).
+    - ``reasons``: every ``reason`` it can give (tests/test_reasons.py checks that it gives no other);
+    - ``scores`` (optional): the columns it adds that are scores (numbers a filter, the dedup keep rule and
+      the card's score section read).
 
     A stage whose columns or reasons depend on its config also has a classmethod
-    ``declare(config) -> dict`` returning the attributes that differ.
+    ``declare(config) -> dict`` returning the attributes that differ.  Its config is part of the
+    fingerprint of every unit that runs it (pipeline/engine/settings.py), with the files the config names;
+    a classmethod ``depends_on(config)`` narrows that to what its output depends on.
     """
 
     name: str
@@ -80,15 +84,19 @@ class StageInfo:
     reasons: tuple[str, ...] = ()
     #: where its settings sit in the run config (e.g. ``filters.gopher_quality``), if anywhere
     section: str | None = None
+    #: the columns it adds that are scores
+    scores: tuple[str, ...] = ()
 
     def to_json(self) -> dict:
-        return {"name": self.name, "label": self.label, "needs": list(self.needs), "adds": list(self.adds),
-                "reasons": list(self.reasons), "section": self.section}
+        out = {"name": self.name, "label": self.label, "needs": list(self.needs), "adds": list(self.adds),
+               "reasons": list(self.reasons), "section": self.section}
+        return out | ({"scores": list(self.scores)} if self.scores else {})
 
     @classmethod
     def from_json(cls, data: dict) -> "StageInfo":
         return cls(data["name"], data.get("label") or data["name"], tuple(data.get("needs") or ()),
-                   tuple(data.get("adds") or ()), tuple(data.get("reasons") or ()), data.get("section"))
+                   tuple(data.get("adds") or ()), tuple(data.get("reasons") or ()), data.get("section"),
+                   tuple(data.get("scores") or ()))
 
 
 @dataclass(frozen=True)
@@ -107,7 +115,8 @@ class StageSpec:
     def info(self) -> StageInfo:
         c = self.cls
         declared = {"name": c.name, "label": getattr(c, "label", c.name), "needs": tuple(getattr(c, "needs", ())),
-                    "adds": tuple(getattr(c, "adds", ())), "reasons": tuple(getattr(c, "reasons", ()))}
+                    "adds": tuple(getattr(c, "adds", ())), "reasons": tuple(getattr(c, "reasons", ())),
+                    "scores": tuple(getattr(c, "scores", ()))}
         declare = getattr(c, "declare", None)
         if callable(declare):
             declared.update({k: tuple(v) if isinstance(v, (list, tuple)) else v for k, v in declare(self.config).items()})

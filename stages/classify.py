@@ -39,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from stages.base import reject_where, set_column
 from stages.filters.labels import canonical
-from stages.named_files import NamedFile, fasttext_model
+from stages.named_files import ConfigPath, NamedFile, fasttext_classifier
 from stages.top_fraction import Cutoff, _languages, _rank_scores
 
 log = logging.getLogger(__name__)
@@ -107,7 +107,7 @@ class ClassifierConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(..., description="its columns <name>_score and <name>_label, and its filter's reason (lowercase letters, digits, _)")
-    model: str = Field(..., description="path to a supervised fastText model (.bin or .ftz) on every worker")
+    model: ConfigPath = Field(..., description="path to a supervised fastText model (.bin or .ftz) on every worker")
     label: str = Field(..., min_length=1, description="the label whose probability is the score, with or without "
                        "__label__ (DCLM: hq; Dolma's Jigsaw models: toxic, nsfw)")
     lowercase: bool = Field(False, description="lowercase the text first (only if the model was trained on lowercased text)")
@@ -138,7 +138,7 @@ class ClassifierConfig(BaseModel):
         return v
 
     def named_files(self) -> list[NamedFile]:
-        return [NamedFile("model", self.model, fasttext_model)]
+        return [NamedFile("model", self.model, fasttext_classifier(self.label))]
 
     @property
     def score_column(self) -> str:
@@ -173,7 +173,13 @@ class ClassifyStage:
     @classmethod
     def declare(cls, config: Sequence[ClassifierConfig]) -> dict:
         return {"label": "scored by " + ", ".join(c.name for c in config),
-                "adds": [col for c in config for col in (c.score_column, c.label_column)]}
+                "adds": [col for c in config for col in (c.score_column, c.label_column)],
+                "scores": [c.score_column for c in config]}
+
+    @classmethod
+    def depends_on(cls, config: Sequence[ClassifierConfig]) -> list:
+        """Its scores depend on each model and how its text is prepared, not on the filter that runs after dedup."""
+        return [c.model_dump(mode="json", exclude={"filter"}) for c in config]
 
     def __init__(self, config: Sequence[ClassifierConfig]):
         self.config = list(config)
@@ -256,6 +262,11 @@ class ClassifierFilterStage:
     def declare(cls, config: ClassifierConfig) -> dict:
         return {"name": filter_stage_name(config.name), "label": f"{config.name}-filtered ({describe_rule(config.filter)})",
                 "needs": [config.score_column], "reasons": [config.name]}
+
+    @classmethod
+    def depends_on(cls, config: ClassifierConfig) -> dict:
+        """What it removes depends on its rule and the score column, not on how the score was computed."""
+        return {"name": config.name, "filter": config.filter.model_dump(mode="json")}
 
     def __init__(self, config: ClassifierConfig, cutoffs: Mapping[str, Cutoff] | None = None):
         rule = config.filter

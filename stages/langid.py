@@ -15,8 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from stages.base import add_rejections, set_column
 from stages.filters.fineweb2 import read_fineweb2_configs
-from stages.filters.labels import canonical
-from stages.named_files import NamedFile, fasttext_model
+from stages.filters.labels import NAME_RE, canonical
+from stages.named_files import ConfigPath, NamedFile, fasttext_model
 
 
 class LangIdConfig(BaseModel):
@@ -25,15 +25,16 @@ class LangIdConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     enabled: bool = Field(True, description="run language ID (filters that need the language, e.g. Gopher's stop words, then need it off too)")
-    model: str | None = Field(None, description="path to a fastText LID model; null = bundled lid.176.ftz")
-    keep: list[str] = Field(default_factory=list, description="language codes to keep (e.g. [en, de]); empty = all")
+    model: ConfigPath | None = Field(None, description="path to a fastText LID model; null = bundled lid.176.ftz")
+    keep: list[str] = Field(default_factory=list, description="language codes to keep (e.g. [en, de]; ru also keeps "
+                            "GlotLID's rus_Cyrl and the other way round); empty = all")
     min_score: float = Field(0.65, ge=0, le=1, description="reject documents whose top-language score is lower (FineWeb: 0.65)")
     min_score_by_language: dict[str, float] = Field(
         default_factory=dict,
         description="the same per language, e.g. {ru: 0.5, ja: 0.8} (ru also matches GlotLID's rus_Cyrl); "
         "wins over fineweb2_configs",
     )
-    fineweb2_configs: str | None = Field(
+    fineweb2_configs: ConfigPath | None = Field(
         None,
         description="FineWeb-2's configs/ folder (or some of its {lang}_{script}.yml files): each language's "
         "language_score becomes its min_score (FineWeb-2's are GlotLID scores: check them against your model's); "
@@ -52,7 +53,8 @@ class LangIdConfig(BaseModel):
     @field_validator("keep")
     @classmethod
     def _lower(cls, v: list[str]) -> list[str]:
-        return [x.strip().lower() for x in v]
+        """lid.176's codes in lower case; FineWeb-2's / GlotLID's names (rus_Cyrl) as they are spelled."""
+        return [x.strip() if NAME_RE.fullmatch(x.strip()) else x.strip().lower() for x in v]
 
     @field_validator("min_score_by_language")
     @classmethod
@@ -94,7 +96,7 @@ class LangIdStage:
 
         self.config = config or LangIdConfig()
         self.identifier = LanguageIdentifier(self.config.model, self.config.max_chars)
-        self.keep = set(self.config.keep)
+        self.keep = {canonical(k) for k in self.config.keep}
 
     def __call__(self, batch: pa.Table) -> pa.Table:
         langs, scores = self.identifier.predict(batch.column("text").to_pylist())
@@ -103,7 +105,7 @@ class LangIdStage:
         reasons, details = [], []
         thresholds = self.config.thresholds(batch.column("language").combine_chunks())
         for lang, score, least in zip(langs, scores, thresholds):
-            if self.keep and lang not in self.keep:
+            if self.keep and canonical(lang) not in self.keep:
                 reasons.append("language")
                 details.append(f"{lang}:{score:.2f}")
             elif score < least:

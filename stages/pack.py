@@ -23,7 +23,7 @@ remainder, never per token in Python.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 import pyarrow as pa
@@ -37,6 +37,8 @@ class LayoutConfig(BaseModel):
     """How documents become samples (``shards.layout:``)."""
 
     model_config = ConfigDict(extra="forbid")
+    #: a check of the run, not of what it writes: out of the fingerprints (pipeline/engine/settings.py)
+    run_only: ClassVar[tuple[str, ...]] = ("max_dropped_share",)
 
     kind: Literal["document", "packed"] = Field("document", description="document: one sample per document; packed: fixed-length sequences of documents joined with EOS")
     seq_len: int = Field(2048, ge=2, le=1 << 20, description="tokens per packed sequence")

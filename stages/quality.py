@@ -12,6 +12,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from stages.classify import ClassifierConfig, ClassifierFilterConfig, label_column, score_column
+from stages.named_files import ConfigPath
 
 NAME = "quality"
 SCORE = score_column(NAME)
@@ -25,7 +26,8 @@ class QualityConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     enabled: bool = Field(False, description="score every document kept by phase 1 (quality_score, quality_label)")
-    model: str | None = Field(None, description="path to a supervised fastText model (.bin or .ftz) on every worker")
+    model: ConfigPath | None = Field(None, description="path to a supervised fastText model (.bin or .ftz) on every "
+                                     "worker")
     positive_label: str = Field("hq", min_length=1, description="the label whose probability is the score (DCLM: hq)")
     lowercase: bool = Field(False, description="lowercase the text first (only if the model was trained on lowercased text)")
     max_chars: int | None = Field(None, ge=1, le=100_000_000, description="score only the first characters of each document")

@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 from pydantic import BaseModel, ConfigDict, Field
 
 from stages.base import note_error, reject_where, set_column
+from stages.named_files import ConfigPath
 from stages.tokenizers import ENCODE_CHUNK, FROM_MODEL, TokenIds, chunk_bounds, load, resolve_specials
 
 log = logging.getLogger(__name__)
@@ -43,7 +44,7 @@ class TokenizeConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    tokenizer: str = Field(
+    tokenizer: ConfigPath = Field(
         SAMPLE_TOKENIZER,
         description="path (local or s3://) to a Hugging Face tokenizer.json (Llama 3, GPT-2) or a SentencePiece .model (Llama 2, "
         "Mistral, Gemma), told by its content; the default is the small demonstration BPE trained on samples/",
@@ -51,8 +52,10 @@ class TokenizeConfig(BaseModel):
     bos: str | None = Field(None, description="token string put before every document (e.g. <|begin_of_text|>); must be in the "
                             "vocabulary; auto = the tokenizer's own (a SentencePiece model's <s>); null = none")
     eos: str | None = Field(
-        "<|endoftext|>", description="token string put after every document (GPT-2: <|endoftext|>, Llama 3: <|end_of_text|>); must be "
-        "in the vocabulary; auto = the tokenizer's own (a SentencePiece model's </s>); null = none"
+        FROM_MODEL, description="token string put after every document; auto (the default) = the tokenizer's own: "
+        "a SentencePiece model's (</s>), a tokenizer.json's post-processor EOS, else the first of <|endoftext|> "
+        "(GPT-2, the demonstration BPE), <|end_of_text|> (Llama 3), </s>, <eos> in its vocabulary (a tokenizer with "
+        "none is a config error); a token string must be in the vocabulary; null = none"
     )
     max_chars: int = Field(
         1_000_000, ge=1, le=100_000_000, description="longer texts are cut to this many characters before encoding (counted as truncated): bounds one document's time and memory"

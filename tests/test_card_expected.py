@@ -296,7 +296,11 @@ def _trainer_numbers(manifest: dict, out: Path, config: dict) -> dict:
 
     shards = out / "shards"
     tok = Tokenizer.from_file(str(shards / "tokenizer" / "tokenizer.json"))
-    specials = {k: tok.token_to_id(v) for k, v in (("bos", config["shards"]["tokenize"]["bos"]), ("eos", config["shards"]["tokenize"]["eos"])) if v}
+    def token(k: str) -> str | None:  # auto: the tokenizer's own, the one the manifest names (test_tokenizers.py)
+        v = config["shards"]["tokenize"][k]
+        return (manifest["tokenizer"].get(k) or {}).get("token") if v == "auto" else v
+
+    specials = {k: tok.token_to_id(v) for k, v in (("bos", token("bos")), ("eos", token("eos"))) if v}
     pad = config["shards"]["layout"]["pad"]
     tokenizer = {"vocab_size": tok.get_vocab_size(), "max_id": max(tok.get_vocab().values()),
                  **{k: {"id": i} for k, i in specials.items()}, "pad": {"id": tok.token_to_id(pad) if pad else specials.get("eos")}}

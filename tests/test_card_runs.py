@@ -114,3 +114,45 @@ def test_paragraph_dedup_is_reported_in_the_card(ray_local, warc_factory, tmp_pa
     assert "**Repeated paragraphs**" in section and "3 of " in section and f"{para['chars_removed']:,} characters" in section
     assert "press.office" not in section  # the shown paragraph is redacted
     assert "| 4 |" in section  # four copies of the shared paragraph in the corpus
+
+
+def test_the_card_never_prints_the_folders_of_the_machine_that_ran_the_job(ray_local, warc_factory, tmp_path,
+                                                                          tmp_path_factory, monkeypatch):
+    """Before, the card and stats.json printed the output root, the command's and the config's absolute paths (models,
+    tokenizer) and shards/manifest.json the tokenizer's.  Now: relative to the working directory the run read them
+    from, or (outside it) by name, the tokenizer with its sha256."""
+    import shutil
+
+    from pipeline.config import load_config
+    from tests.conftest import REPO
+
+    work = tmp_path  # the working directory: inputs and the model inside it
+    monkeypatch.chdir(work)
+    warc_factory("a.warc.gz", [Page(f"https://a.example/{i}", html(f"Page {i}", PROSE).encode()) for i in range(3)])
+    (work / "models").mkdir()
+    shutil.copy(REPO / "samples" / "classifiers" / "edu.ftz", work / "models" / "edu.ftz")
+    elsewhere = tmp_path_factory.mktemp("elsewhere")  # the tokenizer and the output root outside it
+    shutil.copy(REPO / "samples" / "tokenizer" / "tokenizer.json", elsewhere / "my-tokenizer.json")
+    tokenizer = elsewhere / "my-tokenizer.json"
+    tokenizer.write_text(tokenizer.read_text() + "\n")  # not the demonstration's bytes
+    out = elsewhere / "runs" / "out"
+    cfg = work / "job.yaml"
+    cfg.write_text(yaml.safe_dump({"inputs": ["*.warc.gz"], "output": str(out), "filters": FILTERS_OFF,
+                                   "langid": {"min_score": 0.0},
+                                   "classifiers": [{"name": "edu", "model": "models/edu.ftz", "label": "edu"}],
+                                   "shards": {"tokenize": {"tokenizer": str(tokenizer)}}}))
+    config = load_config(cfg)
+    command = ["curate", "run", "job.yaml", "-o", str(out), f"--input={work}/a.warc.gz"]
+    record = run(config, progress=False, command=command)
+    assert record["status"] == "ok"
+    published = [out / "README.md", out / "shards" / "manifest.json", *(out / "card").iterdir(),
+                 *(out / "shards").glob("*/index.json")]
+    for path in published:
+        text = path.read_text(errors="replace")
+        assert str(tmp_path) not in text and str(elsewhere) not in text, path
+    readme = (out / "README.md").read_text()
+    assert "`models/edu.ftz`" in readme and "curate run job.yaml -o out --input=a.warc.gz" in readme
+    assert "the tokenizer `my-tokenizer.json` (sha256 " in readme
+    manifest = json.loads((out / "shards" / "manifest.json").read_text())
+    assert manifest["tokenizer"]["path"] == "my-tokenizer.json"
+    assert record["working_dir"] == str(work)  # run.json keeps it (it is not published)

@@ -137,11 +137,18 @@ def test_dedup_keeps_by_any_score_and_the_plan_declares_each_classifier():
 
 def test_settings_fingerprints_split_scoring_from_filtering():
     """A changed filter redoes only the final phase; a changed model or preparation redoes phase 1."""
+    from pipeline.engine.settings import map_phase  # what a map phase's units' fingerprints cover: its components
     from pipeline.phases.extracted import ExtractedPhase
     from pipeline.phases.final import FinalPhase
+
+    def extracted(c):
+        return map_phase(ExtractedPhase(), c, None)
+
+    def final(c):
+        return map_phase(FinalPhase(), c, None)
 
     a = parse_config(config(classifiers=[entry("toxicity", filter={"threshold": 0.5, "remove": "above"})]))
     b = parse_config(config(classifiers=[entry("toxicity", filter={"threshold": 0.7, "remove": "above"})]))
     c = parse_config(config(classifiers=[entry("toxicity", max_chars=1000, filter={"threshold": 0.5, "remove": "above"})]))
-    assert ExtractedPhase().settings(a) == ExtractedPhase().settings(b) != ExtractedPhase().settings(c)
-    assert FinalPhase().settings(a) != FinalPhase().settings(b) and FinalPhase().settings(a) == FinalPhase().settings(c)
+    assert extracted(a) == extracted(b) != extracted(c)
+    assert final(a) != final(b) and final(a) == final(c)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -13,8 +14,8 @@ REPO_SAMPLE = "jobs/sample.yaml"
 
 
 def test_sample_config_is_valid():
-    cfg = load_config(REPO_SAMPLE)
-    assert cfg.output.root == "out/sample" and cfg.inputs == ["samples/*.warc.gz"]
+    cfg = load_config(REPO_SAMPLE)  # paths are read from the working directory and made absolute (pipeline/paths.py)
+    assert cfg.output.root == os.path.abspath("out/sample") and cfg.inputs == ["samples/*.warc.gz"]
 
 
 def test_overrides_replace_inputs_and_output():

@@ -159,9 +159,9 @@ def test_too_many_items_over_all_sets(tmp_path):
 # ---------------------------------------------------------------- plan-time checks
 
 
-def test_named_files_check_heads_at_plan_time(tmp_path):
+def test_named_files_check_every_record_at_plan_time(tmp_path):
     good = tmp_path / "mmlu.jsonl"
-    good.write_bytes(_jsonl(MMLU * 3000))  # more than the head: only its first record is read
+    good.write_bytes(_jsonl([{**r, "id": f"{r['id']}-{i}"} for i in range(3000) for r in MMLU]))  # more than a head
     pq.write_table(pa.Table.from_pylist(MMLU), tmp_path / "mmlu.parquet")
     bad = tmp_path / "bad.jsonl"
     bad.write_bytes(b'{"prompt": "a"}\n')
@@ -185,6 +185,48 @@ def test_named_files_check_heads_at_plan_time(tmp_path):
     assert "has no column 'subject'" in problems["eval_sets[1].path"]
     assert "line 1 has no text in text" in problems["eval_sets[2].path"]
     assert problems["eval_sets[3].path"].startswith("no dataset at")
+
+
+def _check(path, **kw) -> str | None:
+    config = DecontamConfig(eval_sets=[{"path": str(path), **kw}])
+    (named,) = config.named_files()
+    try:
+        named.check(named.path, lambda p: open(p, "rb"))
+    except NamedFileError as e:
+        return str(e)
+    return None
+
+
+@pytest.mark.parametrize("name, data, expected", [
+    ("empty.jsonl", b"", "has no items (give a file with at least one record)"),
+    ("blank.jsonl.gz", gzip.compress(b"\n\n  \n"), "has no items"),
+    ("deep-utf8.txt", b"a question of eight words or so here\n" * 15_000 + b"caf\xe9 latin-1 line\n",
+     "line 15001 is not UTF-8 text"),
+    ("deep-json.jsonl", b'{"text": "a question"}\n' * 19_000 + b'{"text": "cut\n', "line 19001 is not JSON"),
+    ("deep-json.jsonl.zst", zstandard.ZstdCompressor().compress(b'{"text": "q"}\n' * 19_000 + b"[1, 2]\n"),
+     "line 19001 is not a JSON object"),
+    ("deep-field.jsonl.gz", gzip.compress(b'{"text": "q"}\n' * 19_000 + b'{"question": "q"}\n'),
+     "line 19001 has no text in text"),
+    ("cut.jsonl.gz", gzip.compress(b'{"text": "q"}\n' * 19_000)[:-20], "gzip data is truncated or damaged"),
+], ids=["empty", "blank-lines", "utf8-at-15001", "json-at-19001", "zstd-array-at-19001", "no-field-at-19001",
+        "cut-gzip"])
+def test_a_bad_eval_file_is_refused_at_plan_time_wherever_the_fault_is(tmp_path, name, data, expected):
+    """Before, only the file's first 64 KB were read at plan time: an empty file, a non-UTF-8 line at 15,001 or a
+    bad JSON line at 19,001 passed `validate`, and the run failed after phases 1 and 2."""
+    (tmp_path / name).write_bytes(data)
+    problem = _check(tmp_path / name)
+    assert problem is not None and expected in problem, problem
+    assert problem.startswith(f"'{tmp_path / name}' ") and "\n" not in problem
+
+
+def test_duplicate_ids_and_too_many_items_are_refused_at_plan_time(tmp_path):
+    path = tmp_path / "ids.jsonl"
+    path.write_bytes(_jsonl([{"id": i % 20_000, "text": "q"} for i in range(20_001)]))
+    assert "line 20001: id '0' is also the id of line 1" in _check(path, id_field="id")
+    config = DecontamConfig(eval_sets=[str(path)], max_items=20_000)
+    with pytest.raises(NamedFileError, match=r"holds more than decontam.max_items \(20,000\) items"):
+        config.named_files()[0].check(str(path), lambda p: open(p, "rb"))
+    assert _check(path) is None  # positions as ids: fine
 
 
 # ---------------------------------------------------------------- the config

@@ -19,8 +19,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.config import ConfigError, parse_config
-from pipeline.dedup import run_dedup
-from pipeline.dedup.driver import corpus_unit, finished_parts
+from pipeline.phases.deduped import run_dedup
+from pipeline.phases.deduped import corpus_unit
 from pipeline.dedup import index as dedup_index
 from core.storage import Storage
 from tests.test_dedup_steps import WORDS, edit, prose
@@ -190,26 +190,26 @@ def test_rerun_of_run_2_gives_the_same_bytes_and_is_skipped_when_current(runs):
 
 def test_the_fingerprint_covers_the_earlier_index(runs, tmp_path):
     run1, run2 = runs["run1"], runs["run2"]
-    parts = finished_parts(Storage(str(run2)), "extracted")
-    plain = corpus_unit(parts, config(run2)).fingerprint
-    against = corpus_unit(parts, config(run2, against=[str(run1)])).fingerprint
+    parts = Storage(str(run2))  # every finished part of its extracted phase
+    plain = corpus_unit(config(run2), parts).fingerprint
+    against = corpus_unit(config(run2, against=[str(run1)]), parts).fingerprint
     assert plain != against
     # another earlier index (same root name, other contents): another fingerprint
     other = tmp_path / "other"
-    Storage(str(other)).write_json({**Storage(str(run1)).read_json(dedup_index.FOLDER, dedup_index.SETTINGS),
-                                    "corpus_fingerprint": "changed"}, dedup_index.FOLDER, dedup_index.SETTINGS)
-    assert corpus_unit(parts, config(run2, against=[str(other)])).fingerprint != against
+    _copy_index(run1, other).write_json({**Storage(str(run1)).read_json(dedup_index.FOLDER, dedup_index.SETTINGS),
+                                         "corpus_fingerprint": "changed"}, dedup_index.FOLDER, dedup_index.SETTINGS)
+    assert corpus_unit(config(run2, against=[str(other)]), parts).fingerprint != against
 
 
 def test_mismatched_settings_and_a_missing_index_are_config_errors(runs, tmp_path):
     run1, run2 = runs["run1"], runs["run2"]
-    parts = finished_parts(Storage(str(run2)), "extracted")
+    parts = Storage(str(run2))  # every finished part of its extracted phase
     with pytest.raises(ConfigError) as err:
-        corpus_unit(parts, config(run2, against=[str(run1)], minhash={"num_perm": 64}))
+        corpus_unit(config(run2, against=[str(run1)], minhash={"num_perm": 64}), parts)
     assert "dedup.against[0]" in str(err.value) and "dedup.minhash.num_perm = 128" in str(err.value) and "has 64" in str(err.value)
     missing = tmp_path / "nothing"
     with pytest.raises(ConfigError) as err:
-        corpus_unit(parts, config(run2, against=[str(run1), str(missing)]))
+        corpus_unit(config(run2, against=[str(run1), str(missing)]), parts)
     assert len(str(err.value).splitlines()) == 1 and "dedup.against[1]" in str(err.value) and "no dedup index" in str(err.value)
     problems = dedup_index.problems(config(run2, against=[str(run2)]))
     assert problems and "own output root" in problems[0]
@@ -221,3 +221,70 @@ def test_the_plan_declares_the_reason(runs):
 
     plan, _ = build_plan(config(runs["run2"], against=[str(runs["run1"])]), DEFAULT_PHASES)
     assert "duplicate_earlier" in {r for s in plan.phase("deduped").stages for r in s.reasons}
+
+
+def _copy_index(run1, root) -> Storage:
+    """``root`` holding a copy of run 1's dedup index (as a copy to another machine would)."""
+    import shutil
+
+    shutil.copytree(run1 / dedup_index.FOLDER, root / dedup_index.FOLDER)
+    return Storage(str(root))
+
+
+def test_an_incomplete_copy_of_an_index_is_a_one_line_error_naming_the_missing_file(runs, tmp_path):
+    """Issue 38.12: a part file of the earlier index missing used to be read as an index without its documents
+    (exit 0, their copies kept again, no warning)."""
+    copy = _copy_index(runs["run1"], tmp_path / "copy")
+    listed = copy.read_json(dedup_index.FOLDER, dedup_index.SETTINGS)["parts"]
+    gone = f"part-{listed[-1]}.parquet"
+    os.remove(copy.path(dedup_index.FOLDER, gone))
+    cfg = config(runs["run2"], against=[str(tmp_path / "copy")])
+    assert dedup_index.problems(cfg) == [
+        f"config error: dedup.against[0] ({tmp_path / 'copy'}): its index is incomplete: {dedup_index.FOLDER}/{gone} is "
+        f"missing; copy the earlier run's {dedup_index.FOLDER}/ again, or rerun its dedup phase"]
+    parts = Storage(str(runs["run2"]))  # every finished part of its extracted phase
+    with pytest.raises(ConfigError, match=f"{gone} is missing"):
+        corpus_unit(cfg, parts)  # the dedup phase's plan
+
+
+def test_index_files_are_the_ones_settings_json_lists(runs, tmp_path):
+    """A stray part file is not read; a listed file holding other documents than listed is an error when read."""
+    from pipeline.dedup.earlier import _Earlier
+    from pipeline.dedup.context import DedupContext
+
+    copy = _copy_index(runs["run1"], tmp_path / "copy")
+    listed = sorted(f"part-{p}.parquet" for p in copy.read_json(dedup_index.FOLDER, dedup_index.SETTINGS)["parts"])
+    first = copy.read_parquet(dedup_index.FOLDER, listed[0])
+    copy.write_parquet(first, dedup_index.FOLDER, "part-stray.parquet")  # left by an earlier layout of the copy
+    cfg = config(runs["run2"], against=[str(tmp_path / "copy")])
+    ctx = DedupContext(cfg, Storage(str(runs["run2"])), ("0", "1"), 1, False, "extracted")
+    earlier = _Earlier(ctx, 0, str(tmp_path / "copy"))
+    assert earlier.files == listed and earlier.docs == 60
+    copy.write_parquet(first.slice(0, 5), dedup_index.FOLDER, listed[0])  # a listed part with fewer documents
+    assert dedup_index.problems(cfg) == []  # names only: the footers are read when the index is
+    with pytest.raises(ConfigError, match=r"^config error: dedup.against\[0\] \(.*\): its part files hold 35 documents, "
+                                          r"dedup_index/settings.json lists 60: the copy is incomplete or was changed"):
+        _Earlier(ctx, 0, str(tmp_path / "copy"))
+
+
+@pytest.mark.parametrize("content", [b'{"format": 1, "settings": {"num_perm": 12', b"\xff\xfe not json", b"[1, 2]",
+                                     b'{"format": 1, "settings": {}}'])
+def test_a_corrupt_settings_file_is_a_one_line_error_not_a_traceback(runs, tmp_path, content):
+    import subprocess
+    import sys
+
+    import yaml
+
+    from tests.conftest import REPO
+
+    copy = _copy_index(runs["run1"], tmp_path / "copy")
+    with open(copy.path(dedup_index.FOLDER, dedup_index.SETTINGS), "wb") as f:
+        f.write(content)
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(yaml.safe_dump({"inputs": [str(REPO / "samples" / "*.warc.gz")], "output": str(tmp_path / "out"),
+                                   "dedup": {"against": [str(tmp_path / "copy")]}}))
+    r = subprocess.run([sys.executable, "-m", "pipeline.cli", "validate", str(cfg)], capture_output=True, text=True, cwd=REPO)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert r.stderr.startswith(f"config error: dedup.against[0] ({tmp_path / 'copy'}): dedup_index/settings.json is not ")
+    assert not (tmp_path / "out").exists() or not os.listdir(tmp_path / "out")

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.paragraph_dedup import quoted_corpus, write_parts
-from pipeline.dedup import run_dedup
+from pipeline.phases.deduped import run_dedup
 from core.storage import Storage
 from tests.conftest import REPO
 from tests.test_dedup_paragraphs_steps import config, digests
@@ -25,7 +25,7 @@ import json, sys
 import ray
 from pipeline.config import RunConfig
 from pipeline.distribute import init_ray
-from pipeline.dedup import run_dedup
+from pipeline.phases.deduped import run_dedup
 from core.storage import Storage
 cfg = RunConfig.model_validate(json.loads(sys.argv[1]))
 ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")
@@ -56,8 +56,8 @@ def _kill_when(cmd: list[str], ready, timeout: float = 600) -> int:
     return proc.wait(timeout=60)
 
 
-def _any(folder: Path):
-    return lambda: folder.is_dir() and any(folder.glob("*"))
+def _any(folder: Path, pattern: str = "*"):
+    return lambda: folder.is_dir() and any(folder.glob(pattern))
 
 
 @pytest.mark.parametrize("where", ["paragraphs/hashes", "_done/deduped"])
@@ -70,7 +70,9 @@ def test_killed_in_the_paragraph_step_or_the_rewrite_then_rerun_gives_the_same_b
     out = tmp_path / "killed"
     write_parts(Storage(str(out)), docs)
     folder = out / "dedup" / where if where.startswith("paragraphs") else out / where
-    rc = _kill_when([sys.executable, "-c", DRIVER, json.dumps(config(out).model_dump(mode="json"))], _any(folder))
+    # in the rewrite: a part's marker (_done/deduped/signatures/ holds step 1's)
+    ready = _any(folder) if where.startswith("paragraphs") else _any(folder, "*.json")
+    rc = _kill_when([sys.executable, "-c", DRIVER, json.dumps(config(out).model_dump(mode="json"))], ready)
     assert rc == -signal.SIGKILL
     assert not (out / "_done" / "deduped" / "_corpus.json").exists()  # killed before the phase ended
     summary = run_dedup(config(out), Storage(str(out)), workers=2, progress=False)

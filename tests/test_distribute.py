@@ -71,3 +71,30 @@ def test_a_failing_unit_is_reported_and_the_kept_worker_stays():
     failed = run(keep, "boom")
     assert failed["unit"] == "boom" and failed["failed"] == "ValueError: this unit fails"
     assert run(keep, "next")["worker"] == "extracted" and BUILT == ["extracted"]
+
+
+@pytest.mark.ray
+def test_a_local_run_starts_ray_without_the_token_authentication_warning(tmp_path):
+    """Before, every local run printed Ray's "Token authentication is enabled for this Ray cluster" warning (a new
+    local Ray turns it on when RAY_AUTH_MODE is unset).  The embedded Ray still has token authentication, and a
+    mode the user set is theirs."""
+    import os
+    import subprocess
+    import sys
+
+    script = ("import os\n"
+              "from pipeline.distribute import init_ray, shutdown_local_ray\n"
+              "init_ray(1)  # as the CLI starts it: Ray is first imported there\n"
+              "import ray\n"
+              "assert ray.get(ray.remote(lambda: 1 + 1).remote()) == 2\n"
+              "print('mode', os.environ.get('RAY_AUTH_MODE'))\n"
+              "shutdown_local_ray()\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_AUTH_MODE", "RAY_ADDRESS")}
+    env["HOME"] = str(tmp_path)  # no token yet: Ray makes one, as it does for any new local cluster
+    r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "Token authentication is" not in r.stderr, r.stderr[-3000:]
+    assert "mode token" in r.stdout and (tmp_path / ".ray" / "auth_token").is_file()
+    env["RAY_AUTH_MODE"] = "disabled"
+    r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert r.returncode == 0 and "mode disabled" in r.stdout, r.stderr[-3000:]

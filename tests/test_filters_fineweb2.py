@@ -184,6 +184,13 @@ def test_langid_cutoff_by_language():
     assert out.column("details").to_pylist()[0] == f"de:{scores[0]:.2f} < 0.99999"
 
 
+def test_langid_keep_takes_fineweb2_names_as_the_cutoffs_do():
+    """Before, keep: [deu_Latn] was lowercased to deu_latn, which no model gives: every document was rejected."""
+    out = LangIdStage(LangIdConfig(keep=["deu_Latn"]))(table([GERMAN, ENGLISH]))
+    assert out.column("reason").to_pylist() == [None, "language"]
+    assert LangIdConfig(keep=[" EN ", "rus_Cyrl"]).keep == ["en", "rus_Cyrl"]
+
+
 def test_langid_cutoffs_from_fineweb2_and_inline():
     cfg = LangIdConfig(fineweb2_configs=str(FIXTURE), min_score_by_language={"ru": 0.5})
     assert cfg.min_score_by_language["ru"] == 0.5  # inline wins

@@ -16,7 +16,7 @@ import time
 import pytest
 import yaml
 
-from pipeline.lock import HOLDER, LOCK_DIR, Holder, OutputLock, OutputLocked, unlock
+from pipeline.lock import HOLDER, LOCK_DIR, Holder, LockInUse, OutputLock, OutputLocked, unlock
 from core.storage import S3Options, Storage
 from tests.conftest import REPO
 
@@ -187,9 +187,81 @@ def test_run_refuses_a_held_output_and_unlock_breaks_a_dead_runs_lock(tmp_path):
                                                          f"curate unlock {out}"), r.stderr.strip().splitlines()[-1])
     assert (out / "run.json").read_text() == '{"status": "running"}'  # the holder's record is untouched
 
-    r = curate("unlock", str(out))
+    r = curate("unlock", str(out))  # its heartbeat is 1 s old: it may be running on the other host
+    assert r.returncode == 2 and r.stdout == ""
+    assert re.fullmatch(re.escape(f"output error: {out} is locked by {live.describe()[:-1]}, last heartbeat ") + r"\d+"
+                        + re.escape(" s ago), which may still be running (its last heartbeat is ") + r"\d+"
+                        + re.escape(" s old, and a lock is stale only after 300 s): nothing was removed; if that run is "
+                                    f"dead, remove its lock anyway with: curate unlock --force {out}"), r.stderr.strip())
+    assert (out / LOCK_DIR / HOLDER).exists()
+    r = curate("unlock", "--force", str(out))
     assert r.returncode == 0 and r.stdout.strip() == f"removed the lock of {live.describe()}"
     assert curate("unlock", str(out)).stdout.strip() == f"{out} holds no lock"
+
+
+def _sleeper() -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+
+
+def test_unlock_refuses_a_live_holder_on_this_host_until_its_process_ends(tmp_path):
+    import socket
+
+    root = tmp_path / "out"
+    storage = Storage(str(root))
+    proc = _sleeper()
+    try:
+        holder = Holder("h", "nightly", socket.gethostname(), proc.pid, "2026-01-01T00:00:00+00:00")
+        _plant(root, holder, age_s=3600)  # no heartbeat for an hour, but its process runs: it is live
+        with pytest.raises(LockInUse, match=rf"its process {proc.pid} is alive on this host\): nothing was removed; .*"
+                                            rf"curate unlock --force {re.escape(storage.root_uri)}$"):
+            unlock(storage)
+        assert os.path.exists(_holder_file(root))
+    finally:
+        proc.kill()
+        proc.wait()
+    assert unlock(storage) == [holder]  # its process has ended
+    assert not os.path.exists(_holder_file(root))
+
+
+def test_unlock_refuses_the_lock_of_a_run_of_this_very_process(tmp_path):
+    storage = Storage(str(tmp_path / "out"))
+    with OutputLock(storage, Holder.me("running")):
+        with pytest.raises(LockInUse, match=rf"its process {os.getpid()} is alive"):
+            unlock(storage)
+        assert unlock(storage, force=True)[0].run == "running"
+
+
+@pytest.mark.parametrize("age_s, refused", [(10, True), (299, True), (301, False), (3600, False)])
+def test_unlock_of_another_hosts_holder_goes_by_its_heartbeat(tmp_path, age_s, refused):
+    root = tmp_path / "out"
+    holder = Holder("o", "elsewhere", "other-host", os.getpid(), "2026-01-01T00:00:00+00:00")  # a pid here means nothing
+    _plant(root, holder, age_s)
+    if refused:
+        with pytest.raises(LockInUse, match=r"its last heartbeat is \d+ s old, and a lock is stale only after 300 s"):
+            unlock(Storage(str(root)))
+        assert os.path.exists(_holder_file(root))
+        assert unlock(Storage(str(root)), force=True) == [holder]
+    else:
+        assert unlock(Storage(str(root))) == [holder]
+    assert not os.path.exists(_holder_file(root))
+
+
+@pytest.mark.s3
+def test_unlock_on_s3_refuses_a_live_lease_and_breaks_a_dead_one(s3_server):
+    storage = Storage(_s3_root(s3_server, "lock-unlock"), S3Options(endpoint_url=s3_server))
+    live = OutputLock(storage, Holder("live", "live", "other-host", 1, "2026-01-01T00:00:00+00:00"), settle_s=1.1,
+                      heartbeat_s=0.5)
+    live.acquire()
+    try:
+        with pytest.raises(LockInUse, match=r"locked by run 'live' on host other-host .*its last heartbeat is \d+ s old"):
+            unlock(storage)
+        assert [h.run for h in _leases(storage)] == ["live"]
+    finally:
+        live._stop.set()  # it dies: no more heartbeats, never released
+        live._thread.join()
+    time.sleep(3.5)  # the server's times are whole seconds: clear of the timeout by more than one
+    assert [h.run for h in unlock(storage, stale_s=2.0)] == ["live"]  # its heartbeat is older than the timeout
+    assert _leases(storage) == [] and unlock(storage) == []
 
 
 def test_in_process_runs_one_after_the_other_each_take_the_lock(tmp_path):

@@ -16,7 +16,7 @@ import ray.cloudpickle
 
 from pipeline.cli import main
 from pipeline.config import parse_config
-from pipeline.part_phase import PartPhase
+from pipeline.phase import MapPhase
 from pipeline.phases import DEFAULT_PHASES, ExtractedPhase
 from pipeline.runner import run
 from stages.base import StageSpec, reject_where, set_column
@@ -52,14 +52,11 @@ class LengthStage:
         return reject_where(batch, pc.less(n, self.min_chars).to_numpy(zero_copy_only=False), "too_short")
 
 
-class LengthPhase(PartPhase):
+class LengthPhase(MapPhase):
     """A phase that exists only in this test module."""
 
     name = "length"
     label = "documents of 600 characters or more"
-
-    def settings(self, config):
-        return {"min_chars": 600}
 
     def stages(self, config, prepared=None):
         return [StageSpec(LengthStage, 600)]
@@ -195,10 +192,10 @@ def test_unknown_or_disabled_phase_is_a_one_line_error(corpus, tmp_path, capsys)
     assert "disabled by the config" in capsys.readouterr().err
 
 
-class BrokenPhase(PartPhase):
+class BrokenPhase(MapPhase):
     name = "broken"
 
-    def units(self, ctx):
+    def corpus_wide(self, config):  # asked when the engine lists its units, as the phase starts
         raise RuntimeError("planning bug")
 
 

@@ -118,3 +118,46 @@ def test_the_runs_ner_model_reads_texts_of_unknown_language(tmp_path):
     public = PublicRedactor({"ner_models": {"en": str(tmp_path / "ner")}, "entities": {"person": "annotate"}})
     assert public.texts(["Ada Lovelace wrote to ada@example.org", "no names"]) == ["<PERSON> wrote to <EMAIL_ADDRESS>", "no names"]
     assert public.texts(["Ada Lovelace again"], languages=["de"]) == ["<PERSON> again"]  # no model for de: every model reads it
+
+
+# --------------------------------------------------------------------------- issue 38, items 3 and 5
+
+
+def test_hosts_are_read_whole_and_label_by_label(public):
+    out = public.hosts(["maria.kowalski%40gmail.com.example.net", "81.2.69.161.dyn.example.org",
+                        "%3cus_ssn%3e.ssn.example.com", "%3cemail_address%3a0123456789abcdef%3e.example.org"])
+    # the stage's tokens are shown as tokens (a hash token's digits look like a number: masked, never shown)
+    assert out == ["<EMAIL_ADDRESS>", "<IP_ADDRESS>.dyn.example.org", "<US_SSN>.ssn.example.com",
+                   f"{MASK}.example.org"]
+
+
+CC = "CC-MAIN-20260112000513-20260112030513-00000.warc.gz"
+SHA = "3f2a9c0d1e4b5a6978877665544332211000ffeeddccbbaa9988776655443322"
+
+
+@pytest.mark.parametrize("name, expected", [
+    (CC, CC),
+    (f"s3://commoncrawl/crawl-data/CC-MAIN-2026-04/segments/1768110000000.0/warc/{CC}", None),
+    ("crawl-data/CC-MAIN-2013-20/segments/1368696381249/warc/"
+     "CC-MAIN-20130516092621-00000-ip-10-60-113-184.ec2.internal.warc.gz", None),
+    (SHA, SHA),
+    (f"sha256 {SHA} of tokenizer.json", None),
+    ("documents/final/part-enwiki-2024-10-a-00000000.parquet", None),
+    ("/data/<MASKED>.jsonl#12345678", None),
+    # the same places with PII: still redacted
+    ("CC-MAIN-4158675309-20260112030513-00000.warc.gz", MASK),  # a phone number where a timestamp goes
+    ("CC-MAIN-20261312000513-20260112030513-00000.warc.gz", MASK),  # month 13: no crawl's timestamp
+    (f"/home/maria.kowalski@gmail.com/{CC}", None),
+    ("0123456789012345678901234567890123456789012345678901234567890123", MASK),  # 64 digits: no digest
+    ("part-4158675309-1a2b3c4d.parquet", MASK),
+])
+def test_names_keep_crawl_names_and_digests_and_nothing_else(public, name, expected):
+    (shown,) = public.names([name], urls="://" in name)
+    if expected is None:  # kept as it is, unless it holds PII elsewhere
+        if "kowalski" in name:
+            assert "kowalski" not in shown and "gmail" not in shown
+        else:
+            assert shown == name
+    else:
+        assert shown == expected or shown.startswith(expected) and "4158675309" not in shown
+    assert public.texts([CC]) == [MASK]  # data strings are no names: a crawl's name in a page's text is masked

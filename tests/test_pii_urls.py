@@ -168,3 +168,69 @@ def test_the_url_prefilter_passes_every_url_a_value_of_which_could_hold_a_findin
     for url, hit in zip(urls, hits):
         if python.search(url) or TRIGGER.search(url) or PERCENT.search(url):
             assert hit, url
+
+
+# --------------------------------------------------------------------------- issue 38, item 3
+
+
+@pytest.mark.parametrize(
+    "url, expected",
+    [
+        # an address followed by a file extension or a word: read up to its public suffix
+        ("https://ex.example/users/maria.kowalski@gmail.com.html", "https://ex.example/users/%3CEMAIL_ADDRESS%3E"),
+        ("https://ex.example/u/maria.kowalski@gmail.com_profile.php?p=2",
+         "https://ex.example/u/%3CEMAIL_ADDRESS%3E?p=2"),
+        ("https://ex.example/u/ada@example.co.uk.json", "https://ex.example/u/%3CEMAIL_ADDRESS%3E"),
+        # unformatted numbers under a key that names them
+        ("https://ex.example/f?ssn=536221974&page=1", "https://ex.example/f?ssn=%3CUS_SSN%3E&page=1"),
+        ("https://ex.example/f?SocialSecurityNumber=536221974",
+         "https://ex.example/f?SocialSecurityNumber=%3CUS_SSN%3E"),
+        ("https://ex.example/f?user_ssn=53622-1974", "https://ex.example/f?user_ssn=%3CUS_SSN%3E"),
+        ("https://ex.example/f?mobile=5550123456", "https://ex.example/f?mobile=%3CPHONE_NUMBER%3E"),
+        # PII written into the host
+        ("https://536-22-1974.ssn.example.com/page", "https://%3CUS_SSN%3E.ssn.example.com/page"),
+        ("https://415-867-5309.phone.example.com/x", "https://%3CPHONE_NUMBER%3E.phone.example.com/x"),
+        ("https://4158675309.example.org/x", "https://%3CMASKED%3E.example.org/x"),
+        ("https://maria.kowalski%40gmail.com.example.net/x", "https://%3CEMAIL_ADDRESS%3E/x"),
+        ("https://81-2-69-160.dyn.isp.example/x", "https://%3CMASKED%3E.dyn.isp.example/x"),
+        ("https://www.81.2.69.160.example.org:8080/x", "https://www.%3CIP_ADDRESS%3E.example.org:8080/x"),
+        ("https://u:p@536-22-1974.example/x", "https://%3CUS_SSN%3E.example/x"),
+    ],
+)
+def test_issue_38_url_shapes(stage, url, expected):
+    assert urls_of(stage, url) == [expected]
+
+
+@pytest.mark.parametrize("url", [
+    "https://81.2.69.160/status",  # the server's address: kept (docs/pii.md)
+    "https://[2001:db8::7]:8443/x",
+    "https://ex.example/f?id=536221974",  # a 9-digit id under a key that names nothing
+    "https://ex.example/f?ssn=123456789",  # the SSA's published placeholder: no SSN
+    "https://ex.example/f?tel=12345",  # too short for a phone number
+    "https://cdn-2.static.example.com/v1.2.3/app.js",
+    "https://ex.example/archive/2024/05/12/report.html",
+    "https://ex.example/pkg/@babel/core",
+    "https://ex.example/maps/@52.3702,4.8952,15z",
+])
+def test_issue_38_lookalikes_stay(stage, url):
+    assert urls_of(stage, url) == [url]
+
+
+def test_host_findings_are_counted_and_follow_the_actions():
+    entities = {"us_ssn": "hash", "phone_number": "annotate"}
+    stage = PiiStage(PiiConfig.model_validate({"hash_salt": SALT, "entities": entities}))
+    out = run(stage, "https://536-22-1974.ssn.example.com/?ssn=536-22-1974", "https://415-867-5309.example.com/")
+    first, second = out.column("url").to_pylist()
+    token = re.fullmatch(r"https://(%3CUS_SSN%3A[0-9a-f]{16}%3E)\.ssn\.example\.com/\?ssn=(.*)", first)
+    assert token and token.group(1) == token.group(2)  # one value, one hash, in the host as in the query
+    assert second == "https://415-867-5309.example.com/"  # annotate: counted, left as it was
+    assert out.column(URL_COUNT_COLUMN).to_pylist() == [2, 1]
+
+
+def test_no_host_leftover_without_pattern_entities():
+    # every pattern entity off: nothing is read, no label is masked
+    from stages.pii.config import PATTERN_ENTITIES
+
+    off = {e.lower(): False for e in PATTERN_ENTITIES}
+    stage = PiiStage(PiiConfig.model_validate({"entities": off}))
+    assert urls_of(stage, "https://4158675309.example.org/x") == ["https://4158675309.example.org/x"]

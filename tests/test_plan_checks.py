@@ -163,3 +163,32 @@ def test_the_sample_config_passes_every_check():
         assert check_named_files(config) == []
     finally:
         os.chdir(cwd)
+
+
+SAMPLE_MODEL = REPO / "samples" / "quality" / "model.ftz"
+
+
+@pytest.mark.parametrize("make, expected", [
+    (lambda data: data[: len(data) // 2], "config error: classifiers.0.model: '{p}' is truncated or damaged"),
+    (lambda data: data[:64], "config error: classifiers.0.model: '{p}' is truncated or damaged"),
+    (lambda data: data[:64] + os.urandom(4096), "config error: classifiers.0.model: '{p}' is truncated or damaged"),
+    (lambda data: data + b"\0" * 100, "config error: classifiers.0.model: '{p}' has 100 bytes after the model"),
+], ids=["truncated", "header-only", "header-and-garbage", "padded"])
+def test_a_damaged_classifier_model_is_refused_at_plan_time(tmp_path, make, expected):
+    """Before, only the magic number was checked at plan time: every phase-1 unit then failed."""
+    path = tmp_path / "model.ftz"
+    path.write_bytes(make(SAMPLE_MODEL.read_bytes()))
+    config = _config(tmp_path / "out", classifiers=[{"name": "quality", "model": str(path), "label": "hq"}])
+    problems = _problems(config)
+    assert len(problems) == 1 and problems[0].startswith(expected.format(p=path)), problems
+
+
+def test_a_label_the_model_does_not_have_is_refused_at_plan_time(tmp_path):
+    config = _config(tmp_path / "out", classifiers=[{"name": "quality", "model": str(SAMPLE_MODEL), "label": "good"}])
+    assert _problems(config) == [f"config error: classifiers.0.label: 'good' is not a label of '{SAMPLE_MODEL}' "
+                                 "(its labels: hq, cc) (fix label, or name another model)"]
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(yaml.safe_dump({"inputs": [SAMPLE_WARCS], "output": str(tmp_path / "out"),
+                                   "classifiers": [{"name": "quality", "model": str(SAMPLE_MODEL), "label": "good"}]}))
+    r = _curate("validate", str(cfg))
+    assert r.returncode == 2 and r.stderr.strip().splitlines() == _problems(config)

@@ -1,8 +1,9 @@
-"""`ray job submit` against a real multi-process Ray cluster on 127.0.0.1.
+"""`ray job submit` and `curate run --address` against a real multi-process Ray cluster on 127.0.0.1.
 
-Starts a head node and a worker node (`ray start`, token authentication),
-submits the sample job with the repository as working dir, and checks its
-output.  Slow (~40 s): it is the real deployment path.
+Starts a head node and a worker node (`ray start`, token authentication, in a folder of their own as on
+machines of their own), submits the sample job with the repository as working dir, or runs a config of
+relative paths from another working directory, and checks the output.  Slow (~40 s each): it is the real
+deployment path.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.conftest import REPO, SAMPLES
 
@@ -46,6 +48,8 @@ def cluster(tmp_path):
     ray = shutil.which("ray", path=env["PATH"])
     gcs, dash = _free_port(), _free_port()
     temp = Path("/tmp") / f"ray-test-{os.getpid()}"  # short: unix socket paths have a length limit
+    nodes_cwd = tmp_path / "nodes"  # where `ray start` runs: its workers' working directory
+    nodes_cwd.mkdir()
 
     def sh(*args):
         return subprocess.run([ray, *args], env=env, capture_output=True, text=True, timeout=180)
@@ -58,7 +62,7 @@ def cluster(tmp_path):
         ports = [f"--dashboard-agent-listen-port={_free_port()}", f"--dashboard-agent-grpc-port={_free_port()}",
                  f"--metrics-export-port={_free_port()}", f"--runtime-env-agent-port={_free_port()}"]
         return subprocess.Popen([ray, "start", "--block", *args, *ports], env=env, start_new_session=True,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                cwd=nodes_cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     assert sh("get-auth-token", "--generate").returncode == 0
     nodes = [start("--head", "--node-ip-address=127.0.0.1", f"--port={gcs}", "--dashboard-host=127.0.0.1",
@@ -70,7 +74,7 @@ def cluster(tmp_path):
         nodes.append(start(f"--address=127.0.0.1:{gcs}", "--node-ip-address=127.0.0.1", "--num-cpus=1",
                            f"--temp-dir={temp}-w"))
         _wait_for_nodes(sh, gcs, 2)
-        yield env, f"http://127.0.0.1:{dash}", ray
+        yield env, f"http://127.0.0.1:{dash}", ray, f"127.0.0.1:{gcs}"
     finally:
         for node in reversed(nodes):
             os.killpg(node.pid, signal.SIGTERM)
@@ -93,7 +97,7 @@ def _wait_for_nodes(sh, gcs: int, n: int, timeout: float = 90) -> None:
 
 
 def test_job_submit_runs_the_pipeline_on_a_cluster(cluster, tmp_path):
-    env, dashboard, ray = cluster
+    env, dashboard, ray, _ = cluster
     inputs = sorted(SAMPLES.glob("*.warc.gz"))[:2]
     out = tmp_path / "job-out"
     args = [a for p in inputs for a in ("-i", str(p))]
@@ -115,3 +119,30 @@ def test_job_submit_runs_the_pipeline_on_a_cluster(cluster, tmp_path):
     assert record["status"] == "ok" and record["phases_run"] == ["extracted", "deduped", "final", "shards", "card"]
     assert record["phases"]["shards"]["documents"] == record["phases"]["final"]["kept"] > 100
     assert (out / "README.md").exists()
+
+
+def test_relative_paths_reach_the_workers_of_a_cluster(cluster, tmp_path):
+    """A config of relative paths (inputs, the quality model, the tokenizer, the output) in a folder of its own, run
+    with --address from another working directory: before, preflight passed on the driver and every unit failed on
+    the workers ("no fastText model file at 'samples/quality/model.ftz'"), whose working directory is another."""
+    env, _, _, address = cluster
+    work = tmp_path / "work"  # the working directory: what the relative paths are read from
+    work.mkdir()
+    (work / "samples").symlink_to(SAMPLES)
+    config = tmp_path / "configs" / "job.yaml"  # elsewhere: paths are not read from the config's folder
+    config.parent.mkdir()
+    job = yaml.safe_load((REPO / "jobs" / "sample.yaml").read_text())
+    inputs = [f"samples/{p.name}" for p in sorted(SAMPLES.glob("*.warc.gz"))[:2]]
+    config.write_text(yaml.safe_dump({**job, "inputs": inputs, "output": "out/run", "card": {"enabled": False}}))
+    assert job["classifiers"][0]["model"] == "samples/quality/model.ftz"  # relative, as the README's sample job
+    command = [sys.executable, "-m", "pipeline.cli", "run", str(config), "--address", address, "--no-progress"]
+    run = subprocess.run(command, env=env, cwd=work, capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    record = json.loads((work / "out" / "run" / "run.json").read_text())
+    phase1 = record["phases"]["extracted"]
+    assert phase1["files"] == 2 and not phase1["failed_units"] and phase1["kept"] > 100
+    assert record["status"] == "ok"
+    assert record["phases"]["shards"]["documents"] == record["phases"]["final"]["kept"] > 100
+    assert record["config"]["classifiers"][0]["model"] == str(work / "samples" / "quality" / "model.ftz")
+    assert record["inputs"] == inputs  # inputs keep their names (the source column, the units' names)
+    assert not (tmp_path / "nodes" / "out").exists()

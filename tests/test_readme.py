@@ -25,3 +25,16 @@ def test_ci_runs_the_readme_test_command():
     run_cmd, test_cmd = commands[0], commands[1]
     assert "curate run jobs/sample.yaml" in run_cmd
     assert test_cmd in (REPO / ".ci" / "run").read_text()
+
+
+def test_the_test_command_says_what_it_costs():
+    """The README says how large the test environment is and how long it takes, as measured (issue 42: it said
+    neither, and a new user met a 7.6 GB venv and a 32-minute install)."""
+    after = README.split(re.findall(r"```bash\n(python3\.11 -m venv .+?)\n```", README)[1], 1)[1].split("\n## ", 1)[0]
+    measured = (REPO / "benchmarks" / "results" / "install.md").read_text()
+    values = re.findall(r"^\| [^|]+ \| ([^|]+) \|$", measured.split("\n\n| site-packages")[0], re.M)
+    assert values[:2] == ["value", "---:"] and len(values) == 7
+    for value in values[2:]:  # 3 minutes, 32 minutes, 7.6 GB, 12–14 minutes, 859 s
+        number = value.strip().split()[0]
+        assert number in after, (number, after[:600])
+    assert "benchmarks/results/install.md" in after and "torch" in after

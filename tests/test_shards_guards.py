@@ -59,8 +59,8 @@ def test_many_more_groups_than_documents_write_one_marker_for_the_empty_ones(fin
     assert shards["groups"] == 4096 and shards["documents"] == 8
     markers = sorted(p.name for p in (out / "_done" / "shards").glob("*.json"))
     assert len(markers) <= 8 + 2 and "_empty_groups.json" in markers and "_manifest.json" in markers
-    empty = json.loads((out / "_done" / "shards" / "_empty_groups.json").read_text())
-    assert len(empty["groups"]) == 4096 - (len(markers) - 2)
+    empty = json.loads((out / "_done" / "shards" / "_empty_groups.json").read_text())  # the groups step's empty units
+    assert len(empty["units"]) == 4096 - (len(markers) - 2)
     manifest = json.loads((out / "shards" / "manifest.json").read_text())
     assert len(manifest["groups"]) == 4096 and manifest["documents"] == 8
 
@@ -83,7 +83,8 @@ def test_many_more_groups_than_documents_write_one_marker_for_the_empty_ones(fin
     # another corpus (here: another seed) forgets the empty groups of the old one
     reseeded = run(_config(src, out, shuffle={"groups": 4096, "seed": 7}), progress=False, phases=["shards"])
     assert reseeded["phases"]["shards"]["units_skipped"] == 0
-    assert json.loads((out / "_done" / "shards" / "_empty_groups.json").read_text())["corpus"] != empty["corpus"]
+    reseeded_empty = json.loads((out / "_done" / "shards" / "_empty_groups.json").read_text())
+    assert reseeded_empty["fingerprint"] != empty["fingerprint"]
 
 
 def test_packing_that_drops_too_much_is_an_error_naming_the_setting(finished, tmp_path):

@@ -280,3 +280,47 @@ def test_loads_from_s3(s3_server, monkeypatch):
         load("s3://tokenizers/missing.model", filesystem=fs)
     monkeypatch.setenv("AWS_ENDPOINT_URL", s3_server)  # no filesystem given: the AWS_* variables, as a worker has them
     assert load("s3://tokenizers/tokenizer.json").kind == "huggingface"
+
+
+# ---------------------------------------------------------------- the SentencePiece demonstration model (issue 42)
+
+
+def test_every_demonstration_model_of_the_samples_is_registered():
+    """The card tells a demonstration model by its sha256 (classifiers/demonstration.py): before, the SentencePiece
+    one was not registered, and a run with it had a card that did not say its tokens were a demonstration's."""
+    from classifiers.demonstration import identify, known
+    from pipeline.card.tokens import tokens_stats
+
+    files = [HF_FILE, SP_FILE, *sorted((REPO / "samples").glob("*/*.ftz"))]
+    assert len(files) == 5 and all(identify(f) is not None for f in files), [f for f in files if identify(f) is None]
+    assert "SentencePiece" in known(hashlib.sha256(SP_FILE.read_bytes()).hexdigest()).what
+    digest = hashlib.sha256(SP_FILE.read_bytes()).hexdigest()
+    manifest = {"documents": 1, "formats": {"mds": {"tokens": 3}}, "tokenizer": {"sha256": digest}}
+    assert tokens_stats(manifest, {})["demonstration"].startswith("the demonstration SentencePiece model")
+
+
+def test_the_default_eos_is_the_tokenizers_own(tmp_path):
+    """Before, the default EOS was '<|endoftext|>', which a SentencePiece model does not have: every .model was refused
+    until eos: auto.  Now auto is the default: </s> for the SentencePiece model, <|endoftext|> (id 0, as before) for
+    the demonstration BPE; a tokenizer with no EOS of its own is told to name one."""
+    from pipeline.config import parse_config
+    from pipeline.preflight import check_named_files
+    from stages.tokenize import TokenizeConfig, TokenizeStage
+
+    assert TokenizeConfig().eos == FROM_MODEL
+    for path, eos in ((SP_FILE, SpecialToken("</s>", 2)), (HF_FILE, SpecialToken("<|endoftext|>", 0))):
+        config = parse_config({"inputs": ["x"], "output": str(tmp_path / "out"),
+                               "shards": {"tokenize": {"tokenizer": str(path)}}})
+        assert check_named_files(config) == []
+        stage = TokenizeStage(config.shards.tokenize)
+        out = stage(pa.table({"text": ["a short text"]}))
+        assert out.column("tokens").to_pylist()[0][-1] == eos.id
+    spec = json.loads(HF_FILE.read_text())  # the demonstration BPE without its <|endoftext|>: no EOS of its own
+    spec["added_tokens"] = [t for t in spec["added_tokens"] if t["content"] != "<|endoftext|>"]
+    del spec["model"]["vocab"]["<|endoftext|>"]
+    (tmp_path / "no-eos.json").write_text(json.dumps(spec))
+    config = parse_config({"inputs": ["x"], "output": str(tmp_path / "out"),
+                           "shards": {"tokenize": {"tokenizer": str(tmp_path / "no-eos.json")}}})
+    assert check_named_files(config) == [
+        f"config error: shards.tokenize.eos: auto: '{tmp_path / 'no-eos.json'}' names no EOS token of its own (it "
+        "names no special tokens): give the token that ends a document, or null for none"]

@@ -21,6 +21,8 @@ from pipeline.card.examples import examples, public_redactor
 from pipeline.card.hub import FOLDER, README
 from pipeline.card.manifest import read_manifest
 from pipeline.card.plan import CardPlan
+from pipeline.phase import ROLE_SHARDS
+from pipeline.card.public_paths import publish_paths
 from pipeline.card.redaction import redact_stats
 from pipeline.card.render import render
 from pipeline.card.stats import build_stats, pii_action
@@ -43,9 +45,9 @@ def compute(plan: CardPlan, storage: Storage, *, config=None, workers: int | Cal
     first = plan.phase(plan.inputs_phase())
     kinds = first.kinds if first is not None and len(set(first.kinds.values())) > 1 else None
     aggs, unreadable = collect.aggregate(storage, units, config=config, workers=workers, ray=ray, kinds=kinds)
-    shards = plan.phase(plan.with_section(N.SHARDS_SECTION))
+    shards = plan.phase(plan.with_role(ROLE_SHARDS))
     manifest = read_manifest(storage) if shards is not None and shards.status == "ran" else None
-    stats = build_stats(plan, aggs, manifest, unreadable)
+    stats = publish_paths(build_stats(plan, aggs, manifest, unreadable), plan.record.get("working_dir"))
     rejected = {k: v for k, v in aggs.items() if k.endswith("/rejected")}  # where the examples are
     args = (stats, rejected, [p.name for p in plan.phases], run_config.get("pii"))
     if ray:  # on a worker, which has presidio loaded from the final phase: ~135 MB the driver does not take on

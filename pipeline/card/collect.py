@@ -96,7 +96,9 @@ def tasks(plan: CardPlan, annotated: list[str], examples: int = EXAMPLES_PER_REA
         for f in p.rejected:
             key = f.removeprefix("part-").removesuffix(".parquet") if p.writes_documents else f"{p.name}:{f}"
             files.setdefault(key, []).append([p.name, "rejected", f, False])
-    return [Unit(name, "", {"files": fs, "annotated": annotated, "examples": examples}) for name, fs in sorted(files.items())]
+    scores = plan.plan.scores()  # the score columns the plan declares (the card never guesses them from names)
+    return [Unit(name, "", {"files": fs, "annotated": annotated, "examples": examples, "scores": scores})
+            for name, fs in sorted(files.items())]
 
 
 def total_bytes(storage: Storage, units: list[Unit]) -> int:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections import Counter
 
 from pipeline.card.plan import CardPlan, PhaseInfo
+from pipeline.phase import ROLE_DOCUMENTS, ROLE_SHARDS
 
 STATUS_TEXT = {"disabled": "not run: disabled by the config", "not_run": "not run: no finished units"}
 NOT_PROCESSED = "not processed (parts this phase has not finished)"
@@ -78,7 +79,7 @@ def funnel(plan: CardPlan, aggs: dict[str, dict], manifest: dict | None, kind: s
         first.update(removed=reader["records"] - rows_read, out=rows_read)
     out = [first]
     for phase in plan.phases:
-        if kind is not None and not phase.writes_documents:
+        if kind is not None and phase.role == ROLE_SHARDS:
             break  # shards mix the parts of every kind
         out += _phase_rows(plan, phase, out[-1]["out"], aggs, manifest if kind is None else None, kinds)
     return out
@@ -105,7 +106,7 @@ def _phase_rows(plan: CardPlan, phase: PhaseInfo, n_in: int, aggs: dict, manifes
     rejected = aggs.get(f"{phase.name}/rejected", {})
     reasons: dict[str, dict[str, int]] = rejected.get("reasons", {})
     rows = []
-    if phase.writes_documents:
+    if phase.role == ROLE_DOCUMENTS:
         phase_in = _rows(aggs, phase.name, "documents") + rejected.get("rows", 0)
         if phase_in != n_in:
             rows.append(_row(f"{phase.name}:not_processed", phase.name, "", n_in, {NOT_PROCESSED: n_in - phase_in},
@@ -118,16 +119,17 @@ def _phase_rows(plan: CardPlan, phase: PhaseInfo, n_in: int, aggs: dict, manifes
         label = (_stage_label(plan, phase.name, stage, kinds) if stage else None) or (phase_label if not stage else f"{phase.name}: {stage}")
         rows.append(_row(f"{phase.name}:{stage}" if stage else phase.name, phase.name, stage, n_in, reasons.get(stage, {}), label=label))
         n_in = rows[-1]["out"]
-    mix = (manifest or {}).get("mix") if not phase.writes_documents else None
+    shards = phase.role == ROLE_SHARDS  # the manifest says what the shards hold
+    mix = (manifest or {}).get("mix") if shards else None
     if mix:  # the mix draws each document 0..n times: the documents left out, the repeats added
         rows.append(_row(f"{phase.name}:mix", phase.name, "mix", n_in, {k: v for k, v in ((NOT_DRAWN, n_in - mix["documents_drawn"]),
                          (REPEATS, mix["documents_drawn"] - mix["samples"])) if v}, label="training mix: documents drawn to the target shares"))
         n_in = rows[-1]["out"]
-    dropped = ((manifest or {}).get("dropped") or {}).get("documents", 0) if not phase.writes_documents else 0
+    dropped = ((manifest or {}).get("dropped") or {}).get("documents", 0) if shards else 0
     if dropped:
         rows.append(_row(f"{phase.name}:dropped", phase.name, "", n_in, {DROPPED: dropped}, label=f"{phase.name}: {DROPPED}"))
         n_in = rows[-1]["out"]
-    if not phase.writes_documents and manifest is not None and manifest["documents"] != n_in:
+    if shards and manifest is not None and manifest["documents"] != n_in:
         rows.append(_row(f"{phase.name}:unaccounted", phase.name, "", n_in, {NOT_IN_SHARDS: n_in - manifest["documents"]},
                          label=f"{phase.name}: {NOT_IN_SHARDS}"))
     return rows

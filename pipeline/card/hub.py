@@ -30,9 +30,10 @@ def configs(dataset: str) -> list[dict]:
     return [{"config_name": "default", "data_files": [{"split": "train", "path": f"documents/{dataset}/*.parquet"}]}]
 
 
-def allow_patterns(dataset: str, formats: list[str] | None) -> list[str]:
-    """What to upload of the output root (``formats``: the shard formats of the manifest, None without one)."""
-    out = [README, f"{FOLDER}/*.svg", f"{FOLDER}/stats.json", f"documents/{dataset}/*.parquet"]
+def allow_patterns(dataset: str | None, formats: list[str] | None) -> list[str]:
+    """What to upload of the output root (``formats``: the shard formats of the manifest, None without one;
+    ``dataset`` None: no documents, the shards alone)."""
+    out = [README, f"{FOLDER}/*.svg", f"{FOLDER}/stats.json", *([f"documents/{dataset}/*.parquet"] if dataset else [])]
     if formats is not None:
         out += ["shards/manifest.json", "shards/tokenizer/*", "shards/*/index.json"]
         out += [f"shards/{f.name}/{pattern}" for f in FORMATS if f.name in formats for pattern in f.files]

@@ -26,7 +26,8 @@ DUP_CLUSTER_SIZE = "dup_cluster_size"
 PII_PREFIX = "pii_"
 #: the stage column of rejected rows
 STAGE = "stage"
-#: the stage whose rows the PII section reports on, and the config section of the dedup and shards phases
+#: the stage whose rows the PII section reports on, the config section of the dedup phase, and the shards' config
+#: section (the shards phase itself is the one whose role is shards: pipeline.phase.ROLE_SHARDS)
 PII_STAGE = "pii"
 DEDUP_SECTION = "dedup"
 SHARDS_SECTION = "shards"

@@ -111,9 +111,11 @@ def quality_histogram(scores: np.ndarray) -> list[int]:
     return np.bincount(idx, minlength=QUALITY_BINS).tolist()
 
 
-def score_columns(schema: pa.Schema) -> list[str]:
-    """The classifiers' score columns (``<name>_score``, floats; language ID's ``language_score`` is not one)."""
-    return [f.name for f in schema if f.name.endswith(N.SCORE_SUFFIX) and f.name != N.LANGUAGE_SCORE and pa.types.is_floating(f.type)]
+def score_columns(schema: pa.Schema, declared: list[str]) -> list[str]:
+    """The score columns the plan declares (a tagger's ``scores``: the classifiers' ``<name>_score``) that this
+    part has, as numbers."""
+    types = {f.name: f.type for f in schema}
+    return [c for c in declared if c in types and (pa.types.is_floating(types[c]) or pa.types.is_integer(types[c]))]
 
 
 def _scores_by_language(t: pa.Table, columns: list[str]) -> dict:
@@ -139,17 +141,17 @@ def pii_columns(schema: pa.Schema) -> list[str]:
 # ----------------------------------------------------------------------------- one file
 
 
-def documents_stats(file: pq.ParquetFile, lengths: bool, annotated: list[str] = ()) -> dict:
+def documents_stats(file: pq.ParquetFile, lengths: bool, annotated: list[str] = (), scores: list[str] = ()) -> dict:
     """Aggregates of one documents part.
 
     ``lengths``: read the text column for the length histogram (only the first
     and the last phase need it).  ``annotated``: the PII count columns of
-    entities that are counted but not redacted.
+    entities that are counted but not redacted.  ``scores``: the score columns the plan declares.
     """
     schema = file.schema_arrow
     has = set(schema.names)
     pii = pii_columns(schema)
-    scores = score_columns(schema)
+    scores = score_columns(schema, list(scores))
     wanted = [c for c in (N.LANGUAGE, N.SOURCE, N.URL, *scores, N.DUP_CLUSTER_SIZE, *pii) if c in has]
     if lengths and N.TEXT in has:
         wanted.append(N.TEXT)
@@ -302,7 +304,7 @@ class PartStats:
         for phase, kind, name, lengths in unit.params["files"]:
             f = pq.ParquetFile(self.storage.path(kind, phase, name), filesystem=self.storage.fs)
             if kind == "documents":
-                agg = documents_stats(f, lengths, unit.params.get("annotated", []))
+                agg = documents_stats(f, lengths, unit.params.get("annotated", []), unit.params.get("scores", []))
             else:
                 agg = rejected_stats(f, unit.params.get("examples", EXAMPLES_PER_REASON))
             files[f"{phase}/{kind}"] = agg

@@ -3,7 +3,8 @@ current parts, and the records each input file held.
 
 The card knows no phase by name: labels, the order of the stages and the settings of each phase come
 from the plan; the phase that reads the inputs, the one that deduplicates, redacts PII or writes the
-shards manifest are found in it by what they declare (sources, sections, stages, sinks).
+shards manifest are found in it by what they declare (sources, sections, stages, roles), and so are the
+score columns (what the stages declare as ``scores``).
 
 In a run (and in ``curate report`` when the recorded config still validates) the parts are those
 the runner itself would hand to the next phase: the parts whose markers are current for the recorded
@@ -22,6 +23,7 @@ from typing import Sequence
 from core.layout import DOCUMENTS, DONE, REJECTED, part_file
 from core.storage import Storage
 from pipeline.card.reading import check_marker, read_object
+from pipeline.phase import ROLE_DOCUMENTS
 from pipeline.plan import PhasePlan, Plan
 from pipeline.result import UnitResult
 
@@ -44,6 +46,8 @@ class PhaseInfo:
     stages: list[str] = field(default_factory=list)
     #: the source kind of each current part (the phase that reads the inputs only)
     kinds: dict[str, str] = field(default_factory=dict)
+    #: what its outputs are, as it declares (pipeline.phase ROLE_*)
+    role: str = ROLE_DOCUMENTS
 
 
 @dataclass
@@ -72,8 +76,13 @@ class CardPlan:
         return planned or next((p.name for p in self.phases if stage in p.stages), None)
 
     def with_section(self, section: str) -> str | None:
-        """The phase whose outputs depend on the config section ``section`` (``dedup``, ``shards``)."""
+        """The phase whose outputs depend on the config section ``section`` (``dedup``)."""
         return next((p.name for p in self.plan.phases if section in p.sections), None)
+
+    def with_role(self, role: str) -> str | None:
+        """The phase of a role (``shards``), as it declares."""
+        planned = self.plan.with_role(role)
+        return planned.name if planned is not None else None
 
     def stage_label(self, phase: str, stage: str) -> str | None:
         info = self.plan.stage(phase, stage)
@@ -104,7 +113,7 @@ def _info(storage: Storage, phase: PhasePlan, parts: list[str], markers: list[Un
     status = "ran" if markers else "not_run"
     stages = _stage_order(phase, {s for m in markers for s in m.stages.docs_in})
     kinds = {m.unit: m.outputs["kind"] for m in markers if m.outputs.get("kind")} if phase.sources else {}
-    return PhaseInfo(phase.name, status, phase.writes_documents, sorted(parts), rejected, stages, kinds)
+    return PhaseInfo(phase.name, status, phase.writes_documents, sorted(parts), rejected, stages, kinds, phase.role)
 
 
 def _reported(plan: Plan) -> list[PhasePlan]:
@@ -119,7 +128,7 @@ def plan_from_context(ctx, record: dict) -> CardPlan:
     reader: list[UnitResult] = []
     for planned in _reported(ctx.plan):
         if planned.name not in enabled:
-            infos.append(PhaseInfo(planned.name, "disabled", planned.writes_documents))
+            infos.append(PhaseInfo(planned.name, "disabled", planned.writes_documents, role=planned.role))
             continue
         phase = enabled[planned.name]
         done = _checked(ctx.storage, phase.name, {u.name: m for u in ctx.units_of(phase) if (m := ctx.marker(phase, u)) is not None})
@@ -157,7 +166,9 @@ def recorded_plan(storage: Storage, record: dict, phases: Sequence = ()) -> Plan
     built, _ = build_plan(_every_stage(), phases)
     out = [p for p in built.phases if p.name in found or p.writes_documents]
     known = {p.name for p in built.phases}
-    out += [PhasePlan(n, n, True, None, "unit", storage.exists(DOCUMENTS, n), ()) for n in sorted(found - known)]
+    for n in sorted(found - known):
+        docs = storage.exists(DOCUMENTS, n)
+        out.append(PhasePlan(n, n, True, None, "unit", docs, (), role=ROLE_DOCUMENTS if docs else ""))
     return Plan(tuple(out))
 
 
@@ -171,7 +182,7 @@ def plan_from_markers(storage: Storage, record: dict, why: str, phases: Sequence
     reader: list[UnitResult] = []
     for planned in _reported(plan):
         if not planned.enabled:
-            infos.append(PhaseInfo(planned.name, "disabled", planned.writes_documents))
+            infos.append(PhaseInfo(planned.name, "disabled", planned.writes_documents, role=planned.role))
             continue
         name = planned.name
         names = [n.removesuffix(".json") for n in storage.list(DONE, name, suffix=".json") if "/" not in n]

@@ -418,7 +418,9 @@ def tokens(stats: dict) -> str:
     if not t["present"]:
         return "No shards were written (no `shards/manifest.json`): the dataset is the Parquet files only."
     tok = t["tokenizer"] or {}
-    what = text(t["demonstration"]) if t.get("demonstration") else f"the tokenizer {code(tok.get('path') or tok.get('name') or '?')}"
+    sha = f" (sha256 {code(tok['sha256'][:12])}…)" if tok.get("sha256") else ""
+    named = code(tok.get("path") or tok.get("name") or "?")
+    what = text(t["demonstration"]) if t.get("demonstration") else f"the tokenizer {named}{sha}"
     if tok.get("file"):
         what += (f", copied into {code('shards/' + tok['file'])} ({text(tok.get('kind'))}, vocabulary {n(tok.get('vocab_size'))}, "
                  f"ids stored as {text(tok.get('dtype'))})")
@@ -496,6 +498,8 @@ def limitations(stats: dict) -> str:
               for u in stats.get("unreadable", [])]
     if stats["publish"]["withheld"]:
         items.append(f"No dataset config is offered: {text(stats['publish']['withheld'])}.")
+    items += [f"{code(folder)} is not offered for publishing: it holds {text(why)}."
+              for folder, why in (stats["publish"].get("excluded") or {}).items()]
     items += [f"The plot {code(name)} could not be drawn ({text(err)}): the card shows no image for it."
               for name, err in stats.get("plot_errors", {}).items()]
     for r in stats["funnel"]:
@@ -541,11 +545,21 @@ def publishing(stats: dict) -> str:
         f"HfApi().upload_large_folder(repo_id=REPO, repo_type=\"dataset\", folder_path=OUTPUT_ROOT,",
         f"                            allow_patterns={p['allow_patterns']!r},",
         f"                            ignore_patterns={p['ignore_patterns']!r})"])
+    excluded = p.get("excluded") or {}
+    if excluded:
+        many = len(excluded) > 1
+        head = (" and ".join(code(f) for f in excluded) + f" {'are' if many else 'is'} not offered: "
+                f"{'they hold' if many else 'it holds'} {text(next(iter(excluded.values())))}. This card offers no "
+                "dataset config; the shards are published with it, and `rejected/`, the documents, `dedup/`, "
+                "`_done/` and `run.json` are not. Upload exactly these files:")
+    else:
+        head = ("This output's root is a Hugging Face dataset repository as it stands: this card is its `README.md`, "
+                "and `datasets.load_dataset(OUTPUT_ROOT)` (or the repository's name) reads its `default` config, the "
+                "documents after PII redaction. The shards are uploaded beside them, outside the configs; "
+                "`rejected/`, the phases before PII redaction, `dedup/`, `_done/` and `run.json` are not. Upload "
+                "exactly these files:")
     return "\n".join([
-        "This output's root is a Hugging Face dataset repository as it stands: this card is its `README.md`, and "
-        "`datasets.load_dataset(OUTPUT_ROOT)` (or the repository's name) reads its `default` config, the documents after "
-        "PII redaction. The shards are uploaded beside them, outside the configs; `rejected/`, the phases before PII "
-        "redaction, `dedup/`, `_done/` and `run.json` are not. Upload exactly these files:", "",
+        head, "",
         fence(snippet, "python"), "",
         "(`upload_folder` takes the same patterns.) The card's `language` list gives Hub codes: ISO 639-1 where one "
         "exists, else ISO 639-3" + (f" ({langs}; the language-ID labels are in `card/stats.json`)" if langs else "") + ".",

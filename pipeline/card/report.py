@@ -79,10 +79,8 @@ def report(root: str, s3: S3Options | None = None, workers: int = 1) -> dict:
 
         stats = compute(plan_from_markers(storage, record, why, DEFAULT_PHASES), storage, workers=workers)
         return publish(storage, stats)
-    from pipeline.phases.card import card_unit
-
     try:
-        plan, unit = plan_from_context(ctx, record), card_unit(ctx)
+        plan, (unit,) = plan_from_context(ctx, record), ctx.units_of(CardPhase())  # the card's unit, by the engine
     except CardInputError:
         raise
     except (ValueError, AttributeError, TypeError) as e:  # the run's context reads markers without naming them

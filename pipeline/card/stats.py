@@ -17,6 +17,9 @@ from pipeline.card.tokens import headline_tokens as _headline_tokens, tokens_sta
 from pipeline.card.funnel import adds_up, funnel, reader_counts, share
 from pipeline.card.parts import LENGTH_EDGES, QUALITY_BINS
 from pipeline.card.plan import CardPlan
+from pipeline.phase import ROLE_SHARDS
+from stages.pii.config import URL_ORIGINAL_COLUMN
+from stages.pii.names import public_name
 
 SCHEMA = 1
 #: Hosts listed (and plotted) among the kept and among the removed documents.
@@ -117,8 +120,10 @@ def _sources(plan: CardPlan, aggs: dict) -> dict:
     responses = Counter(aggs.get(f"{first}/documents", {}).get("sources", {}))
     responses.update(aggs.get(f"{first}/rejected", {}).get("sources", {}))
     kept = {p.name: aggs.get(f"{p.name}/documents", {}).get("sources", {}) for p in plan.phases if p.status == "ran" and p.writes_documents}
-    files = [{"file": f, "kind": kinds.get(f), "records": records.get(f), "responses": responses.get(f, 0),
-              "kept": {ph: k.get(f, 0) for ph, k in kept.items()}} for f in inputs]
+    # a file as it is published (the PII stage writes that name into the source column: stages/pii/names.py)
+    public = {f: public_name(f) for f in inputs}
+    files = [{"file": public[f], "kind": kinds.get(f), "records": records.get(f), "responses": responses.get(f, 0),
+              "kept": {ph: k.get(f, k.get(public[f], 0)) for ph, k in kept.items()}} for f in inputs]
     snapshots = Counter(m.group(0) for f in inputs if (m := _SNAPSHOT.search(f)))
     return {"files": len(inputs), "snapshots": dict(sorted(snapshots.items())), "reader": reader_counts(plan), "per_file": files}
 
@@ -273,11 +278,36 @@ def _publish(plan: CardPlan, config: dict, dataset: str | None, manifest: dict |
                     f"so documents/{dataset} is not the run's output" if dataset else "no phase wrote documents")
     elif dataset is None:
         withheld = "no phase wrote documents"
-    if withheld is not None:
-        return {"configs": [], "withheld": withheld, "allow_patterns": [], "ignore_patterns": []}
     formats = list(manifest["formats"]) if manifest is not None else None
+    raw = _raw_url_folders(config, dataset, formats is not None)
+    if withheld is None and raw and (formats is None or "shards" in raw):
+        withheld = f"{' and '.join(raw)} {'hold' if len(raw) > 1 else 'holds'} {RAW_URLS}"
+    if withheld is not None:
+        return {"configs": [], "withheld": withheld, "allow_patterns": [], "ignore_patterns": [], "excluded": {}}
+    if raw:  # the documents keep their original URLs: the shards alone are offered
+        return {"configs": [], "withheld": None, "allow_patterns": hub.allow_patterns(None, formats),
+                "ignore_patterns": hub.IGNORE_PATTERNS, "excluded": {f: RAW_URLS for f in raw}}
     return {"configs": hub.configs(dataset), "withheld": None, "allow_patterns": hub.allow_patterns(dataset, formats),
-            "ignore_patterns": hub.IGNORE_PATTERNS}
+            "ignore_patterns": hub.IGNORE_PATTERNS, "excluded": {}}
+
+
+#: Why a folder is not offered when the run kept the URLs as they were (pii.urls.keep_original).
+RAW_URLS = ("the column url_original: every URL as it was crawled, before PII redaction "
+            "(pii.urls.keep_original: true), for re-fetching pages, not for publishing")
+
+
+def _raw_url_folders(config: dict, dataset: str | None, shards: bool) -> list[str]:
+    """The folders that would be published and hold ``url_original`` (pii.urls.keep_original): the documents, and the
+    shards when their layout stores that column."""
+    pii = config.get("pii") if isinstance(config.get("pii"), dict) else {}
+    urls = pii.get("urls")
+    if not _pii_enabled(config) or not isinstance(urls, dict) or not urls.get("keep_original"):
+        return []
+    out = [f"documents/{dataset}"] if dataset else []
+    layout = ((config.get(N.SHARDS_SECTION) or {}).get("layout") or {})
+    if shards and URL_ORIGINAL_COLUMN in (layout.get("metadata") or []):
+        out.append("shards")
+    return out
 
 
 def _checks(plan: CardPlan, aggs: dict, rows: list[dict], manifest: dict | None, unreadable: list = ()) -> list[dict]:
@@ -301,7 +331,7 @@ def _checks(plan: CardPlan, aggs: dict, rows: list[dict], manifest: dict | None,
         out.append({"check": f"{p.name}: rows kept {kept} and rejected {rejected} = run.json's counts "
                              f"({summary.get('kept')} and {summary.get('rejected')})", "ok": ok})
     if manifest is not None:
-        last = [r for r in rows if r["phase"] == plan.with_section(N.SHARDS_SECTION)]
+        last = [r for r in rows if r["phase"] == plan.with_role(ROLE_SHARDS)]
         before = last[0]["in"] if last else None
         out.append({"check": f"documents in the shards manifest ({manifest['documents']}) = documents entering the shards phase "
                              f"({before}) - its rejected rows - documents packing dropped whole",

@@ -1,6 +1,7 @@
 """The deduped phase's steps: global deduplication of phase 1's kept documents on Ray.
 
-Steps, one module each (intermediates under ``dedup/``, each a set of Parquet files):
+Steps, one module each (intermediates under ``dedup/``, each a set of Parquet files), declared once in
+pipeline/phases/deduped.py (``STEPS``) and run by the engine:
 
 1. ``signatures`` -- per phase-1 part, in parallel: MinHash signatures, LSH
    bucket rows ``(band, key, doc)`` with the exact-text (and URL) keys as extra
@@ -19,10 +20,5 @@ Steps, one module each (intermediates under ``dedup/``, each a set of Parquet fi
 
 Only step 1 reads the texts; no step holds the corpus, all signatures or all
 edges in one process (except step 3's local path, below its edge limit).
-``resume`` decides what an earlier run left that can be reused; ``driver``
-runs the steps in order; ``context`` and ``shuffle`` hold what they share.
+``context`` and ``shuffle`` hold what the steps share.
 """
-
-from pipeline.dedup.driver import run_dedup
-
-__all__ = ["run_dedup"]

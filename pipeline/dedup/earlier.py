@@ -151,9 +151,8 @@ class _Earlier:
     def __init__(self, ctx: DedupContext, number: int, root: str):
         self.number, self.root = number, root
         self.storage = dedup_index.earlier_storage(ctx.config, root)
-        self.files = sorted(n for n in self.storage.list(dedup_index.FOLDER, suffix=".parquet") if "/" not in n)
-        self.docs = sum(pq.ParquetFile(self.storage.path(dedup_index.FOLDER, n), filesystem=self.storage.fs).metadata.num_rows
-                        for n in self.files)
+        # the parts its settings.json lists, all of them (else a config error): never a stray file, never fewer
+        self.files, self.docs = dedup_index.listed_files(self.storage, f"dedup.against[{number}] ({root})")
 
     def index_files(self, ctx: DedupContext):
         """This index as Ray tasks read it (pipeline/dedup/earlier_shuffle.py)."""

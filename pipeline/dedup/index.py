@@ -9,20 +9,26 @@ deletable ``dedup/`` intermediates:
   positions, num_perm bits) and ``keys`` (its LSH band keys, band order, then
   its content keys of step 2c).  Paragraph hashes are not stored.
 * ``dedup_index/settings.json`` -- the settings the index depends on (a later
-  run must use the same ones) and the run's corpus fingerprint; written last,
-  after every part file, so an index without it is not complete.
+  run must use the same ones), the run's corpus fingerprint, the parts it
+  holds (``parts``) and their documents (``documents``); written last, after
+  every part file, so an index without it is not complete.
 
 A later run names the earlier roots in ``dedup.against`` (pipeline/dedup/
-earlier.py).  The index is never published (pipeline/card/hub.py).
+earlier.py).  It reads exactly the parts ``settings.json`` lists: a listed
+part file that is missing (an incomplete copy of the root) or a settings file
+that cannot be read is a one-line config error before the run
+(:func:`problems`), and part files holding another number of documents than
+listed an error when they are read (:func:`listed_files`).  The index is
+never published (pipeline/card/hub.py).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from pipeline.config import ConfigError, RunConfig, s3_options
 from pipeline.dedup.boilerplate import FOLDER as BOILERPLATE
@@ -126,8 +132,61 @@ def _show(value) -> str:
     return json.dumps(value, sort_keys=True) if isinstance(value, dict) else str(value)
 
 
+class UnusableIndex(ConfigError):
+    """An earlier run's index cannot be used as it is (incomplete, unreadable)."""
+
+
+def read_settings(storage: Storage, where: str) -> dict:
+    """An earlier index's settings.json, checked to be a settings file that lists its parts; else UnusableIndex (one line)."""
+    try:
+        data = storage.read_json(FOLDER, SETTINGS)
+    except (ValueError, UnicodeDecodeError) as e:  # truncated, not JSON, not UTF-8
+        raise UnusableIndex(f"config error: {where}: {FOLDER}/{SETTINGS} is not valid JSON ({_first_line(e)}): copy the "
+                            f"earlier run's {FOLDER}/ again, or rerun its dedup phase") from None
+    except OSError as e:
+        raise UnusableIndex(f"config error: {where}: cannot read {FOLDER}/{SETTINGS} ({_first_line(e)})") from None
+    parts = data.get("parts") if isinstance(data, dict) else None
+    if not (isinstance(data, dict) and isinstance(data.get("settings"), dict) and isinstance(parts, list)
+            and all(isinstance(p, str) for p in parts) and isinstance(data.get("documents"), int)):
+        raise UnusableIndex(f"config error: {where}: {FOLDER}/{SETTINGS} is not a dedup index's settings file (it needs "
+                            f"'settings', 'parts' and 'documents'): copy the earlier run's {FOLDER}/ again, or rerun its "
+                            f"dedup phase")
+    return data
+
+
+def _first_line(e: BaseException) -> str:
+    return str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
+
+
+def missing_parts(storage: Storage, data: dict) -> list[str]:
+    """The part files settings.json lists that the index folder does not hold (one listing of the folder)."""
+    held = set(storage.list(FOLDER, suffix=".parquet"))
+    return [part_file(p) for p in data["parts"] if part_file(p) not in held]
+
+
+def listed_files(storage: Storage, where: str) -> tuple[list[str], int]:
+    """The index's part files as settings.json lists them (sorted) and their documents, checked against the listed
+    count (each file's footer is read): an index whose files hold other documents is an UnusableIndex."""
+    data = read_settings(storage, where)
+    missing = missing_parts(storage, data)
+    if missing:
+        raise UnusableIndex(_missing_line(where, missing))
+    files = sorted(part_file(p) for p in data["parts"])
+    docs = sum(pq.ParquetFile(storage.path(FOLDER, n), filesystem=storage.fs).metadata.num_rows for n in files)
+    if docs != data["documents"]:
+        raise UnusableIndex(f"config error: {where}: its part files hold {docs} documents, {FOLDER}/{SETTINGS} lists "
+                            f"{data['documents']}: the copy is incomplete or was changed; copy it again, or rerun its dedup phase")
+    return files, docs
+
+
+def _missing_line(where: str, missing: list[str]) -> str:
+    more = f" (and {len(missing) - 1} more of the parts {SETTINGS} lists)" if len(missing) > 1 else ""
+    return (f"config error: {where}: its index is incomplete: {FOLDER}/{missing[0]} is missing{more}; copy the earlier "
+            f"run's {FOLDER}/ again, or rerun its dedup phase")
+
+
 def problems(config: RunConfig) -> list[str]:
-    """One line per ``dedup.against`` entry whose index is missing or built with other settings."""
+    """One line per ``dedup.against`` entry whose index is missing, incomplete, unreadable or built with other settings."""
     if not config.dedup.enabled or not config.dedup.against:
         return []
     out = []
@@ -149,7 +208,16 @@ def problems(config: RunConfig) -> list[str]:
             out.append(f"config error: {where} has no dedup index ({FOLDER}/{SETTINGS}): give the output root of a finished "
                        f"run that deduplicated")
             continue
-        theirs = storage.read_json(FOLDER, SETTINGS).get("settings", {})
+        try:
+            data = read_settings(storage, where)
+        except UnusableIndex as e:
+            out.append(str(e))
+            continue
+        missing = missing_parts(storage, data)
+        if missing:
+            out.append(_missing_line(where, missing))
+            continue
+        theirs = data["settings"]
         for key, field in CHECKED.items():
             if theirs.get(key) != mine[key]:
                 out.append(f"config error: {where}: its index was built with {field} = {_show(theirs.get(key))}, this run "
@@ -162,17 +230,3 @@ def check(config: RunConfig) -> None:
     lines = problems(config)
     if lines:
         raise ConfigError("\n".join(lines))
-
-
-def identities(config: RunConfig) -> list[dict]:
-    """Each earlier run's root and the hash of its index's settings file (which holds its corpus fingerprint):
-    the dedup phase's fingerprint covers them, so a rerun after an earlier run changed is redone."""
-    if not config.dedup.enabled or not config.dedup.against:
-        return []
-    check(config)
-    out = []
-    for root in config.dedup.against:
-        storage = earlier_storage(config, root)
-        with storage.fs.open_input_stream(storage.path(FOLDER, SETTINGS), compression=None) as f:
-            out.append({"root": root, "index": hashlib.sha256(f.read()).hexdigest()})
-    return out

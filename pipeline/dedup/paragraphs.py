@@ -52,8 +52,11 @@ FOLDER = ("dedup", "paragraphs")
 #: The stage named by the rows step 5 rejects after removing paragraphs, and the reason of a document left empty.
 STAGE = "paragraph_dedup"
 EMPTY = "paragraph_dedup:empty"
-#: Characters of a repeated paragraph shown in the summary.
+#: Characters of a repeated paragraph shown in the summary (cut after redaction, at a space, "…" added).
 SNIPPET_CHARS = 100
+#: Characters of it read and redacted before the cut: a value (at most 300 characters) that crosses the cut is
+#: read whole, so no part of it is left before the cut.
+SNIPPET_READ_CHARS = SNIPPET_CHARS + 600
 
 log = logging.getLogger(__name__)
 
@@ -64,11 +67,13 @@ COUNT_SCHEMA = pa.schema([("hash", pa.uint64()), ("part", pa.int64()), ("count",
 
 @dataclass(frozen=True)
 class Repeated:
-    """One of the most repeated paragraphs: its hash, how many copies the corpus holds, its first ~100 characters."""
+    """One of the most repeated paragraphs: its hash, how many copies the corpus holds, its first ~100 characters
+    (redacted, then cut)."""
 
     hash: str
     count: int
     text: str | None  # None: the redactor could not run
+    cut_after_redaction: bool = True  # earlier versions cut first (the card drops their last word)
 
 
 @dataclass
@@ -244,7 +249,20 @@ def _top(ctx: DedupContext, cfg: ParagraphsConfig) -> list[Repeated]:
     rows = ctx.read_local(files)
     rows = rows.take(pc.sort_indices(rows, [("count", "descending"), ("hash", "ascending")])).slice(0, cfg.top).to_pylist()
     texts = _redacted([_snippet(ctx, cfg, r["first_doc"], r["first_idx"]) for r in rows], ctx.config)
-    return [Repeated(f"{r['hash']:016x}", r["count"], t) for r, t in zip(rows, texts)]
+    return [Repeated(f"{r['hash']:016x}", r["count"], None if t is None else shorten(t)) for r, t in zip(rows, texts)]
+
+
+def shorten(text: str, chars: int = SNIPPET_CHARS) -> str:
+    """The first ``chars`` characters of a redacted text, cut at a space (never inside a placeholder such as
+    ``<EMAIL_ADDRESS>``), "…" when cut."""
+    if len(text) <= chars:
+        return text
+    cut = text.rfind(" ", 0, chars + 1)
+    cut = cut if cut > 0 else chars
+    opened = text.rfind("<", 0, cut)
+    if opened > text.rfind(">", 0, cut):  # inside a placeholder: before it
+        cut = opened
+    return text[:cut].rstrip() + "…"
 
 
 def _redacted(texts: list[str], config: RunConfig) -> list[str | None]:
@@ -260,14 +278,14 @@ def _redacted(texts: list[str], config: RunConfig) -> list[str | None]:
 
 
 def _snippet(ctx: DedupContext, cfg: ParagraphsConfig, doc: int, idx: int) -> str:
-    """The first SNIPPET_CHARS characters of piece ``idx`` of document ``doc`` (one row group read)."""
+    """The first SNIPPET_READ_CHARS characters of piece ``idx`` of document ``doc`` (one row group read)."""
     source = pq.ParquetFile(ctx.source_file(ctx.units[int(doc >> ROW_BITS)]), filesystem=ctx.storage.fs)
     row = int(doc & ((1 << ROW_BITS) - 1))
     for g in range(source.num_row_groups):
         n = source.metadata.row_group(g).num_rows
         if row < n:
             text = source.read_row_group(g, columns=["text"]).column("text")[row].as_py() or ""
-            return paragraphs.piece_text(text, cfg.unit, idx)[:SNIPPET_CHARS]
+            return paragraphs.piece_text(text, cfg.unit, idx)[:SNIPPET_READ_CHARS]
         row -= n
     return ""
 

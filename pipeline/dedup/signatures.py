@@ -9,8 +9,8 @@ under ``dedup/``, one file per part:
   part's row i;
 * ``signatures/`` -- the MinHash signatures, row i = the part's row i.
 
-A part's stats file (``dedup/stats/``) is its completion marker: a rerun
-with the same inputs skips the part.
+Each part is a unit of the step with its own marker (``_done/deduped/signatures/<part>.json``, written by
+the engine's UnitWork, holding the part's counts): a rerun with the same inputs and settings skips the part.
 """
 
 from __future__ import annotations
@@ -25,9 +25,10 @@ import pyarrow.parquet as pq
 
 from pipeline.config import RunConfig
 from pipeline.phase import Unit
-from pipeline.dedup.context import ROW_BITS, DedupContext, run_storage
+from pipeline.dedup.context import PHASE, ROW_BITS, DedupContext, run_storage
 from core.storage import PartWriter
 from core.layout import part_file
+from pipeline.result import UnitResult
 from pipeline.units import UnitWork
 from stages.dedup import exact, lsh, minhash
 from stages.dedup.config import DedupConfig, MinHashConfig
@@ -60,42 +61,10 @@ def signature_width(config: MinHashConfig) -> int:
     return config.num_perm * np.dtype(minhash.signature_dtype(config.scheme)).itemsize
 
 
-def compute_signatures(ctx: DedupContext, fingerprint: str) -> list[dict]:
-    """Step 1 for every part, one Ray task each; returns the parts' stats added up (``has_score``: any part had
-    scores; ``resumed``: parts done before), then the stats of each part that could not be read (``failed``).
-
-    A part whose stats file records ``fingerprint`` was done by an interrupted
-    earlier run with the same inputs and settings: it is not redone.
-    """
-    units = [Unit(u, fingerprint, {"part_no": i}) for i, u in enumerate(ctx.units)]
-    marked = set(ctx.storage.list("dedup", "stats", suffix=".json"))  # one listing, not a request per part
-    total, failed, done = Counter(), [], set()
-    for u in units:
-        if stats_path(u.name)[-1] in marked:
-            marker = ctx.storage.read_json(*stats_path(u.name))
-            if marker.get("fingerprint") == fingerprint:
-                done.add(u.name)
-                _add(total, marker)
-    todo = [u for u in units if u.name not in done]
-    for s in ctx.per_part("signatures", SignaturePart, todo, source=ctx.source):  # added up as parts finish
-        if "failed" in s:
-            failed.append(s)
-        else:
-            _add(total, s)
-    return [{**total, "has_score": total["has_score"] > 0, "resumed": len(done)}, *failed]
-
-
-#: What compute_signatures adds up over the parts (the driver keeps these counts, never one entry per part).
-COUNTED = ("docs", "no_shingles", "bucket_rows", "shingles", "has_score")
-
-
-def _add(total: Counter, stats: dict) -> None:
-    total.update({k: int(stats.get(k, 0)) for k in COUNTED})
-
-
-def stats_path(unit: str) -> tuple[str, str, str]:
-    """Step 1's marker for one part: its stats."""
-    return "dedup", "stats", f"part-{unit}.json"
+def compute_signatures(ctx: DedupContext, units: list[Unit]):
+    """Step 1 for the parts ``units`` (``part_no``: each one's number), one Ray task each; yields each part's
+    result (``failed`` set if it could not be read).  The engine gives the parts whose markers are not current."""
+    return ctx.per_part("signatures", SignaturePart, units, typed=True, source=ctx.source)
 
 
 def summarize(stats: list[dict]) -> dict:
@@ -112,8 +81,8 @@ class SignaturePart:
         self.source = source
         self.bands, self.rows = lsh.bands_rows(self.dedup.minhash)
 
-    def process(self, unit: Unit) -> dict:
-        """Write the part's buckets, meta and signatures; returns its stats (also its completion marker)."""
+    def process(self, unit: Unit) -> UnitResult:
+        """Write the part's buckets, meta and signatures; returns its counts (in its completion marker)."""
         part_no = unit.params["part_no"]
         source = pq.ParquetFile(self.storage.path("documents", self.source, part_file(unit.name)), filesystem=self.storage.fs)
         score_col = self.dedup.keep.score_column
@@ -123,7 +92,7 @@ class SignaturePart:
         columns += [SOURCE_NAME] if self.dedup.keep.source_priority and SOURCE_NAME in source.schema_arrow.names else []
         stats = Counter({"no_shingles": 0, "bucket_rows": 0, "shingles": 0})
         row = 0
-        with UnitWork(self.storage, unit, stats_path(unit.name)) as work:
+        with UnitWork.for_phase(self.storage, PHASE, unit) as work:
             writers = self._writers(work, unit.name)
             for w, schema in writers:  # an empty write first, so that a part without rows still gets its (empty) files
                 w.write(schema.empty_table())
@@ -132,7 +101,8 @@ class SignaturePart:
                 doc = (np.int64(part_no) << ROW_BITS) + np.arange(row, row + len(table), dtype=np.int64)
                 row += len(table)
                 stats.update(self._write_batch(table, doc, score_col, *(w for w, _ in writers)))
-            return {**work.commit_step({"docs": row, "has_score": score_col is not None, **stats}), "resumed": False}
+            totals = {"docs": row, "has_score": score_col is not None, **stats}
+            return work.commit(UnitResult(unit.name, totals=totals))
 
     def _writers(self, work: UnitWork, unit: str) -> list[tuple[PartWriter, pa.Schema]]:
         """(writer, schema) for the part's buckets, meta and signatures."""

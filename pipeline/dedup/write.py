@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline.config import RunConfig
-from pipeline.phase import Unit, fingerprint
+from pipeline.phase import Unit
 from pipeline.dedup.context import PHASE, STAGE, DedupContext, row_of, run_storage
 from pipeline.dedup.decisions import read_decisions
 from pipeline.dedup import index as dedup_index
@@ -29,22 +29,10 @@ from pipeline.units import UnitWork
 from stages.base import DETAILS, REASON, set_column, split_rejected, to_rejected
 
 
-def part_unit(corpus_fingerprint: str, part: str) -> Unit:
-    """The output part ``part`` of a dedup run with this fingerprint (its marker records it)."""
-    return Unit(part, fingerprint(corpus_fingerprint, part))
-
-
-def write_outputs(ctx: DedupContext, corpus_fingerprint: str) -> list[UnitResult]:
-    """Step 5 for every part; returns the parts' results added up (one result), then each failed part's result
-    (``failed`` set): the driver keeps counts, never one result per part."""
-    units = [part_unit(corpus_fingerprint, u) for u in ctx.units]
-    total, failed = UnitResult(""), []
-    for r in ctx.per_part("write", PartWriterWorker, units, typed=True, source=ctx.source):
-        if r.failed is not None:
-            failed.append(r)
-        else:
-            total = total.merge(r)
-    return [total, *failed]
+def write_outputs(ctx: DedupContext, units: list[Unit]):
+    """Step 5 for the parts ``units`` (the engine's, with their fingerprints); yields each part's result (``failed``
+    set where writing failed)."""
+    return ctx.per_part("write", PartWriterWorker, units, typed=True, source=ctx.source)
 
 
 def summarize(part_stats: list[UnitResult]) -> dict:

@@ -1,10 +1,9 @@
 """Phase ``card``: a Hugging Face dataset card for the run, computed from its outputs (pipeline/card).
 
-Its unit is the run.  The fingerprint covers the state of every other phase
-(each unit's fingerprint and whether its marker is current, each part's
-fingerprint), the config and the package versions, so a rerun after any
-change to the data rebuilds the card, and a rerun with nothing changed skips
-it.  The card is written last: ``card/*.svg``, ``card/stats.json``, ``README.md`` (at the
+One FINAL step whose unit is the run.  It reads the state of every other phase (each unit's fingerprint and
+whether its marker is current, each part's fingerprint) and depends on the whole config and the package
+versions, so its fingerprint (the engine's) changes with any change to the data and a rerun with nothing
+changed skips it.  The card is written last: ``card/*.svg``, ``card/stats.json``, ``README.md`` (at the
 output root: a Hub dataset repo as it stands), then ``_done/card/run.json``.  A part file the card cannot
 read is left out and named in the card, which is written without its marker:
 the unit fails with that one line, and a rerun rebuilds the card.
@@ -20,10 +19,10 @@ from pipeline.card.plan import plan_from_context
 from pipeline.card.reading import CardInputError, check_record, read_object
 from pipeline.config import RunConfig
 from pipeline.context import RunContext
-from pipeline.phase import Phase, SinkInfo, Unit, fingerprint
-from pipeline.result import UnitResult
+from pipeline.engine.steps import Job
+from pipeline.phase import FINAL, ROLE_CARD, STATE, Phase, Sink, Step, Unit
 from pipeline.record import versions
-from pipeline.units import UnitWork
+from pipeline.result import UnitResult
 
 log = logging.getLogger(__name__)
 
@@ -31,21 +30,9 @@ log = logging.getLogger(__name__)
 CARD_VERSION = 4  # 4: plots as SVG (card/*.svg), no longer PNG
 
 
-def card_settings(config: RunConfig) -> dict:
-    """What the card shows besides the data: the config (not where the output is, nor Ray) and versions."""
-    return {"config": config.model_dump(mode="json", exclude={"ray": True, "storage": True, "output": {"root"}}),
-            "versions": versions(), "card": CARD_VERSION}
-
-
-def card_unit(ctx: RunContext) -> Unit:
-    state = []
-    for p in ctx.phases:
-        if not p.reported:  # the card itself
-            continue
-        units = [(u.name, u.fingerprint, ctx.marker(p, u) is not None) for u in ctx.units_of(p)]
-        parts = [(pt.name, pt.fingerprint) for pt in ctx.parts(p)] if p.writes_documents else []
-        state.append((p.name, units, parts))
-    return Unit("run", fingerprint(state, card_settings(ctx.config)))
+def card_version() -> dict:
+    """What the card shows besides the data and the config: the package versions and the card's own version."""
+    return {"versions": versions(), "card": CARD_VERSION}
 
 
 class CardIncomplete(RuntimeError):
@@ -53,7 +40,7 @@ class CardIncomplete(RuntimeError):
 
 
 def write_card(ctx: RunContext, unit: Unit) -> UnitResult:
-    """Compute and publish the card of ``ctx``'s output, then its marker."""
+    """Compute and publish the card of ``ctx``'s output (the engine, or ``curate report``, writes its marker)."""
     record = check_record(read_object(ctx.storage, "run.json"), ctx.storage.uri("run.json"))
     plan = plan_from_context(ctx, record)
     stats = compute(plan, ctx.storage, config=ctx.config, workers=ctx.workers, ray=True)
@@ -62,41 +49,41 @@ def write_card(ctx: RunContext, unit: Unit) -> UnitResult:
         files = [u["file"] for u in stats["unreadable"]]
         raise CardIncomplete(f"{len(files)} part files could not be read; the card is written without them and says so: "
                              + ", ".join(files[:5]) + (" ..." if len(files) > 5 else ""))
-    with UnitWork.for_phase(ctx.storage, CardPhase.name, unit) as work:
-        return work.commit(UnitResult(unit.name, totals=publish(ctx.storage, stats)))
+    return UnitResult(unit.name, totals=publish(ctx.storage, stats))
+
+
+def _card(job: Job, unit: Unit) -> UnitResult:
+    try:
+        return write_card(job.ctx, unit)
+    except (CardInputError, CardIncomplete) as e:  # one line names the file: no traceback needed
+        log.error("card: %s", e)
+        return UnitResult.failure(unit.name, str(e))
+    except Exception as e:  # the data phases are done: a card failure is a failed unit, retried on rerun
+        log.error("card: %s", traceback.format_exc())
+        return UnitResult.failure(unit.name, f"{type(e).__name__}: {e}")
+
+
+#: Its one step: the card of the run, from the state of every other phase and the whole config.
+STEPS = (Step("card", "stats.json, the plots and the README computed from the outputs", FINAL, _card, reads=(STATE,),
+              sections=("*",), version=card_version, unit="run", counted=True),)
 
 
 class CardPhase(Phase):
     name = "card"
     label = "the dataset card: every number computed from the outputs"
     unit_kind = "run"
-    writes_documents = False
-    reported = False
+    role = ROLE_CARD
     headline_keys = ("documents", "tokens", "card")
 
-    def sinks(self, config: RunConfig) -> list[SinkInfo]:
-        return [SinkInfo("card", "the dataset card (Hugging Face README at the output root), its plots and stats.json",
-                         f"{README}, {FOLDER}/")]
+    def sinks(self, config: RunConfig) -> list[Sink]:
+        return [Sink("card", "the dataset card (Hugging Face README at the output root), its plots and stats.json",
+                     f"{README}, {FOLDER}/", ROLE_CARD)]
 
     def enabled(self, config: RunConfig) -> bool:
         return config.card.enabled
 
-    def settings(self, config: RunConfig) -> dict:
-        return card_settings(config)
-
-    def units(self, ctx: RunContext) -> list[Unit]:
-        return [card_unit(ctx)]
-
-    def run(self, ctx: RunContext, todo: list[Unit]):
-        for unit in todo:
-            try:
-                yield write_card(ctx, unit)
-            except (CardInputError, CardIncomplete) as e:  # one line names the file: no traceback needed
-                log.error("card: %s", e)
-                yield UnitResult.failure(unit.name, str(e))
-            except Exception as e:  # the data phases are done: a card failure is a failed unit, retried on rerun
-                log.error("card: %s", traceback.format_exc())
-                yield UnitResult.failure(unit.name, f"{type(e).__name__}: {e}")
+    def steps(self, config: RunConfig) -> list[Step]:
+        return list(STEPS)
 
     def headline(self, summary: dict) -> dict:
         return {k: summary[k] for k in self.headline_keys if summary.get(k) is not None}

@@ -1,28 +1,208 @@
-"""Phase ``deduped``: exact and MinHash-LSH deduplication of the whole corpus on Ray.
+"""Phase ``deduped``: exact and MinHash-LSH deduplication of the whole corpus on Ray, as declared steps.
 
-Deduplication is global, so the phase has one unit, the corpus, whose
-fingerprint covers every input part; its steps (pipeline.dedup) resume on
-their own (signatures part by part).  Each output part is marked done like any
-other part, so the next phase reads it the usual way.
+The steps (one module each in pipeline/dedup/) are declared once, in :data:`STEPS`, and the engine runs
+them (pipeline/engine/steps.py): step 1 (signatures) maps over the parts and resumes part by part; the
+corpus-wide steps after it rerun whenever the phase runs (each hands the next what it found, in memory); the
+write step maps over the parts again and publishes ``documents/deduped`` and ``rejected/deduped``, one part
+per input part, each marked like any other part; the last step writes the dedup index's settings file and
+marks the corpus (``_done/deduped/_corpus.json``, the phase's one counted unit) with the summary.  What
+each step's output depends on is declared with it (its config sections, the files it reads), so the
+fingerprints come from the engine; what a rerun rewrites is deleted first, and with ``keep_intermediate:
+false`` the intermediates under ``dedup/`` are deleted once the corpus is done.
 """
 
 from __future__ import annotations
 
+from collections import Counter
+
+from core.layout import DOCUMENTS, REJECTED, part_file
+from core.storage import Storage
 from pipeline.config import RunConfig
 from pipeline.context import RunContext
-from pipeline.phase import Part, Phase, StepInfo, Unit
-from pipeline.dedup import paragraphs
-from pipeline.dedup.context import STAGE
-from pipeline.dedup.ids import REASON as DUPLICATE_ID
+from pipeline.dedup import (
+    boilerplate,
+    components,
+    content,
+    decisions,
+    earlier,
+    edges,
+    ids,
+    paragraphs,
+    signatures,
+    verify,
+    write,
+)
+from pipeline.dedup import index as dedup_index
+from pipeline.dedup.context import PHASE, SOURCE_PHASE, STAGE, DedupContext
 from pipeline.dedup.earlier import REASON as DUPLICATE_EARLIER
-from pipeline.dedup.context import DedupContext
-from pipeline.dedup.driver import corpus_result, corpus_unit, deduplicate
-from pipeline.dedup.resume import corpus_settings
-from pipeline.dedup.write import part_unit
+from pipeline.dedup.ids import REASON as DUPLICATE_ID
+from pipeline.engine.run import run_phase
+from pipeline.engine.steps import Job
+from pipeline.phase import FINAL, MAP, PARTS, SHUFFLE, Part, Phase, Step, Unit, fingerprint
 from pipeline.result import UnitResult
 from stages.base import StageInfo, StageSpec
-from stages.filters import text_filter_specs
+from stages.dedup import lsh
 from stages.dedup.keep import EXACT, NEAR, URL
+from stages.filters import text_filter_specs
+
+#: The phase's one counted unit: the whole corpus (its marker is _done/deduped/_corpus.json).
+CORPUS = "_corpus"
+
+
+def _dedup(job: Job) -> DedupContext:
+    """The run as the dedup steps see it (pipeline/dedup/context.py): the parts in order, part number = position."""
+    if "dedup" not in job.memo:
+        job.memo["dedup"] = DedupContext(job.config, job.storage, tuple(p.name for p in job.parts), job.workers(),
+                                         job.ctx.progress, job.source or SOURCE_PHASE)
+    return job.memo["dedup"]
+
+
+def _kept(config: RunConfig) -> bool:
+    return config.dedup.keep_intermediate
+
+
+def _folders(*folders: tuple[str, ...]):
+    return lambda config: list(folders)
+
+
+def _boilerplate_on(config: RunConfig) -> bool:
+    return config.dedup.minhash.enabled and config.dedup.minhash.boilerplate.enabled
+
+
+#: What step 1 writes per part (dedup/<folder>/part-<part>.parquet).
+SIGNATURE_FOLDERS = ("buckets", "meta", "signatures")
+
+
+def _signatures(job: Job, todo: list[Unit]):
+    ctx = _dedup(job)
+    number = {name: i for i, name in enumerate(ctx.units)}  # a document is numbered part number << 32 | row
+    numbered = [Unit(u.name, u.fingerprint, {"part_no": number[u.name]}, u.step) for u in todo]
+    return signatures.compute_signatures(ctx, numbered)
+
+
+def _signature_summary(results: list[UnitResult]) -> dict:
+    stats = [r.totals for r in results]
+    # any part with scores: a cluster keeps its best-scored copy
+    return {**signatures.summarize(stats), "use_score": any(s.get("has_score") for s in stats)}
+
+
+def _boilerplate(job: Job) -> dict:
+    return boilerplate.find_boilerplate(_dedup(job), job.summary["bucket_rows"])
+
+
+def _earlier_indexes(config: RunConfig) -> list[str]:
+    """The earlier runs' index settings files (their corpus fingerprints): a ConfigError when one is missing or
+    built with other settings."""
+    dedup_index.check(config)
+    return [f"{root.rstrip('/')}/{dedup_index.FOLDER}/{dedup_index.SETTINGS}" for root in config.dedup.against]
+
+
+def _edges(job: Job) -> dict:
+    found, info = edges.find_edges(_dedup(job), [r.totals for r in job.results["signatures"]])
+    job.memo["edges"] = found
+    return info
+
+
+def _verify(job: Job) -> dict:
+    ctx, found = _dedup(job), job.memo["edges"]
+    if not verify.needed(ctx, found):
+        return {}
+    job.memo["edges"] = verify.verify_edges(ctx, found)
+    return {"edges_verified": job.memo["edges"].rows}
+
+
+def _components(job: Job) -> dict:
+    ctx, found = _dedup(job), job.memo["edges"]
+    out = {"components_path": "local" if components.is_local(ctx, found) else "distributed"}
+    job.memo["components"] = None
+    if found.rows:
+        job.memo["components"], info = components.find_components(ctx, found)
+        out.update(info)
+    return out
+
+
+def _decisions(job: Job) -> dict:
+    found, s = job.memo["components"], job.summary
+    if found is None and not s["duplicate_ids"] and not s.get("duplicate_earlier"):
+        return {}
+    return decisions.decide(_dedup(job), found, s["use_score"])
+
+
+def _paragraphs(job: Job) -> dict:
+    job.memo["paragraphs"] = paragraphs.find_repeated(_dedup(job))  # its summary is completed by the write step
+    return {}
+
+
+def _write_sections(config: RunConfig) -> tuple[str, ...]:
+    """The rejected rows' text, and with paragraph dedup the filter rules it applies again to the rewritten texts."""
+    return ("output.rejected_text", *(("dedup.paragraphs", "filters") if config.dedup.paragraphs.enabled else ()))
+
+
+def _finish(job: Job, unit: Unit) -> UnitResult:
+    """The dedup index's settings file (the index is complete), then the corpus's result: the phase's summary."""
+    storage, config = job.storage, job.config
+    written = job.results.get("write", [])
+    bands, rows = lsh.bands_rows(config.dedup.minhash)
+    summary = {"parts": len(job.parts), "bands": bands, "rows": rows, **job.summary, "step_seconds": dict(job.seconds)}
+    summary.update(write.summarize(written))
+    if job.memo.get("paragraphs") is not None:
+        summary["paragraphs"] = paragraphs.summarize_parts(job.memo["paragraphs"], [r.totals for r in written])
+    names = [p.name for p in job.parts]
+    dedup_index.write_settings(storage, config.dedup, unit.fingerprint, names, summary["kept"])
+    summary["index_bytes"] = sum(storage.fs.get_file_info(storage.path(dedup_index.FOLDER, n)).size
+                                 for n in storage.list(dedup_index.FOLDER, suffix=".parquet"))
+    result = corpus_result(summary, unit.name)
+    result.outputs["part_names"] = names
+    return result
+
+
+def corpus_result(summary: dict, unit: str = CORPUS) -> UnitResult:
+    """The corpus unit's result from the summary: its documents in, kept and removed, the rest as totals."""
+    rest = {k: v for k, v in summary.items() if k not in ("in", "kept", "rejected", "rejected_by_reason")}
+    return UnitResult(unit, docs_in=summary.get("in", 0), kept=summary.get("kept", 0),
+                      rejected=summary.get("rejected", 0), by_reason=Counter(summary.get("rejected_by_reason") or {}),
+                      totals=rest)
+
+
+#: The steps of the phase, in order: the one declaration the plan shows and the engine runs.
+STEPS = (
+    Step("signatures", "MinHash signatures, LSH band keys and exact hashes, part by part", MAP, _signatures,
+         reads=(PARTS,), sections=("dedup.exact", "dedup.minhash", "dedup.keep", "dedup.batch_docs"), resume=True,
+         outputs=_folders(*(("dedup", f) for f in SIGNATURE_FOLDERS)),
+         unit_outputs=lambda config, unit: [("dedup", f, part_file(unit)) for f in SIGNATURE_FOLDERS],
+         keep=_kept, summarize=_signature_summary),
+    Step("ids", "documents with the same id across parts", SHUFFLE, lambda job: ids.find_duplicate_ids(_dedup(job)),
+         depends=("signatures",), outputs=_folders(ids.FOLDER), keep=_kept),
+    Step("boilerplate", "signature values a host's pages share (host boilerplate)", SHUFFLE, _boilerplate,
+         depends=("signatures",), reads=(PARTS,), sections=("dedup.minhash.boilerplate",), when=_boilerplate_on,
+         outputs=_folders(boilerplate.FOLDER), keep=_kept),
+    Step("content", "content candidates of pages with a long host block", SHUFFLE,
+         lambda job: content.content_buckets(_dedup(job)), depends=("boilerplate",), reads=(PARTS,),
+         when=_boilerplate_on, outputs=_folders(content.FOLDER), keep=_kept),
+    Step("earlier", "documents an earlier run kept (dedup.against): exact hash or LSH key + signature check", SHUFFLE,
+         lambda job: earlier.find_earlier(_dedup(job)), depends=("ids", "content"), sections=("dedup.against",),
+         files=_earlier_indexes, when=lambda config: bool(config.dedup.against), outputs=_folders(earlier.FOLDER),
+         keep=_kept),
+    Step("edges", "candidate pairs from shared band keys and exact hashes (shuffle by key)", SHUFFLE, _edges,
+         depends=("ids", "content", "earlier"), outputs=_folders(("dedup", "edges")), keep=_kept),
+    Step("verify", "candidate pairs checked against their signatures", SHUFFLE, _verify, depends=("edges",),
+         when=lambda config: config.dedup.minhash.enabled and config.dedup.minhash.verify != "off",
+         outputs=_folders(("dedup", "edges-verified")), keep=_kept),
+    Step("components", "connected components of the duplicate graph", SHUFFLE, _components,
+         depends=("edges", "verify"), sections=("dedup.components",), outputs=_folders(("dedup", "components")),
+         keep=_kept),
+    Step("decisions", "one document kept per cluster, the others removed", SHUFFLE, _decisions,
+         depends=("components", "ids", "earlier"), outputs=_folders(("dedup", "decisions")), keep=_kept),
+    Step("paragraphs", "repeated paragraphs or lines found across the corpus (shuffle by hash)", SHUFFLE, _paragraphs,
+         depends=("decisions",), reads=(PARTS,), sections=("dedup.paragraphs",),
+         when=lambda config: config.dedup.paragraphs.enabled, outputs=_folders(paragraphs.FOLDER), keep=_kept),
+    Step("write", "kept and removed documents written, part by part", MAP,
+         lambda job, todo: write.write_outputs(_dedup(job), todo), depends=("decisions", "paragraphs"), reads=(PARTS,),
+         sections=_write_sections, publishes_parts=True,
+         outputs=_folders((DOCUMENTS, PHASE), (REJECTED, PHASE), (dedup_index.FOLDER,))),
+    Step("corpus", "the dedup index completed and the corpus marked done, with the summary", FINAL, _finish,
+         depends=("write",), unit=CORPUS, counted=True),
+)
 
 
 class DedupedPhase(Phase):
@@ -35,9 +215,6 @@ class DedupedPhase(Phase):
 
     def enabled(self, config: RunConfig) -> bool:
         return config.dedup.enabled
-
-    def settings(self, config: RunConfig) -> dict:
-        return corpus_settings(config.dedup, config.output.rejected_text)
 
     def declared_stages(self, config: RunConfig) -> list[StageInfo]:
         """The stages its removals name: document dedup, and paragraph dedup's filter rules on the rewritten texts."""
@@ -52,53 +229,57 @@ class DedupedPhase(Phase):
                                  ("text",), ("para_dedup_removed", "para_dedup_chars_removed"), (paragraphs.EMPTY, *rules)))
         return out
 
-    def steps(self, config: RunConfig) -> list[StepInfo]:
-        return [StepInfo(name, label) for name, label, on in STEPS if on(config.dedup)]
-
-    def units(self, ctx: RunContext) -> list[Unit]:
-        return [corpus_unit(ctx.parts(ctx.source(self)), ctx.config)]
-
-    def run(self, ctx: RunContext, todo: list[Unit]):
-        for corpus in todo:
-            source = ctx.source(self)
-            p2 = DedupContext(ctx.config, ctx.storage, tuple(corpus.params["parts"]), ctx.workers(), ctx.progress,
-                               source.name if source else "extracted")
-            summary = deduplicate(p2, corpus, corpus.params["signature_fingerprint"])
-            if "failed_parts" in summary:
-                failed = summary["failed_parts"]
-                yield UnitResult.failure(corpus.name, f"{len(failed)} parts failed: " +
-                                         "; ".join(f"{k}: {v}" for k, v in list(failed.items())[:5]))
-            else:
-                result = corpus_result(summary, corpus.name)
-                result.fingerprint = corpus.fingerprint
-                yield result
-
-    def parts(self, ctx: RunContext) -> list[Part]:
-        """Every part of the corpus, once the corpus is done (each part's marker must be current too)."""
-        (corpus,) = ctx.units_of(self)
-        if ctx.marker(self, corpus) is None:
-            return []
-        markers = ctx.markers(self)
-        out = []
-        for name in corpus.params["parts"]:
-            fp = part_unit(corpus.fingerprint, name).fingerprint
-            marker = markers.get(name)
-            if marker is not None and marker.fingerprint == fp and marker.outputs.get("documents_part"):
-                out.append(Part(name, fp))
-        return out
+    def steps(self, config: RunConfig) -> list[Step]:
+        return list(STEPS)
 
 
-#: The steps of the phase (pipeline/dedup/driver.py), in order: name, label, whether the config runs it.
-STEPS = (
-    ("signatures", "MinHash signatures, LSH band keys and exact hashes, part by part", lambda d: True),
-    ("ids", "documents with the same id across parts", lambda d: True),
-    ("boilerplate", "signature values a host's pages share (host boilerplate)", lambda d: d.minhash.enabled and d.minhash.boilerplate.enabled),
-    ("content", "content candidates of pages with a long host block", lambda d: d.minhash.enabled and d.minhash.boilerplate.enabled),
-    ("earlier", "documents an earlier run kept (dedup.against): exact hash or LSH key + signature check", lambda d: bool(d.against)),
-    ("edges", "candidate pairs from shared band keys and exact hashes (shuffle by key)", lambda d: True),
-    ("verify", "candidate pairs checked against their signatures", lambda d: d.minhash.enabled and d.minhash.verify != "off"),
-    ("components", "connected components of the duplicate graph", lambda d: True),
-    ("decisions", "one document kept per cluster, the others removed", lambda d: True),
-    ("paragraphs", "repeated paragraphs or lines found across the corpus (shuffle by hash)", lambda d: d.paragraphs.enabled),
-    ("write", "kept and removed documents written, part by part", lambda d: True),
-)
+class FinishedParts(Phase):
+    """The parts an earlier run of phase ``name`` finished (a marker and a documents file each), as a phase
+    reads them when it runs on its own (:func:`run_dedup`)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+
+def finished_parts(storage: Storage, phase: str) -> list[Part]:
+    """Parts of ``phase`` with a marker and a documents file, fingerprinted by their marker."""
+    names = {n.removesuffix(".json") for n in storage.list("_done", phase, suffix=".json") if "/" not in n}
+    files = {n.removeprefix("part-").removesuffix(".parquet")
+             for n in storage.list("documents", phase, suffix=".parquet")}
+    parts = []
+    for name in sorted(names & files):
+        marker = storage.read_json("_done", phase, f"{name}.json")
+        parts.append(Part(name, marker.get("fingerprint") or fingerprint(marker)))
+    return parts
+
+
+def standalone(config: RunConfig, storage: Storage, workers: int | None = None, progress: bool = True,
+               source: str = SOURCE_PHASE) -> RunContext:
+    """A run of the deduped phase alone, over every part of ``source`` that has a marker (a library's entry)."""
+    ctx = RunContext(config, storage, [], [FinishedParts(source), DedupedPhase()], progress=progress, _workers=workers)
+    ctx.use_parts(source, finished_parts(storage, source))
+    return ctx
+
+
+def corpus_unit(config: RunConfig, storage: Storage, source: str = SOURCE_PHASE) -> Unit:
+    """The unit that deduplicates every finished part of ``source``: its fingerprint covers the parts and settings."""
+    ctx = standalone(config, storage, source=source)
+    (unit,) = ctx.units_of(ctx.phases[-1])
+    return unit
+
+
+def run_dedup(config: RunConfig, storage: Storage, workers: int, progress: bool = True,
+              source: str = SOURCE_PHASE) -> dict:
+    """Deduplicate every finished part of ``source`` under the output root; returns the phase summary.
+
+    The library entry point (a run goes through the runner): a part is finished when it has a marker; its
+    fingerprint is the marker's.  Skipped, with the earlier summary and ``skipped: True``, when the corpus marker
+    is current; ``failed_parts`` names the parts that failed (then nothing is published).
+    """
+    ctx = standalone(config, storage, workers, progress, source)
+    summary = run_phase(ctx, ctx.phases[-1])
+    if summary["units"] and summary["units_skipped"] == summary["units"]:
+        summary["skipped"] = True
+    if summary.get("failed_steps"):
+        summary["failed_parts"] = {u: e for errors in summary["failed_steps"].values() for u, e in errors.items()}
+    return summary

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
+from pipeline import eval_index
 from pipeline.config import RunConfig
 from pipeline.context import RunContext
 from pipeline.distribute import map_units
-from pipeline.part_phase import PartPhase
-from pipeline.phase import Unit, fingerprint
-from pipeline import eval_index
-from pipeline.sources import overrides_shown, part_sources
+from pipeline.phase import MapPhase, Unit
+from pipeline.sources import overrides_shown
 from pipeline.top_fraction import ScanWorker, top_fraction_over_parts
 from stages.base import StageSpec
 from stages.decontam import DecontamStage
@@ -29,7 +28,7 @@ from stages.classify import ClassifierFilterStage
 from stages.top_fraction import Cutoff
 
 
-class FinalPhase(PartPhase):
+class FinalPhase(MapPhase):
     name = "final"
     label = "decontamination, classifier filters and PII redaction: the text to tokenize"
     keep_worker = True  # the PII analyzer is built once per Ray worker process
@@ -40,26 +39,9 @@ class FinalPhase(PartPhase):
             return True
         return bool(filtering(config)) or config.pii.enabled
 
-    def settings(self, config: RunConfig) -> dict:
-        return {**eval_index.settings(config), "classifier_filters": {c.name: c.filter.model_dump(mode="json") for c in filtering(config)},
-                "pii": config.pii.model_dump(mode="json") if config.pii.enabled else None}
-
-    def units(self, ctx: RunContext) -> list[Unit]:
-        units = self.named(ctx, super().units(ctx))
-        if not by_fraction(ctx.config):
-            return units
-        # The cutoffs depend on every part: a change to any part redoes them all.
-        corpus = fingerprint(sorted(u.fingerprint for u in units))
-        return [Unit(u.name, fingerprint(u.fingerprint, corpus), u.params) for u in units]
-
-    def named(self, ctx: RunContext, units: list[Unit]) -> list[Unit]:
-        """With named sources, each part's unit names its source, and its fingerprint covers that source's settings."""
-        names = part_sources(ctx)
-        if not names:
-            return units
-        settings = {n: fingerprint(self.settings(ctx.config.for_source(n))) for n in {names.get(u.name) for u in units}}
-        return [Unit(u.name, fingerprint(u.fingerprint, settings[names.get(u.name)]), {**u.params, "source_name": names.get(u.name)})
-                for u in units]
+    def corpus_wide(self, config: RunConfig) -> bool:
+        """A top fraction's cutoffs are decided over every part: a change to any part redoes them all."""
+        return bool(by_fraction(config))
 
     def overrides(self, config: RunConfig) -> dict:
         """For the plan: each named source's own filter settings."""

@@ -1,31 +1,30 @@
 """Phase ``shards``: documents/final -> tokenized, globally shuffled training shards in every enabled
-format (stages.writers.formats: MDS, WebDataset, Megatron IndexedDataset).
+format (stages.writers.formats: MDS, WebDataset, Megatron IndexedDataset), as two declared steps.
 
-One Ray Data pipeline: the parts are read, tasks tokenize them
-(stages.tokenize: the tokenizer loads once per worker process) and give every document
-its shuffle group and sort key (stages.shuffle_plan: a seeded hash of its id),
-a hash shuffle brings each group's documents together, and one task per group
-writes its shards (stages.writers.write_group), uploading each shard as it
-closes, then the group's indexes, then the group's marker.
+``groups`` (a MAP step over the shuffle groups): one Ray Data pipeline: the parts are read, tasks tokenize
+them (stages.tokenize: the tokenizer loads once per worker process), draw the training mix when there is one
+(pipeline/mixing.py), and give every document its shuffle group and sort key (stages.shuffle_plan: a seeded
+hash of its id); a hash shuffle brings each group's documents together, and one task per group writes its
+shards (stages.writers.write_group), uploading each shard as it closes, then the group's indexes, then the
+group's marker.  Tokenizing and planning stream into the shuffle: a step of their own would write every
+token to disk once more.  A small input (``shards.local_max_docs``) takes the same path in one task on a
+Ray worker, without Ray Data: its shuffle's set-up would cost more than the work (and the driver holds no
+document, whatever the input).  A group the plan gives no document is recorded with the step's other empty
+groups, in one marker (pipeline/engine/markers.py).
 
-A small input (``shards.local_max_docs``) takes the same steps in one task on a
-Ray worker, without Ray Data: its shuffle's set-up would cost more than the
-work (and the driver holds no document, whatever the input).
+The unit is the group: ``shards.shuffle.groups`` of them, fixed by config, so the bytes do not depend on the
+number of workers, and a rerun redoes only the groups without a current marker (the others are filtered out
+before the shuffle).
 
-The unit is the group: ``shards.shuffle.groups`` of them, fixed by config, so
-the bytes do not depend on the number of workers, and a rerun redoes only the
-groups without a current marker (the others are filtered out before the
-shuffle).  When every group is done, each format's merged ``shards/<format>/index.json``
-and ``shards/manifest.json`` are written, last: a reader never sees an index or
-a manifest that names a missing shard.
-Any rerun that has work to do first deletes them.
+``manifest`` (the FINAL step, after every group): each format's merged ``shards/<format>/index.json``, then
+``shards/manifest.json``, last: a reader never sees an index or a manifest that names a missing shard.  The
+engine deletes them before any rerun that has work to do.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
-import hashlib
 import json
 import tempfile
 import time
@@ -36,11 +35,11 @@ import pyarrow as pa
 
 from pipeline import mixing
 from pipeline.config import ConfigError, RunConfig, s3_options
-from pipeline.context import RunContext
 from pipeline.distribute import Progress, failure, map_units, ray_data, return_free_memory
-from core.layout import DOCUMENTS, marker_path, part_file
+from core.layout import DOCUMENTS, REJECTED, part_file
 from core.storage import Storage, open_input, resolve
-from pipeline.phase import Phase, SinkInfo, Unit, fingerprint
+from pipeline.engine.steps import Job
+from pipeline.phase import FINAL, MAP, PARTS, ROLE_SHARDS, Phase, Sink, Step, Unit, fingerprint
 from pipeline.result import UnitResult, add_totals
 from pipeline.units import UnitWork
 from stages.base import REASON, StageSpec, split_rejected
@@ -54,12 +53,7 @@ from stages.writers.trainers import cut_warning, trainer_warnings
 
 log = logging.getLogger(__name__)
 
-MANIFEST = "_manifest"  # the unit that writes the merged indexes and the manifest, after every group
-#: One marker for every group the plan gave no document (a file per empty group would be 500k files for
-#: 10 documents in 500k groups): it names them and the corpus they are empty for.
-EMPTY = "_empty_groups"
-#: Settings of how the phase runs, not of what it writes (left out of fingerprints and the manifest's hash).
-RUN_ONLY = {"enabled": True, "local_max_docs": True, "trainer": True, "layout": {"max_dropped_share"}}
+MANIFEST = "_manifest"  # the unit of the final step: the merged indexes and the manifest, after every group
 #: Above this many parts the input is never small: counting their rows would cost a request each on S3.
 LOCAL_MAX_PARTS = 256
 
@@ -68,28 +62,85 @@ def group_name(group: int) -> str:
     return f"group-{group:05d}"
 
 
+def group_number(name: str) -> int:
+    return int(name.removeprefix("group-"))
+
+
 def read_tokenizer(config: RunConfig) -> bytes:
     """The tokenizer file's bytes (read once on the driver, handed to every worker)."""
     with open_input(config.shards.tokenize.tokenizer, s3_options(config)) as f:
         return f.read()
 
 
+def _sections(config: RunConfig) -> tuple[str, ...]:
+    """The shards' settings (their file: the tokenizer), and the mix's when it draws."""
+    return ("shards", "mix") if config.mix.draws else ("shards",)
+
+
+def _draw(job: Job) -> MixPlan | None:
+    """The training mix of this corpus (None: every document once), drawn once per run of the phase; the plan
+    of an earlier run of the same corpus and settings is reused (pipeline/mixing.py)."""
+    if "mix" not in job.memo:
+        groups = next(p for p in job.ctx.step_plans(job.phase) if p.step.name == "groups")
+        corpus = Unit(MANIFEST, groups.fingerprint, {"corpus": groups.fingerprint, "source": job.source,
+                                                     "parts": [p.name for p in job.parts]})
+        small = job.config.shards.local_max_docs
+        job.memo["mix"] = mixing.draw_plan(job.ctx, corpus, lambda: read_tokenizer(job.config),
+                                           lambda files: _is_small(job.storage, files, small))
+    return job.memo["mix"]
+
+
+def _groups(job: Job, todo: list[Unit]):
+    """The ``groups`` step: the groups to do, tokenized, planned, shuffled and written."""
+    try:
+        mix = _draw(job)
+    except ConfigError:
+        raise
+    except Exception as e:  # a part that cannot be read: every group fails with the reason, no marker
+        yield from (failure(u.name, e) for u in todo)
+        return
+    yield from _write_groups(job, todo, mix)
+
+
+def _manifest(job: Job, unit: Unit) -> UnitResult:
+    """The ``manifest`` step: every group is done; the merged indexes and the manifest make the shards visible."""
+    groups = sorted(job.results["groups"], key=lambda r: r.unit)
+    check_dropped(job.config, groups)
+    return write_manifest(job, unit, groups, _draw(job))
+
+
+STEPS = (
+    Step("groups", "documents tokenized (and drawn to the mix), given a seeded shuffle group and key, shuffled by "
+         "group; each group written to every format", MAP, _groups, reads=(PARTS,), sections=_sections,
+         units=lambda config: [group_name(g) for g in range(config.shards.shuffle.groups)], counted=True, resume=True,
+         outputs=lambda config: [("shards", f.name) for f in FORMATS],
+         unit_outputs=lambda config, unit: [("shards", f.name, unit) for f in FORMATS]),
+    Step("manifest", "each format's merged index, then the manifest (what every format holds, the tokenizer beside)",
+         FINAL, _manifest, depends=("groups",), unit=MANIFEST, counted=True,
+         outputs=lambda config: [*(("shards", f.name, "index.json") for f in FORMATS), ("shards", "manifest.json")]),
+)
+
+
 class ShardsPhase(Phase):
     name = "shards"
     label = "documents tokenized, shuffled and written to training shards"
     unit_kind = "group"
-    writes_documents = False
+    role = ROLE_SHARDS
     sections = ("shards", "mix")
     headline_keys = ("in", "documents", "samples", "tokens", *(f"{f.name}_shards" for f in FORMATS))
 
     def stages(self, config: RunConfig, prepared=None) -> list[StageSpec]:
         return [StageSpec(TokenizeStage, config.shards.tokenize, "shards.tokenize")]
 
-    def sinks(self, config: RunConfig) -> list[SinkInfo]:
-        formats = [SinkInfo(f.name, f.label, f"shards/{f.name}/") for f in enabled_formats(config.shards)]
-        return [*formats, SinkInfo("manifest", "what every format holds: files, samples, tokens, the tokenizer",
-                                   "shards/manifest.json"),
-                SinkInfo("rejected", "documents with no tokens or that the tokenizer refused", f"rejected/{self.name}/")]
+    def steps(self, config: RunConfig) -> list[Step]:
+        return list(STEPS)
+
+    def sinks(self, config: RunConfig) -> list[Sink]:
+        formats = [Sink(f.name, f.label, f"shards/{f.name}/", ROLE_SHARDS) for f in enabled_formats(config.shards)]
+        return [*formats, Sink("manifest", "what every format holds: files, samples, tokens, the tokenizer",
+                               "shards/manifest.json", "manifest"),
+                Sink("rejected", "documents with no tokens or that the tokenizer refused", f"{REJECTED}/{self.name}/",
+                     "rejected")]
 
     def enabled(self, config: RunConfig) -> bool:
         return config.shards.enabled
@@ -99,94 +150,44 @@ class ShardsPhase(Phase):
         for warning in trainer_warnings(config.shards):
             log.warning("shards: %s", warning)
 
-    def settings(self, config: RunConfig) -> dict:
-        mix = {"mix": config.mix.model_dump(mode="json")} if config.mix.draws else {}  # only when drawn: fingerprints unchanged
-        return config.shards.model_dump(mode="json", exclude=RUN_ONLY) | mix
 
-    def expand_markers(self, markers: dict[str, dict]) -> dict[str, dict]:
-        """The empty groups' marker read as one marker per group (RunContext.markers)."""
-        empty = markers.pop(EMPTY, None)
-        for g in (empty or {}).get("groups", []):
-            virtual = _empty_marker(g, empty["corpus"])
-            if markers.get(virtual["unit"], {}).get("fingerprint") != virtual["fingerprint"]:
-                markers[virtual["unit"]] = virtual
-        return markers
-
-    def units(self, ctx: RunContext) -> list[Unit]:
-        source = ctx.source(self)
-        parts = ctx.parts(source)
-        tokenizer = read_tokenizer(ctx.config)
-        corpus = fingerprint([(p.name, p.fingerprint) for p in parts], self.settings(ctx.config),
-                             hashlib.sha256(tokenizer).hexdigest())
-        params = {"source": source.name, "parts": [p.name for p in parts], "corpus": corpus}
-        groups = [Unit(group_name(g), fingerprint(corpus, g), {"group": g}) for g in range(ctx.config.shards.shuffle.groups)]
-        return [*groups, Unit(MANIFEST, corpus, params)]
-
-    def run(self, ctx: RunContext, todo: list[Unit]):
-        manifest = next(u for u in ctx.units_of(self) if u.name == MANIFEST)
-        for name in [*(f"{f.name}/index.json" for f in FORMATS), "manifest.json"]:  # never point at shards being rewritten
-            if ctx.storage.exists("shards", name):
-                ctx.storage.fs.delete_file(ctx.storage.path("shards", name))
-        groups = [u for u in todo if u.name != MANIFEST]
-        try:  # the training mix (pipeline/mixing.py): None = every document once
-            mix = mixing.draw_plan(ctx, manifest, lambda: read_tokenizer(ctx.config),
-                                   lambda files: _is_small(ctx.storage, files, ctx.config.shards.local_max_docs))
-        except ConfigError:
-            raise
-        except Exception as e:  # a part that cannot be read: every unit fails with the reason, no marker
-            yield from (failure(u.name, e) for u in todo)
-            return
-        new = list(self._write_groups(ctx, manifest, groups, mix)) if groups else []
-        yield from new
-        stats = {**{k: v for k, v in ctx.markers(self).items() if k != MANIFEST}, **{r.unit: r for r in new}}
-        every = [u for u in ctx.units_of(self) if u.name != MANIFEST]
-        if all(u.name in stats and stats[u.name].failed is None and stats[u.name].fingerprint == u.fingerprint for u in every):
-            groups = [stats[u.name] for u in every]
-            check_dropped(ctx.config, groups)
-            yield write_manifest(ctx, manifest, groups, mix)
-
-    def _write_groups(self, ctx: RunContext, manifest: Unit, groups: list[Unit], mix: MixPlan | None = None):
-        config = ctx.config
-        todo = {u.params["group"]: u for u in groups}
-        source = manifest.params["source"]
-        files = [ctx.storage.path(DOCUMENTS, source, part_file(p)) for p in manifest.params["parts"]]
-        for u in groups:  # a group folder holds only what this run writes
-            for fmt in FORMATS:
-                ctx.storage.delete_dir("shards", fmt.name, u.name)
-        progress = Progress(self.name, len(groups), self.unit_kind, ctx.progress, counts=("documents", "tokens"))
-        seen = set()
-        if files and _is_small(ctx.storage, files, config.shards.local_max_docs):
-            for stats in _write_groups_here(ctx, files, todo, mix):
-                seen.add(stats.unit)
-                progress.update(stats)
-                yield stats
-        elif files:
-            tokenizer = read_tokenizer(config)
-            workers = ctx.workers()  # starts Ray
-            columns = _columns(config, files, ctx.storage)
-            # select_columns, not read_parquet(columns=) (deprecated): Ray Data pushes the projection into the read
-            ds = ray_data().read_parquet(files, filesystem=ctx.storage.fs).select_columns(columns)
-            # Tasks, not an actor pool: actors would hold every CPU the shuffle after them needs.
-            ds = ds.map_batches(_tokenize_and_plan, batch_format="pyarrow", num_cpus=1,
-                                fn_kwargs={"config": config.model_dump(mode="json"), "tokenizer": tokenizer,
-                                           "groups": sorted(todo), "mix": mix.to_json() if mix else None})
-            ds = ds.groupby("group", num_partitions=max(1, min(len(todo), 4 * workers))).map_groups(
-                _write_group_task, batch_format="pyarrow",
-                fn_kwargs={"config": config.model_dump(mode="json"), "tokenizer": tokenizer,
-                           "units": {g: u.to_json() for g, u in todo.items()}})
-            for row in ds.iter_rows():
-                stats = UnitResult.from_json(json.loads(row["stats"]))
-                seen.add(stats.unit)
-                progress.update(stats)
-                yield stats
-        empty = [g for g, u in sorted(todo.items()) if u.name not in seen]  # groups the plan gave no document
-        if empty:
-            _mark_empty(ctx.storage, manifest.params["corpus"], empty)
-        for g in empty:
-            stats = UnitResult.from_json(_empty_marker(g, manifest.params["corpus"]))
+def _write_groups(job: Job, groups: list[Unit], mix: MixPlan | None = None):
+    config, storage = job.config, job.storage
+    todo = {group_number(u.name): u for u in groups}
+    files = [storage.path(DOCUMENTS, job.source, part_file(p.name)) for p in job.parts]
+    progress = Progress(ShardsPhase.name, len(groups), ShardsPhase.unit_kind, job.ctx.progress,
+                        counts=("documents", "tokens"))
+    seen = set()
+    if files and _is_small(storage, files, config.shards.local_max_docs):
+        for stats in _write_groups_here(job, files, todo, mix):
+            seen.add(stats.unit)
             progress.update(stats)
             yield stats
-        progress.close()
+    elif files:
+        tokenizer = read_tokenizer(config)
+        workers = job.workers()  # starts Ray
+        columns = _columns(config, files, storage)
+        # select_columns, not read_parquet(columns=) (deprecated): Ray Data pushes the projection into the read
+        ds = ray_data().read_parquet(files, filesystem=storage.fs).select_columns(columns)
+        # Tasks, not an actor pool: actors would hold every CPU the shuffle after them needs.
+        ds = ds.map_batches(_tokenize_and_plan, batch_format="pyarrow", num_cpus=1,
+                            fn_kwargs={"config": config.model_dump(mode="json"), "tokenizer": tokenizer,
+                                       "groups": sorted(todo), "mix": mix.to_json() if mix else None})
+        ds = ds.groupby("group", num_partitions=max(1, min(len(todo), 4 * workers))).map_groups(
+            _write_group_task, batch_format="pyarrow",
+            fn_kwargs={"config": config.model_dump(mode="json"), "tokenizer": tokenizer,
+                       "units": {g: u.to_json() for g, u in todo.items()}})
+        for row in ds.iter_rows():
+            stats = UnitResult.from_json(json.loads(row["stats"]))
+            seen.add(stats.unit)
+            progress.update(stats)
+            yield stats
+    for g, u in sorted(todo.items()):  # groups the plan gave no document
+        if u.name not in seen:
+            stats = UnitResult(u.name, u.fingerprint, totals={"groups": 1}, empty=True)
+            progress.update(stats)
+            yield stats
+    progress.close()
 
 
 def _columns(config: RunConfig, files: list[str], storage: Storage) -> list[str]:
@@ -211,7 +212,7 @@ def _is_small(storage: Storage, files: list[str], local_max_docs: int) -> bool:
         return sum(rows) <= local_max_docs
 
 
-def _write_groups_here(ctx: RunContext, files: list[str], todo: dict[int, Unit], mix: MixPlan | None = None):
+def _write_groups_here(ctx: Job, files: list[str], todo: dict[int, Unit], mix: MixPlan | None = None):
     """The shuffle of a small input in one task on a Ray worker (SmallShards), without Ray Data's set-up: the
     same plan, groups and bytes as on Ray Data, and the driver holds none of it whatever the input."""
     unit = Unit("small-input", "", {"files": files, "units": {str(g): u.to_json() for g, u in todo.items()},
@@ -324,19 +325,6 @@ def _write_one_group(rows: pa.Table, config: RunConfig, tokenizer: bytes, unit: 
                                       totals=totals, outputs=outputs, seconds=time.perf_counter() - t0))
 
 
-def _empty_marker(group: int, corpus: str) -> dict:
-    """The marker an empty group would have had: the same fingerprint as its unit."""
-    return UnitResult(group_name(group), fingerprint(corpus, group), totals={"groups": 1}).to_json()
-
-
-def _mark_empty(storage: Storage, corpus: str, groups: list[int]) -> None:
-    """Add ``groups`` to the one marker of the empty groups of ``corpus`` (an earlier corpus's list is dropped)."""
-    where = marker_path(ShardsPhase.name, EMPTY)
-    old = storage.read_json(*where) if storage.exists(*where) else {}
-    known = set(old.get("groups", [])) if old.get("corpus") == corpus else set()
-    storage.write_json({"unit": EMPTY, "fingerprint": corpus, "corpus": corpus, "groups": sorted(known | set(groups))}, *where)
-
-
 def check_dropped(config: RunConfig, groups: list[UnitResult]) -> None:
     """Packing that drops more than ``shards.layout.max_dropped_share`` of the tokens is an error, before any
     manifest makes the shards visible (a seq_len longer than a group's tokens used to write 0 samples and exit 0)."""
@@ -360,9 +348,10 @@ def processing_config(config: RunConfig) -> dict:
                                                    "shards": {"local_max_docs": True, "trainer": True, "layout": {"max_dropped_share"}}})
 
 
-def write_manifest(ctx: RunContext, unit: Unit, groups: list[UnitResult], mix: MixPlan | None = None) -> UnitResult:
-    """Each format's merged index, then the manifest, then the marker: the dataset becomes visible."""
-    storage, cfg = ctx.storage, ctx.config.shards
+def write_manifest(job: Job, unit: Unit, groups: list[UnitResult], mix: MixPlan | None = None) -> UnitResult:
+    """Each format's merged index, then the manifest (the engine writes the marker after it): the dataset
+    becomes visible."""
+    storage, cfg = job.storage, job.config.shards
     totals = functools.reduce(add_totals, (g.totals for g in groups), {})
     given = totals.get("documents", 0)
     layouts = any(not f.per_document for f in enabled_formats(cfg))  # formats that take the layout's samples
@@ -378,13 +367,13 @@ def write_manifest(ctx: RunContext, unit: Unit, groups: list[UnitResult], mix: M
         formats[fmt.name] = {"shards": files, "samples": sum(f["samples"] for f in files), "tokens": sum(f["tokens"] for f in files),
                              "bytes": sum(f["bytes"] for f in files), "index": f"shards/{fmt.name}/index.json", "layout": layout,
                              "documents": given if fmt.per_document else given - dropped["documents"], **fmt.describe(merged)}
-    data = read_tokenizer(ctx.config)
+    data = read_tokenizer(job.config)
     entry = tokenizer_entry(_tokenize_stage(cfg.tokenize.model_dump_json(), data).tokenizer, cfg)
     with storage.atomic_output("shards", *entry["file"].split("/")) as out:  # a trainer elsewhere needs the file itself
         out.write(data)
     manifest = {
-        "run": ctx.config.name,
-        "source": unit.params["source"],
+        "run": job.config.name,
+        "source": job.source,
         "documents": given - dropped["documents"],
         "documents_tokenized": given,
         "tokenizer": entry,
@@ -393,7 +382,7 @@ def write_manifest(ctx: RunContext, unit: Unit, groups: list[UnitResult], mix: M
         "dropped": dropped,
         "truncation": truncation_entry(totals, cfg.layout),
         "shuffle": cfg.shuffle.model_dump(mode="json"),
-        "config_sha256": fingerprint(processing_config(ctx.config)),
+        "config_sha256": fingerprint(processing_config(job.config)),
         "fingerprint": unit.fingerprint,
         "groups": [g.unit for g in groups],
         "formats": formats,
@@ -403,6 +392,5 @@ def write_manifest(ctx: RunContext, unit: Unit, groups: list[UnitResult], mix: M
     measured = cut_warning(cfg, manifest["truncation"], totals.get("tokens", 0))
     if measured:
         log.warning("shards: %s", measured)
-    result = UnitResult(MANIFEST, totals={"manifest": 1}, outputs={"documents": manifest["documents"],
-                        **{f"{f}_samples": v["samples"] for f, v in formats.items()}})
-    return UnitWork(storage, unit, marker_path(ShardsPhase.name, MANIFEST)).commit(result)
+    return UnitResult(MANIFEST, totals={"manifest": 1}, outputs={"documents": manifest["documents"],
+                      **{f"{f}_samples": v["samples"] for f, v in formats.items()}})

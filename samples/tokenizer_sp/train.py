@@ -26,6 +26,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 
 VOCAB_SIZE = 8000
+#: What the card calls it (it tells the model by its sha256, whatever its path: classifiers/demonstration.py).
+WHAT = ("the demonstration SentencePiece model (an 8k BPE trained, as Llama 2's was, on the text phase extracted "
+        "keeps from the sample WARCs, samples/tokenizer_sp/)")
 
 #: Llama 2's trainer spec (its tokenizer.model's trainer_spec), but for the size and a pad piece (as Gemma has).
 TRAINER = dict(
@@ -81,9 +84,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", default=str(REPO / "samples" / "tokenizer_sp" / "tokenizer.model"))
     args = ap.parse_args(argv)
 
+    from classifiers.demonstration import register, sha256_of
+
     texts = extracted_texts(args.documents)
     model = train(texts, args.vocab_size)
+    before = sha256_of(args.out) if Path(args.out).is_file() else None
     Path(args.out).write_bytes(model)
+    # The card tells a demonstration tokenizer by this digest (the shards manifest's), whatever its path.
+    register(args.out, WHAT, "python samples/tokenizer_sp/train.py", replaces=before)
     print(json.dumps({"documents": len(texts), "characters": sum(map(len, texts)),
                       "texts_sha256_16": hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16],
                       "vocab_size": args.vocab_size, "model_sha256": hashlib.sha256(model).hexdigest(), "out": args.out}))

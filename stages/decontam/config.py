@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from stages.named_files import NamedFile
+from stages.named_files import ConfigPath, NamedFile
 
 GPT3 = "GPT-3 (Brown et al. 2020, App. C)"
 NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -39,7 +39,8 @@ class EvalSetConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    path: str = Field(..., min_length=1, max_length=4096, description="the file: a local path or s3://bucket/key; .gz or .zst JSON lines and text are read as such")
+    path: ConfigPath = Field(..., min_length=1, max_length=4096, description="the file: a local path or "
+                             "s3://bucket/key; .gz or .zst JSON lines and text are read as such")
     name: str = Field("", max_length=64, description="the name in details, tags and the card (letters, digits, _ and -); default: the file name without extensions")
     fields: list[str] = Field(
         default_factory=lambda: ["text"], min_length=1, max_length=16,
@@ -133,4 +134,5 @@ class DecontamConfig(BaseModel):
     def named_files(self) -> list[NamedFile]:
         from stages.decontam.evalsets import eval_file_check  # checked before a run (pipeline.preflight)
 
-        return [NamedFile(f"eval_sets[{i}].path", s.path, eval_file_check(s)) for i, s in enumerate(self.eval_sets)]
+        return [NamedFile(f"eval_sets[{i}].path", s.path, eval_file_check(s, self.max_file_bytes, self.max_items))
+                for i, s in enumerate(self.eval_sets)]

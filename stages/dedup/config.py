@@ -10,6 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from stages.named_files import ConfigPath
+
 
 class NormalizeConfig(BaseModel):
     """Text normalization before hashing (whitespace is always collapsed)."""
@@ -208,7 +210,7 @@ class DedupConfig(BaseModel):
     )
     batch_docs: int = Field(2000, ge=1, le=1_000_000, description="documents per signature batch")
     keep_intermediate: bool = Field(True, description="keep dedup/ (signatures, buckets, edges, components) after the run")
-    against: list[str] = Field(
+    against: list[ConfigPath] = Field(
         default_factory=list, max_length=100,
         description="output roots of earlier runs (local or s3://): a document that duplicates one an earlier run kept "
         "(exactly, or LSH + the signature check) is removed with reason duplicate_earlier; reads only their dedup_index/ "

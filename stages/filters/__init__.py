@@ -40,6 +40,7 @@ from stages.filters.gopher_quality import GopherQualityConfig, GopherQualityFilt
 from stages.filters.gopher_repetition import GopherRepetitionConfig, GopherRepetitionFilter
 from stages.filters.fineweb2 import Unmapped, log_unmapped, read_fineweb2_configs
 from stages.filters.url import UrlFilter, UrlFilterConfig
+from stages.named_files import ConfigPath
 
 FINEWEB2 = "FineWeb-2 (Penedo et al. 2025)"
 
@@ -60,12 +61,12 @@ class FiltersConfig(BaseModel):
         f"{{gopher_quality: {{min_stop_words: 1}}}}}}: any field of gopher_quality, gopher_repetition, c4, fineweb "
         f"({FINEWEB2} sets them per language); wins over the two folders below",
     )
-    by_language_dir: str | None = Field(
+    by_language_dir: ConfigPath | None = Field(
         None,
         description=f"a folder of {{lang}}.yml files (or {FINEWEB2}'s {{lang}}_{{script}}.yml names), each one "
         "language's by_language value; read when the config is loaded",
     )
-    fineweb2_configs: str | None = Field(
+    fineweb2_configs: ConfigPath | None = Field(
         None,
         description=f"{FINEWEB2}'s configs/ folder (or a copy of some of its {{lang}}_{{script}}.yml files): their "
         "Gopher, FineWeb thresholds and stop words by language (docs/filters.md says what maps to what); "

@@ -34,6 +34,7 @@ from stages.filters.gopher_quality import GopherQualityConfig, GopherQualityFilt
 from stages.filters.gopher_repetition import GopherRepetitionConfig, GopherRepetitionFilter
 from stages.filters.labels import canonical
 from stages.filters.rules import texts_of
+from stages.named_files import relative_hint
 
 #: The filters whose settings may differ by language (the ones after language ID), in run order.
 TEXT_FILTERS: dict[str, tuple[type, type[BaseModel]]] = {
@@ -120,7 +121,8 @@ def read_overrides_dir(folder: str) -> dict[str, LanguageOverride]:
     """
     path = Path(folder)
     if not path.is_dir():
-        raise ValueError(f"by_language_dir: {folder!r} is not a folder (give a folder of {{lang}}.yml files)")
+        raise ValueError(f"by_language_dir: {folder!r} is not a folder (give a folder of {{lang}}.yml files)"
+                         f"{relative_hint(folder)}")
     files = sorted(p for p in path.iterdir() if p.suffix in (".yml", ".yaml") and p.is_file())
     if not files:
         raise ValueError(f"by_language_dir: no .yml files in {folder!r} (name them by language: de.yml, rus_Cyrl.yml)")

@@ -47,6 +47,7 @@ from stages.filters.by_language import read_yaml_mapping
 from stages.filters.gopher_quality import NO_LENGTH_RULE
 from stages.filters.gopher_repetition import DUP_N, TOP_MAX, TOP_N
 from stages.filters.labels import NAME_RE, canonical, lid176_code, lid176_to_fineweb2
+from stages.named_files import relative_hint
 
 log = logging.getLogger(__name__)
 WHAT = "fineweb2_configs"
@@ -93,7 +94,8 @@ def read_fineweb2_configs(folder: str, languages: list[str] | tuple[str, ...] = 
     """
     path = Path(folder)
     if not path.is_dir():
-        raise ValueError(f"{WHAT}: {folder!r} is not a folder (give FineWeb-2's configs/ folder, or a copy of some of its files)")
+        raise ValueError(f"{WHAT}: {folder!r} is not a folder (give FineWeb-2's configs/ folder, or a copy of some of "
+                         f"its files){relative_hint(folder)}")
     files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix in (".yml", ".yaml") and NAME_RE.fullmatch(p.stem))
     if languages:
         wanted = {canonical(x) for x in languages}

@@ -35,7 +35,7 @@ import pyarrow.compute as pc
 from pydantic import BaseModel, ConfigDict, Field
 
 from stages.base import add_rejections
-from stages.named_files import NamedFile, list_file
+from stages.named_files import ConfigPath, NamedFile, list_file
 from stages.filters.rules import SKIPPED, record_skips
 
 REFINEDWEB = "RefinedWeb (Penedo et al. 2023, App. G.1)"
@@ -51,12 +51,12 @@ class UrlFilterConfig(BaseModel):
     block_domains: list[str] = Field(
         default_factory=list, description=f"{REFINEDWEB}: blocked domains (and their subdomains)"
     )
-    block_domains_files: list[str] = Field(
+    block_domains_files: list[ConfigPath] = Field(
         default_factory=list,
         description=f"{REFINEDWEB}: files of blocked domains, one a line (.gz, or a tar with 'domains' members: UT1)",
     )
     block_urls: list[str] = Field(default_factory=list, description=f"{REFINEDWEB}: blocked URLs")
-    block_urls_files: list[str] = Field(
+    block_urls_files: list[ConfigPath] = Field(
         default_factory=list, description=f"{REFINEDWEB}: files of blocked URLs (.gz, or a tar with 'urls' members)"
     )
     use_bundled_word_lists: bool = Field(

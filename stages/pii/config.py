@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from stages.named_files import ConfigPathOrName
+
 Action = Literal["replace", "mask", "hash", "annotate"]
 
 #: Entities found by pattern recognizers (candidate pass + presidio on windows).
@@ -124,7 +126,7 @@ class UrlsConfig(BaseModel):
     keep_original: bool = Field(
         False,
         description="also keep the URL as it was in a url_original column of documents/final (it holds the PII the url "
-        "column lost: only for outputs that are not published)",
+        "column lost: only for outputs that are not published; the card then does not offer documents/final)",
     )
 
     @model_validator(mode="before")
@@ -170,7 +172,7 @@ class PiiConfig(BaseModel):
         "with reason pii_dense instead of analyzed, which would take python-phonenumbers minutes",
     )
     urls: UrlsConfig = Field(default_factory=UrlsConfig, description="the url column (enabled, keep_original)")
-    ner_models: dict[str, str] = Field(
+    ner_models: dict[str, ConfigPathOrName] = Field(
         default_factory=dict,
         description="per document language, an installed spaCy pipeline (package name or path) for PERSON/LOCATION, "
         "e.g. {en: en_core_web_sm}; nothing is downloaded",

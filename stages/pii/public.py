@@ -19,7 +19,10 @@ The run may have switched entities off, annotated them, or set a low
   (any spelling) replaced by ``<IP_ADDRESS>``;
 - hosts: an IP address in any spelling a browser accepts (``81.2.69.161.``,
   ``1359103393``, ``0x51.2.0105.161``, IPv6, bracketed, full-width digits) is
-  :data:`IP_HOST`; a label with PII (``536-22-1974.example``) is replaced.
+  :data:`IP_HOST`; a label with PII (``536-22-1974.example``) is replaced, as the
+  PII stage replaces it (stages/pii/urls.py: the host read whole and label by label);
+- names (files, paths, the command, the config, the tokenizer's fields: :meth:`PublicRedactor.names`)
+  keep Common Crawl's file names and hex digests readable (stages/pii/names.py).
 
 presidio is built only when some string needs it (seconds, once per process).
 """
@@ -30,15 +33,15 @@ import functools
 import json
 import logging
 import re
-import unicodedata
 from collections.abc import Iterable, Sequence
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 from stages.pii.candidates import candidate_pattern
 from stages.pii.config import PATTERN_ENTITIES, PiiConfig
+from stages.pii.names import crawl_names, digests
 from stages.pii.normalize import PERCENT, TRIGGER, text_view
 from stages.pii.redact import Finding, Redactor, resolve
-from stages.pii.urls import MASK, UrlRedactor
+from stages.pii.urls import KEYED_ENTITIES, MASK, UrlRedactor, ip_host  # noqa: F401  (ip_host: this module's API)
 
 log = logging.getLogger(__name__)
 
@@ -51,9 +54,6 @@ IP_TOKEN = "<IP_ADDRESS>"
 #: a text is masked whole rather than shown unread, whatever the run's own limit.
 PUBLIC_MAX_CANDIDATE_DIGITS = 20_000
 
-# WHATWG URL: a host whose last label is a number (decimal, 0x hex, 0 octal) is an IPv4 address
-_NUMBER_LABEL = re.compile(r"0[xX][0-9A-Fa-f]*|[0-9]+")
-_PORT = re.compile(r":[0-9]*$")
 # the host of a URL, as parts.py reads it (scheme://[userinfo@]host)
 _URL_HOST = re.compile(r"^(?P<head>[A-Za-z][A-Za-z0-9+.\-]*://)(?P<host>\[[^\]/?#]*\]|[^:/?#]*)", re.DOTALL)
 # where a leftover candidate's whole value ends: an IBAN's later groups, else the whitespace-delimited token
@@ -61,6 +61,18 @@ _TRAILING = ".,;:!?)]}>'\""
 _IBAN_HEAD = re.compile(r"[A-Za-z]{2}\d{2}")
 _IBAN_TAIL = re.compile(r"(?:[ -]?[A-Z0-9]{1,4}(?![a-z]))+")
 _IBAN_TAIL_DIGITS = re.compile(r"(?:[ -]?(?=[a-zA-Z]{0,3}\d)[A-Za-z0-9]{1,4}(?![A-Za-z0-9]))+")  # lower case: groups with a digit
+
+
+# a redaction token the PII stage wrote into a host, percent-encoded and lower-cased with it ("%3cus_ssn%3e")
+_HOST_TOKEN = re.compile(r"%3c([a-z_]+)(?:%3a([0-9a-f]+))?%3e", re.IGNORECASE)
+
+
+#: What a kept name stands in for while the rest of its string is redacted (letters only: no candidate).
+_HELD = "zqxjheld"
+
+
+def _tokens_shown(host: str) -> str:
+    return _HOST_TOKEN.sub(lambda m: f"<{m.group(1).upper()}{':' + m.group(2).lower() if m.group(2) else ''}>", host)
 
 
 def public_config(run_pii: dict | None) -> PiiConfig:
@@ -85,21 +97,6 @@ def public_config(run_pii: dict | None) -> PiiConfig:
     return config
 
 
-def ip_host(host: str) -> bool:
-    """Whether a host is an IP address in any spelling a browser accepts (see the module docstring)."""
-    h = _plain_host(host)
-    if h.startswith("[") or h.count(":") >= 2:
-        return True
-    h = _PORT.sub("", h).rstrip(".")
-    last = h.rsplit(".", 1)[-1]
-    return bool(last) and _NUMBER_LABEL.fullmatch(last) is not None
-
-
-def _plain_host(host: str) -> str:
-    """Percent-decoded, NFKC (full-width digits and dots), lower-case: what a browser resolves."""
-    return unicodedata.normalize("NFKC", unquote(host)).strip().lower()
-
-
 class PublicRedactor:
     """Strings about to be published (the dataset card, stats.json): every pattern entity on and
     replaced, whole values only (never a partial mask), whatever the run's own pii settings."""
@@ -112,7 +109,8 @@ class PublicRedactor:
         # few and short: Python's re (Arrow would compile the RE2 form at every call)
         self.prefilter = re.compile(f"(?:{pattern.python.pattern})|(?:{TRIGGER.pattern})|(?:{PERCENT.pattern})")
         self._urls = UrlRedactor(self._detect_values, self._token, min(self.config.min_phone_digits, 9), encode=False,
-                                 leftover=self.looks_like_pii)
+                                 leftover=self.looks_like_pii, host_leftover=self.looks_like_pii,
+                                 keyed=frozenset(KEYED_ENTITIES))
 
     # ------------------------------------------------------------ building blocks
 
@@ -204,40 +202,56 @@ class PublicRedactor:
         return [self._url_host(u) if u else u for u in out]
 
     def _url_host(self, url: str) -> str:
+        """An IP host as IP_TOKEN (the redactor keeps the server's address; the card prints none)."""
         m = _URL_HOST.match(url)
-        if not m or not m.group("host"):
+        if not m or not m.group("host") or not ip_host(m.group("host")):
             return url
-        host = m.group("host")
-        public = IP_TOKEN if ip_host(host) else self.hosts([host])[0]
-        if public == host:
-            return url
-        out = m.group("head") + public + url[m.end("host") :]
+        out = m.group("head") + IP_TOKEN + url[m.end("host") :]
         try:  # a bracketed IPv6 host replaced by its token can leave a stray "]" after it ("[::1]:80]:8080")
             urlsplit(out)
             return out
         except ValueError:
-            return m.group("head") + public  # the host alone: what followed it does not split without the brackets
+            return m.group("head") + IP_TOKEN  # the host alone: what followed it does not split without the brackets
 
     def hosts(self, hosts: Iterable[str | None]) -> list[str]:
-        """Each host as it may be published: IP_HOST for an IP address, labels with PII replaced (NO_HOST for none)."""
+        """Each host as it may be published: IP_HOST for an IP address, labels with PII replaced as in a URL
+        (stages/pii/urls.py: read whole and label by label, leftovers masked), NO_HOST for none.  A label the PII
+        stage already replaced (``%3cus_ssn%3e``, lower-cased with its host) is shown as its token."""
         hosts = list(hosts)
-        out: list[str] = []
-        for h in hosts:
-            out.append(NO_HOST if not h else IP_HOST if ip_host(h) else h)
+        out: list[str] = [NO_HOST if not h else IP_HOST if ip_host(h) else _tokens_shown(h) for h in hosts]
         todo = [i for i, (h, need) in enumerate(zip(out, self._needs(out))) if need and out[i] not in (IP_HOST, NO_HOST)]
-        for i in todo:
-            out[i] = ".".join(self._label(label) for label in out[i].split("."))
+        for i, public in zip(todo, self._urls.hosts([out[i] for i in todo])):
+            out[i] = public
         return out
 
-    def _label(self, label: str) -> str:
-        if not label or not self._needs([label])[0]:
-            return label
-        found, dense = self.stage.detect_all([label], [None])
-        if 0 in dense or self.looks_like_pii(label) and not found:
-            return MASK
-        if found:
-            return "".join(self._token(f, label[f.start : f.end]) for f in found[0])
-        return label
+    def names(self, strings: Iterable[str | None], urls: bool = False) -> list[str | None]:
+        """File names, paths, the command, config values, a tokenizer's fields: each redacted as text (or, ``urls``,
+        as a URL), with Common Crawl's file names and folders and hex digests (a tokenizer's sha256) kept as they
+        are (stages/pii/names.py); whatever else looks like PII in them is redacted as anywhere."""
+        strings = list(strings)
+        held: list[dict[str, str]] = []
+        replaced: list[str | None] = []
+        for s in strings:
+            keep: dict[str, str] = {}
+            if s:
+                out, pos = [], 0
+                for a, b in sorted(crawl_names(s) + digests(s)):
+                    if a < pos:
+                        continue
+                    mark = _HELD + "".join(chr(97 + int(d)) for d in str(len(keep)))
+                    keep[mark] = s[a:b]
+                    out += [s[pos:a], mark]
+                    pos = b
+                s = "".join(out) + s[pos:]
+            replaced.append(s)
+            held.append(keep)
+        redacted = self.urls(replaced) if urls else self.texts(replaced)
+        out = []
+        for r, keep in zip(redacted, held):
+            for mark, value in sorted(keep.items(), key=lambda kv: -len(kv[0])):  # "...ba" before "...b"
+                r = r.replace(mark, value) if r else r
+            out.append(r)
+        return out
 
     def details(self, details: Iterable[str | None]) -> list[str | None]:
         """Each details string redacted: a JSON value has its strings redacted (URLs as URLs), other text as text."""

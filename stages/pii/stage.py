@@ -15,6 +15,9 @@ enabled entity, ``pii_<entity>`` (``pii_email_address``, ``pii_phone_number``,
 ``pii_ip_address``, ``pii_credit_card``, ``pii_iban_code``, ``pii_us_ssn``,
 ``pii_url_credentials``, ``pii_person``, ``pii_location``), counts what was
 found in the document (also for the annotate action, which leaves the text alone).
+``url`` is redacted by urls.py (``pii_url`` counts its findings), and ``id``,
+``source``, ``metadata`` and the other string columns by fields.py (counted in the
+stage's counters, ``fields.*``).
 
 The stage is also a filter (stages/base.py): a document whose candidates hold
 more than ``max_candidate_digits`` digits (a log, a directory, a table of
@@ -36,10 +39,11 @@ import pyarrow.compute as pc
 from stages.base import add_rejections, set_column
 from stages.pii.candidates import Piece, candidate_pattern, candidate_spans, find_pieces, marked_texts, pieces
 from stages.pii.config import ENTITIES, NER_ENTITIES, PATTERN_ENTITIES, URL_COUNT_COLUMN, URL_ORIGINAL_COLUMN, PiiConfig, count_column
+from stages.pii.fields import FieldRedactor
 from stages.pii.normalize import PERCENT, PERCENT_RE2, TRIGGER, TRIGGER_RE2, TextView, text_view
 from stages.pii.recognizers import UNFORMATTED_PHONE_SCORE, ner_analyzer, pattern_analyzer
 from stages.pii.redact import Finding, Redactor, resolve
-from stages.pii.urls import UrlRedactor
+from stages.pii.urls import KEYED_ENTITIES, KEYED_SCORE, UrlRedactor
 
 # Between two windows in one presidio call: more words than presidio's context
 # reaches back (5), none of them a stop word, so context never crosses windows.
@@ -97,7 +101,10 @@ class PiiStage:
         self.redactor = Redactor(self.config)
         self.overlap = 2 * max(self.config.context_chars, MAX_ENTITY_CHARS)
         self.columns = {e: count_column(e) for e in enabled}
+        #: the entities a key can name for its value (a URL's query key, a metadata key: urls.keyed_entity)
+        self.keyed = frozenset(e for e in KEYED_ENTITIES if e in self.entities and self.thresholds[e] <= KEYED_SCORE)
         self.urls = self._url_redactor() if self.config.enabled and self.config.urls.enabled else None
+        self.fields = FieldRedactor(self)
         self._counters: Counter = Counter()
 
     def _url_redactor(self) -> UrlRedactor:
@@ -107,16 +114,26 @@ class PiiStage:
         def token(f: Finding, value: str) -> str | None:
             return None if f.entity in keep else self.redactor.ops[f.entity](value)
 
-        return UrlRedactor(self._detect_url_values, token, min(self.config.min_phone_digits, 9))
+        return UrlRedactor(self._detect_url_values, token, min(self.config.min_phone_digits, 9), keyed=self.keyed,
+                           host_leftover=self._looks_like_pii if self.pattern is not None else None)
+
+    def _looks_like_pii(self, text: str) -> bool:
+        """A candidate of the enabled entities in the text or its view (percent-decoded): a host label such as
+        ``4158675309`` or ``81-2-69-160`` that no recognizer confirms is masked, as the card's hosts table does."""
+        return bool(self.pattern.python.search(text_view(text, decode_percent=True).text))
 
     def _detect_url_values(self, texts: list[str], langs: list[str | None]):
         """detect_all on URL values, its counters kept apart (``url.chars_analyzed``, ...)."""
+        return self.detect_apart("url", texts, langs)
+
+    def detect_apart(self, prefix: str, texts: list[str], langs: list[str | None]):
+        """detect_all of pattern entities, its counters kept apart from the text's (``<prefix>.chars_analyzed``...)."""
         text_counters, self._counters = self._counters, Counter()
         try:
             return self.detect_all(texts, langs, ner=False)
         finally:
             for k, v in self._counters.items():
-                text_counters[f"url.{k}"] += v
+                text_counters[f"{prefix}.{k}"] += v
             self._counters = text_counters
 
     # ---------------------------------------------------------------- helpers
@@ -195,7 +212,7 @@ class PiiStage:
             batch = set_column(batch, col_name, pa.array(counts[e], pa.int32()))
         if self.urls is not None:
             batch = self._redact_urls(batch)
-        return batch
+        return self.fields(batch)  # id, source, metadata and the other string columns (fields.py)
 
     def _redact_urls(self, batch: pa.Table) -> pa.Table:
         """The url column redacted (urls.py), ``pii_url`` counts, and ``url_original`` when asked for."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -19,6 +19,8 @@ class ShardsConfig(BaseModel):
     """Training shards from documents/final (docs/shards.md)."""
 
     model_config = ConfigDict(extra="forbid")
+    #: how the phase runs, not what it writes: out of the fingerprints (pipeline/engine/settings.py)
+    run_only: ClassVar[tuple[str, ...]] = ("enabled", "trainer", "local_max_docs")
 
     enabled: bool = Field(True, description="run the shards phase (tokenize documents/final, write the enabled formats: MDS, WebDataset, Megatron)")
     tokenize: TokenizeConfig = Field(default_factory=TokenizeConfig, description="the tokenizer and the tokens around each document")

@@ -9,6 +9,9 @@ shards phase (pipeline/phases/shards.py ``write_manifest``) writes the file.
 
 from __future__ import annotations
 
+import os
+
+from stages.named_files import public_path
 from stages.tokenizers import resolve_specials
 from stages.writers.trainers import cut_lengths
 
@@ -31,7 +34,9 @@ def tokenizer_entry(tokenizer, shards) -> dict:
     def special(s) -> dict | None:
         return None if s is None else {"token": s.token, "id": s.id}
 
-    return {"file": tokenizer_file(tokenizer.kind), "kind": tokenizer.kind, "path": t.tokenizer, "sha256": tokenizer.sha256,
+    # the path as published: relative to the working directory (the driver's: the manifest is written there), or a name
+    path = public_path(t.tokenizer, os.getcwd())
+    return {"file": tokenizer_file(tokenizer.kind), "kind": tokenizer.kind, "path": path, "sha256": tokenizer.sha256,
             "vocab_size": tokenizer.vocab_size, "max_id": tokenizer.max_id, "dtype": tokenizer.dtype.name,
             "bos": special(used.bos), "eos": special(used.eos), "pad": special(pad),
             "encoding": "tokenizer.encode(text, add_special_tokens=False) with bos before and eos after every document"}

@@ -1,0 +1,79 @@
+"""Run one phase: the units whose markers are not current, then its summary over all its units.
+
+A map phase's units go to Ray workers (pipeline.distribute.map_units), each running the one worker loop
+(pipeline/engine/worker.py); a phase of steps runs its steps (pipeline/engine/steps.py).  Either way the
+phase's units return one typed result each (pipeline.result.UnitResult), which is also their marker, and the
+summary is one fold over them.  A unit whose output cannot be written (``fatal``: a full disk) stops the
+phase, and the run with it, with one line.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
+
+from core.storage import OutputError
+from pipeline.distribute import Progress, map_units
+from pipeline.engine.steps import run_steps
+from pipeline.engine.worker import MapWorker
+from pipeline.phase import MapPhase, Phase, Unit
+from pipeline.result import UnitResult, summarize
+
+if TYPE_CHECKING:
+    from pipeline.context import RunContext
+
+log = logging.getLogger(__name__)
+
+
+def run_phase(ctx: RunContext, phase: Phase) -> dict:
+    """Do a phase's units that are not done; returns its summary over all its units."""
+    t0 = time.perf_counter()
+    units = ctx.units_of(phase)
+    done = {u.name: m for u in units if (m := ctx.marker(phase, u)) is not None}
+    todo = [u for u in units if u.name not in done]
+    if done:
+        log.info("phase %s: %d of %d units (%s) already done (current markers); skipping them", phase.name, len(done),
+                 len(units), phase.unit_kind)
+    log.info("phase %s: started, %d of %d units (%s) to do", phase.name, len(todo), len(units), phase.unit_kind)
+    failures: dict[str, dict[str, str]] = {}
+    if not todo:
+        new = []
+    elif isinstance(phase, MapPhase):
+        new = list(_stop_at_output_fault(run_map(ctx, phase, todo), ctx.config.output.root))
+    else:
+        new = list(_stop_at_output_fault(run_steps(ctx, phase, failures), ctx.config.output.root))
+    ctx.forget(phase)
+    summary = phase.finish(summarize([*done.values(), *new]))
+    summary.update({"units": len(units), "units_skipped": len(done), "seconds": round(time.perf_counter() - t0, 2)})
+    if failures:
+        summary["failed_steps"] = failures
+    log.info("phase %s: %s", phase.name, phase.headline(summary))
+    return summary
+
+
+def run_map(ctx: RunContext, phase: MapPhase, todo: list[Unit]) -> Iterator[UnitResult]:
+    """A map phase's units to do on Ray workers (their ``prepare`` first, on the driver)."""
+    try:
+        prepared = phase.prepare(ctx, todo)
+    except Exception as e:  # e.g. a part that cannot be read: every unit fails with the reason, no marker
+        yield from (UnitResult.failure(u.name, f"{phase.name}: prepare: {type(e).__name__}: {e}") for u in todo)
+        return
+    progress = Progress(phase.name, len(todo), phase.unit_kind, ctx.progress, counts=("in", "kept"))
+    try:
+        yield from map_units(ctx.config, todo, MapWorker, workers=ctx.workers(), keep_worker=phase.keep_worker,
+                             extra={"phase": type(phase), "prepared": prepared}, progress=progress, typed=True,
+                             pool=phase.name if phase.own_workers else None)
+    finally:
+        progress.close()
+
+
+def _stop_at_output_fault(results: Iterable[UnitResult], root: str) -> Iterator[UnitResult]:
+    """The phase's unit results, until one says the output cannot be written (``fatal``: a full disk...):
+    then the phase stops (its units still running are cancelled) and the run with it, with one line."""
+    for r in results:
+        if r.fatal is not None:
+            getattr(results, "close", lambda: None)()  # a generator: its finally blocks cancel what still runs
+            raise OutputError.of(r.fatal, root)
+        yield r
