@@ -63,6 +63,7 @@ def test_part_groups_is_a_scan_per_part_done_by_one_sort():
     assert [p for p, _ in groups] == sorted(set((doc >> 32).tolist()))
     for p, rows in groups:
         assert rows.tolist() == np.flatnonzero((doc >> 32) == p).tolist()
+    assert part_groups(np.zeros(0, np.int64)) == []  # no documents: no part (a step with nothing to write)
 
 
 def test_parts_are_batched_only_when_they_outnumber_the_workers():
