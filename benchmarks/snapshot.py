@@ -21,7 +21,7 @@ new WARC-Record-ID:
 Each ``--files`` point runs ``curate run jobs/sample.yaml`` (every phase, embedded Ray on all CPUs) in a child
 process; a sampler reads every process of its tree every 0.5 s: the driver's RSS (the ``curate`` process) and
 the largest Ray worker's, per phase, and the CPU seconds of the tree. ``--dedup-parts`` points run the deduped
-phase alone (``pipeline.dedup.run_dedup``, jobs/sample.yaml's settings) on phase-1 parts cloned from the
+phase alone (``pipeline.phases.deduped.run_dedup``, jobs/sample.yaml's settings) on phase-1 parts cloned from the
 largest ``--files`` run: clone ``c`` of a part gets new ids and URLs, and its unique documents a text of their
 own (a suffix of letters naming the clone on every word: no shingle in common), while the copies of a cluster
 stay copies (a cluster grows with the clones, as a snapshot's largest clusters do). Writes
@@ -329,7 +329,7 @@ def measure_dedup(root: str) -> dict:
     """In this (child) process: the deduped phase alone on ``root``'s phase-1 parts."""
     from core.storage import Storage  # the pipeline only in the child that runs it: the parent measures it
     from pipeline.config import load_config
-    from pipeline.dedup import run_dedup
+    from pipeline.phases.deduped import run_dedup
     from pipeline.distribute import init_ray
 
     config = load_config(ROOT / "jobs" / "sample.yaml", inputs=["unused"], output=root)

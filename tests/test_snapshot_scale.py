@@ -80,7 +80,7 @@ def write_parts(root: Path, parts: int, docs_per_part: int) -> pa.Table:
 
 def dedup_child(root: str) -> dict:
     """In the child process: the deduped phase on ``root``, its summary and this process's peak RSS."""
-    from pipeline.dedup import run_dedup
+    from pipeline.phases.deduped import run_dedup
     from pipeline.distribute import init_ray
 
     config = parse_config({"inputs": ["unused"], "output": root, "dedup": DEDUP, "ray": {"num_cpus": 2}})
