@@ -38,8 +38,8 @@ SECTIONS = [
      "A snapshot's shape, every phase: one WARC given 8,000 times (every record id 8,000 times)"),
     ("snapshot_heavy", "python benchmarks/snapshot.py --shape heavy --files 2000",
      "A snapshot's shape, every phase: heavy-tailed duplicate clusters (one of 3,000 copies) in 2,000 small files"),
-    ("snapshot_heavy_20000", "python benchmarks/snapshot.py --shape heavy --files --base /tmp/snapshot-bench/heavy/out-2000 "
-     "--dedup-parts 20000 --results benchmarks/results/snapshot_heavy_20000.md",
+    ("snapshot_heavy_20000", "python benchmarks/snapshot.py --shape heavy --files "
+     "--base /tmp/snapshot-bench/heavy/out-2000 --dedup-parts 20000 --results benchmarks/results/snapshot_heavy_20000.md",
      "A snapshot's shape, dedup alone: 20,000 parts cloned from the heavy-tailed run (clusters grow with the clones)"),
     ("dedup_boilerplate", "python benchmarks/dedup_boilerplate.py", "Deduplication precision on pages that share a site's boilerplate"),
     ("paragraph_dedup", "python benchmarks/paragraph_dedup.py --scale 1000000", "Paragraph dedup: exactness, placement against document dedup, cost at 1M documents"),
