@@ -67,7 +67,7 @@ def test_every_file_is_done_and_none_failed(hostile_run):
     out, record = hostile_run
     phase = record["phases"]["extracted"]
     assert phase["files"] == len(EXPECTED) and phase["failed_units"] == {}
-    markers = {json.loads(m.read_text())["outputs"]["source"].rsplit("/", 1)[1]: json.loads(m.read_text())["totals"]
+    markers = {json.loads(m.read_text())["outputs"]["source"].rsplit("/", 1)[-1]: json.loads(m.read_text())["totals"]
                for m in (out / "_done" / "extracted").glob("*.json")}
     assert set(markers) == set(EXPECTED)
     for name, info in EXPECTED.items():
