@@ -185,7 +185,8 @@ def test_markers_hold_only_while_their_files_exist(finished, tmp_path):
     shutil.rmtree(out / "shards")
     assert report([str(out)]) == 1
     failed = [c["check"] for c in json.loads((out / "card" / "stats.json").read_text())["checks"] if not c["ok"]]
-    assert len(failed) == 1 and failed[0].startswith("shards: the files its markers name exist (3 units' files are gone")
+    assert len(failed) == 1
+    assert failed[0].startswith("shards: the files its markers name exist (3 units' files are gone")
 
     again = run(cfg, progress=False)
     assert again["status"] == "ok" and again["phases"]["shards"]["units_skipped"] == 0

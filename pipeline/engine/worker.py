@@ -38,7 +38,6 @@ from stages.base import ChainStats, run_chain, set_column
 from stages.sources import check_input, sniff_stream
 from stages.sources.kinds import source_of
 
-
 #: The column naming a document's input file: published as pipeline.engine.units.published_input gives it.
 SOURCE = "source"
 
