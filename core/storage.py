@@ -82,6 +82,16 @@ def resolve(uri: str, s3: S3Options | None = None) -> tuple[pafs.FileSystem, str
     return pafs.LocalFileSystem(), os.path.abspath(os.path.expanduser(uri))
 
 
+def location(uri: str) -> str:
+    """One spelling of where ``uri`` is, to tell two spellings of a place apart from two places: a local path
+    absolute, normalized and with its symlinks resolved; an ``s3://`` URI without ``.``, doubled or trailing
+    slashes."""
+    if is_s3(uri):
+        key = posixpath.normpath("/" + uri[len("s3://"):]).lstrip("/")
+        return f"s3://{key}"
+    return os.path.realpath(os.path.expanduser(uri))
+
+
 def open_input(uri: str, s3: S3Options | None = None) -> BinaryIO:
     """A seekable binary stream, never decompressed here (the reader sees gzip members)."""
     fs, path = resolve(uri, s3)

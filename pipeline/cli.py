@@ -214,6 +214,13 @@ def _report(record: dict, output: str) -> int:
         for unit, err in record["phases"][name].get("failed_units", {}).items():
             print(f"failed: {name}: {unit}: {err}", file=sys.stderr)
             failed += 1
+    phases = record["phases"]
+    lost = {n: phases[n]["lost_to_errors"] for n in record["phases_run"] if phases[n].get("lost_to_errors")}
+    for name, why in lost.items():
+        print(f"failed: phase {name}: {why}", file=sys.stderr)
+    if lost:
+        return _fail(f"{len(lost)} phases lost every document to errors (the first traceback of each kind is in the "
+                     "worker logs)", 1)
     if failed:
         return _fail(f"{failed} units failed; rerun the same command to retry them", 1)
     return 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from core.layout import DOCUMENTS, part_file
 from core.storage import S3Options, Storage
 from pipeline.config import RunConfig, s3_options
 from pipeline.engine import markers as marker_store
@@ -16,6 +17,7 @@ from pipeline.engine import units as engine_units
 from pipeline.phase import Part, Phase, Unit
 from pipeline.plan import Plan
 from pipeline.result import UnitResult
+from pipeline.units import PUBLISHED, PUBLISHED_SEP
 
 
 @dataclass
@@ -34,6 +36,7 @@ class RunContext:
     _steps: dict[str, list] = field(default_factory=dict)
     _markers: dict[tuple, dict[str, UnitResult]] = field(default_factory=dict)
     _parts: dict[str, list[Part]] = field(default_factory=dict)
+    _listed: dict[tuple[str, ...], set[str]] = field(default_factory=dict)
 
     @property
     def s3(self) -> S3Options:
@@ -79,9 +82,30 @@ class RunContext:
         return self._markers[(phase.name, step)]
 
     def marker(self, phase: Phase, unit: Unit) -> UnitResult | None:
-        """The unit's marker if it is current (same fingerprint), else None."""
+        """The unit's marker if it is current: same fingerprint, and every file it says its unit published is there
+        (a marker is trusted only while what it describes exists: a deleted part or ``shards/`` is redone)."""
         m = self.markers(phase, unit.step).get(unit.name)
-        return m if m is not None and m.fingerprint == unit.fingerprint else None
+        return m if m is not None and m.fingerprint == unit.fingerprint and not self.missing(phase, m) else None
+
+    def missing(self, phase: Phase, marker: UnitResult) -> list[str]:
+        """The files ``marker`` says its unit published that are not in the output (an older marker, without its
+        list: its documents part)."""
+        listed = marker.outputs.get(PUBLISHED)
+        if listed is None:
+            listed = [PUBLISHED_SEP.join((DOCUMENTS, phase.name, part_file(marker.unit)))] \
+                if marker.outputs.get("documents_part") else []
+        return [p for p in listed if not self.exists(p)]
+
+    def exists(self, path: str) -> bool:
+        """Whether a file under the output root exists, by one listing per output folder, kept for the run (S3: one
+        paginated request per folder, not one per file): ``documents/final/``, ``shards/mds/``, ``card/``..."""
+        parts = tuple(path.split(PUBLISHED_SEP))
+        if len(parts) == 1:
+            return self.storage.exists(*parts)
+        folder = parts[:2] if len(parts) > 2 else parts[:1]
+        if folder not in self._listed:
+            self._listed[folder] = set(self.storage.list(*folder))
+        return PUBLISHED_SEP.join(parts[len(folder):]) in self._listed[folder]
 
     def parts(self, phase: Phase | None) -> list[Part]:
         """The finished parts of ``phase`` for the current inputs (none before the first phase)."""
@@ -100,3 +124,4 @@ class RunContext:
         for key in [k for k in self._markers if k[0] == phase.name]:
             del self._markers[key]
         self._parts.pop(phase.name, None)
+        self._listed.clear()  # it wrote and deleted files

@@ -112,3 +112,23 @@ def unit_name(uri: str) -> str:
         stem = stem.removesuffix(ext)
     stem = masked_stem(uri) or re.sub(r"[^A-Za-z0-9._-]+", "_", stem)[:80] or "input"
     return f"{stem}-{short_hash(uri)}"
+
+
+
+#: Names that tell an input's kind (its content decides how it is read; the name, what columns the run's parts have).
+_KIND_NAMES = {"warc": (".warc", ".warc.gz", ".arc", ".arc.gz"),
+               "documents": (".jsonl", ".jsonl.gz", ".jsonl.zst", ".json.gz", ".json.zst", ".json", ".ndjson",
+                             ".ndjson.gz", ".parquet", ".pq")}
+
+
+def input_kinds(inputs: list[str]) -> list[str]:
+    """The source kinds of ``inputs`` (stages.sources.kinds), in SOURCES' order, by their names (every kind for a name
+    that does not tell): what the plan knows without a request per file, the same on any machine (``curate report``
+    away from the inputs), so the units' fingerprints do not depend on where the inputs are."""
+    from stages.sources.kinds import SOURCES
+
+    found: set[str] = set()
+    for uri in inputs:
+        named = {k for k, ends in _KIND_NAMES.items() if uri.lower().endswith(ends)}
+        found |= named or {s.name for s in SOURCES}
+    return [s.name for s in SOURCES if s.name in found]

@@ -3,7 +3,8 @@
 It is rewritten when the run starts, when each phase ends, and when the run
 ends (or fails), so a killed or failed run leaves a record of how far it got:
 ``status`` is ``running`` until the end, then ``ok``, ``failed_units`` (some
-units failed; a rerun retries them) or ``error`` (the run itself stopped).
+units failed; a rerun retries them), ``failed`` (a phase lost every document to
+errors: its summary's ``lost_to_errors``) or ``error`` (the run itself stopped).
 A run of some phases only (``--phases``) keeps the earlier record of the
 others.
 """
@@ -78,8 +79,9 @@ class RunRecord:
         self._write()
 
     def finish(self, error: str | None = None) -> dict:
-        failed = any(p.get("failed_units") for p in self.data["phases"].values())
-        self.data["status"] = "error" if error else "failed_units" if failed else "ok"
+        phases = self.data["phases"].values()
+        failed, lost = any(p.get("failed_units") for p in phases), any(p.get("lost_to_errors") for p in phases)
+        self.data["status"] = "error" if error else "failed" if lost else "failed_units" if failed else "ok"
         if error:
             self.data["error"] = error
         self.data["finished"] = _now()

@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from stages.base import ChainStats
+from stages.base import ChainStats, is_error
 
 
 def add_totals(a: dict, b: dict) -> dict:
@@ -116,3 +116,14 @@ def summarize(results: Iterable[UnitResult]) -> dict:
             "stage_seconds": {k: round(v, 2) for k, v in total.stages.seconds.items()},
             "stage_counters": dict(sorted(total.stages.counters.items())),
             **total.totals, "failed_units": failed}
+
+
+def lost_to_errors(summary: dict) -> str | None:
+    """Why a phase's summary is a failure although no unit failed: it kept no document, and errors (reasons of the
+    class errors: stages.base.is_error) took some; None otherwise.  A phase that filtered everything out decided so;
+    one whose every document a stage or tool failed on has no result to give the phases after it."""
+    errors = {r: n for r, n in (summary.get("rejected_by_reason") or {}).items() if is_error(r) and n}
+    if summary.get("kept") or not errors:
+        return None
+    shown = ", ".join(f"{n:,} {r}" for r, n in sorted(errors.items(), key=lambda kv: (-kv[1], kv[0])))
+    return f"every document was lost, {sum(errors.values()):,} of {summary.get('in', 0):,} to errors ({shown})"

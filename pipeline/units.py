@@ -27,6 +27,12 @@ from core.storage import PartWriter, Storage
 from stages.base import REJECTED_SCHEMA
 
 
+#: A marker's ``outputs`` key listing the files its unit published (paths under the output root, "/"-joined): the
+#: unit is done only while every one of them exists.
+PUBLISHED = "published"
+PUBLISHED_SEP = "/"
+
+
 class AccountingError(RuntimeError):
     """Documents in != kept + rejected: a bug, and the unit is not marked done."""
 
@@ -99,5 +105,8 @@ class UnitWork:
             w.close()
         if docs in self._writers:
             result.outputs["documents_part"] = self._writers[docs].published
+        published = [PUBLISHED_SEP.join(p) for p, w in self._writers.items() if w.published]
+        if published:  # the marker is trusted only while these exist (pipeline.context.RunContext.marker)
+            result.outputs[PUBLISHED] = sorted({*result.outputs.get(PUBLISHED, []), *published})
         self.storage.write_json(result.to_json(), *self._marker)
         return result

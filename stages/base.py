@@ -31,6 +31,14 @@ REASON = "reason"
 DETAILS = "details"
 #: the reason of a row whose stage raised on it (see :func:`run_chain`)
 STAGE_ERROR = "stage_error"
+#: How a reason says it is an *error* (our code or a tool failed on the row: ``stage_error``, ``extract_error``,
+#: ``read_error``, ``tokenize_error``), not a *decision* (the row was judged: a filter, a duplicate, an empty text).
+ERROR_SUFFIX = "_error"
+
+
+def is_error(reason: str) -> bool:
+    """Whether a rejection reason is of the class *errors* (named ``*_error``) rather than *decisions*."""
+    return reason.endswith(ERROR_SUFFIX)
 
 #: Columns every rejected row carries (the rejected-set schema).
 REJECTED_SCHEMA = pa.schema(

@@ -202,6 +202,9 @@ class DecodeStage:
     label = "text decoded (charset)"
     needs = ("payload", "http_charset")
     adds = ("html", "charset", "charset_source")
+    #: the Arrow types of what it adds and keeps (the extraction drops ``html``), and what it removes
+    types = {"charset": pa.string(), "charset_source": pa.string()}
+    drops = ("payload",)
     reasons = ("binary_payload", "undecodable")
 
     def __init__(self, config: CharsetConfig | None = None):

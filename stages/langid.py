@@ -89,6 +89,7 @@ class LangIdStage:
     label = "language identified (language and score rules)"
     needs = ("text",)
     adds = ("language", "language_score")
+    types = {"language": pa.string(), "language_score": pa.float32()}  # the Arrow types of what it adds
     reasons = ("language", "language_score")
 
     def __init__(self, config: LangIdConfig | None = None):

@@ -31,6 +31,7 @@ class SourceNameStage:
     label = "named source recorded (source_name)"
     needs: tuple[str, ...] = ()
     adds = (SOURCE_NAME,)
+    types = {SOURCE_NAME: pa.string()}  # the Arrow type of what it adds
     reasons: tuple[str, ...] = ()
 
     def __init__(self, config: SourceTag):

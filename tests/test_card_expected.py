@@ -184,7 +184,10 @@ def _phase(out, p, v, docs, rej, manifest) -> dict:
 
 
 def _sources(record, markers, docs, rej) -> dict:
+    from pipeline.paths import public_path
+
     inputs = record["inputs"]
+    shown = {f: public_path(f, record.get("working_dir")) for f in inputs}  # as the source column names an input
     per_source = {m["source"]: sum(m["records_by_type"].values()) for m in markers}
     ext = [f["source"] for f in (docs.get("extracted"), rej.get("extracted")) if f is not None and "source" in f]
     resp = pd.concat(ext).value_counts().to_dict() if ext else {}
@@ -196,8 +199,9 @@ def _sources(record, markers, docs, rej) -> dict:
     return {"files": len(inputs), "snapshots": snaps,
             "reader": {"by_type": _by_type(markers), "records": sum(_by_type(markers).values()),
                        "rows": sum(m.get("rows", 0) for m in markers), "malformed": sum(m.get("malformed_records", 0) for m in markers)},
-            "per_file": [{"records": per_source.get(f), "responses": int(resp.get(f, 0)),
-                          "kept": {p: int((d["source"] == f).sum()) if "source" in d else 0 for p, d in docs.items()}}
+            "per_file": [{"records": per_source.get(shown[f]), "responses": int(resp.get(shown[f], 0)),
+                          "kept": {p: int((d["source"] == shown[f]).sum()) if "source" in d else 0
+                                   for p, d in docs.items()}}
                          for f in inputs]}
 
 

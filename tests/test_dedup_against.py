@@ -23,6 +23,7 @@ from pipeline.phases.deduped import run_dedup
 from pipeline.phases.deduped import corpus_unit
 from pipeline.dedup import index as dedup_index
 from core.storage import Storage
+from tests.conftest import SAMPLES, Page, html
 from tests.test_dedup_steps import WORDS, edit, prose
 
 pytestmark = pytest.mark.ray
@@ -288,3 +289,38 @@ def test_a_corrupt_settings_file_is_a_one_line_error_not_a_traceback(runs, tmp_p
     assert len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert r.stderr.startswith(f"config error: dedup.against[0] ({tmp_path / 'copy'}): dedup_index/settings.json is not ")
     assert not (tmp_path / "out").exists() or not os.listdir(tmp_path / "out")
+
+
+@pytest.mark.parametrize("spelling", ["relative", "dot", "symlink", "trailing_slash"])
+def test_the_own_root_by_another_spelling_is_a_config_error_before_anything_is_deleted(runs, tmp_path, monkeypatch,
+                                                                                       warc_factory, spelling):
+    """Issue 38.11: ``dedup.against`` naming the run's own root by another spelling passed ``validate``; the run then
+    deleted the finished output (its dedup index included) before it said so.  Now: one line, at plan time and in
+    ``curate validate``, and the output is untouched."""
+    import shutil
+
+    from pipeline.cli import main
+    from pipeline.runner import run
+
+    root = tmp_path / "out"
+    shutil.copytree(runs["run2"], root)  # a finished output: parts, markers, its dedup index
+    before = tree_bytes(root)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "link").symlink_to(root)
+    other = {"relative": "out", "dot": f"{root}/.", "symlink": str(tmp_path / "link"), "trailing_slash": f"{root}//"}
+    warc = warc_factory("in.warc.gz", [Page("https://a.example/", html("A", "Some text here.").encode())])
+    data = {"inputs": [str(warc)], "output": str(root), "dedup": {"against": [other[spelling]]},
+            "shards": {"tokenize": {"tokenizer": str(SAMPLES / "tokenizer" / "tokenizer.json")}}}
+    with pytest.raises(ConfigError) as err:
+        run(parse_config(data), progress=False)
+    assert "dedup.against[0]" in str(err.value) and "own output root" in str(err.value)
+    (tmp_path / "run.yaml").write_text(json.dumps(data))
+    assert main(["validate", str(tmp_path / "run.yaml")]) == 2
+    assert tree_bytes(root) == before
+
+
+@pytest.mark.parametrize("other", ["s3://bucket/runs/a/", "s3://bucket//runs/a", "s3://bucket/runs/./a"])
+def test_the_own_s3_root_by_another_spelling_is_named(other):
+    problems = dedup_index.problems(parse_config({"inputs": ["unused"], "output": "s3://bucket/runs/a",
+                                                  "dedup": {"against": [other]}}))
+    assert problems and "own output root" in problems[0]

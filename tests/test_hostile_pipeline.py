@@ -67,7 +67,7 @@ def test_every_file_is_done_and_none_failed(hostile_run):
     out, record = hostile_run
     phase = record["phases"]["extracted"]
     assert phase["files"] == len(EXPECTED) and phase["failed_units"] == {}
-    markers = {json.loads(m.read_text())["outputs"]["source"].rsplit("/", 1)[1]: json.loads(m.read_text())["totals"]
+    markers = {json.loads(m.read_text())["outputs"]["source"].rsplit("/", 1)[-1]: json.loads(m.read_text())["totals"]
                for m in (out / "_done" / "extracted").glob("*.json")}
     assert set(markers) == set(EXPECTED)
     for name, info in EXPECTED.items():
@@ -79,8 +79,9 @@ def test_every_file_is_done_and_none_failed(hostile_run):
 
 def test_intact_pages_are_kept_and_hostile_ones_rejected_with_their_reason(hostile_run):
     out, record = hostile_run
-    kept = {(r["source"].rsplit("/", 1)[1], r["url"].rsplit("/", 1)[1]) for r in _rows(out, "documents")}
-    rejected = {(r["source"].rsplit("/", 1)[1], r["url"].rsplit("/", 1)[1]): r["reason"] for r in _rows(out, "rejected")}
+    kept = {(r["source"].rsplit("/", 1)[-1], r["url"].rsplit("/", 1)[1]) for r in _rows(out, "documents")}
+    rejected = {(r["source"].rsplit("/", 1)[-1], r["url"].rsplit("/", 1)[1]): r["reason"]
+                for r in _rows(out, "rejected")}
     for name, info in EXPECTED.items():
         for page, reason in info.get("expect", {}).items():
             after = info.get("expect_after_extraction", {}).get(page)

@@ -133,3 +133,72 @@ def test_a_document_the_tokenizer_cannot_encode_is_a_counted_rejection(finished,
     assert [(r["url"], r["reason"]) for r in rejected] == [("https://s.example/3", "tokenize_error")]
     assert "Missing [UNK] token" in rejected[0]["details"]
     assert json.loads((out / "shards" / "manifest.json").read_text())["documents"] == 7
+
+
+def test_a_tokenizer_that_fails_on_every_text_fails_the_run(finished, tmp_path):
+    """Issue 38.8: 8 of 8 documents rejected as ``tokenize_error`` ended exit 0, status ok, every check ok."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    from pipeline.cli import main
+
+    src, out = _copy(finished, tmp_path)
+    tok = Tokenizer(models.WordLevel(vocab={"<|endoftext|>": 0}, unk_token="[UNK]"))  # no [UNK]: refuses every word
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok.save(str(tmp_path / "none.json"))
+    data = _config(src, out, tokenize={"tokenizer": str(tmp_path / "none.json")},
+                   shuffle={"groups": 2}).model_dump(mode="json")
+    data["card"]["enabled"] = True
+    (tmp_path / "run.yaml").write_text(json.dumps(data))
+    assert main(["run", str(tmp_path / "run.yaml"), "--phases", "shards,card", "--no-progress"]) == 1
+    record = json.loads((out / "run.json").read_text())
+    shards = record["phases"]["shards"]
+    assert shards["rejected_by_reason"] == {"tokenize_error": 8} and shards["failed_units"] == {}
+    assert record["status"] == "failed" and "8 of 8 to errors (8 tokenize_error)" in shards["lost_to_errors"]
+    checks = json.loads((out / "card" / "stats.json").read_text())["checks"]
+    assert [c["check"] for c in checks if not c["ok"]] == [f"shards: some document survives its errors "
+                                                            f"({shards['lost_to_errors']})"]
+
+
+def test_a_phase_fails_only_when_errors_took_what_it_would_keep():
+    from pipeline.result import lost_to_errors
+
+    assert lost_to_errors({"in": 10, "kept": 0, "rejected_by_reason": {"tokenize_error": 10}})
+    assert lost_to_errors({"in": 10, "kept": 0, "rejected_by_reason": {"c4:lorem_ipsum": 7, "extract_error": 3}})
+    assert lost_to_errors({"in": 10, "kept": 1, "rejected_by_reason": {"stage_error": 9}}) is None  # it kept some
+    assert lost_to_errors({"in": 10, "kept": 0, "rejected_by_reason": {"exact_duplicate": 10}}) is None  # decisions
+    assert lost_to_errors({"in": 0, "kept": 0, "rejected_by_reason": {}}) is None  # nothing to keep
+
+
+def test_markers_hold_only_while_their_files_exist(finished, tmp_path):
+    """Issue 38.9: a rerun after ``shards/`` was deleted reported 2 MDS shards from the markers with no ``shards/``,
+    and ``curate report`` said every check was ok.  Now the markers name what their units published; the card's checks
+    fail while it is gone, a rerun redoes those units (and a deleted part's), and the card is sound again."""
+    from pipeline.card.report import main as report
+
+    src, out = _copy(finished, tmp_path)
+    data = _config(src, out, shuffle={"groups": 2}).model_dump(mode="json")
+    data["card"]["enabled"] = True
+    cfg = parse_config(data)
+    assert run(cfg, progress=False)["status"] == "ok"
+    mds = sorted(p.relative_to(out) for p in (out / "shards" / "mds").rglob("*.mds*"))
+    assert mds
+    shutil.rmtree(out / "shards")
+    assert report([str(out)]) == 1
+    failed = [c["check"] for c in json.loads((out / "card" / "stats.json").read_text())["checks"] if not c["ok"]]
+    assert len(failed) == 1
+    assert failed[0].startswith("shards: the files its markers name exist (3 units' files are gone")
+
+    again = run(cfg, progress=False)
+    assert again["status"] == "ok" and again["phases"]["shards"]["units_skipped"] == 0
+    assert sorted(p.relative_to(out) for p in (out / "shards" / "mds").rglob("*.mds*")) == mds
+    assert (out / "shards" / "manifest.json").exists()
+    assert all(c["ok"] for c in json.loads((out / "card" / "stats.json").read_text())["checks"])
+
+    (part,) = (out / "documents" / "extracted").glob("*.parquet")  # a map phase's part
+    part.unlink()
+    third = run(cfg, progress=False)
+    assert third["phases"]["extracted"]["units_skipped"] == 0 and part.exists()
+    (part,) = (out / "documents" / "deduped").glob("*.parquet")  # a part a phase of steps published
+    part.unlink()
+    fourth = run(cfg, progress=False)
+    assert fourth["phases"]["deduped"]["units_skipped"] == 0 and part.exists() and fourth["status"] == "ok"

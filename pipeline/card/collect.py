@@ -15,6 +15,7 @@ card to name (stats.json ``unreadable``, a failed check).
 
 from __future__ import annotations
 
+import copy
 import logging
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
@@ -136,13 +137,14 @@ def combine(results: Iterable[dict], units: list[Unit] = (), examples: int = EXA
     """``{"<phase>/<kind>": aggregate}`` summed over every part (in part-name order), and the files left out;
     with ``kinds`` (part -> source kind), also ``out["by_kind"][kind]``: the same over each kind's parts.
 
-    A unit that failed as a whole (its Ray worker died past the retries) leaves out all its files.
+    A unit that failed as a whole (its Ray worker died past the retries) leaves out all its files.  Each part's
+    aggregate is added as it comes (in place, its examples capped), never all of them held at once: tens of
+    thousands of parts (issue 39).
     """
-    results = sorted(results, key=lambda r: r["unit"])
     by_name = {u.name: u for u in units}
     out: dict[str, dict] = {}
     unreadable = []
-    for r in results:
+    for r in _in_name_order(results, sorted(by_name)):
         if "failed" in r:
             files = _unit_files(by_name[r["unit"]]) if r["unit"] in by_name else [f"part {r['unit']}"]
             unreadable += [Unreadable(f, one_line(r["failed"])[:300]) for f in files]
@@ -150,14 +152,53 @@ def combine(results: Iterable[dict], units: list[Unit] = (), examples: int = EXA
         unreadable += [Unreadable(**u) for u in r.get("unreadable", [])]
         kind = (kinds or {}).get(r["unit"])
         for key, agg in r["files"].items():
-            out[key] = merge(out.get(key), agg)
+            out[key] = _add(out.get(key), agg, examples)
             if kind is not None:
                 by_kind = out.setdefault("by_kind", {}).setdefault(kind, {})
-                by_kind[key] = merge(by_kind.get(key), agg)
-    for key, agg in out.items():
-        if key != "by_kind" and "examples" in agg:
-            agg["examples"] = cap_examples(agg["examples"], examples)
+                by_kind[key] = _add(by_kind.get(key), agg, examples)
     return out, unreadable
+
+
+def _in_name_order(results: Iterable[dict], names: list[str]) -> Iterable[dict]:
+    """The results in the order of ``names`` (sorted), each as soon as every earlier one has come: a result that
+    finished early waits, the rest are not held; results of other names (or all, without names) sorted at the end."""
+    pending: dict[str, dict] = {}
+    at = 0
+    for r in results:
+        pending[r["unit"]] = r
+        while at < len(names) and names[at] in pending:
+            yield pending.pop(names[at])
+            at += 1
+    yield from (pending[k] for k in sorted(pending))
+
+
+def _add(total: dict | None, agg: dict, examples: int) -> dict:
+    """``total`` + ``agg`` (pipeline.card.parts.merge, in place of ``total``: a copy of the first), examples capped:
+    the first ``examples`` of each reason in part-name order, as capping once at the end gives."""
+    total = copy.deepcopy(agg) if total is None else _merge_into(total, agg)
+    if "examples" in total:
+        total["examples"] = cap_examples(total["examples"], examples)
+    return total
+
+
+def _merge_into(a, b):
+    """:func:`pipeline.card.parts.merge` that updates ``a`` (dicts, histograms, example lists) instead of copying it:
+    a run's host counts are added once per part, not copied once per part."""
+    if a is None:
+        return copy.deepcopy(b)
+    if b is None:
+        return a
+    if isinstance(a, dict):
+        for k, v in b.items():
+            a[k] = _merge_into(a.get(k), v)
+        return a
+    if isinstance(a, list) and not (a and isinstance(a[0], dict) or b and isinstance(b[0], dict)):
+        if len(a) != len(b):
+            raise ValueError(f"cannot add histograms of {len(a)} and {len(b)} bins")
+        for i, y in enumerate(b):
+            a[i] += y
+        return a
+    return merge(a, b)  # example lists (concatenated), numbers
 
 
 def aggregate(storage: Storage, units: list[Unit], *, config=None, workers: int | Callable[[], int] = 1,

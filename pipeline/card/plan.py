@@ -48,6 +48,8 @@ class PhaseInfo:
     kinds: dict[str, str] = field(default_factory=dict)
     #: what its outputs are, as it declares (pipeline.phase ROLE_*)
     role: str = ROLE_DOCUMENTS
+    #: units whose marker is current by its fingerprint but some file it published is gone (``shards/`` deleted)
+    missing: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -136,6 +138,8 @@ def plan_from_context(ctx, record: dict) -> CardPlan:
         markers = ctx.markers(phase)  # a global phase (deduped) marks its parts beside its one unit
         part_markers = _checked(ctx.storage, phase.name, {p: markers[p] for p in parts if p not in done and p in markers})
         infos.append(_info(ctx.storage, planned, parts, [*done.values(), *part_markers.values()]))
+        infos[-1].missing = [u.name for u in ctx.units_of(phase) if (m := ctx.markers(phase, u.step).get(u.name))
+                             is not None and m.fingerprint == u.fingerprint and ctx.missing(phase, m)]
         if planned.sources:
             reader = list(done.values())
     return CardPlan(record, infos, ctx.plan, reader)

@@ -64,8 +64,7 @@ def report(root: str, s3: S3Options | None = None, workers: int = 1) -> dict:
     """Rebuild the card of the output at ``root``; returns what was written."""
     from pipeline.card.build import compute, publish
     from pipeline.card.plan import plan_from_context, plan_from_markers
-    from pipeline.phases.card import CardPhase
-    from pipeline.result import UnitResult
+    from pipeline.phases.card import CardPhase, card_result
     from pipeline.units import UnitWork
 
     storage = Storage(root, s3)
@@ -89,7 +88,7 @@ def report(root: str, s3: S3Options | None = None, workers: int = 1) -> dict:
     if stats["unreadable"]:  # the card says what it left out; no marker, so the next run rebuilds it
         return publish(storage, stats)
     with UnitWork.for_phase(storage, CardPhase.name, unit) as work:
-        return work.commit(UnitResult(unit.name, totals=publish(storage, stats))).totals
+        return work.commit(card_result(unit, publish(storage, stats))).totals
 
 
 def main(argv: list[str] | None = None) -> int:

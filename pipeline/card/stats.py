@@ -18,6 +18,7 @@ from pipeline.card.funnel import adds_up, funnel, reader_counts, share
 from pipeline.card.parts import LENGTH_EDGES, QUALITY_BINS
 from pipeline.card.plan import CardPlan
 from pipeline.exports import PREFIX as EXPORT_PREFIX
+from pipeline.paths import public_path
 from pipeline.phase import ROLE_EXPORT, ROLE_SHARDS
 from stages.pii.config import URL_ORIGINAL_COLUMN
 from stages.pii.names import public_name
@@ -129,10 +130,14 @@ def _sources(plan: CardPlan, aggs: dict) -> dict:
     responses = Counter(aggs.get(f"{first}/documents", {}).get("sources", {}))
     responses.update(aggs.get(f"{first}/rejected", {}).get("sources", {}))
     kept = {p.name: aggs.get(f"{p.name}/documents", {}).get("sources", {}) for p in plan.phases if p.status == "ran" and p.writes_documents}
-    # a file as it is published (the PII stage writes that name into the source column: stages/pii/names.py)
-    public = {f: public_name(f) for f in inputs}
-    files = [{"file": public[f], "kind": kinds.get(f), "records": records.get(f), "responses": responses.get(f, 0),
-              "kept": {ph: k.get(f, k.get(public[f], 0)) for ph, k in kept.items()}} for f in inputs]
+    # a file as the run's columns name it (pipeline.engine.units.published_input; an earlier version's: as given),
+    # then as published (the PII stage writes that name into the source column: stages/pii/names.py)
+    shown = {f: public_path(f, plan.record.get("working_dir")) for f in inputs}
+    named = {f: shown[f] if shown[f] in records else f for f in inputs}
+    public = {f: public_name(named[f]) for f in inputs}
+    files = [{"file": public[f], "kind": kinds.get(named[f]), "records": records.get(named[f]),
+              "responses": responses.get(named[f], 0),
+              "kept": {ph: k.get(named[f], k.get(public[f], 0)) for ph, k in kept.items()}} for f in inputs]
     snapshots = Counter(m.group(0) for f in inputs if (m := _SNAPSHOT.search(f)))
     return {"files": len(inputs), "snapshots": dict(sorted(snapshots.items())), "reader": reader_counts(plan), "per_file": files}
 
@@ -363,6 +368,15 @@ def _checks(plan: CardPlan, aggs: dict, rows: list[dict], manifest: dict | None,
     out = [{"check": "the funnel adds up (each step's out is the next step's in)", "ok": adds_up(rows)}]
     if unreadable:
         out.append({"check": f"every part file could be read ({len(unreadable)} could not: left out of every count)", "ok": False})
+    lost = {n: s["lost_to_errors"] for n, s in (plan.record.get("phases") or {}).items()
+            if isinstance(s, dict) and s.get("lost_to_errors")}
+    for name, why in lost.items():  # shown only when it fails: a card of a sound run is unchanged
+        out.append({"check": f"{name}: some document survives its errors ({why})", "ok": False})
+    for p in plan.phases:  # markers that name files no longer there (a deleted shards/ or part): rerun to redo them
+        if p.missing:
+            named = ", ".join(p.missing[:3]) + (" ..." if len(p.missing) > 3 else "")
+            out.append({"check": f"{p.name}: the files its markers name exist ({len(p.missing)} units' files are "
+                                 f"gone: {named}; rerun to redo them)", "ok": False})
     reader = reader_counts(plan)
     responses = rows[0]["out"]
     first = plan.phase(plan.inputs_phase())

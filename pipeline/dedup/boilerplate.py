@@ -19,13 +19,14 @@ document not listed has none).  With a single partition nothing is shuffled.
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pipeline.dedup.context import ROW_BITS, Parts, DedupContext, part_of
+from pipeline.dedup.context import MAX_READ_BLOCKS, READ_THREADS, ROW_BITS, DedupContext, Parts, each_part, part_of
 from core.layout import part_file
 from pipeline.dedup.shuffle import by_part, by_value
 from pipeline.distribute import ray_data
@@ -56,37 +57,44 @@ def find_boilerplate(ctx: DedupContext, bucket_rows: int) -> dict:
     ctx.storage.delete_dir(*FOLDER)
     if not needed(ctx, bucket_rows):
         return {}
-    docs = ctx.rows(ctx.files("dedup", "meta"))
+    docs = ctx.docs()
     big = _big_hosts(ctx, cfg.max_host_docs) if docs > cfg.max_host_docs else {}
     where = {"parts": ctx.parts, "source": ctx.source, "width": signature_bytes(ctx), "big": big, "limit": cfg.max_host_docs}
     mark = {"min_docs": cfg.min_docs, "num_perm": ctx.dedup.minhash.num_perm, "dtype": _dtype(ctx)}
     p = ctx.partitions(docs * (1 + where["width"] // 16))  # rows carry one signature
     if p == 1:
-        rows = pa.concat_tables([_part_rows(pa.table({"unit": [u], "part_no": [i]}), **where) for i, u in enumerate(ctx.units)])
-        _write_masks(_mark(rows, **mark), ctx.parts)
+        marked = ctx.in_task(_mark_here, where, mark)
     else:
-        ds = _units(ctx).map_batches(_part_rows, fn_kwargs=where, batch_size=1, batch_format="pyarrow")
+        ds = _units(ctx, p).map_batches(_part_rows, fn_kwargs=where, batch_size=None, batch_format="pyarrow")
         ds = by_value(ds, "group", p, _mark, **mark)
-        by_part(ds, "doc", min(len(ctx.units), p), _write_masks, parts=ctx.parts).materialize()
-    return {"boilerplate_docs": ctx.rows(ctx.files(*FOLDER)), "boilerplate_split_hosts": len(big)}
+        written = by_part(ds, "doc", min(len(ctx.units), p), _write_masks, parts=ctx.parts).take_all()
+        marked = sum(int(r["docs"]) for r in written)
+    return {"boilerplate_docs": marked, "boilerplate_split_hosts": len(big)}
+
+
+def _mark_here(where: dict, mark: dict) -> int:
+    """The single-partition path, in one task: every part's rows, marked and written; returns the documents marked."""
+    units = pa.table({"unit": list(where["parts"].units), "part_no": np.arange(where["parts"].count)})
+    return int(_write_masks(_mark(_part_rows(units, **where), **mark), where["parts"]).column("docs")[0].as_py())
 
 
 def masks_of(parts: Parts, doc: np.ndarray, num_perm: int) -> np.ndarray:
     """(len(doc) x num_perm) bool: each document's boilerplate positions (none when step 2a did not run)."""
     storage = parts.storage()
     out = np.zeros((len(doc), num_perm), bool)
-    part = part_of(doc)
-    for p in np.unique(part):
+
+    def fill(p: int, rows: np.ndarray) -> None:
         name = (*FOLDER, parts.file(p))
         if not storage.exists(*name):
-            continue
+            return
         t = storage.read_parquet(*name)
         listed = t.column("doc").to_numpy()
-        rows = np.flatnonzero(part == p)
         at = np.minimum(np.searchsorted(listed, doc[rows]), max(len(listed) - 1, 0))
         hit = (listed[at] == doc[rows]) if len(listed) else np.zeros(len(rows), bool)
         if hit.any():
             out[rows[hit]] = boilerplate.unpack(t.column("mask").combine_chunks(), num_perm)[at[hit]]
+
+    each_part(doc, fill)
     return out
 
 
@@ -94,9 +102,19 @@ def _dtype(ctx: DedupContext) -> str:
     return np.dtype(minhash.signature_dtype(ctx.dedup.minhash.scheme)).str
 
 
-def _units(ctx: DedupContext):
+def _units(ctx: DedupContext, partitions: int):
+    """The parts as a Ray Dataset of rows ``(unit, part_no)``, in as many blocks as :meth:`DedupContext.read`
+    makes: a task reads a block's parts (one block per part made the shuffle quadratic, issue 39)."""
+    blocks = max(1, min(len(ctx.units), max(partitions, min(2 * ctx.workers, MAX_READ_BLOCKS))))
     items = [{"unit": u, "part_no": i} for i, u in enumerate(ctx.units)]
-    return ray_data().from_items(items, override_num_blocks=len(items))
+    return ray_data().from_items(items, override_num_blocks=blocks)
+
+
+def _per_part(batch: pa.Table, read) -> pa.Table:
+    """``read(unit, part_no)`` for every part of the batch, by READ_THREADS threads, concatenated in order."""
+    units, numbers = batch.column("unit").to_pylist(), batch.column("part_no").to_pylist()
+    with ThreadPoolExecutor(READ_THREADS) as pool:
+        return pa.concat_tables(pool.map(read, units, numbers))
 
 
 def _hosts_of_part(storage, source: str, unit: str) -> np.ndarray:
@@ -107,15 +125,28 @@ def _hosts_of_part(storage, source: str, unit: str) -> np.ndarray:
 
 def _big_hosts(ctx: DedupContext, limit: int) -> dict[int, int]:
     """Hosts with more than ``limit`` documents -> their number of documents (at most docs / limit entries)."""
-    ds = _units(ctx).map_batches(_part_host_rows, fn_kwargs={"parts": ctx.parts, "source": ctx.source}, batch_size=1,
-                                 batch_format="pyarrow")
-    p = ctx.partitions(ctx.rows(ctx.files("dedup", "meta")))
+    p = ctx.partitions(ctx.docs())
+    where = {"parts": ctx.parts, "source": ctx.source}
+    if p == 1:
+        return ctx.in_task(_big_hosts_here, where, limit)
+    ds = _units(ctx, p).map_batches(_part_host_rows, fn_kwargs=where, batch_size=None, batch_format="pyarrow")
     rows = by_value(ds, "host", p, _count_hosts, limit=limit).take_all()
     return {int(r["host"]): int(r["n"]) for r in rows}
 
 
+def _big_hosts_here(where: dict, limit: int) -> dict[int, int]:
+    """The single-partition path of :func:`_big_hosts`, in one task."""
+    units = pa.table({"unit": list(where["parts"].units), "part_no": np.arange(where["parts"].count)})
+    counted = _count_hosts(_part_host_rows(units, **where), limit)
+    return {int(h): int(n) for h, n in zip(counted.column("host").to_pylist(), counted.column("n").to_pylist(),
+                                           strict=True)}
+
+
 def _part_host_rows(batch: pa.Table, parts: Parts, source: str) -> pa.Table:
-    return pa.table({"host": pa.array(_hosts_of_part(parts.storage(), source, batch.column("unit")[0].as_py()), pa.uint64())})
+    """The host key of every document of the batch's parts."""
+    storage = parts.storage()
+    return _per_part(batch, lambda unit, _: pa.table({"host": pa.array(_hosts_of_part(storage, source, unit),
+                                                                         pa.uint64())}))
 
 
 def _count_hosts(group: pa.Table, limit: int) -> pa.Table:
@@ -125,9 +156,15 @@ def _count_hosts(group: pa.Table, limit: int) -> pa.Table:
 
 
 def _part_rows(batch: pa.Table, parts: Parts, source: str, width: int, big: dict[int, int], limit: int) -> pa.Table:
-    """One part's documents that have a host: ``(doc, group, text, sig)``; group = host, or host + salt for a big host."""
+    """The documents of the batch's parts that have a host: ``(doc, group, text, sig)``."""
     storage = parts.storage()
-    unit, part_no = batch.column("unit")[0].as_py(), int(batch.column("part_no")[0].as_py())
+    return _per_part(batch, lambda unit, no: _one_part_rows(storage, parts, source, unit, no, width, big, limit))
+
+
+def _one_part_rows(storage, parts: Parts, source: str, unit: str, part_no: int, width: int, big: dict[int, int],
+                   limit: int) -> pa.Table:
+    """One part's documents that have a host: ``(doc, group, text, sig)``; group = host, or host + salt for a big
+    host."""
     host = _hosts_of_part(storage, source, unit)
     meta = storage.read_parquet("dedup", "meta", parts.file(part_no))
     sig = storage.read_parquet("dedup", "signatures", parts.file(part_no)).column("sig").combine_chunks()
@@ -140,8 +177,9 @@ def _part_rows(batch: pa.Table, parts: Parts, source: str, width: int, big: dict
     text = np.ascontiguousarray(fixed_bytes(meta.column("text_hash").combine_chunks(), 16)[:, :8]).view("<u8").ravel()
     keep = np.flatnonzero(host != 0)
     return pa.table({
-        "doc": pa.array(doc[keep]), "group": pa.array(group[keep], pa.uint64()), "text": pa.array(text[keep], pa.uint64()),
-        "sig": sig.take(pa.array(keep)) if len(keep) else pa.array([], pa.binary(width)),
+        "doc": pa.array(doc[keep], pa.int64()), "group": pa.array(group[keep], pa.uint64()),
+        "text": pa.array(text[keep], pa.uint64()),
+        "sig": sig.take(pa.array(keep, pa.int64())) if len(keep) else pa.array([], pa.binary(width)),
     })
 
 
@@ -176,11 +214,16 @@ def fixed_bytes(col: pa.FixedSizeBinaryArray, width: int) -> np.ndarray:
 
 
 def _write_masks(group: pa.Table, parts: Parts) -> pa.Table:
-    """Store the masks of each part in dedup/boilerplate/part-<unit>.parquet, sorted by doc."""
+    """Store the masks of each part in dedup/boilerplate/part-<unit>.parquet, sorted by doc; returns the parts and
+    documents written."""
     storage = parts.storage()
     doc = group.column("doc").to_numpy()
     part = part_of(doc)
-    for p in np.unique(part):
-        rows = group.filter(pa.array(part == p)).select(["doc", "mask"])
-        storage.write_parquet(rows.take(pc.sort_indices(rows, [("doc", "ascending")])), *FOLDER, parts.file(p))
-    return pa.table({"parts": [len(np.unique(part))]})
+    order = np.argsort(doc, kind="stable")  # by part, then doc: each part's rows are one slice
+    group, part = group.take(pa.array(order)).select(["doc", "mask"]), part[order]
+    starts = np.flatnonzero(np.concatenate(([True], part[1:] != part[:-1]))) if len(part) else np.zeros(0, np.int64)
+    ends = np.append(starts[1:], len(part))
+    with ThreadPoolExecutor(READ_THREADS) as pool:
+        list(pool.map(lambda a, b: storage.write_parquet(group.slice(a, b - a), *FOLDER, parts.file(part[a])),
+                      starts, ends))
+    return pa.table({"parts": [len(starts)], "docs": [len(group)]})

@@ -1,8 +1,8 @@
 """Step 3: connected components of the edge graph (``dedup/components/``).
 
-Below ``components.local_max_edges`` edges, numpy or scipy finds them in this process
-and the members stay in memory for step 4; above it, large-star/small-star
-iterates over Ray Data (stages.dedup.components) and only the files remain.
+Below ``components.local_max_edges`` edges, numpy or scipy finds them in one Ray task (never in the driver:
+its memory does not depend on the edges); above it, large-star/small-star iterates over Ray Data
+(stages.dedup.components).  Either way only the files remain, for step 4.
 """
 
 from __future__ import annotations
@@ -11,16 +11,18 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from pipeline.dedup.context import DedupContext
+from core.storage import Storage
+from pipeline.dedup.context import DedupContext, read_tables
 from pipeline.dedup.edges import EdgeSet
 from stages.dedup.components import COMPONENT_SCHEMA, distributed_components, local_components
 
 
 @dataclass(frozen=True)
 class Components:
-    """Rows ``(doc, comp)``: in ``members`` when found locally, else only in dedup/components/."""
+    """Rows ``(doc, comp)`` in dedup/components/: one file when found in one task (``local``)."""
 
-    members: pa.Table | None
+    local: bool
+    rows: int
 
 
 def is_local(ctx: DedupContext, edges: EdgeSet) -> bool:
@@ -30,12 +32,18 @@ def is_local(ctx: DedupContext, edges: EdgeSet) -> bool:
 def find_components(ctx: DedupContext, edges: EdgeSet) -> tuple[Components, dict]:
     """Step 3; returns the components and its part of the summary."""
     if is_local(ctx, edges):
-        e = ctx.read_local(edges.files)
-        nodes, labels = local_components(e.column("src").to_numpy(), e.column("dst").to_numpy())
-        members = pa.table({"doc": nodes, "comp": labels}, schema=COMPONENT_SCHEMA)
-        ctx.storage.write_parquet(members, "dedup", "components", "part-0.parquet")
-        return Components(members), {}
+        return Components(True, ctx.in_task(_components_here, ctx.storage, edges.files)), {}
     # large-star shuffles every edge in both directions: twice the edges.
-    cc, rounds = distributed_components(ctx.read(edges.files), ctx.partitions(2 * edges.rows), ctx.dedup.components.max_rounds)
+    p = ctx.partitions(2 * edges.rows)
+    cc, rounds = distributed_components(ctx.read(edges.files, p), p, ctx.dedup.components.max_rounds)
     cc.write_parquet(ctx.storage.path("dedup", "components"), filesystem=ctx.storage.fs)
-    return Components(None), {"components_rounds": rounds}
+    return Components(False, ctx.rows(ctx.files("dedup", "components"))), {"components_rounds": rounds}
+
+
+def _components_here(storage: Storage, files: list[str]) -> int:
+    """The local path, in one task: the members, written as one file; returns their number."""
+    e = read_tables(storage, files, columns=["src", "dst"])
+    nodes, labels = local_components(e.column("src").to_numpy(), e.column("dst").to_numpy())
+    storage.write_parquet(pa.table({"doc": nodes, "comp": labels}, schema=COMPONENT_SCHEMA), "dedup", "components",
+                          "part-0.parquet")
+    return len(nodes)

@@ -52,11 +52,17 @@ def content_buckets(ctx: DedupContext) -> dict:
         return {}
     listed = {n.removeprefix("part-").removesuffix(".parquet") for n in ctx.storage.list(*step2a.FOLDER, suffix=".parquet")}
     units = [Unit(u, "", {"part_no": i}) for i, u in enumerate(ctx.units) if u in listed]
-    stats = list(ctx.per_part("content", ContentPart, units, source=ctx.source)) if units else []
-    failed = {s["unit"]: s["failed"] for s in stats if "failed" in s}
+    docs = rows = 0
+    failed = {}
+    for s in ctx.per_part("content", ContentPart, units, source=ctx.source):  # counts added up as parts finish
+        if "failed" in s:
+            failed[s["unit"]] = s["failed"]
+        else:
+            docs, rows = docs + s["docs"], rows + s["rows"]
     if failed:  # the parts were read in step 1: a failure here is not a bad input, stop the phase
         raise RuntimeError(f"content candidates failed for {len(failed)} parts: {failed}")
-    return {"content_docs": sum(s["docs"] for s in stats), "content_bucket_rows": sum(s["rows"] for s in stats)}
+    ctx.counts["content_bucket_rows"] = rows  # step 2 sizes its shuffle with them
+    return {"content_docs": docs, "content_bucket_rows": rows}
 
 
 class ContentPart:

@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import math
 import time
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.config import RunConfig, s3_options
-from pipeline.distribute import OpenWorker, Progress, map_units
+from pipeline.distribute import OpenWorker, Progress, failure, map_units, return_free_memory
 from pipeline.phase import Unit
-from core.storage import S3Options, Storage
+from core.storage import S3Options, Storage, resolve
+from pipeline.result import UnitResult
 from core.layout import part_file
 from stages.dedup.config import DedupConfig
 
@@ -37,21 +41,70 @@ def row_of(doc: np.ndarray) -> np.ndarray:
     return doc & ROW_MASK
 
 
+def part_groups(doc: np.ndarray) -> list[tuple[int, np.ndarray]]:
+    """(part number, positions in ``doc`` of its documents, in their order) for every part ``doc`` names: one sort,
+    not a scan of ``doc`` per part (parts x documents at a snapshot's 90,000 parts)."""
+    part = part_of(np.asarray(doc))
+    if not len(part):
+        return []
+    order = np.argsort(part, kind="stable")
+    part = part[order]
+    starts = np.flatnonzero(np.concatenate(([True], part[1:] != part[:-1])))
+    ends = np.append(starts[1:], len(part))
+    return [(int(part[a]), order[a:b]) for a, b in zip(starts, ends, strict=True)]
+
+
+def each_part(doc: np.ndarray, fn) -> list:
+    """``fn(part number, positions)`` for every part ``doc`` names, by READ_THREADS threads (each reads that part's
+    files); returns what each returned, in part order."""
+    with ThreadPoolExecutor(READ_THREADS) as pool:
+        return list(pool.map(lambda g: fn(*g), part_groups(doc)))
+
+
 def run_storage(config: RunConfig) -> Storage:
     """The output root as a Ray task opens it (an open Storage is not shipped to tasks)."""
     return Storage(config.output.root, s3_options(config))
 
 
+#: Where the names of a dedup run's parts are stored for its tasks (``<key>.json``, key: a hash of the names).
+NAMES_FOLDER = ("dedup", "part-names")
+#: Part names this process has read (or, in the driver, written), by (root, key): a worker reads a list once.
+_NAMES: dict[tuple[str, str], tuple[str, ...]] = {}
+
+
+def names_key(units: tuple[str, ...]) -> str:
+    return hashlib.sha256("\n".join(units).encode()).hexdigest()[:24]
+
+
 @dataclass(frozen=True)
 class Parts:
-    """Where a Ray task finds the phase-2 files of every part: small and picklable."""
+    """Where a Ray task finds the phase-2 files of every part: small and picklable.
+
+    It carries a key to the list of part names, never the list: a Ray task's arguments are copied into
+    each task (and kept for lineage), so a list of 90,000 names in each of 90,000 tasks made the driver
+    grow with parts x parts (issue 39: 12 GB at 8,000 parts).  A process reads the list once
+    (``dedup/part-names/<key>.json``, written by :meth:`DedupContext.parts`).
+    """
 
     root: str
     s3: S3Options
-    units: tuple[str, ...]
+    key: str
+    count: int
 
     def storage(self) -> Storage:
         return Storage(self.root, self.s3)
+
+    @property
+    def units(self) -> tuple[str, ...]:
+        """The part names, in part-number order."""
+        names = _NAMES.get((self.root, self.key))
+        if names is None:
+            names = tuple(self.storage().read_json(*NAMES_FOLDER, f"{self.key}.json"))
+            if len(names) != self.count or names_key(names) != self.key:
+                raise RuntimeError(f"dedup: {'/'.join(NAMES_FOLDER)}/{self.key}.json does not hold this run's parts")
+            _NAMES.clear()  # one run's list at a time in a worker process
+            _NAMES[(self.root, self.key)] = names
+        return names
 
     def file(self, part_no: int) -> str:
         """The file name of part ``part_no`` in any per-part folder."""
@@ -68,14 +121,23 @@ class DedupContext:
     workers: int
     progress: bool
     source: str = SOURCE_PHASE  # the phase whose parts are deduplicated
+    #: counts found once and asked for by several steps (:meth:`docs`)
+    counts: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def dedup(self) -> DedupConfig:
         return self.config.dedup
 
-    @property
+    @cached_property
     def parts(self) -> Parts:
-        return Parts(self.config.output.root, s3_options(self.config), self.units)
+        """The parts as tasks see them; the first call stores their names for the tasks."""
+        key = names_key(self.units)
+        if not self.storage.exists(*NAMES_FOLDER, f"{key}.json"):
+            self.storage.write_json(list(self.units), *NAMES_FOLDER, f"{key}.json")
+        parts = Parts(self.config.output.root, s3_options(self.config), key, len(self.units))
+        _NAMES.clear()
+        _NAMES[(parts.root, key)] = self.units  # this process never reads them back
+        return parts
 
     def partitions(self, rows: int) -> int:
         """Shuffle partitions for ``rows`` rows: bounds the memory of one task."""
@@ -85,31 +147,168 @@ class DedupContext:
         return [self.storage.path(*folder, n) for n in self.storage.list(*folder, suffix=".parquet")]
 
     def rows(self, files: list[str]) -> int:
-        return sum(pq.ParquetFile(f, filesystem=self.storage.fs).metadata.num_rows for f in files)
+        """Rows of the files, from their footers (read by READ_THREADS threads: tens of thousands of parts)."""
+        fs = self.storage.fs
+        with ThreadPoolExecutor(READ_THREADS) as pool:
+            return sum(pool.map(lambda f: pq.ParquetFile(f, filesystem=fs).metadata.num_rows, files))
 
-    def read(self, files: list[str]):
-        """The files as a Ray Dataset (for the shuffled paths)."""
+    def docs(self) -> int:
+        """Documents of the corpus (rows of step 1's ``meta/``), counted once per run."""
+        if "docs" not in self.counts:
+            self.counts["docs"] = self.rows(self.files("dedup", "meta"))
+        return self.counts["docs"]
+
+    def read(self, files: list[str], partitions: int = 1):
+        """The files as a Ray Dataset for a shuffle into ``partitions``: as many blocks, or a few more to read in
+        parallel, each a task reading its share of the files.
+
+        Ray Data's sort shuffle makes (input blocks)² objects whatever the partitions asked for, and
+        ``read_parquet`` gives tens of thousands of small files as many blocks: 8,000 parts were 64 M objects
+        and a driver of 12 GB (issue 39).  A block here holds ~1/partitions of the rows: a task's memory stays
+        bounded by ``partition_rows`` as before.
+        """
         from pipeline.distribute import ray_data
 
-        return ray_data().read_parquet(files, filesystem=self.storage.fs)
+        n = max(1, min(len(files), max(partitions, min(2 * self.workers, MAX_READ_BLOCKS))))
+        chunks = [{"files": list(c)} for c in _split(files, n)]
+        where = {"root": self.config.output.root, "s3": s3_options(self.config)}
+        ds = (ray_data().from_items(chunks, override_num_blocks=len(chunks))
+              .map_batches(_read_block, fn_kwargs=where, batch_size=None, batch_format="pyarrow"))
+        # fewer files than partitions (one file of components): split their rows, else one task would hold them all
+        return ds.repartition(partitions) if n < partitions else ds
 
     def read_local(self, files: list[str]) -> pa.Table:
-        """The files as one table in this process (for the single-partition paths)."""
-        return pa.concat_tables([pq.read_table(f, filesystem=self.storage.fs) for f in files])
+        """The files as one table in this process (for the single-partition paths, which run in one task)."""
+        return read_tables(self.storage, files)
+
+    def in_task(self, fn, *args, **kwargs):
+        """``fn(*args, **kwargs)`` in one Ray task, on a worker process; returns what it returns (counts).
+
+        A step's single-partition path reads and holds per-document data (up to ``partition_rows`` rows, or
+        ``components.local_max_edges`` edges): it runs here, never in the driver, whose memory then depends
+        on neither the documents nor the parts.
+        """
+        import ray
+
+        from pipeline.distribute import init_ray
+
+        if not ray.is_initialized():  # as map_units starts it: as the run says
+            r = self.config.ray
+            init_ray(r.num_cpus, r.address, r.shuffle, r.metrics)
+        return ray.get(_remote_call().remote(fn, *args, **kwargs))
 
     def source_file(self, unit: str) -> str:
         """The path of an input part."""
         return self.storage.path("documents", self.source, part_file(unit))
 
     def per_part(self, step: str, open_worker: OpenWorker, units: list[Unit], typed: bool = False, **extra):
-        """Run ``open_worker(config, **extra).process(unit)`` for each part in its own Ray task; yields the stats
-        (``typed``: the parts are units of the phase, and each returns a UnitResult)."""
+        """Run ``open_worker(config, **extra).process(unit)`` for each part in a Ray task; yields each part's stats
+        as parts finish (``typed``: the parts are units of the phase, and each returns a UnitResult).
+
+        With many more parts than workers, a task does several parts in turn (:func:`batch_size`): a snapshot's
+        tens of thousands of small parts cost one task's start each (measured: ~2/3 of step 1's time at 8,000
+        parts of 7 documents), a part's own work and failure stay its own.
+        """
         progress = Progress(f"{PHASE}: {step}", len(units), "part", self.progress, counts=())
+        size = batch_size(len(units), self.workers)
         try:
-            yield from map_units(self.config, units, open_worker, workers=self.workers, extra=extra, progress=progress,
-                                 typed=typed)
+            if size == 1:
+                yield from map_units(self.config, units, open_worker, workers=self.workers, extra=extra,
+                                     progress=progress, typed=typed)
+                return
+            batches = {f"{step}-{i}": chunk for i, chunk in enumerate(_split(units, -(-len(units) // size)))}
+            tasks = [Unit(name, "", {"units": [u.to_json() for u in chunk]}) for name, chunk in batches.items()]
+            inner = {"inner": open_worker, "inner_extra": extra, "typed": typed}
+            for out in map_units(self.config, tasks, PartBatch, workers=self.workers, extra=inner):
+                if "failed" in out:  # the batch's task failed (its worker died past the retries): each part fails
+                    done = [{"unit": u.name, "failed": out["failed"]} for u in batches[out["unit"]]]
+                else:
+                    done = out["parts"]
+                for r in done:
+                    r = UnitResult.from_json(r) if typed else r
+                    progress.update(r)
+                    yield r
         finally:
             progress.close()
+
+
+#: Parts a task of a per-part step takes at most, and tasks per worker it leaves at least (load balance).
+MAX_BATCH_PARTS = 64
+TASKS_PER_WORKER = 8
+
+
+def batch_size(parts: int, workers: int) -> int:
+    """Parts per task of a per-part step: 1 unless the parts outnumber the workers many times over."""
+    return max(1, min(MAX_BATCH_PARTS, parts // (TASKS_PER_WORKER * max(1, workers))))
+
+
+class PartBatch:
+    """A per-part step's worker over several parts in one task (:meth:`DedupContext.per_part`): each part is done
+    and fails on its own, as in a task of its own."""
+
+    def __init__(self, config: RunConfig, inner: OpenWorker, inner_extra: dict, typed: bool):
+        self.config, self.typed = config, typed
+        self.inner = inner(config, **inner_extra)
+        self.output_path = resolve(config.output.root)[1]
+
+    def process(self, unit: Unit) -> dict:
+        out = []
+        for u in map(Unit.from_json, unit.params["units"]):
+            try:
+                r = self.inner.process(u)
+            except Exception as e:  # the part fails alone (no marker: a rerun retries it), as map_units does
+                r = failure(u.name, e, self.output_path)
+            if isinstance(r, UnitResult):
+                r = r.to_json() if self.typed or r.failed is None else {
+                    k: v for k, v in (("unit", r.unit), ("failed", r.failed), ("fatal", r.fatal)) if v is not None}
+            out.append(r)
+        return {"unit": unit.name, "parts": out}
+
+
+#: Threads reading part files in one process: pyarrow reads and decodes without the GIL, and on S3 each file is
+#: a request whose latency the threads overlap.
+READ_THREADS = 8
+#: Blocks of a dataset read for a shuffle beyond its partitions, for parallel reading (its square is what the
+#: sort shuffle's driver tracks).
+MAX_READ_BLOCKS = 64
+
+
+def _split(items: list, n: int) -> list[list]:
+    """``items`` in ``n`` contiguous chunks of nearly equal length (none empty when n <= len(items))."""
+    bounds = np.linspace(0, len(items), n + 1).round().astype(int)
+    return [items[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+
+
+def read_tables(storage: Storage, files: list[str], columns: list[str] | None = None) -> pa.Table:
+    """The files (paths under ``storage``) as one table, in their order, read by READ_THREADS threads."""
+    fs = storage.fs
+    with ThreadPoolExecutor(READ_THREADS) as pool:
+        return pa.concat_tables(pool.map(lambda f: pq.read_table(f, filesystem=fs, columns=columns), files))
+
+
+def _read_block(batch: pa.Table, root: str, s3: S3Options) -> pa.Table:
+    """One block of :meth:`DedupContext.read`: the files it lists, read in a task."""
+    files = [f for listed in batch.column("files").to_pylist() for f in listed]
+    return read_tables(Storage(root, s3), files)
+
+
+def _call(fn, *args, **kwargs):
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        return_free_memory()  # the worker gives back what the step held before its next task
+
+
+_REMOTE = None
+
+
+def _remote_call():
+    global _REMOTE
+    if _REMOTE is None:
+        import ray
+
+        _REMOTE = ray.remote(num_cpus=1, max_retries=3)(_call)
+    return _REMOTE
 
 
 @contextlib.contextmanager

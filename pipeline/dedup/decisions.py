@@ -10,13 +10,15 @@ them, and the decisions are regrouped by part and written.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pyarrow as pa
 
 from pipeline.dedup import earlier, ids
 from pipeline.dedup.boilerplate import fixed_bytes, masks_of
 from pipeline.dedup.components import Components
-from pipeline.dedup.context import Parts, DedupContext, part_of, row_of
+from pipeline.dedup.context import READ_THREADS, DedupContext, Parts, each_part, part_groups, read_tables, row_of
 from pipeline.dedup.shuffle import by_part, by_value
 from pipeline.dedup.signatures import signature_width
 from pipeline.dedup.verify import binary_column, check_settings, duplicates, signatures_of
@@ -30,31 +32,37 @@ DECISION_SCHEMA = pa.schema(
 
 
 def decide(ctx: DedupContext, found: Components | None, use_score: bool) -> dict:
-    """Step 4: in this process when the components are in memory (or absent), else as Ray Data shuffles.
+    """Step 4: in one Ray task when the members fit one partition, else as Ray Data shuffles.
 
-    Returns its part of the summary: the number of clusters and the largest one.
+    Returns its part of the summary: the largest cluster.
     """
     m = ctx.dedup.minhash
     check = check_settings(m) if m.enabled and m.verify != "off" and m.verify_kept else None
     attach = {"parts": ctx.parts, "width": signature_width(m) if check else 0, "num_perm": m.num_perm}
     repeated = ctx.files(*ids.FOLDER) + ctx.files(*earlier.FOLDER)  # decided before the graph: steps 1b and 2d
-    if found is None or found.members is not None:
-        tables = [ctx.read_local(repeated).select(DECISION_SCHEMA.names).cast(DECISION_SCHEMA)] if repeated else []
-        if found is not None:
-            tables.append(_decide(_attach_meta(found.members, **attach), use_score, check))
-        decided = pa.concat_tables(tables) if tables else DECISION_SCHEMA.empty_table()
-        return _summary([_write_decisions(decided, ctx.parts)])
-    files = ctx.files("dedup", "components")
-    members = ctx.rows(files)
-    p_parts = min(len(ctx.units), ctx.partitions(members))
+    files = ctx.files("dedup", "components") if found is not None else []
+    members = found.rows if found is not None else 0
     p_comp = ctx.partitions(members * (1 + attach["width"] // 16))
-    ds = by_part(ctx.read(files), "doc", p_parts, _attach_meta, **attach)
+    if p_comp == 1:
+        return ctx.in_task(_decide_here, files, repeated, attach, use_score, check)
+    p_parts = min(len(ctx.units), p_comp)  # the members leave _attach_meta with their signatures: as many groups
+    ds = by_part(ctx.read(files, p_comp), "doc", p_parts, _attach_meta, **attach)
     ds = by_value(ds, "comp", p_comp, _decide, use_score=use_score, check=check)
     if repeated:
         ds = ds.union(ctx.read(repeated).map_batches(lambda t: t.select(DECISION_SCHEMA.names).cast(DECISION_SCHEMA),
                                                      batch_format="pyarrow"))
     ds = by_part(ds, "doc", p_parts, _write_decisions, parts=ctx.parts)
     return _summary([pa.Table.from_pylist(ds.take_all(), schema=_STATS_SCHEMA)])
+
+
+def _decide_here(files: list[str], repeated: list[str], attach: dict, use_score: bool, check: dict | None) -> dict:
+    """The single-partition path, in one task: every member (and every repeated id) at once."""
+    storage = attach["parts"].storage()
+    tables = [read_tables(storage, repeated).select(DECISION_SCHEMA.names).cast(DECISION_SCHEMA)] if repeated else []
+    if files:
+        tables.append(_decide(_attach_meta(read_tables(storage, files), **attach), use_score, check))
+    decided = pa.concat_tables(tables) if tables else DECISION_SCHEMA.empty_table()
+    return _summary([_write_decisions(decided, attach["parts"])])
 
 
 def read_decisions(storage: Storage, unit: str) -> pa.Table:
@@ -76,14 +84,16 @@ def _attach_meta(group: pa.Table, parts: Parts, width: int, num_perm: int) -> pa
     """Members of one partition (grouped by part) + their id, hashes, score from meta/ (+ signature and mask with ``width``)."""
     storage = parts.storage()
     doc = group.column("doc").to_numpy()
-    part = part_of(doc)
-    out = []
-    for p in np.unique(part):
-        rows = part == p
+    comp = group.column("comp")
+
+    def picked(p: int, rows: np.ndarray) -> pa.Table:
         meta = storage.read_parquet("dedup", "meta", parts.file(p))
-        picked = meta.take(pa.array(row_of(doc[rows])))  # meta row i is the part's row i
-        out.append(picked.append_column("comp", group.column("comp").filter(pa.array(rows))))
-    table = pa.concat_tables(out)
+        take = meta.take(pa.array(row_of(doc[rows])))  # meta row i is the part's row i
+        return take.append_column("comp", comp.take(pa.array(rows)))
+
+    table = pa.concat_tables(each_part(doc, picked)) if len(doc) else None
+    if table is None:  # no member: the schema of one
+        return pa.table({"doc": pa.array([], pa.int64()), "comp": pa.array([], pa.int64())})
     if width:
         doc = table.column("doc").to_numpy()
         sig = signatures_of(parts, doc, width)
@@ -123,9 +133,11 @@ def _signature_check(check: dict) -> keep.SameCheck:
 def _write_decisions(group: pa.Table, parts: Parts) -> pa.Table:
     """Store the decisions of each part in dedup/decisions/part-<unit>.parquet (one file per part)."""
     storage = parts.storage()
-    part = part_of(group.column("doc").to_numpy())
-    for p in np.unique(part):
-        rows = group.filter(pa.array(part == p)).select(DECISION_SCHEMA.names)
-        storage.write_parquet(rows.cast(DECISION_SCHEMA), "dedup", "decisions", parts.file(p))
+    group = group.select(DECISION_SCHEMA.names).cast(DECISION_SCHEMA)
+    groups = part_groups(group.column("doc").to_numpy())
+    with ThreadPoolExecutor(READ_THREADS) as pool:
+        list(pool.map(lambda g: storage.write_parquet(group.take(pa.array(g[1])), "dedup", "decisions",
+                                                      parts.file(g[0])), groups))
     sizes = group.column("cluster_size").to_numpy() if len(group) else np.zeros(0, np.int32)
-    return pa.table({"parts": [len(np.unique(part))], "largest_cluster": [int(sizes.max()) if len(sizes) else 0]}, schema=_STATS_SCHEMA)
+    return pa.table({"parts": [len(groups)], "largest_cluster": [int(sizes.max()) if len(sizes) else 0]},
+                    schema=_STATS_SCHEMA)

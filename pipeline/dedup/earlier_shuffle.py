@@ -72,10 +72,10 @@ def find(ctx: DedupContext, indexes: list[IndexFiles], excluded: np.ndarray, par
     earlier = ray_data().from_items([{"run": r, "file": f} for r, ix in enumerate(indexes) for f in range(len(ix.files))])
     earlier = earlier.map_batches(_index_rows, fn_kwargs={"indexes": indexes, "near": m.enabled}, batch_size=1,
                                   batch_format="pyarrow")
-    current = ctx.read(ctx.files("dedup", "meta")).map_batches(_hash_rows, fn_kwargs={"excluded": excluded},
-                                                               batch_format="pyarrow")
+    current = ctx.read(ctx.files("dedup", "meta"), partitions).map_batches(
+        _hash_rows, fn_kwargs={"excluded": excluded}, batch_format="pyarrow")
     if m.enabled:  # this run's keys, read once: the rounds below go over them again
-        mine = _bucket_rows(ctx, skip=excluded).materialize()
+        mine = _bucket_rows(ctx, excluded, partitions).materialize()
         current = current.union(mine)
     pairs = _checked(ctx, indexes, group_apply(earlier.union(current), partitions, _join_group, {}, partition=_value_partition))
     # as in the in-process path, a document matched exactly has no near pairs
@@ -212,10 +212,10 @@ def _hash_rows(batch: pa.Table, excluded: np.ndarray) -> pa.Table:
     return _rows(key, low, HASH, CURRENT, doc[keep])
 
 
-def _bucket_rows(ctx: DedupContext, skip: np.ndarray):
+def _bucket_rows(ctx: DedupContext, skip: np.ndarray, partitions: int):
     """This run's LSH keys (band and content rows) of the documents not in ``skip`` (side CURRENT)."""
     files = ctx.files("dedup", "buckets") + ctx.files("dedup", "buckets-content")
-    return ctx.read(files).map_batches(_key_rows, fn_kwargs={"skip": skip}, batch_format="pyarrow")
+    return ctx.read(files, partitions).map_batches(_key_rows, fn_kwargs={"skip": skip}, batch_format="pyarrow")
 
 
 def _key_rows(batch: pa.Table, skip: np.ndarray) -> pa.Table:

@@ -11,6 +11,8 @@ step 2c (``dedup/buckets-content/``) join step 1's rows.
 
 from __future__ import annotations
 
+import functools
+import uuid
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,7 +20,8 @@ import pyarrow as pa
 
 from pipeline.dedup import ids
 from pipeline.dedup.content import FOLDER as CONTENT_FOLDER
-from pipeline.dedup.context import DedupContext
+from core.storage import Storage
+from pipeline.dedup.context import DedupContext, Parts, read_tables
 from pipeline.dedup.shuffle import group_apply
 from stages.dedup.edges import edges_table, star_edges
 from stages.dedup.hashing import fmix64
@@ -39,21 +42,28 @@ def find_edges(ctx: DedupContext, signature_stats: list[dict]) -> tuple[EdgeSet,
     """Step 2; returns the edges and its part of the summary."""
     from pipeline.dedup import earlier  # (it imports verify, which imports this module)
 
-    # documents removed for a repeated id (1b) or as copies of an earlier run's (2d) are in no cluster
-    excluded = np.union1d(ids.excluded_docs(ctx), earlier.excluded_docs(ctx))
+    # documents removed for a repeated id (1b) or as copies of an earlier run's (2d) are in no cluster: the tasks
+    # read them (the driver holds no document)
+    excluded = Excluded(ctx.parts, tuple(ctx.files(*ids.FOLDER) + ctx.files(*earlier.FOLDER)), uuid.uuid4().hex)
     task = {"threshold": ctx.dedup.minhash.verify_threshold, "excluded": excluded}
     # step 1's rows, and step 2c's content rows (same buckets)
-    buckets = ctx.files("dedup", "buckets") + ctx.files(*CONTENT_FOLDER)
-    bucket_rows = sum(s.get("bucket_rows", 0) for s in signature_stats) + ctx.rows(ctx.files(*CONTENT_FOLDER))
+    content = ctx.files(*CONTENT_FOLDER)
+    buckets = ctx.files("dedup", "buckets") + content
+    content_rows = ctx.counts["content_bucket_rows"] if "content_bucket_rows" in ctx.counts else ctx.rows(content)
+    bucket_rows = sum(s.get("bucket_rows", 0) for s in signature_stats) + content_rows
     p = ctx.partitions(int(bucket_rows * _row_weight(ctx, signature_stats)))
-    if bucket_rows and p == 1:  # one partition: no shuffle needed
-        ctx.storage.write_parquet(_edges_task(ctx.read_local(buckets), **task), "dedup", "edges", "part-0.parquet")
+    if bucket_rows and p == 1:  # one partition: no shuffle needed, one task
+        ctx.in_task(_edges_here, ctx.storage, buckets, task)
     elif bucket_rows:
-        (group_apply(ctx.read(buckets), p, _edges_task, task, partition=_bucket_partition)
+        (group_apply(ctx.read(buckets, p), p, _edges_task, task, partition=_bucket_partition)
          .write_parquet(ctx.storage.path("dedup", "edges"), filesystem=ctx.storage.fs))
     files = ctx.files("dedup", "edges")
     edges = EdgeSet(files, ctx.rows(files))
     return edges, {"bucket_partitions": p, "edges": edges.rows}
+
+
+def _edges_here(storage: Storage, buckets: list[str], task: dict) -> None:
+    storage.write_parquet(_edges_task(read_tables(storage, buckets), **task), "dedup", "edges", "part-0.parquet")
 
 
 def _row_weight(ctx: DedupContext, signature_stats: list[dict]) -> float:
@@ -72,8 +82,29 @@ def _bucket_partition(batch: pa.Table, partitions: int) -> pa.Table:
     return batch.append_column("p", pa.array(p))
 
 
-def _edges_task(group: pa.Table, threshold: float, excluded: np.ndarray) -> pa.Table:
-    """Star edges of every bucket in ``group`` (which holds whole buckets), without the ``excluded`` docs (sorted)."""
+@dataclass(frozen=True)
+class Excluded:
+    """The files of the documents that leave the graph before its edges: small and picklable."""
+
+    parts: Parts
+    files: tuple[str, ...]
+    run: str  # this step's run: a worker's cached documents are never an earlier run's of the same files
+
+    def docs(self) -> np.ndarray:
+        """Their doc keys, sorted (read once per process)."""
+        return _excluded_docs(self)
+
+
+@functools.lru_cache(maxsize=1)
+def _excluded_docs(excluded: Excluded) -> np.ndarray:
+    if not excluded.files:
+        return np.zeros(0, np.int64)
+    return np.sort(read_tables(excluded.parts.storage(), list(excluded.files), columns=["doc"]).column("doc").to_numpy())
+
+
+def _edges_task(group: pa.Table, threshold: float, excluded: Excluded) -> pa.Table:
+    """Star edges of every bucket in ``group`` (which holds whole buckets), without the ``excluded`` docs."""
+    excluded = excluded.docs()
     if len(excluded):
         doc = group.column("doc").to_numpy()
         at = np.minimum(np.searchsorted(excluded, doc), len(excluded) - 1)

@@ -21,7 +21,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.dedup.context import Parts, DedupContext, part_of
+from core.storage import Storage
+from pipeline.dedup.context import DedupContext, Parts, part_of, read_tables
 from pipeline.dedup.shuffle import by_value
 from stages.base import set_column
 from stages.dedup.minhash import poly_hash_spans
@@ -37,19 +38,21 @@ def find_duplicate_ids(ctx: DedupContext) -> dict:
     """Step 1b; returns its part of the summary (``duplicate_ids``: documents removed for a repeated id)."""
     ctx.storage.delete_dir(*FOLDER)
     meta = ctx.files("dedup", "meta")
-    docs = ctx.rows(meta)
-    p = ctx.partitions(docs * _ROW_WEIGHT)
+    p = ctx.partitions(ctx.docs() * _ROW_WEIGHT)
     if p == 1:
-        rows = pa.concat_tables([ctx.storage.read_parquet("dedup", "meta", n, columns=["doc", "id"])
-                                 for n in ctx.storage.list("dedup", "meta", suffix=".parquet")])
-        repeated = _repeats(rows, ctx.parts)
-        if len(repeated):
-            ctx.storage.write_parquet(repeated, *FOLDER, "part-0.parquet")
+        ctx.in_task(_repeats_here, ctx.storage, meta, ctx.parts)
     else:
-        ds = ctx.read(meta).select_columns(["doc", "id"]).map_batches(_with_id_hash, batch_format="pyarrow")
+        ds = ctx.read(meta, p).select_columns(["doc", "id"]).map_batches(_with_id_hash, batch_format="pyarrow")
         ds = by_value(ds, "h", p, _repeats, parts=ctx.parts)
         ds.write_parquet(ctx.storage.path(*FOLDER), filesystem=ctx.storage.fs)
     return {"duplicate_ids": ctx.rows(ctx.files(*FOLDER))}
+
+
+def _repeats_here(storage: Storage, meta: list[str], parts: Parts) -> None:
+    """The single-partition path, in one task: every (doc, id) row at once."""
+    repeated = _repeats(read_tables(storage, meta, columns=["doc", "id"]), parts)
+    if len(repeated):
+        storage.write_parquet(repeated, *FOLDER, "part-0.parquet")
 
 
 def excluded_docs(ctx: DedupContext) -> np.ndarray:

@@ -35,7 +35,7 @@ from pipeline.dedup.boilerplate import FOLDER as BOILERPLATE
 from pipeline.dedup.content import FOLDER as CONTENT
 from pipeline.dedup.context import row_of
 from core.layout import part_file
-from core.storage import Storage
+from core.storage import Storage, location
 from stages.dedup import lsh
 from stages.dedup.config import DedupConfig
 
@@ -191,11 +191,12 @@ def problems(config: RunConfig) -> list[str]:
         return []
     out = []
     mine = settings(config.dedup)
-    here = config.output.root.rstrip("/")
+    here = location(config.output.root)
     for i, root in enumerate(config.dedup.against):
         where = f"dedup.against[{i}] ({root})"
-        if root.rstrip("/") == here:
-            out.append(f"config error: {where} is this run's own output root: name an earlier run's")
+        if location(root) == here:  # another spelling of the same place: a relative path, /., a symlink, s3://.../
+            out.append(f"config error: {where} is this run's own output root ({config.output.root}): name an "
+                       "earlier run's")
             continue
         try:
             storage = earlier_storage(config, root)

@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import logging
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -40,7 +41,8 @@ import pyarrow.parquet as pq
 
 from pipeline.config import RunConfig
 from pipeline.phase import Unit
-from pipeline.dedup.context import ROW_BITS, Parts, DedupContext, part_of, row_of, run_storage
+from pipeline.dedup.context import (READ_THREADS, ROW_BITS, DedupContext, Parts, part_groups, read_tables, row_of,
+                                    run_storage)
 from pipeline.dedup.decisions import read_decisions
 from pipeline.dedup.shuffle import by_part, by_value
 from core.layout import part_file
@@ -110,24 +112,35 @@ def find_repeated(ctx: DedupContext) -> ParagraphSummary:
     cfg = ctx.dedup.paragraphs
     ctx.storage.delete_dir(*FOLDER)
     units = [Unit(u, "", {"part_no": i}) for i, u in enumerate(ctx.units)]
-    stats = list(ctx.per_part("paragraphs", HashPart, units, source=ctx.source))
-    failed = {s["unit"]: s["failed"] for s in stats if "failed" in s}
+    summary = ParagraphSummary(cfg.unit, cfg.mode)
+    failed = {}
+    for s in ctx.per_part("paragraphs", HashPart, units, source=ctx.source):  # counts added up as parts finish
+        if "failed" in s:
+            failed[s["unit"]] = s["failed"]
+        else:
+            summary.pieces += s["pieces"]
+            summary.shuffle_rows += s["distinct"]
+            summary.shuffle_bytes += s["bytes"]
     if failed:  # the parts were read in step 1: a failure here is not a bad input, stop the phase
         raise RuntimeError(f"paragraph hashes failed for {len(failed)} parts: {failed}")
-    summary = ParagraphSummary(cfg.unit, cfg.mode, pieces=sum(s["pieces"] for s in stats),
-                               shuffle_rows=sum(s["distinct"] for s in stats), shuffle_bytes=sum(s["bytes"] for s in stats))
     decide = {"threshold": threshold(cfg), "top": cfg.top, "parts": ctx.parts}
     p = ctx.partitions(summary.shuffle_rows)
     summary.partitions = p
     if summary.shuffle_rows == 0:
         pass
     elif p == 1:
-        _write_repeated(_decide(ctx.read_local(ctx.files(*FOLDER, "counts")), **decide), ctx.parts)
+        ctx.in_task(_repeated_here, ctx.files(*FOLDER, "counts"), decide)
     else:
-        ds = by_value(ctx.read(ctx.files(*FOLDER, "counts")), "hash", p, _decide, **decide)
+        ds = by_value(ctx.read(ctx.files(*FOLDER, "counts"), p), "hash", p, _decide, **decide)
         by_part(ds, "part", min(len(ctx.units), p), _write_repeated, parts=ctx.parts).materialize()
     summary.top = _top(ctx, cfg)
     return summary
+
+
+def _repeated_here(files: list[str], decide: dict) -> None:
+    """The single-partition path, in one task."""
+    parts = decide["parts"]
+    _write_repeated(_decide(read_tables(parts.storage(), files), **decide), parts)
 
 
 def threshold(cfg: ParagraphsConfig) -> int:
@@ -223,11 +236,17 @@ def _decide(group: pa.Table, threshold: int, top: int, parts: Parts) -> pa.Table
 def _write_repeated(group: pa.Table, parts: Parts) -> pa.Table:
     """Store each part's repeated hashes in repeated/part-<unit>.parquet, sorted by hash."""
     storage = parts.storage()
-    part = part_of(group.column("part").to_numpy())
-    for p in np.unique(part):
-        rows = group.filter(pa.array(part == p)).select(["hash", "count", "first_doc", "first_idx"])
-        storage.write_parquet(rows.take(pc.sort_indices(rows, [("hash", "ascending")])), *FOLDER, "repeated", parts.file(p))
-    return pa.table({"parts": [len(np.unique(part))]})
+    groups = part_groups(group.column("part").to_numpy())
+    rows = group.select(["hash", "count", "first_doc", "first_idx"])
+
+    def write(p: int, at: np.ndarray) -> None:
+        mine = rows.take(pa.array(at))
+        mine = mine.take(pc.sort_indices(mine, [("hash", "ascending")]))
+        storage.write_parquet(mine, *FOLDER, "repeated", parts.file(p))
+
+    with ThreadPoolExecutor(READ_THREADS) as pool:
+        list(pool.map(lambda g: write(*g), groups))
+    return pa.table({"parts": [len(groups)]})
 
 
 def _top(ctx: DedupContext, cfg: ParagraphsConfig) -> list[Repeated]:

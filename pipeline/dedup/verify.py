@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 
 from pipeline.dedup.boilerplate import fixed_bytes, masks_of
-from pipeline.dedup.context import Parts, DedupContext, part_of, row_of
+from pipeline.dedup.context import DedupContext, Parts, each_part, read_tables, row_of
 from pipeline.dedup.edges import EdgeSet
 from pipeline.dedup.shuffle import by_part
 from pipeline.dedup.signatures import signature_width
@@ -48,26 +48,32 @@ def verify_edges(ctx: DedupContext, edges: EdgeSet) -> EdgeSet:
     where = {"parts": ctx.parts, "width": width, "num_perm": ctx.dedup.minhash.num_perm}
     p = ctx.partitions(edges.rows * (1 + width // 16))  # rows carry one signature
     if p == 1:
-        table = _verify_with_dst_signatures(attach_signatures(ctx.read_local(edges.files), **where), **where,
-                                            check=check_settings(ctx.dedup.minhash))
-        ctx.storage.write_parquet(table, "dedup", "edges-verified", "part-0.parquet")
+        ctx.in_task(_verify_here, edges.files, where, check_settings(ctx.dedup.minhash))
     else:
-        ds = by_part(ctx.read(edges.files), "src", p, attach_signatures, **where)
+        ds = by_part(ctx.read(edges.files, p), "src", p, attach_signatures, **where)
         ds = by_part(ds, "dst", p, _verify_with_dst_signatures, **where, check=check_settings(ctx.dedup.minhash))
         ds.write_parquet(ctx.storage.path("dedup", "edges-verified"), filesystem=ctx.storage.fs)
     files = ctx.files("dedup", "edges-verified")
     return EdgeSet(files, ctx.rows(files))
 
 
+def _verify_here(files: list[str], where: dict, check: dict) -> None:
+    """The single-partition path, in one task."""
+    storage = where["parts"].storage()
+    table = _verify_with_dst_signatures(attach_signatures(read_tables(storage, files), **where), **where, check=check)
+    storage.write_parquet(table, "dedup", "edges-verified", "part-0.parquet")
+
+
 def signatures_of(parts: Parts, doc: np.ndarray, width: int) -> np.ndarray:
     """(len(doc) x width) bytes: the stored signature of every doc, read part by part."""
     storage = parts.storage()
     out = np.zeros((len(doc), width), np.uint8)
-    part = part_of(doc)
-    for p in np.unique(part):
-        rows = part == p
+
+    def fill(p: int, rows: np.ndarray) -> None:
         sig = storage.read_parquet("dedup", "signatures", parts.file(p)).column("sig").combine_chunks()
         out[rows] = fixed_bytes(sig, width)[row_of(doc[rows])]
+
+    each_part(doc, fill)
     return out
 
 

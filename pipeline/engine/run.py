@@ -19,7 +19,7 @@ from pipeline.distribute import Progress, map_units
 from pipeline.engine.steps import run_steps
 from pipeline.engine.worker import MapWorker
 from pipeline.phase import MapPhase, Phase, Unit
-from pipeline.result import UnitResult, summarize
+from pipeline.result import UnitResult, lost_to_errors, summarize
 
 if TYPE_CHECKING:
     from pipeline.context import RunContext
@@ -32,6 +32,9 @@ def run_phase(ctx: RunContext, phase: Phase) -> dict:
     t0 = time.perf_counter()
     units = ctx.units_of(phase)
     done = {u.name: m for u in units if (m := ctx.marker(phase, u)) is not None}
+    if done and _lost_parts(ctx, phase):  # a corpus-wide result is whole or redone: a part of it was deleted
+        log.warning("phase %s: parts it published are gone: its units are redone", phase.name)
+        done = {}
     todo = [u for u in units if u.name not in done]
     if done:
         log.info("phase %s: %d of %d units (%s) already done (current markers); skipping them", phase.name, len(done),
@@ -49,8 +52,19 @@ def run_phase(ctx: RunContext, phase: Phase) -> dict:
     summary.update({"units": len(units), "units_skipped": len(done), "seconds": round(time.perf_counter() - t0, 2)})
     if failures:
         summary["failed_steps"] = failures
+    lost = lost_to_errors(summary)
+    if lost:  # a failed phase, whatever its units say: the run fails (run.json, the exit status, the card's checks)
+        summary["lost_to_errors"] = lost
+        log.error("phase %s failed: %s", phase.name, lost)
     log.info("phase %s: %s", phase.name, phase.headline(summary))
     return summary
+
+
+def _lost_parts(ctx: RunContext, phase: Phase) -> bool:
+    """Whether a phase of steps published parts that are no longer current (a part file deleted)."""
+    if isinstance(phase, MapPhase) or not phase.writes_documents:
+        return False
+    return any(ctx.marker(phase, u) is None for p in ctx.step_plans(phase) if p.step.publishes_parts for u in p.units)
 
 
 def run_map(ctx: RunContext, phase: MapPhase, todo: list[Unit]) -> Iterator[UnitResult]:

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING
 from core.storage import is_s3
 from pipeline.engine import settings
 from pipeline.engine.markers import unit_fingerprint
-from pipeline.inputs import unit_name
+from pipeline.inputs import input_kinds, unit_name
+from pipeline.paths import public_path
 from pipeline.phase import FINAL, INPUTS, MAP, PARTS, STATE, MapPhase, Part, Phase, Step, Unit, fingerprint
 from pipeline.sources import input_sources, part_sources
 
@@ -41,10 +42,13 @@ def map_phase_units(ctx: RunContext, phase: MapPhase) -> list[Unit]:
     config, s3 = ctx.config, ctx.s3
     if phase.reads == INPUTS:
         names = input_sources(config, ctx.inputs)  # {} unless the run names sources
+        kinds = input_kinds(ctx.inputs)  # every part gets the columns of every kind (pipeline/engine/schema.py)
         components = {n: fingerprint(settings.map_phase(phase, config.for_source(n), s3), *([n] if n else []))
                       for n in {names.get(f) for f in ctx.inputs}}
-        return [Unit(unit_name(f), fingerprint(f, components[names.get(f)]),
-                     {"source": f, "path": _path(f), **({"source_name": names[f]} if f in names else {})})
+        mixed = [kinds] if len(kinds) > 1 else []  # another kind's columns are in every part: its own are redone
+        return [Unit(unit_name(f), fingerprint(f, components[names.get(f)], *mixed),
+                     {"source": f, "path": _path(f), "public": published_input(f), "kinds": kinds,
+                      **({"source_name": names[f]} if f in names else {})})
                 for f in ctx.inputs]
     source = _source(ctx, phase)
     parts = ctx.parts(source)
@@ -54,6 +58,13 @@ def map_phase_units(ctx: RunContext, phase: MapPhase) -> list[Unit]:
     corpus = [fingerprint(sorted(p.fingerprint for p in parts))] if phase.corpus_wide(config) else []
     return [Unit(p.name, fingerprint(p.fingerprint, components[names.get(p.name)], *corpus),
                  {"source": source.name, **({"source_name": names.get(p.name)} if names else {})}) for p in parts]
+
+
+def published_input(uri: str) -> str:
+    """An input file as every published column names it (``source``), as the card does: a path inside the working
+    directory relative to it, any other local path by its name, an ``s3://`` URI as it is; never the folders of the
+    machine that ran the job."""
+    return public_path(uri, os.getcwd())
 
 
 def _path(uri: str) -> str:
@@ -135,6 +146,6 @@ def parts(ctx: RunContext, phase: Phase) -> list[Part]:
     out = []
     for unit in listed:
         marker = markers.get(unit.name)
-        if marker is not None and marker.fingerprint == unit.fingerprint and marker.outputs.get("documents_part"):
+        if marker is not None and marker.outputs.get("documents_part") and ctx.marker(phase, unit) is not None:
             out.append(Part(unit.name, unit.fingerprint))
     return out

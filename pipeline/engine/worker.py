@@ -22,20 +22,25 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from core.layout import DOCUMENTS, part_file
 from core.storage import Storage, open_input
 from pipeline.config import RunConfig, s3_options
+from pipeline.engine.schema import conform, inputs_schema, parts_schema
 from pipeline.phase import INPUTS, MapPhase, Unit
 from pipeline.readers import reader_for, readers
 from pipeline.result import UnitResult
 from pipeline.sources import StageCache
 from pipeline.units import UnitWork
-from stages.base import ChainStats, run_chain
+from stages.base import ChainStats, run_chain, set_column
 from stages.sources import check_input, sniff_stream
 from stages.sources.kinds import source_of
+
+#: The column naming a document's input file: published as pipeline.engine.units.published_input gives it.
+SOURCE = "source"
 
 
 class MapWorker:
@@ -49,7 +54,8 @@ class MapWorker:
         self.prepared = prepared
         self.built = StageCache()  # named sources with equal settings share a stage (a model loads once)
         self._chains: dict[tuple, tuple] = {}  # (source kind, named source) -> (reader, stages)
-        self.readers = {r.name: r for r in readers(config)}  # the run's own readers (pipeline/plugins.py)
+        self.readers = {r.name: r for r in readers(config)}  # the run's own readers (pipeline/readers.py)
+        self._schemas: dict[tuple, pa.Schema] = {}
         if not config.sources:  # the stages the plan shows, built now: models load once per worker, before any unit
             for spec in self.phase.stages(config, prepared):
                 self.built.build(spec)
@@ -73,6 +79,12 @@ class MapWorker:
             self._chains[(kind, name)] = (reader, [self.built.build(s) for s in specs])
         return self._chains[(kind, name)]
 
+    def schema(self, key: tuple, compute) -> pa.Schema:
+        """The schema of every part of the phase (pipeline/engine/schema.py), computed once per worker and input."""
+        if key not in self._schemas:
+            self._schemas[key] = compute()
+        return self._schemas[key]
+
     def process(self, unit: Unit) -> UnitResult:
         t0 = time.perf_counter()
         chain = ChainStats()
@@ -81,10 +93,11 @@ class MapWorker:
         with UnitWork.for_phase(self.storage, self.phase.name, unit) as work:
             sinks = [s.open(work, self.config) for s in self.phase.sinks(self.config) if s.open is not None]
             read = _InputRead if self.phase.reads == INPUTS else _PartRead
-            with read(self, unit) as (batches, stages, described):
+            with read(self, unit) as (batches, stages, described, schema):
                 for batch in batches:
                     rows += len(batch)
                     kept_rows, rejected_rows = run_chain(stages, batch, chain, keep_rejected_text=keep_text)
+                    kept_rows = conform(kept_rows, schema)  # every part of the phase has one schema
                     for sink in sinks:
                         sink.write(kept_rows, rejected_rows)
             totals, outputs = described()
@@ -103,6 +116,7 @@ class _InputRead:
     def __init__(self, worker: MapWorker, unit: Unit):
         self.worker, self.unit = worker, unit
         self.uri = unit.params["source"]
+        self.public = unit.params.get("public", self.uri)  # the input as published (pipeline.engine.units)
 
     def __enter__(self):
         self.raw = open_input(self.unit.params.get("path", self.uri), self.worker.s3).__enter__()  # the driver's path
@@ -116,7 +130,11 @@ class _InputRead:
         except BaseException:
             self.raw.__exit__(None, None, None)
             raise
-        return source.read(self.raw, self.uri, self.stats), stages, self.described
+        kinds = tuple(dict.fromkeys([*self.unit.params.get("kinds", ()), self.kind]))  # a remote one's name may lie
+        worker = self.worker
+        schema = worker.schema(("inputs", kinds), lambda: inputs_schema(worker.phase, worker.config, kinds))
+        batches = _published_source(source.read(self.raw, self.uri, self.stats), self.public)
+        return batches, stages, self.described, schema
 
     def __exit__(self, *exc) -> bool:
         self.raw.__exit__(*exc)
@@ -125,7 +143,15 @@ class _InputRead:
     def described(self) -> tuple[dict, dict]:
         named = {"source_name": self.unit.params["source_name"]} if "source_name" in self.unit.params else {}
         totals = {"files": 1, "files_by_kind": {self.kind: 1}, **self.source.totals(self.stats)}
-        return totals, {"source": self.uri, "kind": self.kind, **named}
+        return totals, {"source": self.public, "kind": self.kind, **named}
+
+
+def _published_source(batches: Iterator[pa.Table], public: str) -> Iterator[pa.Table]:
+    """The reader's batches with the ``source`` column as published (the reader keeps the URI for its ids)."""
+    for batch in batches:
+        if SOURCE in batch.column_names:
+            batch = set_column(batch, SOURCE, pa.array(np.full(len(batch), public, dtype=object), pa.string()))
+        yield batch
 
 
 class _PartRead:
@@ -140,7 +166,10 @@ class _PartRead:
                                 filesystem=storage.fs)
         _, stages = self.worker.chain(None, self.unit.params.get("source_name"))
         batches = (pa.Table.from_batches([b]) for b in source.iter_batches(batch_size=self.worker.phase.batch_rows))
-        return _at_least_one(batches, source.schema_arrow), stages, lambda: ({"parts": 1}, {})
+        part, worker = source.schema_arrow, self.worker
+        schema = worker.schema(("parts", part),
+                               lambda: parts_schema(worker.phase, worker.config, part, worker.prepared))
+        return _at_least_one(batches, part), stages, lambda: ({"parts": 1}, {}), schema
 
     def __exit__(self, *exc) -> bool:
         return False

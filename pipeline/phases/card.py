@@ -23,6 +23,7 @@ from pipeline.engine.steps import Job
 from pipeline.phase import FINAL, ROLE_CARD, STATE, Phase, Sink, Step, Unit
 from pipeline.record import versions
 from pipeline.result import UnitResult
+from pipeline.units import PUBLISHED
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +50,12 @@ def write_card(ctx: RunContext, unit: Unit) -> UnitResult:
         files = [u["file"] for u in stats["unreadable"]]
         raise CardIncomplete(f"{len(files)} part files could not be read; the card is written without them and says so: "
                              + ", ".join(files[:5]) + (" ..." if len(files) > 5 else ""))
-    return UnitResult(unit.name, totals=publish(ctx.storage, stats))
+    return card_result(unit, publish(ctx.storage, stats))
+
+
+def card_result(unit: Unit, totals: dict) -> UnitResult:
+    """The card's unit's result: what it reports, and the files it published (its marker holds while they exist)."""
+    return UnitResult(unit.name, totals=totals, outputs={PUBLISHED: [README, f"{FOLDER}/stats.json"]})
 
 
 def _card(job: Job, unit: Unit) -> UnitResult:

@@ -41,7 +41,7 @@ from core.storage import Storage, open_input, resolve
 from pipeline.engine.steps import Job
 from pipeline.phase import FINAL, MAP, PARTS, ROLE_SHARDS, Phase, Sink, Step, Unit, fingerprint
 from pipeline.result import UnitResult, add_totals
-from pipeline.units import UnitWork
+from pipeline.units import PUBLISHED, UnitWork
 from stages.base import REASON, StageSpec, split_rejected
 from stages.mix import COPY, MixPlan, draw, group_totals
 from stages.shuffle_plan import plan
@@ -319,8 +319,10 @@ def _write_one_group(rows: pa.Table, config: RunConfig, tokenizer: bytes, unit: 
         totals = result.totals()
         if COPY in docs.column_names:  # the training mix: samples, documents and tokens per source
             totals["mix"] = group_totals(docs)
+        written = result.files.items()
         outputs = {"dtype": np.dtype(stage.dtype).name, "tokenizer_sha256": stage.tokenizer_sha256,
-                   "indexes": result.indexes, "files": {fmt: [f.to_dict() for f in files] for fmt, files in result.files.items()}}
+                   "indexes": result.indexes, "files": {fmt: [f.to_dict() for f in files] for fmt, files in written},
+                   PUBLISHED: sorted(f"shards/{fmt}/{unit.name}/{f.name}" for fmt, files in written for f in files)}
         return work.commit(UnitResult(unit.name, docs_in=len(rows), kept=result.documents, rejected=n_rej, by_reason=reasons,
                                       totals=totals, outputs=outputs, seconds=time.perf_counter() - t0))
 
@@ -397,5 +399,6 @@ def write_manifest(job: Job, unit: Unit, groups: list[UnitResult], mix: MixPlan 
     measured = cut_warning(cfg, manifest["truncation"], totals.get("tokens", 0))
     if measured:
         log.warning("shards: %s", measured)
+    published = [*(f"shards/{f}/index.json" for f in formats), f"shards/{entry['file']}", "shards/manifest.json"]
     return UnitResult(MANIFEST, totals={"manifest": 1}, outputs={"documents": manifest["documents"],
-                      **{f"{f}_samples": v["samples"] for f, v in formats.items()}})
+                      **{f"{f}_samples": v["samples"] for f, v in formats.items()}, PUBLISHED: published})

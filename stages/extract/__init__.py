@@ -23,8 +23,9 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
+import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
 # Arrow (and numpy, through stages.base) are imported where batches are handled,
@@ -34,9 +35,6 @@ from stages.extract.boilerplate import BoilerplateConfig
 from stages.extract.cascade import CascadeConfig
 from stages.extract.dom import ExtractionError, tag_count
 from stages.extract.timelimit import TimeLimitExceeded, time_limit
-
-if TYPE_CHECKING:
-    import pyarrow as pa
 
 log = logging.getLogger(__name__)
 
@@ -132,6 +130,8 @@ class ExtractStage:
     label = "main text extracted"
     needs = ("html",)
     adds = ("text",)
+    types = {"text": pa.large_string()}  # the Arrow type of what it adds, and what it removes
+    drops = ("html",)
     reasons = ("no_text", "extract_timeout", "extract_error")
 
     def __init__(self, config: ExtractConfig | None = None):

@@ -191,6 +191,7 @@ class LanguageSplit:
         cls.name, cls.label, cls.reasons = inner.name, inner.label, inner.reasons
         cls.needs = tuple(dict.fromkeys((*inner.needs, "language")))
         cls.adds = getattr(inner, "adds", ())
+        cls.types, cls.drops = getattr(inner, "types", {}), getattr(inner, "drops", ())
 
     def __init__(self, settings: LanguageSettings):
         self.settings = self.config = settings

@@ -132,6 +132,8 @@ class C4Filter:
     label = "C4 rules"
     needs = ("text",)
     adds = ("c4_lines_removed", "c4_chars_removed", "c4_lines_removed_by")
+    types = {"c4_lines_removed": pa.int32(), "c4_chars_removed": pa.int64(),  # the Arrow types of what it adds
+             "c4_lines_removed_by": pa.list_(pa.struct([("rule", pa.string()), ("lines", pa.int32())]))}
     reasons = ("c4:empty_text", "c4:lorem_ipsum", "c4:curly_bracket", "c4:too_few_sentences")
 
     def __init__(self, config: C4Config | None = None):

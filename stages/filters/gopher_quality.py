@@ -75,6 +75,7 @@ class GopherQualityFilter:
     label = "Gopher quality rules"
     needs = ("text", "language")  # stop words and the word-length rule depend on the language
     adds = (SKIPPED,)
+    types = {SKIPPED: pa.list_(pa.string())}  # the Arrow type of what it adds
     reasons = ("gopher_quality:empty_text", "gopher_quality:min_doc_words", "gopher_quality:max_doc_words",
                "gopher_quality:min_avg_word_length", "gopher_quality:max_avg_word_length", "gopher_quality:hash_ratio",
                "gopher_quality:ellipsis_ratio", "gopher_quality:bullet_lines", "gopher_quality:ellipsis_lines",

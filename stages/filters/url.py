@@ -147,6 +147,7 @@ class UrlFilter:
     label = "URL filter (RefinedWeb block list)"
     needs = ("url",)
     adds = (SKIPPED,)
+    types = {SKIPPED: pa.list_(pa.string())}  # the Arrow type of what it adds
     reasons = ("url_filter:blocked_domain", "url_filter:blocked_url", "url_filter:banned_word",
                "url_filter:soft_banned_words", "url_filter:banned_subword")
 

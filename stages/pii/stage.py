@@ -75,6 +75,8 @@ class PiiStage:
     needs = ("text",)
     #: columns it may add: one count per entity, the URL findings and, when asked for, the original URL
     adds = (*(count_column(e) for e in ENTITIES), URL_COUNT_COLUMN, URL_ORIGINAL_COLUMN)
+    #: the Arrow types of the counts (url_original, only with keep_original, is not declared: never filled in)
+    types = {**{count_column(e): pa.int32() for e in ENTITIES}, URL_COUNT_COLUMN: pa.int32()}
     reasons = (DENSE_REASON,)
 
     @classmethod

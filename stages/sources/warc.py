@@ -25,6 +25,7 @@ class WarcSource:
     label = "HTML responses (record checks: type, HTTP status, size, truncation)"
     records_label = "HTTP responses among the WARC records"
     provides = tuple(name for name in BATCH_SCHEMA.names if name not in (REASON, DETAILS))
+    schema = BATCH_SCHEMA  # its batches' columns and their types
     reasons = REASONS
     #: the run config's section that configures it
     section = "warc"
