@@ -200,11 +200,14 @@ def _print_plan(config, phases: list[str]) -> int:
 
 def _report(record: dict, output: str) -> int:
     """Print each phase's headline counts; exit 1 if any unit failed (a rerun retries it)."""
+    from pipeline.exports import PREFIX, ExportPhase
     from pipeline.phases import DEFAULT_PHASES
 
-    for phase in (cls() for cls in DEFAULT_PHASES):
-        if phase.name in record["phases_run"]:
-            print(f"phase {phase.name}: {json.dumps(phase.headline(record['phases'][phase.name]))}")
+    known = {cls.name: cls() for cls in DEFAULT_PHASES}
+    for name in record["phases_run"]:  # an export's phase (pipeline/exports.py) prints as every export does
+        phase = known.get(name) or (ExportPhase() if name.startswith(PREFIX) else None)
+        if phase is not None:
+            print(f"phase {name}: {json.dumps(phase.headline(record['phases'][name]))}")
     print(f"output: {output}")
     failed = 0
     for name in record["phases_run"]:

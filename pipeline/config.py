@@ -22,6 +22,7 @@ from core.storage import S3Options
 from stages.classify import ClassifierConfig, check_classifiers
 from pipeline.config_checks import check_config
 from pipeline.paths import resolve_paths
+from pipeline.plugins import ExportConfig, ReaderConfig, UserStageConfig, check_plugins
 from pipeline.sources import SourceConfig, check_sources, effective_config
 from stages.decontam import DecontamConfig
 from stages.dedup.config import DedupConfig
@@ -129,6 +130,14 @@ class RunConfig(BaseModel):
                                         "list: [{name, inputs, ...overrides of warc, documents, charset, extract, langid, filters, "
                                         "classifiers}] (docs/mix.md)")
     mix: MixConfig = Field(default_factory=MixConfig, description="the training mix: shares or epochs per named source, rehydration (docs/mix.md)")
+    stages: list[UserStageConfig] = Field(default_factory=list, max_length=1000, description="stages of your own "
+                                          "module: [{use: module:Class, phase: extracted|final, with: {...}, filter: "
+                                          "{...}}] (the README's \"Your own components\")")
+    readers: list[ReaderConfig] = Field(default_factory=list, max_length=100, description="readers of your own module "
+                                        "for the input files their suffixes name: [{use: module:Class, with: {...}}]")
+    exports: list[ExportConfig] = Field(default_factory=list, max_length=100, description="copies of a phase's kept "
+                                        "documents under exports/<name>/: [{name, use: jsonl|parquet|module:Class, "
+                                        "phase, columns, with}]")
 
     #: each named source's effective config, built when first asked for (pipeline/sources.py)
     _by_source: dict = PrivateAttr(default_factory=dict)
@@ -217,9 +226,11 @@ class RunConfig(BaseModel):
         self.quality = None
         keep = self.dedup.keep.score_column
         scores = [c.score_column for c in self.classifiers]
+        scores += [col for s in self.stages if s.phase == "extracted" for col in s.scores()]  # taggers before dedup
         if keep != type(self.dedup.keep)().score_column and keep not in scores:
             raise ValueError(f"dedup.keep.score_column: no classifier writes {keep!r} (this run's scores: "
-                             f"{', '.join(scores) or 'none'}): name one of them or add the classifier")
+                             f"{', '.join(scores) or 'none'}): name one of them, or add the classifier or a tagger "
+                             "(a stages: entry of phase extracted that declares it in its scores)")
         return self
 
 
@@ -269,6 +280,7 @@ def parse_config(data: dict) -> RunConfig:
     if problems:
         raise ConfigError("\n".join(problems))
     problems = check_config(config, data)  # what no field checks alone: booleans as numbers, crossed bounds...
+    problems += check_plugins(config)  # the stages, readers and exports of the user's own modules, across entries
     if problems:
         raise ConfigError("\n".join(problems))
     return config

@@ -60,7 +60,8 @@ class RunContext:
     def source(self, phase: Phase) -> Phase | None:
         """The phase whose documents ``phase`` reads: the nearest earlier one that writes documents."""
         before = self.phases[: self.phases.index(phase)]
-        return next((p for p in reversed(before) if p.writes_documents), None)
+        copies = getattr(phase, "copies", None)  # an export reads the phase it names (pipeline/exports.py)
+        return next((p for p in reversed(before) if (p.name == copies if copies else p.writes_documents)), None)
 
     def units_of(self, phase: Phase) -> list[Unit]:
         """The phase's units (a map phase's, or its counted steps'), with the fingerprints the engine gives them."""

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 from pipeline.config import ConfigError, RunConfig
-from pipeline.phase import INPUTS, ROLE_CARD, ROLE_DOCUMENTS, ROLE_SHARDS, Phase, SinkInfo, StepInfo
+from pipeline.exports import PREFIX as EXPORT_PREFIX, with_exports
+from pipeline.phase import INPUTS, ROLE_CARD, ROLE_DOCUMENTS, ROLE_EXPORT, ROLE_SHARDS, Phase, SinkInfo, StepInfo
 from stages.base import StageInfo
 
 
@@ -142,10 +143,10 @@ class Plan:
 def input_sources(config: RunConfig) -> tuple[list[SourceInfo], list]:
     """Every source kind (stages.sources.kinds) as the plan describes it, and the specs of the stages only
     some kinds run, merged in order (each stage once)."""
-    from stages.sources.kinds import SOURCES
+    from pipeline.readers import source_kinds
 
     infos, specs = [], []
-    for cls in SOURCES:
+    for cls in source_kinds(config):
         own = cls.stages(config)
         infos.append(SourceInfo(cls.name, cls.label, cls.records_label, tuple(cls.provides), tuple(cls.reasons),
                                 tuple(s.info().name for s in own)))
@@ -155,7 +156,7 @@ def input_sources(config: RunConfig) -> tuple[list[SourceInfo], list]:
 
 def build_plan(config: RunConfig, phases: Sequence[type[Phase] | Phase]) -> tuple[Plan, list[Phase]]:
     """The plan of ``config`` over ``phases`` (classes or instances), and the enabled phase instances."""
-    instances = [p() if isinstance(p, type) else p for p in phases]
+    instances = with_exports([p() if isinstance(p, type) else p for p in phases], config)
     names = [p.name for p in instances]
     if len(set(names)) != len(names):
         raise ValueError(f"two phases have the same name: {names}")
@@ -177,12 +178,15 @@ def build_plan(config: RunConfig, phases: Sequence[type[Phase] | Phase]) -> tupl
         steps = tuple(s.info() for s in p.steps(config) if s.when(config)) if on else ()
         sinks = tuple(s.info() for s in p.sinks(config)) if on else ()
         overrides = getattr(p, "overrides", lambda c: {})(config) if on else {}
-        out.append(PhasePlan(p.name, p.label or p.name, on, reads if on else None, p.unit_kind, p.writes_documents,
+        reads_here = getattr(p, "copies", None) or reads  # an export reads the phase it names
+        out.append(PhasePlan(p.name, p.label or p.name, on, reads_here if on else None, p.unit_kind,
+                             p.writes_documents,
                              tuple(p.sections), tuple(stages), steps, sinks, tuple(p.adds), tuple(sources), p.reported,
                              overrides, p.role))
         if on and p.writes_documents:
             reads = p.name
     plan = Plan(tuple(out))
+    check_names(plan)
     check_columns(plan, config)
     for source in config.sources:  # each named source's own stages need their columns too
         try:
@@ -190,6 +194,19 @@ def build_plan(config: RunConfig, phases: Sequence[type[Phase] | Phase]) -> tupl
         except ConfigError as e:
             raise ConfigError(f"{e} (in source {source.name!r}, with its own settings)") from None
     return plan, enabled
+
+
+def check_names(plan: Plan) -> None:
+    """A stage's name is the ``stage`` of the rows it rejects and its funnel row: one per phase (a stage of the
+    user's own module named as a built-in one is a one-line error naming both)."""
+    for phase in plan.phases:
+        seen: dict[str, StageInfo] = {}
+        for stage in phase.stages:
+            if stage.name in seen:
+                where = [s.section or "a built-in stage" for s in (seen[stage.name], stage)]
+                raise ConfigError(f"config error: {where[1]}: the stage name {stage.name!r} is taken by {where[0]} "
+                                  f"in phase {phase.name}: give it its own name")
+            seen[stage.name] = stage
 
 
 def _merge_in_order(lists: Iterable[list]) -> list:
@@ -224,7 +241,21 @@ def check_columns(plan: Plan, config: RunConfig) -> None:
                 have[kind].update(stage.adds)
         for kind in have:
             have[kind].update(phase.adds)
+        if phase.role == ROLE_EXPORT:
+            _check_export_columns(phase, config, have)
     _check_shard_metadata(plan, config, have)
+
+
+def _check_export_columns(phase: PhasePlan, config: RunConfig, have: dict[str, set[str]]) -> None:
+    """The columns an export names exist in the documents of the phase it copies."""
+    index = next((i for i, e in enumerate(config.exports) if f"{EXPORT_PREFIX}{e.name}" == phase.name), None)
+    if index is None:
+        return  # an export phase of its own (handed to the runner), not an exports: entry
+    every = set().union(*have.values()) if have else set()
+    missing = [c for c in config.exports[index].columns or () if c not in every]
+    if missing:
+        raise ConfigError(f"config error: exports.{index}.columns: the documents of {phase.reads} have no column "
+                          f"{missing[0]!r} (no stage before it adds it): remove it or turn on the stage that adds it")
 
 
 def _only_for(phase: PhasePlan, kind: str) -> set[str]:

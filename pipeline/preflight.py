@@ -30,6 +30,7 @@ from pydantic import BaseModel
 
 from pipeline.config import ConfigError, RunConfig, s3_options
 from pipeline.inputs import MAX_LISTED, InputError, check_formats
+from pipeline.readers import reader_for
 from core.storage import Storage, is_s3, open_input
 from stages.named_files import NamedFile, NamedFileError
 from stages.sources import JSONL_NAMES
@@ -196,7 +197,7 @@ def preflight(config: RunConfig, inputs: list[str]) -> None:
 
     problems = [*check_named_files(config), *check_output(config), *dedup_index.problems(config)]
     try:
-        check_formats(inputs)
+        check_formats([f for f in inputs if reader_for(config, f) is None])  # a reader of the run's own reads the rest
     except InputError as e:
         problems += str(e).splitlines()
     problems += check_document_fields(config, inputs)

@@ -13,7 +13,8 @@ from pipeline.paths import marker
 
 
 def _rows(model: type[BaseModel], prefix: str = ""):
-    for name, field in model.model_fields.items():
+    for attr, field in model.model_fields.items():
+        name = field.alias or attr  # the key a config writes (``with``, not the attribute ``with_``)
         ann = field.annotation
         sub = ann if isinstance(ann, type) and issubclass(ann, BaseModel) else None
         if sub is not None:
@@ -29,7 +30,7 @@ def _rows(model: type[BaseModel], prefix: str = ""):
         else:
             value = field.get_default(call_default_factory=True)
             default = json.dumps(value.model_dump() if isinstance(value, BaseModel) else value, default=str)
-        kind = allowed(field.metadata) or ("path" if marker(model, name) is not None else "")
+        kind = allowed(field.metadata) or ("path" if marker(model, attr) is not None else "")
         yield f"{prefix}{name}", default, kind, (field.description or "").replace("|", "\\|")
 
 

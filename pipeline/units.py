@@ -58,6 +58,14 @@ class UnitWork:
             self._writers[parts] = PartWriter(self.storage, *parts, schema=schema)
         return self._writers[parts]
 
+    def add(self, parts: tuple[str, ...], writer):
+        """Another output of this unit (``write``, ``close`` publishing it atomically, ``abort``), committed and
+        aborted with the others: an export's file (pipeline/exports.py)."""
+        if parts in self._writers:
+            raise ValueError(f"{'/'.join(parts)}: two writers of one output")
+        self._writers[parts] = writer
+        return writer
+
     def documents(self) -> PartWriter:
         """documents/<phase>/part-<unit>.parquet: the kept documents."""
         return self.writer(DOCUMENTS, self.phase, part_file(self.unit.name))

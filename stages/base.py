@@ -116,8 +116,12 @@ class StageSpec:
     section: str | None = None
     #: further constructor arguments known only at run time (per-language cutoffs...)
     args: tuple = ()
+    #: the config is the class's keyword arguments (a stage of the user's own module: ``__init__(**settings)``)
+    kwargs: bool = False
 
     def build(self):
+        if self.kwargs:
+            return DeclaredReasons(self.cls(**(self.config or {})))
         return self.cls(self.config, *self.args) if self.config is not None or self.args else self.cls()
 
     def info(self) -> StageInfo:
@@ -129,6 +133,33 @@ class StageSpec:
         if callable(declare):
             declared.update({k: tuple(v) if isinstance(v, (list, tuple)) else v for k, v in declare(self.config).items()})
         return StageInfo(**declared, section=self.section)
+
+
+class UndeclaredReason(ValueError):
+    """A stage gave a reason its ``reasons`` do not list."""
+
+
+class DeclaredReasons:
+    """A stage of a user's own module, held to what it declares: a batch whose rows it rejects with a reason its
+    ``reasons`` do not list raises UndeclaredReason (run_chain then rejects those rows as ``stage_error``, counted
+    and logged), so every reason in the rejected set and the card's funnel is one the plan shows."""
+
+    def __init__(self, stage):
+        self.stage = stage
+        self.declared = pa.array(list(getattr(stage, "reasons", ())), pa.string())
+
+    def __getattr__(self, name: str):
+        return getattr(self.stage, name)
+
+    def __call__(self, batch: pa.Table) -> pa.Table:
+        out = self.stage(batch)
+        if REASON in out.column_names:
+            given = pc.unique(pc.drop_null(out.column(REASON).cast(pa.string())))
+            stray = pc.filter(given, pc.invert(pc.is_in(given, value_set=self.declared)))
+            if len(stray):
+                raise UndeclaredReason(f"stage {self.stage.name} gave the reason {stray[0].as_py()!r}, which its "
+                                       f"reasons do not list ({', '.join(self.declared.to_pylist()) or 'none'})")
+        return out
 
 
 def set_column(batch: pa.Table, name: str, values) -> pa.Table:

@@ -18,6 +18,7 @@ import sys
 import time
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 import yaml
 
@@ -146,3 +147,29 @@ def test_relative_paths_reach_the_workers_of_a_cluster(cluster, tmp_path):
     assert record["config"]["classifiers"][0]["model"] == str(work / "samples" / "quality" / "model.ftz")
     assert record["inputs"] == inputs  # inputs keep their names (the source column, the units' names)
     assert not (tmp_path / "nodes" / "out").exists()
+
+
+def test_a_users_own_module_reaches_the_cluster_by_runtime_env(cluster, tmp_path):
+    """The example recipe's classes (examples/my_recipe: a CSV source, a filter, a tagger) are on no node's path:
+    `ray job submit --runtime-env-json '{"py_modules": [...]}'` ships the package with the job, to its driver (the
+    config's checks import it) and to the workers of both nodes (they build its stages and its reader)."""
+    env, dashboard, ray, _ = cluster
+    assert "examples" not in env.get("PYTHONPATH", "")
+    out = tmp_path / "recipe-out"
+    runtime_env = json.dumps({"py_modules": [str(REPO / "examples" / "my_recipe")]})
+    submit = [ray, "job", "submit", "--address", dashboard, "--working-dir", str(REPO), "--runtime-env-json",
+              runtime_env, "--", "python", "-m", "jobs.run", "examples/my_recipe.yaml", "-o", str(out),
+              "--no-progress"]
+    for _ in range(30):  # the head's job agent comes up a little after the node
+        job = subprocess.run(submit, env=env, capture_output=True, text=True, timeout=900)
+        if "No available agent" not in job.stderr:
+            break
+        time.sleep(2)
+    assert job.returncode == 0, job.stdout[-3000:] + job.stderr[-3000:]
+    record = json.loads((out / "run.json").read_text())
+    assert record["status"] == "ok" and record["phases"]["extracted"]["files_by_kind"] == {"csv": 1, "warc": 1}
+    rejected = pq.read_table(out / "rejected" / "extracted").to_pylist()
+    assert {(r["id"], r["stage"]) for r in rejected if r["id"].startswith("csv-")} == {("csv-4", "read"),
+                                                                                        ("csv-3", "link_density")}
+    assert "edu_score" in pq.read_table(out / "documents" / "final").column_names
+    assert list((out / "exports" / "docs").glob("*.jsonl.gz"))

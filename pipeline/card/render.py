@@ -322,7 +322,7 @@ def length(stats: dict) -> str:
 def classifiers(stats: dict) -> str:
     c = stats["classifiers"]
     if not c["present"]:
-        return "No classifier scored this run (`classifiers: []`)."
+        return "No classifier or tagger scored this run (`classifiers: []`, no `stages:` entry declares a score)."
     out = []
     for e in c["entries"]:
         out += [f"### {text(e['name'])}", "", _classifier_intro(e), "",
@@ -369,6 +369,9 @@ def _classifier_intro(e: dict) -> str:
     if rule and e["by_language_rule"]:
         rule += " (per language: " + ", ".join(f"{code(k)} {_setting(v)}" for k, v in e["by_language_rule"].items()) + ")"
     flt = (f"filter: {rule}, {n(e['removed'])} documents removed (reason {code(e['name'])})" if rule else "no filter (a tag only)")
+    if e.get("tagger"):  # a stage of the run's own module that declares the score (pipeline/plugins.py)
+        own = f"a score the stage {code(e['model'] or '?')} declares ({text(e['label'] or '')})"
+        return f"{code(e['column'])}: {own}; {flt}."
     return f"{code(e['column'])}: the probability of the label {code(e['label'] or '?')} under {model}; {flt}."
 
 
@@ -602,10 +605,25 @@ def render(stats: dict, examples: list[dict]) -> str:
         ("Funnel", funnel(stats, examples)), ("Languages", languages(stats)), ("Document length", length(stats)),
         ("Classifiers", classifiers(stats)), ("Deduplication", dedup(stats)), ("PII", pii(stats)), ("Decontamination", decontam(stats)), ("Tokens", tokens(stats)), ("Training mix", mix(stats)),
         ("Top hosts", hosts(stats)), ("Known limitations", limitations(stats)), ("Publishing", publishing(stats)),
+        *([("Exports", exports(stats))] if stats.get("exports") else []),
         ("How to reproduce", reproduce(stats)),
     ]
     title = f"# {text(stats['run']['name'])}: curated Common Crawl text\n"
     return front_matter(stats) + "\n" + title + "\n" + "\n\n".join(f"## {h}\n\n{body}" for h, body in sections) + "\n"
+
+
+def exports(stats: dict) -> str:
+    """The run's exports (pipeline/exports.py): copies of a phase's documents, none of them in the upload list."""
+    rows = [[code(e["name"]), code(e["phase"]), code(e["path"] or ""), text(e["format"] or ""), n(e["files"]),
+             n(e["documents"]), "yes" if e["pii_redacted"] else "**no: unpublished**"] for e in stats["exports"]]
+    out = ["Copies of a phase's kept documents in another format, for readers outside this run (`exports:`). "
+           "None is in the upload list above.", "",
+           _table(["export", "of phase", "folder", "format", "files", "documents", "PII redacted"], rows, "lllllrrl")]
+    raw = [e for e in stats["exports"] if not e["pii_redacted"]]
+    if raw:
+        out += ["", " and ".join(code(e["path"] or e["name"]) for e in raw) + " hold text before PII redaction: "
+                "unpublished data, for this team's own use; never publish them."]
+    return "\n".join(out)
 
 
 def decontam(stats: dict) -> str:

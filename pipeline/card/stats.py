@@ -17,8 +17,9 @@ from pipeline.card.tokens import headline_tokens as _headline_tokens, tokens_sta
 from pipeline.card.funnel import adds_up, funnel, reader_counts, share
 from pipeline.card.parts import LENGTH_EDGES, QUALITY_BINS
 from pipeline.card.plan import CardPlan
+from pipeline.exports import PREFIX as EXPORT_PREFIX
 from pipeline.paths import public_path
-from pipeline.phase import ROLE_SHARDS
+from pipeline.phase import ROLE_EXPORT, ROLE_SHARDS
 from stages.pii.config import URL_ORIGINAL_COLUMN
 from stages.pii.names import public_name
 
@@ -62,6 +63,7 @@ def build_stats(plan: CardPlan, aggs: dict[str, dict], manifest: dict | None, un
         "hub_languages": hub_languages(_sorted(aggs.get(f"{dataset}/documents", {}).get("languages", {}))) if dataset else {},
         "length": _length(docs, aggs),
         "classifiers": _classifiers(plan, docs, aggs, config),
+        "exports": _exports(plan),
         "dedup": _dedup(plan, aggs),
         "pii": _pii(docs, aggs, config),
         "decontam": _decontam(plan, config),
@@ -157,9 +159,9 @@ def _classifiers(plan: CardPlan, docs: list[str], aggs: dict, config: dict) -> d
     from classifiers.demonstration import identify
 
     entries = []
-    for c in classifier_configs(config):
+    for c in [*classifier_configs(config), *tagger_configs(plan, config)]:
         name = c.get("name")
-        column = f"{name}{N.SCORE_SUFFIX}"
+        column = c.get("column") or f"{name}{N.SCORE_SUFFIX}"
         per_phase = {p: aggs.get(f"{p}/documents", {}).get("scores", {}).get(column) for p in docs}
         per_phase = {p: v for p, v in per_phase.items() if v is not None}
         stage = f"{name}_filter"
@@ -170,6 +172,7 @@ def _classifiers(plan: CardPlan, docs: list[str], aggs: dict, config: dict) -> d
         demo = identify(c.get("model"))
         entries.append({
             "name": name, "column": column, "label": c.get("label"), "model": c.get("model"),
+            "tagger": c.get("tagger"),
             "demonstration": demo.what if demo else None, "model_sha256": demo.sha256 if demo else None,
             "threshold": flt.get("threshold"), "remove": flt.get("remove", "below"), "top_fraction": flt.get("top_fraction"),
             "by_language_rule": flt.get("by_language") or {}, "filter_phase": where, "removed": removed,
@@ -180,6 +183,44 @@ def _classifiers(plan: CardPlan, docs: list[str], aggs: dict, config: dict) -> d
         })
     return {"present": bool(entries), "bins": QUALITY_BINS, "edges": [round(i / QUALITY_BINS, 4) for i in range(QUALITY_BINS + 1)],
             "entries": entries}
+
+
+def _exports(plan: CardPlan) -> list[dict]:
+    """Each export (a phase whose role is export: pipeline/exports.py): what it copies, where, in which format, what
+    it wrote, and whether its text is PII-redacted (it copies the phase that redacts PII or one after it)."""
+    order = [p.name for p in plan.plan.phases]
+    pii = plan.with_stage(N.PII_STAGE)
+    out = []
+    for p in plan.plan.phases:
+        if p.role != ROLE_EXPORT or not p.enabled:
+            continue
+        summary = (plan.record.get("phases") or {}).get(p.name) or {}
+        sink = p.sinks[0] if p.sinks else None
+        redacted = pii is not None and p.reads in order and order.index(p.reads) >= order.index(pii)
+        out.append({"name": p.name.removeprefix(EXPORT_PREFIX), "phase": p.reads, "path": sink.path if sink else None,
+                    "format": sink.label if sink else None, "files": summary.get("parts", 0),
+                    "documents": summary.get("exported", 0), "pii_redacted": redacted})
+    return out
+
+
+def tagger_configs(plan: CardPlan, config: dict) -> list[dict]:
+    """The scores the run's own stages declare (``stages:`` entries: pipeline/plugins.py), shaped as classifiers
+    are: the score column, the stage's label, its ``use``, and its entry's filter (reason: the column without
+    ``_score``, stage ``<that>_filter``)."""
+    entries = config.get("stages") or []
+    out = []
+    for phase in plan.plan.phases:
+        for s in phase.stages:
+            where = (s.section or "").split(".")
+            if len(where) != 2 or where[0] != "stages" or not where[1].isdigit() or not s.scores:
+                continue
+            entry = entries[int(where[1])] if int(where[1]) < len(entries) else {}
+            rule = entry.get("filter") or {}
+            for column in s.scores:
+                own = rule if (rule.get("score") or s.scores[0]) == column else {}
+                out.append({"name": column.removesuffix(N.SCORE_SUFFIX), "column": column, "label": s.label,
+                            "model": entry.get("use"), "filter": own, "tagger": True})
+    return out
 
 
 def classifier_configs(config: dict) -> list[dict]:

@@ -59,13 +59,14 @@ def _union(chains: Sequence[Columns]) -> pa.Schema:
 
 def inputs_schema(phase, config, kinds: Sequence[str]) -> pa.Schema:
     """The columns of every part of a phase that reads the inputs (``kinds``: the source kinds of the run's inputs)."""
-    from stages.sources.kinds import source_of
+    from pipeline.readers import source_kinds
 
+    by_name = {c.name: c for c in source_kinds(config)}  # the built-in kinds and the run's own readers
     chains = []
     for name in [s.name for s in config.sources] or [None]:
         cfg = config.for_source(name)
         for kind in kinds:
-            cls = source_of(kind)
+            cls = by_name[kind]
             schema = getattr(cls.from_run(cfg), "schema", None)
             start = [(f.name, f.type) for f in schema if f.name not in (REASON, DETAILS)] if schema is not None else []
             chains.append(_chain(start, [*cls.stages(cfg), *phase.stages(cfg)]))

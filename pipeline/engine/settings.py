@@ -29,7 +29,7 @@ from pydantic_core import to_jsonable_python
 
 from core.storage import S3Options, is_s3, resolve
 from pipeline.phase import INPUTS
-from stages.sources.kinds import SOURCES
+from pipeline.readers import source_kinds
 
 if TYPE_CHECKING:
     from pipeline.config import RunConfig
@@ -144,8 +144,9 @@ def map_phase(phase: Phase, config: RunConfig, s3: S3Options | None) -> dict:
     source kinds (reading the input files), its stages, its sinks."""
     out: dict[str, Any] = {}
     if getattr(phase, "reads", None) == INPUTS:  # every source kind: a remote file's is first seen by its unit
-        out["sources"] = [{"source": cls.name, **sections(config, (cls.section,), s3),
-                           "stages": [stage(s, s3) for s in cls.stages(config)]} for cls in SOURCES]
+        out["sources"] = [{"source": cls.name, **(sections(config, (cls.section,), s3) if cls.section else
+                                                  {"settings": settings_json(cls.settings())}),
+                           "stages": [stage(s, s3) for s in cls.stages(config)]} for cls in source_kinds(config)]
     out["stages"] = [stage(s, s3) for s in phase.stages(config)]
     out["sinks"] = [sink(s, config) for s in phase.sinks(config)]
     return out

@@ -21,6 +21,7 @@ from core.storage import is_s3
 from pipeline.engine import settings
 from pipeline.engine.markers import unit_fingerprint
 from pipeline.inputs import input_kinds, unit_name
+from pipeline.readers import reader_for
 from pipeline.paths import public_path
 from pipeline.phase import FINAL, INPUTS, MAP, PARTS, STATE, MapPhase, Part, Phase, Step, Unit, fingerprint
 from pipeline.sources import input_sources, part_sources
@@ -42,7 +43,8 @@ def map_phase_units(ctx: RunContext, phase: MapPhase) -> list[Unit]:
     config, s3 = ctx.config, ctx.s3
     if phase.reads == INPUTS:
         names = input_sources(config, ctx.inputs)  # {} unless the run names sources
-        kinds = input_kinds(ctx.inputs)  # every part gets the columns of every kind (pipeline/engine/schema.py)
+        own = {f: r.name for f in ctx.inputs if (r := reader_for(config, f)) is not None}  # the run's own readers'
+        kinds = [*input_kinds([f for f in ctx.inputs if f not in own]), *dict.fromkeys(own.values())]
         components = {n: fingerprint(settings.map_phase(phase, config.for_source(n), s3), *([n] if n else []))
                       for n in {names.get(f) for f in ctx.inputs}}
         mixed = [kinds] if len(kinds) > 1 else []  # another kind's columns are in every part: its own are redone

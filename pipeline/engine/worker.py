@@ -31,6 +31,7 @@ from core.storage import Storage, open_input
 from pipeline.config import RunConfig, s3_options
 from pipeline.engine.schema import conform, inputs_schema, parts_schema
 from pipeline.phase import INPUTS, MapPhase, Unit
+from pipeline.readers import reader_for, readers
 from pipeline.result import UnitResult
 from pipeline.sources import StageCache
 from pipeline.units import UnitWork
@@ -53,6 +54,7 @@ class MapWorker:
         self.prepared = prepared
         self.built = StageCache()  # named sources with equal settings share a stage (a model loads once)
         self._chains: dict[tuple, tuple] = {}  # (source kind, named source) -> (reader, stages)
+        self.readers = {r.name: r for r in readers(config)}  # the run's own readers (pipeline/readers.py)
         self._schemas: dict[tuple, pa.Schema] = {}
         if not config.sources:  # the stages the plan shows, built now: models load once per worker, before any unit
             for spec in self.phase.stages(config, prepared):
@@ -72,7 +74,7 @@ class MapWorker:
             specs = self.phase.stages(config, self.prepared)
             reader = None
             if kind is not None:
-                cls = source_of(kind)
+                cls = self.readers.get(kind) or source_of(kind)
                 specs, reader = [*cls.stages(config), *specs], cls.from_run(config)
             self._chains[(kind, name)] = (reader, [self.built.build(s) for s in specs])
         return self._chains[(kind, name)]
@@ -99,8 +101,13 @@ class MapWorker:
                     for sink in sinks:
                         sink.write(kept_rows, rejected_rows)
             totals, outputs = described()
-            return work.commit(UnitResult(unit.name, stages=chain, totals=totals, outputs=outputs,
-                                          seconds=time.perf_counter() - t0), docs_in=rows)
+            for sink in sinks:  # what a sink counts of its own (an export: the rows it wrote)
+                totals.update(getattr(sink, "totals", dict)())
+            result = UnitResult(unit.name, stages=chain, totals=totals, outputs=outputs,
+                                seconds=time.perf_counter() - t0)
+            if not self.phase.writes_documents:  # its sinks take every row (an export): in = kept
+                result.docs_in = result.kept = rows
+            return work.commit(result, docs_in=rows)
 
 
 class _InputRead:
@@ -114,8 +121,10 @@ class _InputRead:
     def __enter__(self):
         self.raw = open_input(self.unit.params.get("path", self.uri), self.worker.s3).__enter__()  # the driver's path
         try:
-            # a remote input's content is first seen here
-            self.kind = check_input(sniff_stream(self.raw, self.uri), self.uri)
+            # a reader of the run's own takes the files its suffixes name; else (a remote input's content is first
+            # seen here) the content tells
+            own = reader_for(self.worker.config, self.uri)
+            self.kind = own.name if own is not None else check_input(sniff_stream(self.raw, self.uri), self.uri)
             source, stages = self.worker.chain(self.kind, self.unit.params.get("source_name"))
             self.source, self.stats = source, source.new_stats()
         except BaseException:

@@ -18,6 +18,7 @@ import logging
 
 from pipeline.config import RunConfig
 from pipeline.phase import INPUTS, MapPhase
+from pipeline.plugins import user_stages
 from pipeline.sources import overrides_shown, stages_in_order
 from stages.base import StageSpec
 from stages.classify import ClassifyStage
@@ -43,6 +44,7 @@ def common_stages(config: RunConfig) -> list[StageSpec]:
     """The stages every document meets once it is text, whatever its source, in order."""
     specs = [StageSpec(LangIdStage, config.langid, "langid")] if config.langid.enabled else []
     specs += [StageSpec(cls, cfg, filter_section(cls)) for cls, cfg in text_filter_specs(config.filters)]
+    specs += user_stages(config, "extracted")  # the run's own stages, after the built-in filters
     if config.classifiers:  # scored here, so that dedup keeps the best-scored copy of a cluster
         specs.append(StageSpec(ClassifyStage, config.classifiers, "classifiers"))
     return specs
@@ -54,7 +56,8 @@ class ExtractedPhase(MapPhase):
     unit_kind = "file"
     reads = INPUTS
     keep_worker = True  # language ID, the classifiers and the extraction helper load once per worker process
-    sections = ("warc", "documents", "charset", "extract", "langid", "filters", "classifiers", "sources")
+    sections = ("warc", "documents", "charset", "extract", "langid", "filters", "classifiers", "sources", "readers",
+                "stages")
     headline_keys = ("files", "rows", "kept", "rejected", "malformed_records")
     # No workers of its own (own_workers): with Arrow on the system allocator (core/arrow_allocator.py), what
     # extraction and language ID leave in a worker is small (e2e corpus: the later phases' worker peaks at

@@ -19,6 +19,7 @@ from pipeline.config import RunConfig
 from pipeline.context import RunContext
 from pipeline.distribute import map_units
 from pipeline.phase import MapPhase, Unit
+from pipeline.plugins import ScoreRule, score_rules, user_stages
 from pipeline.sources import overrides_shown
 from pipeline.top_fraction import ScanWorker, top_fraction_over_parts
 from stages.base import StageSpec
@@ -32,12 +33,12 @@ class FinalPhase(MapPhase):
     name = "final"
     label = "decontamination, classifier filters and PII redaction: the text to tokenize"
     keep_worker = True  # the PII analyzer is built once per Ray worker process
-    sections = ("decontam", "classifiers", "pii")
+    sections = ("decontam", "classifiers", "stages", "pii")
 
     def enabled(self, config: RunConfig) -> bool:
         if config.decontam.enabled or any(self.enabled(config.for_source(s.name)) for s in config.sources):
             return True
-        return bool(filtering(config)) or config.pii.enabled
+        return bool(filtering(config)) or config.pii.enabled or bool(user_stages(config, "final"))
 
     def corpus_wide(self, config: RunConfig) -> bool:
         """A top fraction's cutoffs are decided over every part: a change to any part redoes them all."""
@@ -81,17 +82,26 @@ class FinalPhase(MapPhase):
             cutoffs = None
             if c.filter.top_fraction is not None and prepared is not None:
                 cutoffs = {k: Cutoff.from_dict(v) for k, v in prepared.get(c.name, {}).items()}
-            specs.append(StageSpec(ClassifierFilterStage, c, f"classifiers.{config.classifiers.index(c)}.filter", (cutoffs,)))
+            specs.append(StageSpec(ClassifierFilterStage, c, _filter_section(config, c), (cutoffs,)))
+        specs += user_stages(config, "final")  # the run's own stages, after the filters, before PII redaction
         if config.pii.enabled:  # after the filter: no PII work on documents it removes
             specs.append(StageSpec(PiiStage, config.pii, "pii"))
         return specs
 
 
 def filtering(config: RunConfig) -> list:
-    """The classifiers that filter, in their order."""
-    return [c for c in config.classifiers if c.filter.active]
+    """The classifiers that filter, in their order, then the taggers whose declared score filters (``stages:``
+    entries with a ``filter``: the same rule, on their score)."""
+    return [c for c in config.classifiers if c.filter.active] + [r for _, r in score_rules(config)]
 
 
 def by_fraction(config: RunConfig) -> list:
-    """The classifiers whose filter keeps a top fraction (a decision over every part)."""
-    return [c for c in config.classifiers if c.filter.top_fraction is not None]
+    """The classifiers and taggers whose filter keeps a top fraction (a decision over every part)."""
+    return [c for c in filtering(config) if c.filter.top_fraction is not None]
+
+
+def _filter_section(config: RunConfig, rule) -> str:
+    """Where a filter's settings sit in the run config."""
+    if isinstance(rule, ScoreRule):
+        return f"stages.{next(i for i, r in score_rules(config) if r == rule)}.filter"
+    return f"classifiers.{config.classifiers.index(rule)}.filter"
