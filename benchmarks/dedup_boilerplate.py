@@ -141,7 +141,8 @@ def row(label: str, s: dict, *cells) -> str:
             f"{s['precision']:.3f} | {s['recall']:.3f} | {s['recall_linked']:.3f} | {s['largest']} | {byvar} | {linkvar} |")
 
 
-HEADER = ("| phase 1 | settings | docs in | should remove | removed | precision | recall | recall, linked | largest cluster | "
+HEADER = ("| phase 1 | settings | docs in | should remove | removed "
+    "| precision | recall | recall, linked | largest cluster | "
           "recall by variation | linked by variation |",
           "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|")
 
@@ -158,7 +159,8 @@ def main(argv=None) -> int:
     warcs, truth = make_corpus(work / "corpus", args.pages)
     init_ray(config(warcs, work / "unused", True))
     lines = ["# Deduplication when the pages of a site share a long block", "",
-             f"Corpus: benchmarks/dedup_boilerplate_corpus.py, {args.pages} articles on each of 3 block sites (block = 30-60% "
+             f"Corpus: benchmarks/dedup_boilerplate_corpus.py, {args.pages} "
+                 "articles on each of 3 block sites (block = 30-60% "
              "of the words), true copies of a quarter of them (other site, other block site, own site) plus one body per "
              f"site posted 4 times, 30 unrelated articles: {len(truth)} pages; the largest true cluster has 4 pages. "
              "Phase 1 with the heuristic filters on (defaults) and off; default extractor. "

@@ -256,11 +256,15 @@ def data_juicer_row(python: str, root: Path, n: int, workers: int, sm: dict, tru
     s = score(removed, truth)
     agree = agreement(ours_removed, removed, truth).replace("DataTrove", "Data-Juicer")
     mib = 1 << 20
-    return (f"| Data-Juicer 1.6 `ray_bts_minhash_deduplicator` (Ray) | {n:,} | {d['wall']:.1f} | {n / d['wall'] / workers:,.0f} | "
-            f"{d['peak_rss'] / mib:,.0f} MiB | {d['peak_total'] / mib:,.0f} MiB | {s['removed']:,} | {s['precision']:.4f} | "
-            f"{s['recall']:.4f} | CPU path: word 5-grams of the lower-cased text without `\\p{{P}}`, sha1, 128 permutations, "
+    return ("| Data-Juicer 1.6 `ray_bts_minhash_deduplicator` (Ray) | "
+        f"{n:,} | {d['wall']:.1f} | {n / d['wall'] / workers:,.0f} | "
+            f"{d['peak_rss'] / mib:,.0f} MiB | {d['peak_total'] / mib:,.0f} "
+                f"MiB | {s['removed']:,} | {s['precision']:.4f} | "
+            f"{s['recall']:.4f} | CPU path: word 5-grams of the "
+                f"lower-cased text without `\\p{{P}}`, sha1, 128 permutations, "
             f"{sm['bands']}x{sm['rows']} bands, BTS union-find actors: {max(1, workers // 2)} (its auto: half the CPUs); "
-            f"CPU {d['cpu']:,.0f} s ({n / d['cpu']:,.0f} docs per CPU-second); largest process: {d['peak_name']}; {agree} |")
+            f"CPU {d['cpu']:,.0f} s ({n / d['cpu']:,.0f} docs per "
+                f"CPU-second); largest process: {d['peak_name']}; {agree} |")
 
 
 def main(argv=None) -> int:
@@ -296,14 +300,17 @@ def main(argv=None) -> int:
     mib = 1 << 20
     m = machine_info()
     lines = ["# Phase 2 at scale (synthetic corpora)", "",
-             f"- {m['date']} · {m['nproc']} CPUs ({m['cpu']}) · {m['mem_gib']} GiB · Python {m['python']} · load average at the "
+             f"- {m['date']} · {m['nproc']} CPUs ({m['cpu']}) · "
+                 f"{m['mem_gib']} GiB · Python {m['python']} · load average at the "
              f"start {m['load_avg']} (well above 0: other work shared the machine, compare CPU seconds)",
              f"- command: `python benchmarks/dedup_scale.py {' '.join(argv if argv is not None else sys.argv[1:])}`", "",
-             f"Corpus: benchmarks/synth_corpus.py, ~330 words per document, {args.dup_fraction:.0%} of documents in planted "
+             "Corpus: benchmarks/synth_corpus.py, ~330 words per "
+                 f"document, {args.dup_fraction:.0%} of documents in planted "
              "clusters of 2-10 (copies on other site templates, with a changed date line, and edited words / a dropped or "
              f"added paragraph). Default dedup settings; {args.workers} workers on this machine. Peak RSS: largest single "
              "process of the run's process tree (psutil, every 0.2 s); total: largest sum over the tree.", "",
-             "| system | docs | wall s | docs/s per core | peak RSS, largest process | peak RSS, all processes | removed | precision | recall | notes |",
+             "| system | docs | wall s | docs/s per core | peak RSS, largest process "
+                 "| peak RSS, all processes | removed | precision | recall | notes |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     first = None
     for n in args.docs:
@@ -329,9 +336,12 @@ def main(argv=None) -> int:
         if not args.boilerplate:
             notes = "boilerplate step off, " + notes
         if args.cpu:
-            notes += f", CPU {r['cpu']:,.0f} s ({n / r['cpu']:,.0f} docs per CPU-second), load average {r['load'][0]} -> {r['load'][1]}"
-        lines.append(f"| ours (Ray) | {n:,} | {r['wall']:.1f} | {n / r['wall'] / args.workers:,.0f} | {r['peak_rss'] / mib:,.0f} MiB | "
-                     f"{r['peak_total'] / mib:,.0f} MiB | {s['removed']:,} | {s['precision']:.4f} | {s['recall']:.4f} | {notes} |")
+            notes += (f", CPU {r['cpu']:,.0f} s ({n / r['cpu']:,.0f} docs per "
+                f"CPU-second), load average {r['load'][0]} -> {r['load'][1]}")
+        lines.append(f"| ours (Ray) | {n:,} | {r['wall']:.1f} | "
+            f"{n / r['wall'] / args.workers:,.0f} | {r['peak_rss'] / mib:,.0f} MiB | "
+                     f"{r['peak_total'] / mib:,.0f} MiB | {s['removed']:,} "
+                         f"| {s['precision']:.4f} | {s['recall']:.4f} | {notes} |")
         print(lines[-1], flush=True)
         if args.data_juicer:
             lines.append(data_juicer_row(args.data_juicer, root, n, args.workers, sm, truth, r["removed"]))
@@ -347,8 +357,10 @@ def main(argv=None) -> int:
         s = score(d["removed"], truth)
         agree = agreement(ours["removed"], d["removed"], truth)
         lines.append(f"| DataTrove 0.10 MinHash (4 stages) | {n:,} | {d['wall']:.1f} | {n / d['wall'] / args.workers:,.0f} | "
-                     f"{d['peak_rss'] / mib:,.0f} MiB | {d['peak_total'] / mib:,.0f} MiB | {s['removed']:,} | {s['precision']:.4f} | "
-                     f"{s['recall']:.4f} | sha1 64-bit hashes (its xxhash path fails with xxhash 4: str input), same 5-gram shingles and {sm['bands']}x{sm['rows']} bands; stage seconds "
+                     f"{d['peak_rss'] / mib:,.0f} MiB | {d['peak_total'] / mib:,.0f} "
+                         f"MiB | {s['removed']:,} | {s['precision']:.4f} | "
+                     f"{s['recall']:.4f} | sha1 64-bit hashes (its xxhash path fails with xxhash 4: str "
+                         f"input), same 5-gram shingles and {sm['bands']}x{sm['rows']} bands; stage seconds "
                      f"{d['step_seconds']}; {agree} |")
         print(lines[-1], flush=True)
     lines.insert(3, f"- load average at the end {machine_info()['load_avg']}")

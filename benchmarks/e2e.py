@@ -612,8 +612,11 @@ def memory_section(results: dict) -> list[str]:
     out = ["## Where the memory is", "", markdown_table(headers, rows), "",
            "PSS splits shared pages between the processes that share them (so the columns add up); RSS counts them in "
            "every process. *Driver*: the process started (ours: `curate run`, which also holds Ray's driver; DataTrove: "
-           "its task process, `LocalPipelineExecutor(workers=1)` runs the task in it); *Ray daemons*: GCS, raylet, its runtime-"
-           "env agent, its dashboard agent (ours: a stand-in unless `ray.metrics`), the log monitor (not in ours: a thread of its driver shows the workers' lines); *helpers*: our extraction helper, DataTrove's extraction sandbox (a fork).", ""]
+           "its task process, `LocalPipelineExecutor(workers=1)` runs "
+               "the task in it); *Ray daemons*: GCS, raylet, its runtime-"
+           "env agent, its dashboard agent (ours: a stand-in unless `ray.metrics`), the "
+               "log monitor (not in ours: a thread of its driver shows the workers' lines); "
+               "*helpers*: our extraction helper, DataTrove's extraction sandbox (a fork).", ""]
     ours, dt = ok["ours"]["memory"], ok.get("datatrove", {}).get("memory")
     checks = [f"driver peak RSS {fmt(ours['largest_rss'].get('driver'), 0)} MB (target: under {DRIVER_MAX_RSS_MB} MB)"]
     if dt:
@@ -621,7 +624,8 @@ def memory_section(results: dict) -> list[str]:
         worker = ours["largest"].get("Ray workers", 0)
         checks.append(f"largest worker process {worker:,.0f} MB PSS = {worker / task:.2f}× DataTrove's largest process "
                       f"({task:,.0f} MB; target ≤ {WORKER_MAX}×)")
-        checks.append(f"process tree {ok['ours']['tree_pss_mb']:,.0f} MB = {ok['ours']['tree_pss_mb'] / ok['datatrove']['tree_pss_mb']:.2f}× "
+        checks.append(f"process tree {ok['ours']['tree_pss_mb']:,.0f} MB = "
+            f"{ok['ours']['tree_pss_mb'] / ok['datatrove']['tree_pss_mb']:.2f}× "
                       f"DataTrove's ({ok['datatrove']['tree_pss_mb']:,.0f} MB; target ≤ {TREE_MAX}×)")
     return [*out, "Ours against the targets: " + "; ".join(checks) + ".", ""]
 
@@ -655,15 +659,22 @@ def render(args, machine: dict, cpu: int | None, corpus: dict, results: dict, ov
         f"# End to end: ours vs {' and '.join(n for k, n in (('datatrove', 'DataTrove'), ('nemo', 'NeMo Curator')) if k in results) or 'nothing'} "
         "(WARC → … → tokens), one core each",
         "",
-        f"- {machine['date']} · {machine['nproc']} CPUs ({machine['cpu']}) · {machine['mem_gib']} GiB · Python {machine['python']}",
-        f"- load average at the start {machine['load_avg']}, at the end {machine['load_avg_end']}; the table gives each "
-        "run's mean 1-minute load (the machine is shared: above ~1 other work competed for the core, so compare docs/CPU-s)",
+        f"- {machine['date']} · {machine['nproc']} CPUs ({machine['cpu']}) "
+            f"· {machine['mem_gib']} GiB · Python {machine['python']}",
+        f"- load average at the start {machine['load_avg']}, at "
+            f"the end {machine['load_avg_end']}; the table gives each "
+        "run's mean 1-minute load (the machine is shared: above ~1 "
+            "other work competed for the core, so compare docs/CPU-s)",
         f"- command: `{' '.join(['python benchmarks/e2e.py', *sys.argv[1:]])}`",
         f"- each system as whole processes {pinned}, math libraries single-threaded; {runs}; wall = spawn to exit "
-        "(start-up, imports, Ray start included), CPU s and peak PSS over the whole process tree; every system byte-compiled "
-        "as an installed package is (ours first compiled as pip compiles the baselines, whatever PYTHONDONTWRITEBYTECODE says)",
-        f"- corpus: {len(corpus['files'])} WARC files ({corpus['bytes'] / 2**20:,.0f} MiB gz), {corpus['responses']:,} "
-        f"response records, **{docs:,} HTML docs** (`WARC-Identified-Payload-Type` HTML: what DataTrove's WarcReader reads; "
+        "(start-up, imports, Ray start included), CPU s and peak "
+            "PSS over the whole process tree; every system byte-compiled "
+        "as an installed package is (ours first compiled as pip "
+            "compiles the baselines, whatever PYTHONDONTWRITEBYTECODE says)",
+        f"- corpus: {len(corpus['files'])} WARC files "
+            f"({corpus['bytes'] / 2**20:,.0f} MiB gz), {corpus['responses']:,} "
+        f"response records, **{docs:,} HTML docs** "
+            "(`WARC-Identified-Payload-Type` HTML: what DataTrove's WarcReader reads; "
         f"docs/s uses this number for both): {corpus_sources(args)}"
         + f", {args.copies}× — every copy after the first has a new WARC-Record-ID and URL (`?e2e-copy=N`), so "
         f"{(args.copies - 1) / args.copies:.0%} of the corpus are exact duplicates both systems' dedup must remove"
@@ -672,22 +683,26 @@ def render(args, machine: dict, cpu: int | None, corpus: dict, results: dict, ov
         results_table(docs, results),
         "",
         "- **ours**: `curate run` on `jobs/sample.yaml` with `ray.num_cpus: 1` (embedded Ray), every phase: extracted "
-        "(boilerplate extractor, language ID, URL/Gopher/C4/FineWeb filters, quality score), deduped (exact + MinHash-LSH "
+        "(boilerplate extractor, language ID, URL/Gopher/C4/FineWeb "
+            "filters, quality score), deduped (exact + MinHash-LSH "
         "25×5 on word 5-grams), final (quality threshold 0.5, PII redaction with presidio-style recognizers), shards "
         "(tokenize, global shuffle, MDS + WebDataset), card (stats, plots, README)",
         "- **DataTrove**: `WarcReader → URLFilter → Trafilatura(favour_precision=True, timeout=1) → "
         f"LanguageFilter(languages={dt['spec']['languages'] if dt else None}, language_threshold="
         f"{dt['spec']['language_threshold'] if dt else '–'}) → GopherRepetitionFilter → GopherQualityFilter → "
-        "C4QualityFilter(filter_no_terminal_punct=False) → FineWebQualityFilter → JsonlWriter`, then MinHash signatures "
+        "C4QualityFilter(filter_no_terminal_punct=False) → "
+            "FineWebQualityFilter → JsonlWriter`, then MinHash signatures "
         "(sha1, 64-bit; its xxhash path fails with xxhash 4), buckets, clusters, and `MinhashDedupFilter → "
         "DocumentTokenizer(samples/tokenizer/tokenizer.json, eos_token=<|endoftext|>)`, each on "
         "`LocalPipelineExecutor(tasks=1, workers=1)` (buckets: one task per band, one worker). Same shingles "
         f"(word 5-grams), bands × rows ({'×'.join(map(str, dt['spec']['bands_rows'])) if dt else '–'}), languages, "
         "threshold and tokenizer as ours. Its URLFilter gets what ours uses: the bundled RefinedWeb word lists and no "
-        "domain/URL blocklist (`use_integrated_lists=False`; its integrated UT1 domain list is not in our sample config), "
+        "domain/URL blocklist (`use_integrated_lists=False`; its "
+            "integrated UT1 domain list is not in our sample config), "
         "and the bundled public-suffix list (no network). It does not score quality, redact PII, shuffle globally or "
         "write MDS/WebDataset or a card: ours does more work in this table.",
-        "- **tokens**: ours from `run.json` (shards), DataTrove from its tokenizer's stats; both with one `<|endoftext|>` per document.",
+        "- **tokens**: ours from `run.json` (shards), DataTrove from its "
+            "tokenizer's stats; both with one `<|endoftext|>` per document.",
     ]
     if not dt:
         out = [line for line in out if not line.startswith("- **DataTrove**")]
@@ -750,17 +765,25 @@ def nemo_line(r: dict) -> str:
     if r.get("failed"):
         return f"- **NeMo Curator**: did not run: {r['failed']}"
     return (
-        "- **NeMo Curator 1.4** (its own venv; benchmarks/e2e_nemo.py): `FilePartitioningStage → DocumentIterateExtractStage("
-        "CommonCrawlWarcIterator, CommonCrawlHTMLExtractor)` (warcio; charset decoding, pycld2 language detection, its default "
+        "- **NeMo Curator 1.4** (its own venv; benchmarks/e2e_nemo.py): "
+            "`FilePartitioningStage → DocumentIterateExtractStage("
+        "CommonCrawlWarcIterator, CommonCrawlHTMLExtractor)` (warcio; "
+            "charset decoding, pycld2 language detection, its default "
         "jusText with the detected language's stop list) `→` its English heuristic filter set, the "
-        f"{len(r.get('filters', []))} `ScoreFilter` stages of its packaged `heuristic_filter_english_pipeline.yaml`, in order "
-        f"(non-alphanumeric, symbols, numbers, URLs, white space, parentheses, boilerplate strings, repeated lines/paragraphs, "
-        "word count 50–100,000, punctuation, words without letters, common English words, mean and longest word, ellipses, "
-        f"top 2–4-grams, duplicate 5–10-grams, bullets) `→ JsonlWriter`, `{r.get('executor')}` on an embedded Ray with one "
+        f"{len(r.get('filters', []))} `ScoreFilter` stages of its "
+            "packaged `heuristic_filter_english_pipeline.yaml`, in order "
+        "(non-alphanumeric, symbols, numbers, URLs, white space, "
+            "parentheses, boilerplate strings, repeated lines/paragraphs, "
+        "word count 50–100,000, punctuation, words without letters, "
+            "common English words, mean and longest word, ellipses, "
+        "top 2–4-grams, duplicate 5–10-grams, bullets) `→ "
+            f"JsonlWriter`, `{r.get('executor')}` on an embedded Ray with one "
         "CPU. **Not run: its exact and fuzzy deduplication** — in 1.4 both are cuDF stages that ask Ray for a GPU "
-        "(`Resources(gpus=1.0)`) and this machine has none; so its kept documents still hold the corpus's exact copies. "
+        "(`Resources(gpus=1.0)`) and this machine has none; so "
+            "its kept documents still hold the corpus's exact copies. "
         "No quality score, PII, tokenizing or shards either. Installed offline from the registry only: "
-        "`pip install torch==2.13.0 'nemo-curator[text-cpu]==1.4.0'` (benchmarks/README.md); nothing is downloaded at run time."
+        "`pip install torch==2.13.0 'nemo-curator[text-cpu]==1.4.0'` "
+            "(benchmarks/README.md); nothing is downloaded at run time."
     )
 
 
@@ -781,7 +804,8 @@ def per_core_vs(docs: int, ours: dict | None, other: dict, label: str) -> list[s
         return []
     wall, cpu = other["wall_s"] / ours["wall_s"], other["cpu_s"] / ours["cpu_s"]
     return [f"- **ours vs {label}**: **{wall:.2f}×** its docs/s on one core, {cpu:.2f}× its docs per CPU-second, "
-            f"peak tree PSS {ours['tree_pss_mb']:,.0f} vs {other['tree_pss_mb']:,.0f} MB ({ours['tree_pss_mb'] / other['tree_pss_mb']:.2f}×); "
+            f"peak tree PSS {ours['tree_pss_mb']:,.0f} vs {other['tree_pss_mb']:,.0f} "
+                f"MB ({ours['tree_pss_mb'] / other['tree_pss_mb']:.2f}×); "
             "ours runs every phase (dedup, PII, shards, card) in that time"]
 
 
@@ -789,7 +813,8 @@ WHY_NEMO = [
     "Why the kept sets differ (ours vs NeMo Curator):",
     "",
     "- **No deduplication on its side.** Its exact and fuzzy dedup need a GPU (see above), so every copy of a page it "
-    "keeps stays: the documents only NeMo Curator kept that ours removed as `exact_duplicate` / `duplicate` are those.",
+    "keeps stays: the documents only NeMo Curator kept that "
+        "ours removed as `exact_duplicate` / `duplicate` are those.",
     "- **English rules on every language.** Its packaged heuristic set is the English one (common English words, "
     "English word splitting), applied to all pages as the sample config keeps every language; its extractor also "
     "returns nothing for a language without a jusText stop list.",
@@ -806,7 +831,8 @@ WHY = [
     "- **Languages.** The sample config keeps every language (`langid.keep: []`), so DataTrove's LanguageFilter gets "
     "`languages=None` and passes German, Spanish, Russian, Japanese... pages on to Gopher, C4 and FineWeb rules that "
     "DataTrove applies as if the text were English: GopherQualityFilter wants 2 English stop words and splits words "
-    "with an English tokenizer (punctuation counts as words), so it removes most non-English pages; ours has stop words "
+    "with an English tokenizer (punctuation counts as words), "
+        "so it removes most non-English pages; ours has stop words "
     "in 32 languages, ICU word breaking, and skips a rule where it has no data. FineWeb itself runs these filters on "
     "English only. This is the largest group of documents only ours kept.",
     "- **Extraction.** DataTrove's WarcReader hands every HTML response to trafilatura, error pages and redirects "
@@ -831,7 +857,8 @@ def language_notes(ov: dict, other: str = "DataTrove") -> list[str]:
         total = sum(c.values())
         return ", ".join(f"{k} {v}" for k, v in c.most_common(6)) + f" (English {c.get('en', 0) / max(total, 1):.0%})"
 
-    lines = [f"- languages of what ours kept: {share(ov['kept_lang']['ours'])}; of what both kept: {share(ov['kept_lang']['both'])}"]
+    lines = [f"- languages of what ours kept: {share(ov['kept_lang']['ours'])}; "
+        f"of what both kept: {share(ov['kept_lang']['both'])}"]
     lines += [f"- only ours kept, {other} removed by `{why}`: {share(c)}" for why, c in ov["only_ours_lang"].items()]
     return ["Languages (ours' language ID) of the kept documents:", "", *lines]
 
@@ -880,7 +907,8 @@ def scale_section(docs: int, results: dict, scale: dict) -> list[str]:
         f"The same measurement on {scale['copies']} copies of the sources ({scale['html']:,} HTML docs, "
         f"{scale['files']} files): the documents the bigger corpus adds cost what a document costs once the run is "
         "going, the start-up and per-phase fixed costs being in both runs. At Common Crawl scale (~30,000 documents "
-        "per WARC file, 90,000 files) a run is all per-document cost: these columns are the per-core rate to plan with.",
+        "per WARC file, 90,000 files) a run is all per-document "
+            "cost: these columns are the per-core rate to plan with.",
         "",
         markdown_table(headers, rows),
         "",
@@ -947,7 +975,8 @@ def main() -> int:
     parser.add_argument("--nemo-python", default=str(NEMO_PYTHON),
                         help="the Python of a venv with nemo-curator[text-cpu] 1.4 (default: .venv-nemo/bin/python)")
     parser.add_argument("--nemo-executor", choices=["xenna", "ray_data"], default="ray_data",
-                        help="NeMo Curator's executor: ray_data (its fastest on one CPU) or xenna (its default, batch mode: ~8x slower on one CPU)")
+                        help="NeMo Curator's executor: ray_data (its fastest on one CPU) "
+                            "or xenna (its default, batch mode: ~8x slower on one CPU)")
     parser.add_argument("--timeout", type=float, default=3600, help="seconds before a run is killed")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder (corpus, outputs, logs)")
     parser.add_argument("--out", default=None, help="markdown output (default benchmarks/results/e2e.md; none with --quick)")

@@ -477,7 +477,8 @@ def report(names, results, gold, langs, near_ids, truth, args, html, wcxb_pages=
         "",
         "- F1 tuning half / held-out half: even / odd pages of the set; the boilerplate extractor's defaults were "
         "chosen looking at the even half.",
-        "- peak MB: the child's peak RSS while extracting (its peak is reset after loading the pages), and in brackets "
+        "- peak MB: the child's peak RSS while extracting (its "
+            "peak is reset after loading the pages), and in brackets "
         "what it added to the RSS it had with the pages loaded (the extractor's own memory: library, DOM, caches).",
         f"- near-dup Jaccard: word 5-gram sets of each copy against its cluster's original, on samples/ "
         f"({len(near_ids)} near-duplicate pages; {n_template} copies differ only by site template, date or charset; "
@@ -566,7 +567,8 @@ def page_kind_section(pages: list) -> list[str]:
             rows.append([t, *(seen[(t, k)] or "" for k in kinds), f"{sum(seen[(t, k)] for k in kinds if (t, k) in agree) / n:.0%}"])
     right = sum(seen[pair] for pair in agree)
     return [
-        f"Page kinds the boilerplate extractor chose (stages/extract/pagetype.py; qa: a forum to WCXB), rows: WCXB's label; "
+        "Page kinds the boilerplate extractor chose "
+            "(stages/extract/pagetype.py; qa: a forum to WCXB), rows: WCXB's label; "
         f"{right / max(len(pages), 1):.0%} agree:",
         "",
         markdown_table(["WCXB type \\ taken for", *kinds, "agree"], rows),

@@ -254,10 +254,12 @@ def report(sets: dict[str, list[dict]], scores: dict, seconds: dict, missing: Co
     out = ["# PII detection: ours vs presidio's default engine", "",
            f"- {info['date']} · {info['nproc']} CPUs ({info['cpu']}) · Python {info['python']}",
            f"- command: `{command}`",
-           "- **ours**: `PiiStage(PiiConfig())` (defaults); **presidio default**: `AnalyzerEngine()` with all its default "
+           "- **ours**: `PiiStage(PiiConfig())` (defaults); **presidio "
+               "default**: `AnalyzerEngine()` with all its default "
            "recognizers on `spacy.blank(\"en\")`, default threshold, every document analyzed as English (its recognizers are English-only)",
            "- spans: every occurrence of a listed value; **recall**: spans overlapped by a finding of the same type; "
-           "**precision**: findings that overlap a listed span of their type; **kept**: look-alike spans no finding (of any type) touches", ""]
+           "**precision**: findings that overlap a listed span of their "
+               "type; **kept**: look-alike spans no finding (of any type) touches", ""]
     for name, docs in sets.items():
         r = scores[name]
         out += [f"## {name}: {len(docs)} documents, {sum(len(d['text']) for d in docs):,} characters", "",

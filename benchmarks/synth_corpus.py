@@ -118,7 +118,8 @@ def generate(docs: int, dup_fraction: float, seed: int = 0) -> tuple[pa.Table, n
 
 
 def write_parts(storage: Storage, table: pa.Table, parts: int, first: int = 0) -> None:
-    """``table`` as ``parts`` phase-1 parts with their markers (units ``synth-<first + p>``), as phase 1 leaves them."""
+    """``table`` as ``parts`` phase-1 parts with their markers
+    (units ``synth-<first + p>``), as phase 1 leaves them."""
     per = -(-len(table) // parts)
     for p in range(parts):
         chunk = table.slice(p * per, per)

@@ -401,7 +401,8 @@ def report(record: dict, output: str) -> str:
     m = record["valid_metrics"]
     lines = [
         f"model: {output} ({record['size_bytes']:,} bytes{', quantized' if record['quantized'] else ''})",
-        f"train: {record['data']['train']}  held out: {record['data']['valid']}  empty skipped: {record['data']['empty_skipped']}",
+        f"train: {record['data']['train']}  held out: {record['data']['valid']} "
+            f" empty skipped: {record['data']['empty_skipped']}",
         f"held-out accuracy {m['accuracy']}, ROC AUC of {record['positive_label']!r} {m['roc_auc']}",
         f"{'label':<16} {'precision':>9} {'recall':>7} {'F1':>7} {'support':>8}",
     ]

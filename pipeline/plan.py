@@ -67,7 +67,8 @@ class PhasePlan:
     sources: tuple["SourceInfo", ...] = ()
     #: whether the dataset card reports on its documents
     reported: bool = True
-    #: named sources (pipeline/sources.py) and the settings each overrides for this phase's stages: {name: {key: value}}
+    #: named sources (pipeline/sources.py) and the settings each
+    #: overrides for this phase's stages: {name: {key: value}}
     overrides: dict = field(default_factory=dict)
     #: what its outputs are (pipeline.phase ROLE_*): the card finds the shards, the card itself, exports by it
     role: str = ROLE_DOCUMENTS

@@ -52,7 +52,8 @@ class SourceConfig(BaseModel):
     filters: dict[str, Any] | None = Field(None, description=_OVERRIDE.format("filters"))
     quality: dict[str, Any] | None = Field(None, description=_OVERRIDE.format("quality"))
     classifiers: dict[str, dict[str, Any]] | None = Field(
-        None, description="overrides of the run's classifiers for this source's documents, by classifier name (a top_fraction "
+        None, description="overrides of the run's classifiers for this source's "
+            "documents, by classifier name (a top_fraction "
         "is over the whole corpus: a source may set a threshold instead, not another fraction)")
 
     def overrides(self) -> dict[str, dict]:

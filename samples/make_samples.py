@@ -307,7 +307,8 @@ class Planner:
         ("ru", "koi8-r", 1, "strip", "none"),
         ("ko", "euc-kr", 2, "strip", "none"),  # native EUC-KR pages with their <meta> removed
     ]
-    # utf-8 (or native) pages whose HTTP header names the wrong charset: (language, real charset, HTTP label, meta mode)
+    # utf-8 (or native) pages whose HTTP header names the wrong
+    # charset: (language, real charset, HTTP label, meta mode)
     WRONG_HTTP = [("en", "utf-8", "iso-8859-1", "same"), ("fr", "utf-8", "iso-8859-1", "same"), ("de", "utf-8", "iso-8859-1", "same"),
                   ("ja", "shift_jis", "utf-8", "same"), ("ru", "windows-1251", "utf-8", "same"), ("ko", "euc-kr", "iso-8859-1", "same"),
                   ("zh", "gbk", "iso-8859-1", "same")]
@@ -618,9 +619,11 @@ def simple_page(title: str, main: str, lang: str, rng: random.Random) -> str:
     from html import escape
     nav = " | ".join(f'<a href="/{x.lower()}">{x}</a>' for x in rng.sample(["Home", "Shop", "Account", "Help", "Blog", "Pricing", "Support"], 4))
     return (f'<!DOCTYPE html>\n<html lang="{lang}"><head><meta charset="utf-8"><title>{escape(title)}</title>'
-            f'<link rel="stylesheet" href="/static/site.css"></head>\n<body><header><div class="logo">{escape(title.split("–")[-1].strip())}</div>'
+            '<link rel="stylesheet" href="/static/site.css"></head>\n<body><header><div '
+                f'class="logo">{escape(title.split("–")[-1].strip())}</div>'
             f'<nav>{nav}</nav></header>\n<main><h1>{escape(title)}</h1>\n{main}\n</main>\n'
-            f'<footer><p>© {rng.randint(2019, 2025)} · <a href="/privacy">Privacy</a> · <a href="/terms">Terms</a></p></footer></body></html>\n')
+            f'<footer><p>© {rng.randint(2019, 2025)} · <a href="/privacy">Privacy</a> '
+                '· <a href="/terms">Terms</a></p></footer></body></html>\n')
 
 
 # ----------------------------------------------------------------------------- placement
@@ -733,7 +736,8 @@ def write_summary(out_dir: str, rows: list[dict], names, counts, sizes, versions
            "## PII", "",
            f"- pages with PII listed: {sum(bool(r['pii']) for r in rows)}; values by type: "
            f"{dict(sorted(collections.Counter(p['type'] for r in rows for p in r['pii']).items()))}",
-           f"- look-alikes (not PII) by type: {dict(sorted(collections.Counter(p['type'] for r in rows for p in r['not_pii']).items()))}", "",
+           "- look-alikes (not PII) by type: "
+               f"{dict(sorted(collections.Counter(p['type'] for r in rows for p in r['not_pii']).items()))}", "",
            "## Debian packages used", ""] + [f"- {k} {v}" for k, v in versions.items()] + [""]
     with open(os.path.join(out_dir, "ground_truth.md"), "w", encoding="utf-8") as f:
         f.write("\n".join(md))

@@ -64,7 +64,8 @@ def fraction_of(fraction: Fraction, language: str) -> float:
 
 
 def kept_count(fraction: float, total: int) -> int:
-    """ceil(fraction x total), at least 1 and at most total; rounded first: 0.3 x 10 is 3, not 3.0000000000000004 (4)."""
+    """ceil(fraction x total), at least 1 and at most total;
+    rounded first: 0.3 x 10 is 3, not 3.0000000000000004 (4)."""
     return min(total, max(1, math.ceil(round(fraction * total, 6))))
 
 

@@ -93,7 +93,8 @@ def test_one_input_file_with_dedup_off_says_what_did_not_run(ray_local, warc_fac
 
 
 def test_paragraph_dedup_is_reported_in_the_card(ray_local, warc_factory, tmp_path):
-    """dedup.paragraphs: the card says how many paragraphs and characters went, and shows the repeated one, redacted."""
+    """dedup.paragraphs: the card says how many paragraphs and
+    characters went, and shows the repeated one, redacted."""
     shared = ("Write to press.office@harbor.example for photographs of the bridge, the towers and the ferries; "
               "the office answers every request within two working days.")
     own = ["The museum reopened its east wing with a collection of ship models carved by local families over a century.",

@@ -103,7 +103,8 @@ def test_stage_does_not_copy_the_utf8_pages():
     assert out.column("charset_source").to_pylist() == ["http"] * 100 + ["http"] + ["valid_utf8"] * 100 + ["binary"]
 
 
-# ------------------------------------------------------------------------------------------ hostile labels and bytes (issue 13)
+# ------------------------------------------------------------------------------------------
+# hostile labels and bytes (issue 13)
 
 
 @pytest.mark.parametrize(

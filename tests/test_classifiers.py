@@ -107,7 +107,8 @@ def config(**changes) -> dict:
     ([{**entry("edu"), "label": "nope", "model": "missing.ftz"}], {}, "config error: classifiers.0.model: no fastText model file"),
     ([entry("toxicity", filter={"top_fraction": 0.5, "remove": "above"})], {}, "config error: classifiers.0.filter: top_fraction keeps"),
     ([entry("edu")], {"dedup": {"keep": {"score_column": "quality_score2"}}},
-     "config error: dedup.keep.score_column: no classifier writes 'quality_score2' (this run's scores: edu_score)"),
+     "config error: dedup.keep.score_column: no classifier "
+         "writes 'quality_score2' (this run's scores: edu_score)"),
 ])
 def test_bad_settings_are_one_line_naming_the_field(classifiers, extra, message):
     with pytest.raises(ConfigError) as e:

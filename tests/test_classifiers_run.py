@@ -52,7 +52,8 @@ def test_the_toxicity_filter_removed_the_insulting_threads_only(sample):
     assert all(THREADS[r["id"]]["label"] == "toxic" for r in toxic)
     deduped = set(pq.read_table(out / "documents" / "deduped", columns=["id"]).column("id").to_pylist())
     insulting = [i for i, t in THREADS.items() if t["label"] == "toxic" and i in deduped]
-    # a demonstration model, not a perfect one: at least 90% of the insulting threads that reached the filter, no other document
+    # a demonstration model, not a perfect one: at least 90% of the
+    # insulting threads that reached the filter, no other document
     assert len(toxic) >= 0.9 * len(insulting) and len(insulting) > 30
     details = json.loads(toxic[0]["details"])
     assert details["remove"] == "above" and details["threshold"] == 0.5 and details["score"] > 0.5 and details["language"] in ("en", "de", "fr")

@@ -35,7 +35,8 @@ def test_every_planted_page_is_removed_and_no_other(decontaminated, corpus):  # 
     out, record = decontaminated
     assert record["status"] == "ok", record
     deduped = set(pq.read_table(out / "documents" / "deduped", columns=["id"]).column("id").to_pylist())
-    # dedup keeps one page of a near-duplicate cluster: a planted page may go there (its copy without the passage stays)
+    # dedup keeps one page of a near-duplicate cluster: a planted
+    # page may go there (its copy without the passage stays)
     planted = {i for i in corpus.planted if i in deduped}
     assert len(planted) >= 24
     rejected = pq.read_table(out / "rejected" / "final").to_pylist()

@@ -138,7 +138,8 @@ def test_copies_of_earlier_documents_are_removed_with_run_1_and_the_earlier_id(r
     found = set(earlier) & set(truth)
     recall = len(found) / len(truth)
     precision = len(found) / max(1, len(earlier))
-    print(f"against: recall {recall:.3f} precision {precision:.3f} ({len(found)} of {len(truth)}, {len(earlier)} removed)")
+    print(f"against: recall {recall:.3f} precision {precision:.3f} "
+        f"({len(found)} of {len(truth)}, {len(earlier)} removed)")
     assert recall >= 0.95 and precision >= 0.99
     for cid in found:
         assert earlier[cid]["earlier_run"] == str(runs["run1"]) and earlier[cid]["earlier_id"] == truth[cid]
@@ -240,7 +241,8 @@ def test_an_incomplete_copy_of_an_index_is_a_one_line_error_naming_the_missing_f
     os.remove(copy.path(dedup_index.FOLDER, gone))
     cfg = config(runs["run2"], against=[str(tmp_path / "copy")])
     assert dedup_index.problems(cfg) == [
-        f"config error: dedup.against[0] ({tmp_path / 'copy'}): its index is incomplete: {dedup_index.FOLDER}/{gone} is "
+        f"config error: dedup.against[0] ({tmp_path / 'copy'}): "
+            f"its index is incomplete: {dedup_index.FOLDER}/{gone} is "
         f"missing; copy the earlier run's {dedup_index.FOLDER}/ again, or rerun its dedup phase"]
     parts = Storage(str(runs["run2"]))  # every finished part of its extracted phase
     with pytest.raises(ConfigError, match=f"{gone} is missing"):

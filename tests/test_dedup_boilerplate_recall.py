@@ -160,7 +160,8 @@ def test_dedup_links_copies_under_other_blocks_with_content_candidates(ray_local
                              workers=2, progress=False)
         results[name] = (score(root, pages), _linked(root, pages), summary)
     before, no_content, after = (results[k] for k in runs)
-    # the cause: without content candidates no block_site copy is linked to its original, before the fix or after part 1
+    # the cause: without content candidates no block_site copy
+    # is linked to its original, before the fix or after part 1
     assert before[1]["block_site"][1] == 0 and no_content[1]["block_site"][1] == 0
     # with them every copy is, and so is every copy on a plain site (a block on one side only), which was not
     assert after[1]["block_site"] == (7, 7) and after[1]["other_site"] == (16, 16)

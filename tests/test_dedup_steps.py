@@ -17,10 +17,14 @@ from tests.conftest import Page, html
 pytestmark = pytest.mark.ray
 
 WORDS = [w for w in (
-    "time person year way day thing man world life hand part child eye woman place work week case point government "
-    "company number group problem fact river mountain garden window kitchen letter music market island forest doctor "
-    "teacher village engine bridge harbor castle desert planet silver orange purple yellow winter summer autumn spring "
-    "morning evening ocean valley meadow candle pencil rocket violin camera basket ladder mirror pillow jacket wallet"
+    "time person year way day thing man world life hand part "
+        "child eye woman place work week case point government "
+    "company number group problem fact river mountain garden "
+        "window kitchen letter music market island forest doctor "
+    "teacher village engine bridge harbor castle desert planet "
+        "silver orange purple yellow winter summer autumn spring "
+    "morning evening ocean valley meadow candle pencil rocket "
+        "violin camera basket ladder mirror pillow jacket wallet"
 ).split()]
 
 

@@ -126,7 +126,8 @@ def test_the_lead_before_the_body_is_kept_past_a_photo_and_a_byline(extract):
     lead = "The harbour authority will raise its fees by eight per cent from July, the first rise in a decade."
     body = "".join(f"<p>Paragraph {i} of the article body, long enough to count as good text on its own.</p>" for i in range(4))
     html = (
-        "<html><body><main><p class='promo'>Subscribe today and read every story on every device you own, for a year.</p>"
+        "<html><body><main><p class='promo'>Subscribe today and "
+            "read every story on every device you own, for a year.</p>"
         f"<article><h1>Port fees rise</h1><p class='intro'>{lead}</p>"
         "<figure><img src='x.jpg'><figcaption>The harbour at dawn</figcaption></figure>"
         "<p class='byline'>By Jane Doe, shipping correspondent</p>"
@@ -147,7 +148,8 @@ def blocks_of(html: str):
 
 def test_blocks_one_line_per_block_with_link_chars():
     got = [(b.text, b.chars, b.link_chars, b.kind) for b in blocks_of(
-        "<body><h2>Title</h2><p>Some <a href='x'>linked words</a> here</p><ul><li>one</li><li>two <b>bold</b></li></ul></body>"
+        "<body><h2>Title</h2><p>Some <a href='x'>linked words</a> "
+            "here</p><ul><li>one</li><li>two <b>bold</b></li></ul></body>"
     )]
     assert got == [
         ("Title", 5, 0, "h"),
@@ -214,7 +216,8 @@ def test_name_hints(name, hint):
 def test_caption_names_are_boilerplate_only_when_captions_are_dropped():
     assert name_hint("wp-caption-text ", drop_captions=False) == 0
     p1 = "<p>The first paragraph of the story is long enough to be good text, with no links at all in it.</p>"
-    cap = "<div class='wp-caption'><img src='x.jpg'><p class='wp-caption-text'>The harbour at dawn, seen from the old pier.</p></div>"
+    cap = ("<div class='wp-caption'><img src='x.jpg'><p class='wp-caption-text'>The "
+        "harbour at dawn, seen from the old pier.</p></div>")
     p2 = "<p>The second paragraph of the story is just as long, and the photo sits between the two of them.</p>"
     html = f"<html><body><article>{p1}{cap}{p2}</article></body></html>"
     assert "harbour" not in BoilerplateExtractor()(html)
@@ -372,7 +375,8 @@ def test_footer_is_not_taken_for_content_on_a_table_of_contents_page():
         f"<ul>{toc}</ul></div></div>"
         '<div class="footer">&copy; Copyright 2001-2026, Python Software Foundation.<br/>'
         "This page is licensed under the Python Software Foundation License Version 2.<br/>"
-        "Examples, recipes, and other code in the documentation are additionally licensed under the Zero Clause BSD License.<br/>"
+        "Examples, recipes, and other code in the documentation are "
+            "additionally licensed under the Zero Clause BSD License.<br/>"
         "</div></body></html>"
     )
     text = BoilerplateExtractor()(html)

@@ -94,7 +94,8 @@ def test_posts_wrapped_in_forms_are_content_on_a_forum_only(extract):
     # Old Reddit wraps each comment's text in <form class="usertext">; elsewhere a form is a login or search box.
     posts = "".join(f"<div class='thing comment'><form class='usertext'><p>{PROSE} Comment {i}.</p></form></div>"
                     for i in range(4))
-    html = f"<html><body><div class='commentarea'>{posts}</div><form class='login'><p>{PROSE} Log in.</p></form></body></html>"
+    html = (f"<html><body><div class='commentarea'>{posts}</div><form "
+        f"class='login'><p>{PROSE} Log in.</p></form></body></html>")
     text = extract(html, "https://old.reddit.example/r/science/comments/1x/hair/")
     assert "Comment 3." in text and "Log in." not in text  # a form named like furniture stays out
     article = f"<html><body><article><p>{PROSE} Body.</p><p>{PROSE} Body again.</p></article>{posts}</body></html>"
@@ -321,7 +322,8 @@ def test_a_threads_root_holds_nearly_all_its_posts(extract):
 
 def test_a_service_pages_banners_and_calls_to_action_are_its_content(extract):
     # On a service page the hero (named "banner"), promotions and calls to action are what it says.
-    hero = "<div class='hero-banner'><h1>Cloud migration</h1><p>We move your workloads to the cloud in weeks, not months.</p></div>"
+    hero = ("<div class='hero-banner'><h1>Cloud migration</h1><p>We move "
+        "your workloads to the cloud in weeks, not months.</p></div>")
     features = "".join(f"<section class='feature'><h2>Feature {i}</h2><p>{PROSE} Feature {i}.</p></section>" for i in range(3))
     cta = "<div class='cta-section'><p>Talk to an engineer about your migration plan and get a quote in a day.</p></div>"
     footer = "<footer><p>Copyright 2024 Example Cloud Incorporated, all rights reserved worldwide.</p></footer>"
@@ -338,7 +340,8 @@ def test_a_page_builders_widgets_are_its_content(extract):
     # Every block of the article in an element named "widget" (HubSpot, SiteOrigin...): together they hold
     # most of the page's good text, so they are the page's blocks, not a sidebar's.
     blocks = "".join(f"<div class='so-panel widget widget_text'><p>{PROSE} Block {i}.</p></div>" for i in range(5))
-    sidebar = "<aside><div class='widget widget_recent'><p>Recent posts from the blog, a short list of them.</p></div></aside>"
+    sidebar = ("<aside><div class='widget widget_recent'><p>Recent posts "
+        "from the blog, a short list of them.</p></div></aside>")
     text = extract(f"<html><body><div class='content-sidebar-wrap'>{blocks}</div>{sidebar}</body></html>")
     assert "Block 4." in text and "Recent posts" not in text
 
@@ -357,7 +360,8 @@ def test_a_consent_banner_is_never_taken_for_a_wrapper(extract):
 def test_short_list_items_and_table_rows_without_links_are_kept_beside_text(extract):
     steps = "".join(f"<li>Step {i}: tighten it</li>" for i in range(3))
     links = "".join(f"<li><a href='/{i}'>Link {i}</a></li>" for i in range(3))
-    html = f"<html><body><article><p>{PROSE}</p><ul>{steps}</ul><ul>{links}</ul><p>{PROSE} Again.</p></article></body></html>"
+    html = (f"<html><body><article><p>{PROSE}</p><ul>{steps}</ul><ul>{links}</ul><p>{PROSE} "
+        "Again.</p></article></body></html>")
     text = extract(html)
     assert "Step 2: tighten it" in text and "Link 2" not in text
 
@@ -366,7 +370,8 @@ def test_a_page_the_article_rules_find_nothing_on_is_read_as_a_list(extract):
     # A chart or a news feed that says nothing about itself: rows of links with short facts, no prose.
     rows = "".join(f"<tr><td>{i}.</td><td><a href='/title/{i}'>The Film Number {i} of the Chart</a></td>"
                    f"<td>{1990 + i}</td><td>8.{i}</td></tr>" for i in range(20))
-    html = f"<html><body><nav><a href='/'>Home</a></nav><main><h1>Top films</h1><table>{rows}</table></main></body></html>"
+    html = ("<html><body><nav><a href='/'>Home</a></nav><main><h1>Top "
+        f"films</h1><table>{rows}</table></main></body></html>")
     result = extract.run(html, "https://films.example.com/chart/top")
     assert result.page_type == pt.LISTING
     assert "The Film Number 19 of the Chart" in result.text and "Home" not in result.text

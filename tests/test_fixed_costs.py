@@ -37,7 +37,8 @@ def test_writing_shards_imports_neither_webdataset_nor_torch(tmp_path):
     code = (
         "import sys, numpy as np, pyarrow as pa\n"
         "from stages.writers import LocalSink, WebDatasetConfig, WebDatasetWriter\n"
-        f"w = WebDatasetWriter({str(tmp_path / 's')!r}, WebDatasetConfig(), LocalSink({str(tmp_path / 'o')!r}), key_prefix='g')\n"
+        f"w = WebDatasetWriter({str(tmp_path / 's')!r}, WebDatasetConfig(), "
+            f"LocalSink({str(tmp_path / 'o')!r}), key_prefix='g')\n"
         "w.write(pa.table({'id': ['a'], 'tokens': pa.array([np.arange(5, dtype=np.uint16)])}))\n"
         "w.finish()\n"
         "print(sorted({'webdataset', 'torch'} & set(sys.modules)))\n"

@@ -53,8 +53,10 @@ def test_files_that_are_not_warcs_are_refused_by_name_before_the_run(tmp_path):
     with pytest.raises(ConfigError) as e:
         plan_context(cfg)
     assert str(e.value).splitlines() == [
-        f"input error: input {tmp_path / 'empty.warc.gz'} is not a WARC, JSON lines or Parquet file: it is an empty file {GIVE}",
-        f"input error: input {tmp_path / 'not-a-warc.warc.gz'} is not a WARC, JSON lines or Parquet file: it is an XML file {GIVE}",
+        f"input error: input {tmp_path / 'empty.warc.gz'} is not a "
+            f"WARC, JSON lines or Parquet file: it is an empty file {GIVE}",
+        f"input error: input {tmp_path / 'not-a-warc.warc.gz'} is not "
+            f"a WARC, JSON lines or Parquet file: it is an XML file {GIVE}",
     ]
     assert not (tmp_path / "out").exists()
 

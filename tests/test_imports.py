@@ -107,6 +107,7 @@ def test_importing_the_phase_layer_registers_nothing():
             "print(sorted(m for m in sys.modules if m.startswith('pipeline.phases.')))")
     found = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
     # the runner imports the default tuple (pipeline.phases); the phase layer itself does not
-    code = "import sys, pipeline.phase, pipeline.plan, pipeline.context; print(any(m.startswith('pipeline.phases') for m in sys.modules))"
+    code = ("import sys, pipeline.phase, pipeline.plan, pipeline.context; "
+        "print(any(m.startswith('pipeline.phases') for m in sys.modules))")
     assert subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip() == "False"
     assert found  # the runner's default phases are there, imported explicitly

@@ -84,8 +84,10 @@ def test_local_inputs_no_source_reads_are_named_at_plan_time(tmp_path):
         check_formats([str(good), str(tmp_path / "dump.jsonl.gz"), str(tmp_path / "empty.warc.gz"), str(tmp_path / "notes.txt")])
     tail = "(give WARC files, plain or gzipped; JSON lines, plain, gzip or zstd; or Parquet)"
     assert str(e.value).splitlines() == [
-        f"input error: input {tmp_path / 'empty.warc.gz'} is not a WARC, JSON lines or Parquet file: it is an empty file {tail}",
-        f"input error: input {tmp_path / 'notes.txt'} is not a WARC, JSON lines or Parquet file: it is a plain text file {tail}",
+        f"input error: input {tmp_path / 'empty.warc.gz'} is not a "
+            f"WARC, JSON lines or Parquet file: it is an empty file {tail}",
+        f"input error: input {tmp_path / 'notes.txt'} is not a WARC, "
+            f"JSON lines or Parquet file: it is a plain text file {tail}",
     ]
 
 

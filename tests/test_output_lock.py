@@ -182,7 +182,8 @@ def test_run_refuses_a_held_output_and_unlock_breaks_a_dead_runs_lock(tmp_path):
     r = curate("run", str(cfg))
     assert r.returncode == 2
     assert re.fullmatch(
-        re.escape(f"output error: {out} is in use by run 'nightly' on host other-host (pid 4242, started 2026-01-01T00:00:00+00:00, "
+        re.escape(f"output error: {out} is in use by run 'nightly' on host "
+            "other-host (pid 4242, started 2026-01-01T00:00:00+00:00, "
                   "last heartbeat ") + r"\d+" + re.escape(f" s ago): wait for it to end; if that run is dead, break its lock with: "
                                                          f"curate unlock {out}"), r.stderr.strip().splitlines()[-1])
     assert (out / "run.json").read_text() == '{"status": "running"}'  # the holder's record is untouched

@@ -235,7 +235,8 @@ def test_negative_context_stays_in_its_sentence(stage):
         ("Our host 5.7.12.123 answers again.", "Our host <IP_ADDRESS> answers again."),
         ("Scan the barcode 4006381330060 at the till.", "Scan the barcode 4006381330060 at the till."),  # an EAN-13 that passes Luhn too
         # "commit" ends the sentence before: it says nothing about the address
-        ("The bug came with commit 6478c5cf6d7c. The firewall now blocks 2a02:3459:83d9:29ca:c042:716e:5d71:d711 for good.",
+        ("The bug came with commit 6478c5cf6d7c. The firewall now "
+            "blocks 2a02:3459:83d9:29ca:c042:716e:5d71:d711 for good.",
          "The bug came with commit 6478c5cf6d7c. The firewall now blocks <IP_ADDRESS> for good."),
     ]
     out = run(stage, *[c for c, _ in cases]).column("text").to_pylist()
@@ -271,7 +272,8 @@ def test_the_tokenizer_vocabulary_does_not_grow_with_the_documents(stage):
     nlp = stage.analyzer.nlp_engine.nlp["en"]
 
     def batch(n):
-        texts = [f"Call +1 415 555 {rng.randint(1000, 9999)} or jane{rng.randint(0, 10**9)}@mail{rng.randint(0, 10**6)}.com, "
+        texts = [f"Call +1 415 555 {rng.randint(1000, 9999)} or "
+            f"jane{rng.randint(0, 10**9)}@mail{rng.randint(0, 10**6)}.com, "
                  f"ref {rng.randint(0, 10**12)}." for _ in range(n)]
         return pa.table({"id": [str(i) for i in range(n)], "text": texts, "language": ["en"] * n})
 

@@ -1,4 +1,5 @@
-"""The card's data path: examples (URL, details, text, id) and hosts counted into stats.json go through PublicRedactor."""
+"""The card's data path: examples (URL, details, text, id) and
+hosts counted into stats.json go through PublicRedactor."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ def test_examples_show_no_pii_whatever_the_run_settings():
         {"stage": "gopher_quality", "reason": "r1", "id": "urn:uuid:0-0001",
          "url": "https://admin:hunter2@81.2.69.161./u/john.smith%2540gmail.com?ssn=536%2D22%2D1974",
          "details": '{"contact": "peter.parker@yahoo.com", "kept_id": "urn:uuid:0-0002"}',
-         "text": "Mail john.smith (at) gmail (dot) com or user@host.dom, IBAN de89 3704 0044 0532 0130 00, call 0491 570 156.",
+         "text": "Mail john.smith (at) gmail (dot) com or user@host.dom, "
+             "IBAN de89 3704 0044 0532 0130 00, call 0491 570 156.",
          "text_chars": 120},
         {"stage": "url_filter", "reason": "r2", "id": "john.smith@gmail.com", "url": "http://1359103393/card/4111.1111.1111.1111",
          "details": "blocked: 536-22-1974", "text": None, "text_chars": None},

@@ -45,33 +45,46 @@ def files(tmp_path):
 
 @pytest.mark.parametrize("sections, expected", [
     ({"shards": {"tokenize": {"tokenizer": "{d}/missing.json"}}},
-     "config error: shards.tokenize.tokenizer: no tokenizer at '{d}/missing.json' (check the path; it must exist where the run starts)"),
+     "config error: shards.tokenize.tokenizer: no tokenizer at "
+         "'{d}/missing.json' (check the path; it must exist where the run starts)"),
     ({"shards": {"tokenize": {"tokenizer": "{d}/not-json.json"}}},
-     "config error: shards.tokenize.tokenizer: '{d}/not-json.json': neither a Hugging Face tokenizer.json nor a SentencePiece"),
+     "config error: shards.tokenize.tokenizer: '{d}/not-json.json': "
+         "neither a Hugging Face tokenizer.json nor a SentencePiece"),
     ({"shards": {"tokenize": {"tokenizer": "{d}/json-not-tokenizer.json"}}},
-     "config error: shards.tokenize.tokenizer: '{d}/json-not-tokenizer.json': looks like a Hugging Face tokenizer.json but does not load: "),
+     "config error: shards.tokenize.tokenizer: '{d}/json-not-tokenizer.json': "
+         "looks like a Hugging Face tokenizer.json but does not load: "),
     ({"shards": {"tokenize": {"tokenizer": TOKENIZER, "eos": "<|end_of_text|>"}}},
-     f"config error: shards.tokenize.eos: token '<|end_of_text|>' is not in the vocabulary of '{TOKENIZER}' (its own special tokens "),
+     "config error: shards.tokenize.eos: token '<|end_of_text|>' is "
+         f"not in the vocabulary of '{TOKENIZER}' (its own special tokens "),
     ({"shards": {"tokenize": {"tokenizer": TOKENIZER, "bos": "<s>"}}}, "config error: shards.tokenize.bos: token '<s>' is not in the vocabulary"),
     ({"shards": {"layout": {"pad": "[PAD]"}}}, "config error: shards.layout.pad: token '[PAD]' is not in the vocabulary"),
     ({"langid": {"model": "{d}/nope.ftz"}},
-     "config error: langid.model: no fastText model at '{d}/nope.ftz' (check the path; it must exist where the run starts)"),
+     "config error: langid.model: no fastText model at '{d}/nope.ftz' "
+         "(check the path; it must exist where the run starts)"),
     ({"langid": {"model": "{d}/not-fasttext.bin"}},
-     "config error: langid.model: '{d}/not-fasttext.bin' is not a fastText model (.bin or .ftz): it does not start with fastText's magic number"),
+     "config error: langid.model: '{d}/not-fasttext.bin' is not a fastText "
+         "model (.bin or .ftz): it does not start with fastText's magic number"),
     ({"langid": {"model": "{d}/future-fasttext.bin"}},
-     "config error: langid.model: '{d}/future-fasttext.bin' is a fastText model of version 99, which fastText 0.9 cannot load"),
+     "config error: langid.model: '{d}/future-fasttext.bin' is a "
+         "fastText model of version 99, which fastText 0.9 cannot load"),
     ({"langid": {"model": "{d}/pipeline-dir"}},
-     "config error: langid.model: '{d}/pipeline-dir' is a folder, not a fastText model file (give the file's path)"),
+     "config error: langid.model: '{d}/pipeline-dir' is a "
+         "folder, not a fastText model file (give the file's path)"),
     ({"langid": {"model": "s3://models/lid.176.bin"}},
-     "config error: langid.model: 's3://models/lid.176.bin': a fastText model is read from a local path on every worker (copy it there)"),
+     "config error: langid.model: 's3://models/lid.176.bin': a fastText "
+         "model is read from a local path on every worker (copy it there)"),
     ({"filters": {"url": {"block_domains_files": ["{d}/domains.txt", "{d}/gone.txt"]}}},
-     "config error: filters.url.block_domains_files: no list file at '{d}/gone.txt' (check the path; it must exist where the run starts)"),
+     "config error: filters.url.block_domains_files: no list file at "
+         "'{d}/gone.txt' (check the path; it must exist where the run starts)"),
     ({"filters": {"url": {"block_urls_files": ["{d}/domains.gz"]}}},
-     "config error: filters.url.block_urls_files: '{d}/domains.gz' is named .gz but is not gzip data (rename it or recompress it)"),
+     "config error: filters.url.block_urls_files: '{d}/domains.gz' "
+         "is named .gz but is not gzip data (rename it or recompress it)"),
     ({"filters": {"url": {"block_urls_files": ["{d}/binary.txt"]}}},
-     "config error: filters.url.block_urls_files: '{d}/binary.txt' is not a text list (one entry a line, UTF-8) nor a tar archive"),
+     "config error: filters.url.block_urls_files: '{d}/binary.txt' "
+         "is not a text list (one entry a line, UTF-8) nor a tar archive"),
     ({"pii": {"ner_models": {"en": "{d}/pipeline-dir"}}, "shards": {"enabled": False}},
-     "config error: pii.ner_models.en: folder '{d}/pipeline-dir' is not a saved spaCy pipeline (no config.cfg in it)"),
+     "config error: pii.ner_models.en: folder '{d}/pipeline-dir' "
+         "is not a saved spaCy pipeline (no config.cfg in it)"),
 ])
 def test_each_named_file_problem_is_one_line_naming_the_field(files, sections, expected):
     sections = yaml.safe_load(yaml.safe_dump(sections).replace("{d}", str(files)))

@@ -22,7 +22,8 @@ from stages.quality import QualityConfig
 def quality(model, **kw) -> ClassifierConfig:
     return ClassifierConfig(name="quality", model=str(model), label="hq", **kw)
 
-GOOD = "the committee reviewed evidence from several independent studies and published a careful analysis of results".split()
+GOOD = ("the committee reviewed evidence from several independent "
+    "studies and published a careful analysis of results").split()
 BAD = "buy cheap pills casino bonus click here free winner hot deals limited offer discount now".split()
 SHARED = "and of to a in is page".split()
 
@@ -202,7 +203,8 @@ def test_word_vector_model_is_refused(tmp_path):
 
 
 def test_the_quality_section_of_earlier_configs_is_the_quality_classifier(model_path):
-    """``quality:`` keeps working: it is read as the classifiers entry named quality; a bad path names quality.model."""
+    """``quality:`` keeps working: it is read as the classifiers
+    entry named quality; a bad path names quality.model."""
     from pipeline.config import ConfigError, parse_config
 
     cfg = parse_config({"inputs": ["x"], "output": "o", "quality": {"enabled": True, "model": str(model_path), "max_chars": 9,

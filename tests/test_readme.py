@@ -27,6 +27,15 @@ def test_ci_runs_the_readme_test_command():
     assert test_cmd in (REPO / ".ci" / "run").read_text()
 
 
+def test_the_test_command_lints_before_the_tests():
+    """CI runs the linter and the formatter check with pyproject.toml's settings before pytest (issue 40)."""
+    test_cmd = re.findall(r"```bash\n(python3\.11 -m venv .+?)\n```", README)[1]
+    steps = [step.strip() for step in test_cmd.split("&&")]
+    assert steps[-3:] == [".venv/bin/ruff check", ".venv/bin/ruff format --check", ".venv/bin/pytest"], steps
+    pyproject = (REPO / "pyproject.toml").read_text()
+    assert "[tool.ruff]" in pyproject and re.search(r'"ruff>=[^"]+",', pyproject), "ruff: configured, in the test extra"
+
+
 def test_the_test_command_says_what_it_costs():
     """The README says how large the test environment is and how long it takes, as measured (issue 42: it said
     neither, and a new user met a 7.6 GB venv and a 32-minute install)."""

@@ -113,7 +113,8 @@ def test_one_pair_read_back_by_megatron(mc, tmp_path, stage, docs, direct):
 
 
 def test_bytes_equal_megatrons_own_builder(mc, tmp_path, stage, docs, direct):
-    """Same sequences through IndexedDatasetBuilder (as tools/preprocess_data.py uses it): the same .bin and .idx bytes."""
+    """Same sequences through IndexedDatasetBuilder (as
+    tools/preprocess_data.py uses it): the same .bin and .idx bytes."""
     write(tmp_path, docs, stage.vocab_size)
     dtype = mc.indexed.DType.optimal_dtype(stage.vocab_size)
     builder = mc.indexed.IndexedDatasetBuilder(str(tmp_path / "ref.bin"), dtype=dtype)
@@ -160,7 +161,8 @@ def test_size_limit_splits_into_valid_pairs(mc, tmp_path, stage, docs, direct):
 
 @pytest.mark.parametrize("slack, pairs", [(0, 1), (-1, 2)])
 def test_size_limit_is_exact(tmp_path, slack, pairs):
-    """Ten documents of 100 uint16 tokens fill exactly 42 + 10 * (200 + 20) bytes: that limit holds them, one byte less does not."""
+    """Ten documents of 100 uint16 tokens fill exactly 42 + 10 * (200
+    + 20) bytes: that limit holds them, one byte less does not."""
     samples = pa.table({"tokens": list_array(np.arange(1000, dtype=np.uint16), np.full(10, 100)), "id": [str(i) for i in range(10)]})
     index, _ = write(tmp_path, samples, 8192, batch=3, size_limit=IDX_FIXED_BYTES + 8 + 10 * (200 + IDX_BYTES_PER_DOC) + slack)
     assert [p.documents for p in index.pairs] == ([10] if pairs == 1 else [9, 1])

@@ -72,7 +72,8 @@ def test_shards_on_s3_read_back_by_streaming_and_webdataset(ray_local, s3_server
     import webdataset as wds
 
     fs = _bucket(s3_server, "train")
-    # the Ray Data shuffle (a corpus this small is shuffled in the driver by default; the failing-upload test does that)
+    # the Ray Data shuffle (a corpus this small is shuffled in
+    # the driver by default; the failing-upload test does that)
     record = run(_config(corpus, "s3://train/run", storage={"endpoint_url": s3_server}, shards={"local_max_docs": 0}),
                  progress=False)
     assert record["status"] == "ok"
@@ -111,7 +112,8 @@ def test_shards_on_s3_read_back_by_streaming_and_webdataset(ray_local, s3_server
 
 
 def _marker_objects(endpoint: str, bucket: str) -> list[str]:
-    """Keys ending in "/" (the zero-byte "folder" objects pyarrow makes), from a raw ListObjectsV2 of the test server."""
+    """Keys ending in "/" (the zero-byte "folder" objects pyarrow
+    makes), from a raw ListObjectsV2 of the test server."""
     import re
     import urllib.parse
     import urllib.request

@@ -55,7 +55,8 @@ def test_each_input_is_read_by_its_source_and_every_record_is_accounted_for(mixe
     extracted = record["phases"]["extracted"]
     assert record["status"] == "ok" and extracted["failed_units"] == {}
     assert extracted["files_by_kind"] == {"warc": 1, "documents": 2}
-    # WARC: 5 responses (plus its warcinfo/request/metadata records, counted, never rows); JSON lines: 8 records; Parquet: 4
+    # WARC: 5 responses (plus its warcinfo/request/metadata records,
+    # counted, never rows); JSON lines: 8 records; Parquet: 4
     assert extracted["rows"] == 5 + 8 + 4 == extracted["kept"] + extracted["rejected"]
     reasons = extracted["rejected_by_reason"]
     assert reasons == {"malformed_line": 1, "not_object": 1, "no_text": 2, "wrong_type": 1}

@@ -233,9 +233,11 @@ def test_the_kind_comes_from_the_content_not_the_name(tmp_path):
 
 def test_a_file_of_neither_kind_is_a_one_line_error_naming_it(tmp_path):
     cases = {
-        "notes.txt": (b"just some text\n", r"notes\.txt: neither a Hugging Face tokenizer\.json nor a SentencePiece \.model \(it starts with b'just some te'\)$"),
+        "notes.txt": (b"just some text\n", r"notes\.txt: neither a Hugging Face tokenizer\.json nor a "
+            r"SentencePiece \.model \(it starts with b'just some te'\)$"),
         "empty.model": (b"", r"empty\.model: neither .* \(it starts with b''\)$"),
-        "tokenizer.model": (b"IQ== 0\nIg== 1\nIw== 2\n", r"tokenizer\.model: neither .*; a tiktoken file like Llama 3's original tokenizer\.model: use its tokenizer\.json$"),
+        "tokenizer.model": (b"IQ== 0\nIg== 1\nIw== 2\n", r"tokenizer\.model: neither .*; a tiktoken file like Llama "
+            r"3's original tokenizer\.model: use its tokenizer\.json$"),
         "cut.model": (SP_FILE.read_bytes()[:5000], r"cut\.model: looks like a SentencePiece \.model but does not load: "),
         "broken.json": (b'{"version": "1.0", "model": ', r"broken\.json: looks like a Hugging Face tokenizer\.json but does not load: "),
     }

@@ -255,7 +255,8 @@ PLOTS = {"funnel": funnel, "languages": languages, "length": length, "classifier
 
 
 def draw_all(stats: dict) -> tuple[dict[str, bytes], dict[str, str]]:
-    """``{"<name>.svg": bytes}`` of every plot that could be drawn, and ``{"<name>.svg": error type}`` of the others."""
+    """``{"<name>.svg": bytes}`` of every plot that could be
+    drawn, and ``{"<name>.svg": error type}`` of the others."""
     images, failed = {}, {}
     for name, fn in PLOTS.items():
         try:

@@ -105,7 +105,8 @@ def _public(strings: set[str], texts, urls) -> dict[str, str]:
 
 
 def redact_stats(stats: dict, redactor) -> dict:
-    """``stats`` (changed in place and returned) with its data strings as ``redactor`` (a PublicRedactor) publishes them."""
+    """``stats`` (changed in place and returned) with its data
+    strings as ``redactor`` (a PublicRedactor) publishes them."""
     for r in _repeated(stats):  # cut before redaction by an earlier version: no partial value may be left at the cut
         if isinstance(r.get("text"), str) and not r.get("cut_after_redaction"):
             r["text"] = uncut(r["text"])

@@ -30,7 +30,8 @@ log = logging.getLogger(__name__)
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="curate report", description="Rebuild the dataset card (README.md at the root; card/: plots, stats.json) of an existing output.")
+    p = argparse.ArgumentParser(prog="curate report", description="Rebuild the dataset card (README.md at the root; "
+        "card/: plots, stats.json) of an existing output.")
     p.add_argument("output", metavar="OUTPUT_ROOT", help="the run's output folder or s3://bucket/prefix (where run.json is)")
     p.add_argument("--endpoint-url", help="S3-compatible endpoint, e.g. http://127.0.0.1:9000 (default: AWS_ENDPOINT_URL or AWS)")
     p.add_argument("--region", help="S3 region (default: AWS_DEFAULT_REGION or us-east-1)")

@@ -271,7 +271,8 @@ def _publish(plan: CardPlan, config: dict, dataset: str | None, manifest: dict |
     final = plan.phase(pii_phase)
     withheld = None
     if _pii_enabled(config) and (final is None or final.status != "ran"):
-        withheld = (f"the run redacts PII in phase {pii_phase}, which has no finished parts (no markers in _done/{pii_phase}), "
+        withheld = (f"the run redacts PII in phase {pii_phase}, which has "
+            f"no finished parts (no markers in _done/{pii_phase}), "
                     f"so {'documents/' + dataset if dataset else 'no folder'} holds text before PII redaction")
     elif missing:
         withheld = (f"phase {', '.join(missing)} is enabled but has no finished parts (no markers), "
@@ -333,7 +334,8 @@ def _checks(plan: CardPlan, aggs: dict, rows: list[dict], manifest: dict | None,
     if manifest is not None:
         last = [r for r in rows if r["phase"] == plan.with_role(ROLE_SHARDS)]
         before = last[0]["in"] if last else None
-        out.append({"check": f"documents in the shards manifest ({manifest['documents']}) = documents entering the shards phase "
+        out.append({"check": f"documents in the shards manifest ({manifest['documents']}) "
+            "= documents entering the shards phase "
                              f"({before}) - its rejected rows - documents packing dropped whole",
                     "ok": not any(r["step"].endswith(":unaccounted") for r in last)})
     return out

@@ -241,7 +241,8 @@ def _y_title(p: Panel, label: str) -> None:
 
 
 def x_linear(p: Panel, xmax: float, label: str) -> None:
-    """Ticks, grid lines and labels of a linear x axis from 0 to ``xmax`` (not a whole step: bars' labels need room)."""
+    """Ticks, grid lines and labels of a linear x axis from 0
+    to ``xmax`` (not a whole step: bars' labels need room)."""
     x0, y0, w, h = p.area
     for v in ticks(xmax):
         x = x0 + w * v / xmax
@@ -280,7 +281,8 @@ def left_reach(labels: list[str], slot: float) -> float:
 
 
 def x_categories(p: Panel, labels: list[str], centres: list[float], label: str = "") -> None:
-    """Category labels under the axis at ``centres`` (turned 45 degrees when one does not fit its slot), and the axis label."""
+    """Category labels under the axis at ``centres`` (turned 45
+    degrees when one does not fit its slot), and the axis label."""
     x0, y0, w, h = p.area
     slot = w / max(len(labels), 1)
     rotate = turned(labels, slot)

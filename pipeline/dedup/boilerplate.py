@@ -125,7 +125,8 @@ def _count_hosts(group: pa.Table, limit: int) -> pa.Table:
 
 
 def _part_rows(batch: pa.Table, parts: Parts, source: str, width: int, big: dict[int, int], limit: int) -> pa.Table:
-    """One part's documents that have a host: ``(doc, group, text, sig)``; group = host, or host + salt for a big host."""
+    """One part's documents that have a host: ``(doc, group,
+    text, sig)``; group = host, or host + salt for a big host."""
     storage = parts.storage()
     unit, part_no = batch.column("unit")[0].as_py(), int(batch.column("part_no")[0].as_py())
     host = _hosts_of_part(storage, source, unit)

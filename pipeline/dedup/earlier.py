@@ -256,7 +256,8 @@ def _current_keys(ctx: DedupContext) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate(docs), np.concatenate(keys)
 
 
-#: Rounds of :func:`_through_this_run` (a chain of copies longer than this is cut; 2 rounds found all on the benchmark).
+#: Rounds of :func:`_through_this_run` (a chain of copies longer
+#: than this is cut; 2 rounds found all on the benchmark).
 MAX_ROUNDS = 8
 
 

@@ -365,7 +365,8 @@ def _replace(column: pa.ChunkedArray, rows: np.ndarray, values: list[str]) -> pa
 
 
 def _removals(storage, unit: str, mode: str) -> tuple[np.ndarray, np.ndarray]:
-    """(doc, idx) of the pieces a part loses, sorted: occurrences of its repeated hashes (keep_first: but the first)."""
+    """(doc, idx) of the pieces a part loses, sorted: occurrences
+    of its repeated hashes (keep_first: but the first)."""
     name = part_file(unit)
     if not storage.exists(*FOLDER, "repeated", name):
         return np.zeros(0, np.int64), np.zeros(0, np.int32)

@@ -335,10 +335,13 @@ def check_dropped(config: RunConfig, groups: list[UnitResult]) -> None:
         return
     documents = sum(g.totals.get("dropped_documents", 0) for g in groups)
     raise ConfigError(
-        f"config error: shards.layout.max_dropped_share: packing dropped {dropped:,} of {total:,} tokens ({dropped / total:.1%}, "
+        "config error: shards.layout.max_dropped_share: packing "
+            f"dropped {dropped:,} of {total:,} tokens ({dropped / total:.1%}, "
         f"{documents:,} whole documents), more than the {layout.max_dropped_share:.1%} allowed: each of the "
-        f"{config.shards.shuffle.groups} groups drops its last partial sequence of seq_len {layout.seq_len}. Fix: lower "
-        f"shards.layout.seq_len, use fewer shards.shuffle.groups, set shards.layout.remainder to pad or keep, or raise "
+        f"{config.shards.shuffle.groups} groups drops its last "
+            f"partial sequence of seq_len {layout.seq_len}. Fix: lower "
+        "shards.layout.seq_len, use fewer shards.shuffle.groups, "
+            "set shards.layout.remainder to pad or keep, or raise "
         f"shards.layout.max_dropped_share (the groups already written are kept)")
 
 

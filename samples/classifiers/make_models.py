@@ -103,7 +103,8 @@ def data_sha256(pos, neg) -> str:
 WHAT = {
     "edu": "the demonstration educational-value model: the samples' documentation pages against forum threads, spam, "
            "navigation and PII pages (samples/classifiers/)",
-    "toxicity": "the demonstration toxicity model: generated insulting forum threads against civil ones and the sample "
+    "toxicity": "the demonstration toxicity model: generated insulting "
+        "forum threads against civil ones and the sample "
                 "pages (samples/classifiers/)",
 }
 

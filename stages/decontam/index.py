@@ -200,7 +200,8 @@ def build_index(config: DecontamConfig, open_file: Opener = open_local_or_s3) ->
     sets = [read_eval_set(s, open_file, config.max_file_bytes) for s in config.eval_sets]
     total = sum(len(s) for s in sets)
     if total > config.max_items:
-        raise EvalSetError(f"eval sets: {total:,} items, more than decontam.max_items ({config.max_items:,}): raise it or give fewer sets")
+        raise EvalSetError(f"eval sets: {total:,} items, more than decontam.max_items "
+            f"({config.max_items:,}): raise it or give fewer sets")
     return index_items(config, sets, t0)
 
 
@@ -253,7 +254,8 @@ def index_items(config: DecontamConfig, sets: list[EvalItems], t0: float | None 
     )
     for s in index.stats.eval_sets:
         if s.items_skipped:
-            log.warning("decontam: eval set '%s': %d of %d items have fewer than %d words and are not indexed (common phrases)",
+            log.warning("decontam: eval set '%s': %d of %d items have fewer "
+                "than %d words and are not indexed (common phrases)",
                         s.name, s.items_skipped, s.items, config.min_item_words)
     return index
 

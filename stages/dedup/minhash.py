@@ -300,7 +300,8 @@ def prepared_hashes(hashes: np.ndarray, scheme: str) -> np.ndarray:
 
 
 def permute(hv: np.ndarray, a, b, scheme: str, out: np.ndarray) -> np.ndarray:
-    """One permutation ``(a, b)`` of prepared hashes, written to ``out`` (the values a signature takes its minimum of)."""
+    """One permutation ``(a, b)`` of prepared hashes, written to
+    ``out`` (the values a signature takes its minimum of)."""
     np.multiply(hv, np.asarray(a).astype(hv.dtype), out=out)
     out += np.asarray(b).astype(hv.dtype)
     if scheme == "legacy":

@@ -61,7 +61,8 @@ class ExtractConfig(BaseModel):
         5000,
         ge=0,
         le=100_000_000,
-        description="pages with more tags ('<') are extracted in a helper process, killed at 1.5x timeout_s: parsers run "
+        description="pages with more tags ('<') are extracted in a helper "
+            "process, killed at 1.5x timeout_s: parsers run "
         "in C, where the time limit cannot interrupt them, and only pages this large can keep them busy (measured "
         "worst case below it ~0.3 s); null = never (the limit then holds between Python steps only)",
     )

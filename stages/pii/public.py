@@ -196,7 +196,8 @@ class PublicRedactor:
         return out
 
     def urls(self, urls: Iterable[str | None]) -> list[str | None]:
-        """Each URL without userinfo, PII values replaced (``<EMAIL_ADDRESS>``, leftovers ``<MASKED>``), an IP host as IP_TOKEN."""
+        """Each URL without userinfo, PII values replaced (``<EMAIL_ADDRESS>``,
+        leftovers ``<MASKED>``), an IP host as IP_TOKEN."""
         urls = list(urls)
         out = [r.url for r in self._urls.redact(urls)]
         return [self._url_host(u) if u else u for u in out]

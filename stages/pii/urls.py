@@ -180,7 +180,8 @@ def url_trigger(min_digits: int) -> str:
 
 @dataclass(frozen=True)
 class Value:
-    """A stretch ``url[start:end]`` read on its own; ``key`` is the index of the value it is read after (a query key)."""
+    """A stretch ``url[start:end]`` read on its own; ``key`` is
+    the index of the value it is read after (a query key)."""
 
     start: int
     end: int
@@ -205,7 +206,8 @@ class UrlResult:
 
 
 def decode(raw: str, plus: bool) -> str:
-    """Percent-decoded until it no longer changes (at most PERCENT_ROUNDS rounds); ``plus``: ``+`` is a space (query)."""
+    """Percent-decoded until it no longer changes (at most
+    PERCENT_ROUNDS rounds); ``plus``: ``+`` is a space (query)."""
     value = unquote_plus(raw) if plus else unquote(raw)
     for _ in range(PERCENT_ROUNDS - 1):
         nxt = unquote(value)

@@ -78,7 +78,8 @@ class Source(Protocol):
     reasons: tuple[str, ...]  # reasons it can give at read time
 
     def read(self, stream: BinaryIO, uri: str, stats) -> Iterator[pa.Table]:
-        """Rows of ``stream`` (the file at ``uri``); rejected ones with ``reason``/``details`` set; counts in ``stats``."""
+        """Rows of ``stream`` (the file at ``uri``); rejected ones
+        with ``reason``/``details`` set; counts in ``stats``."""
         ...
 
 

@@ -77,11 +77,13 @@ class DocumentsConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     text: str = Field("text", description="the document's text (required in every record)")
-    id: str | None = Field("id", description="a unique id (a string or an integer); where absent, one is made from the file and the line or row number; null: always made")
+    id: str | None = Field("id", description="a unique id (a string or an integer); where absent, one is "
+        "made from the file and the line or row number; null: always made")
     url: str | None = Field("url", description="the document's URL, if any; null: none")
     date: str | None = Field("date", description="the document's date: ISO 8601, seconds since the epoch, or `date_format`; null: none")
     date_format: str | None = Field(None, description="strptime format of date strings (e.g. '%d/%m/%Y'); null: ISO 8601")
-    id_prefix: str = Field("", description="put before every id read from the file (e.g. 'wiki:'), so that two dumps with numeric ids do not collide in dedup")
+    id_prefix: str = Field("", description="put before every id read from the file (e.g. 'wiki:'), "
+        "so that two dumps with numeric ids do not collide in dedup")
     carry: Literal["all", "none"] | list[str] = Field(
         "all", description="other fields kept in the `metadata` column (a JSON object): all, none, or a list of fields"
     )
@@ -111,7 +113,8 @@ class DocumentsConfig(BaseModel):
         seen: dict[str, str] = {}
         for key, path in mapped:
             if path in seen:
-                raise ValueError(f"documents.{key} and documents.{seen[path]} both name the field '{path}': give each its own field or null")
+                raise ValueError(f"documents.{key} and documents.{seen[path]} both name "
+                    f"the field '{path}': give each its own field or null")
             seen[path] = key
         return self
 
@@ -198,7 +201,8 @@ class FieldPath:
 
 
 def parse_date(value, fmt: str | None) -> datetime | None:
-    """A date (UTC, whole seconds) from a string or epoch seconds; None if it does not parse; raises TypeError for other types."""
+    """A date (UTC, whole seconds) from a string or epoch seconds;
+    None if it does not parse; raises TypeError for other types."""
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         raise TypeError(_JSON_TYPES.get(type(value), type(value).__name__))
     try:
@@ -307,7 +311,8 @@ class DocumentsSource:
         return SCHEMA if self.config.carry != "none" else SCHEMA.remove(SCHEMA.get_field_index(METADATA))
 
     def read(self, stream: BinaryIO, uri: str, stats: DocumentStats) -> Iterator[pa.Table]:
-        """Batches of ``stream``'s documents, rejected ones with ``reason`` set; raises SourceError if it is neither format."""
+        """Batches of ``stream``'s documents, rejected ones with
+        ``reason`` set; raises SourceError if it is neither format."""
         found = sniff_stream(stream, uri)
         if found.kind != self.name:
             raise SourceError(f"input {uri} is not JSON lines or Parquet by its content: it is {found.describe()}")

@@ -114,7 +114,8 @@ def unencodable(texts: Sequence[str], first: int = 0) -> UnencodableText | None:
         try:
             text.encode("utf-8")
         except UnicodeEncodeError as e:
-            return UnencodableText(f"text {i} of the batch is not valid Unicode: unpaired surrogate U+{ord(text[e.start]):04X} at character {e.start}")
+            return UnencodableText(f"text {i} of the batch is not valid Unicode: unpaired "
+                f"surrogate U+{ord(text[e.start]):04X} at character {e.start}")
     return None
 
 

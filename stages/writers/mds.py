@@ -59,10 +59,12 @@ class MDSConfig(BaseModel):
 
     enabled: bool = Field(True, description="write MDS shards (shards/mds/)")
     size_limit: int = Field(
-        1 << 26, ge=1 << 10, lt=1 << 32, description="a shard closes before its uncompressed size would pass this many bytes (streaming's default, 64 MiB)"
+        1 << 26, ge=1 << 10, lt=1 << 32, description="a shard closes before its uncompressed size would "
+            "pass this many bytes (streaming's default, 64 MiB)"
     )
     compression: str | None = Field(
-        "zstd", description="null, zstd or zstd:<level 1-22> (streaming's default level 3); shards become shard.NNNNN.mds.zstd"
+        "zstd", description="null, zstd or zstd:<level 1-22> (streaming's "
+            "default level 3); shards become shard.NNNNN.mds.zstd"
     )
     hashes: list[str] = Field(
         default_factory=lambda: ["xxh64"], description="hashes of each shard file in index.json, which StreamingDataset(validate_hash=...) can check"

@@ -59,7 +59,8 @@ class WebDatasetConfig(BaseModel):
     maxsize: int = Field(1 << 28, ge=1 << 16, le=1 << 34, description="a shard closes before its tar file would pass this many bytes (256 MiB)")
     min_tars: int = Field(
         512, ge=1, le=10_000_000, description="at least this many tars in all (ceil(min_tars / shuffle.groups) per group, evenly "
-        "filled; fewer only where a group has fewer samples): a loader splits tars over ranks x workers, so fewer tars leave "
+        "filled; fewer only where a group has fewer samples): a "
+            "loader splits tars over ranks x workers, so fewer tars leave "
         "some idle and uneven; 512 = 64 ranks x 8 workers"
     )
 
