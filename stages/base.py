@@ -54,7 +54,7 @@ class Stage(Protocol):
     - ``label``: what its step means, for the card's funnel and ``--dry-run``;
     - ``needs`` / ``adds``: the columns it reads (some stage or the source must add them before it) and
       the columns it adds;
-    - ``reasons``: every ``reason`` it can give (tests/test_reasons.py checks that it gives no other);
+    - ``reasons``: every ``reason`` it can give (tests/pipeline/test_reasons.py checks that it gives no other);
     - ``scores`` (optional): the columns it adds that are scores (numbers a filter, the dedup keep rule and
       the card's score section read).
 

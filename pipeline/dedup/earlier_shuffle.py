@@ -22,7 +22,7 @@ keys of the documents found in the last round (carrying their earlier ref)
 against the keys of the documents not found yet; the found documents are
 copies, not the corpus, so their keys are sent to every task (a broadcast
 join) unless they are more than a partition.  Same pairs as the in-process
-path, so the same decisions and bytes (tests/test_dedup_against.py runs both).
+path, so the same decisions and bytes (tests/pipeline/dedup/test_dedup_against.py runs both).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ writer.py, encodings.py, base/writer.py, util.py ``merge_index``):
 * a shard closes before it would pass ``size_limit`` bytes counting 4 bytes
   per sample and ``8 + len(config)`` per shard, exactly streaming's rule, so
   our raw shards are byte-identical to ``streaming.MDSWriter``'s for the same
-  samples (tests/test_shards_streaming.py checks it); unlike it, a sample
+  samples (tests/stages/writers/test_shards_streaming.py checks it); unlike it, a sample
   larger than ``size_limit`` gets a shard of its own instead of an empty one
   before it;
 * ``index.json``: ``{"version": 2, "shards": [...]}``; a merged index lists

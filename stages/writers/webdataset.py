@@ -96,7 +96,7 @@ def _json_default(v):
 
 class _TarWriter:
     """``webdataset.TarWriter(f, user="", group="", mode=0o444, encoder=False, mtime=0)``, byte for byte
-    (tests/test_fixed_costs.py compares them), without importing webdataset."""
+    (tests/pipeline/test_fixed_costs.py compares them), without importing webdataset."""
 
     def __init__(self, fileobj):
         self.tarstream = tarfile.open(fileobj=fileobj, mode="w|")
