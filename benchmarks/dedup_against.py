@@ -50,7 +50,7 @@ def write_snapshot(root: Path, table: pa.Table, parts: int) -> None:
 def timed_run(root: Path, workers: int, against: list[str], **dedup) -> dict:
     from core.storage import Storage
     from pipeline.config import parse_config
-    from pipeline.phases.deduped import run_dedup
+    from tests.dedup_standalone import run_dedup
 
     cfg = parse_config({"inputs": ["unused"], "output": str(root), "dedup": {"against": against, **dedup},
                         "ray": {"num_cpus": workers}})

@@ -120,7 +120,7 @@ def run_one(extractor: str, filters: bool, workdir: Path, truth: dict, dedup: di
 
 def sweep(extractor: str, workdir: Path, truth: dict) -> list[tuple[dict, dict]]:
     """Phase 2 settings on one phase-1 output (filters on, as users run it)."""
-    from pipeline.phases.deduped import run_dedup
+    from tests.dedup_standalone import run_dedup
 
     out = workdir / f"{extractor}-filters"
     rows = []

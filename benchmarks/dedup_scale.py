@@ -97,7 +97,7 @@ def removed_ids(root: str) -> set[str]:
 
 def run_ours(root: str, workers: int, distributed: bool, boilerplate: bool = True) -> dict:
     from pipeline.config import parse_config
-    from pipeline.phases.deduped import run_dedup
+    from tests.dedup_standalone import run_dedup
     from pipeline.runner import init_ray
     from core.storage import Storage
 

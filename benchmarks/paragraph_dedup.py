@@ -253,7 +253,7 @@ def _removed_lines(lines: list[str], out: str) -> set[int]:
 
 def run_dedup(root: Path, dedup: dict, workers: int = 2, filters: bool = True) -> tuple[dict, float]:
     from pipeline.config import parse_config
-    from pipeline.phases.deduped import run_dedup as phase2
+    from tests.dedup_standalone import run_dedup as phase2
     from core.storage import Storage
 
     data = {"inputs": ["unused"], "output": str(root), "dedup": dedup}
@@ -390,7 +390,7 @@ def _measure(root: Path, workers: int, documents: bool, paragraphs: bool, filter
 def measure_child(root: str, workers: int, documents: bool, paragraphs: bool, filters: bool) -> dict:
     from benchmarks.memory import PeakMemory, TreeCpu
     from pipeline.config import parse_config
-    from pipeline.phases.deduped import run_dedup as phase2
+    from tests.dedup_standalone import run_dedup as phase2
     from pipeline.runner import init_ray
     from core.storage import Storage
 

@@ -105,7 +105,7 @@ def child_phase1(spec: dict) -> dict:
     worker = MapWorker(config, ExtractedPhase)  # builds the stages, as each worker does once
     t0, cpu0 = time.perf_counter(), time.process_time()
     ctx = plan_context(config)
-    results = [worker.process(u) for u in ctx.units_of(ctx.phase(ExtractedPhase.name))]
+    results = [worker.process(u) for u in ctx.units_of(next(p for p in ctx.phases if p.name == ExtractedPhase.name))]
     wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     seconds: dict[str, float] = {}
     for r in results:

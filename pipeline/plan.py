@@ -116,10 +116,6 @@ class Plan:
     def phase(self, name: str) -> PhasePlan | None:
         return next((p for p in self.phases if p.name == name), None)
 
-    def stage_order(self) -> list[tuple[str, str]]:
-        """(phase, stage) of every stage of every phase, in the order documents meet them."""
-        return [(p.name, s.name) for p in self.phases for s in p.stages]
-
     def stage(self, phase: str, name: str) -> StageInfo | None:
         plan = self.phase(phase)
         return next((s for s in plan.stages if s.name == name), None) if plan else None

@@ -42,9 +42,6 @@ CITATION = re.compile(r"\[\d*]|\[edit]|\[citation needed]", re.IGNORECASE)
 _TERM = re.escape(TERMINAL_PUNCTUATION)
 _CLOSE_CHARS = "\"'”’“‘»«›‹」』）)]"  # closing quotes and brackets: en, de („…“), fr (« … »), ja (「…」)
 _CLOSERS = re.escape(_CLOSE_CHARS)
-# C4's terminal marks are ., ?, ! and the end quotation mark; the same marks of
-# every script count (a Japanese line ends in 。), and closing quotes may follow.
-TERMINAL_LINE_END = re.compile(rf"(?:[{_TERM}][{_CLOSERS}]*|[\"”])$")
 # A sentence ends at terminal punctuation (and closing quotes) before a space or
 # the end of the line; CJK full stops need no space after them.
 SENTENCE_END = re.compile(rf"[{_TERM}]+[{_CLOSERS}]*(?:\s+|$)|[。！？｡]+")
@@ -53,6 +50,8 @@ POLICY_SUBSTRINGS = ("terms of use", "privacy policy", "cookie policy", "uses co
 # The same patterns for RE2 (Arrow).  Lines hold no line break, so "$" means the same in both.
 _TERM2, _CLOSERS2 = re2_chars(TERMINAL_PUNCTUATION), re2_chars(_CLOSE_CHARS)
 _QUOTES2 = re2_chars('"”')
+# C4's terminal marks are ., ?, ! and the end quotation mark; the same marks of
+# every script count (a Japanese line ends in 。), and closing quotes may follow.
 TERMINAL_LINE_END_RE2 = f"(?:[{_TERM2}][{_CLOSERS2}]*|[{_QUOTES2}])$"
 SENTENCE_END_RE2 = f"[{_TERM2}]+[{_CLOSERS2}]*(?:[{SPACE}]+|$)|[{re2_chars('。！？｡')}]+"
 # A line whose last sentence is terminated: SENTENCE_END's last match reaches the line's end.

@@ -19,8 +19,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.config import ConfigError, parse_config
-from pipeline.phases.deduped import run_dedup
-from pipeline.phases.deduped import corpus_unit
+from tests.dedup_standalone import run_dedup
+from tests.dedup_standalone import corpus_unit
 from pipeline.dedup import index as dedup_index
 from core.storage import Storage
 from tests.pipeline.dedup.test_dedup_steps import WORDS, edit, prose

@@ -187,7 +187,7 @@ def _outputs(root) -> dict:
 @pytest.mark.ray
 def test_dedup_on_shared_block_pages_keeps_distinct_bodies_and_finds_copies(ray_local, tmp_path):
     from pipeline.config import parse_config
-    from pipeline.phases.deduped import run_dedup
+    from tests.dedup_standalone import run_dedup
     from core.storage import Storage
 
     pages = generate(pages=20, seed=0)

@@ -144,7 +144,7 @@ def _linked(root, pages) -> dict:
 @pytest.mark.ray
 def test_dedup_links_copies_under_other_blocks_with_content_candidates(ray_local, tmp_path):
     from pipeline.config import parse_config
-    from pipeline.phases.deduped import run_dedup
+    from tests.dedup_standalone import run_dedup
     from core.storage import Storage
     from tests.pipeline.dedup.test_dedup_boilerplate import score
 

@@ -8,7 +8,7 @@ import random
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.phases.deduped import run_dedup
+from tests.dedup_standalone import run_dedup
 from core.storage import Storage
 from tests.pipeline.dedup.test_dedup_steps import config, corpus, outputs, prose, removed, write_phase1
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.paragraph_dedup import quoted_corpus, write_parts
-from pipeline.phases.deduped import run_dedup
+from tests.dedup_standalone import run_dedup
 from core.storage import Storage
 from tests.conftest import REPO
 from tests.pipeline.dedup.test_dedup_paragraphs_steps import config, digests
@@ -25,7 +25,7 @@ import json, sys
 import ray
 from pipeline.config import RunConfig
 from pipeline.distribute import init_ray
-from pipeline.phases.deduped import run_dedup
+from tests.dedup_standalone import run_dedup
 from core.storage import Storage
 cfg = RunConfig.model_validate(json.loads(sys.argv[1]))
 ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")

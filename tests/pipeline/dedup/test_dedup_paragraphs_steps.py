@@ -12,7 +12,7 @@ import pytest
 
 from benchmarks.paragraph_dedup import outcome, quoted_corpus, read_rows, write_parts
 from pipeline.config import parse_config
-from pipeline.phases.deduped import run_dedup
+from tests.dedup_standalone import run_dedup
 from core.storage import Storage
 from tests.pipeline.dedup.test_dedup_steps import prose, write_phase1
 

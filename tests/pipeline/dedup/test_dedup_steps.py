@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.config import parse_config
-from pipeline.phases.deduped import run_dedup
+from tests.dedup_standalone import run_dedup
 from core.storage import Storage
 from tests.conftest import Page, html
 

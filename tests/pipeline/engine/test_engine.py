@@ -19,7 +19,7 @@ from pipeline.engine import markers, settings
 from pipeline.engine.run import run_phase
 from pipeline.phase import FINAL, MAP, PARTS, ROLE_EXPORT, SHUFFLE, Phase, Step
 from pipeline.phases import DEFAULT_PHASES
-from pipeline.phases.deduped import FinishedParts, finished_parts
+from tests.dedup_standalone import FinishedParts, finished_parts
 from pipeline.result import UnitResult
 from pipeline.runner import plan_context, run
 from pipeline.units import UnitWork

@@ -6,8 +6,13 @@ from pydantic import BaseModel
 
 from pipeline.config import ConfigError, parse_config
 from stages.base import ChainStats, run_chain
-from stages.filters import FiltersConfig, build_filters, build_url_filters
+from stages.filters import FiltersConfig, build_filters, url_filter_specs
 from tests.filters_helpers import table
+
+
+def build_url_filters(config: FiltersConfig) -> list:
+    """The URL filter stages, built from their specs as the phases build them."""
+    return [cls(cfg) for cls, cfg in url_filter_specs(config)]
 
 SOURCES = ("Gopher", "C4", "FineWeb", "RefinedWeb", "DataTrove")
 
