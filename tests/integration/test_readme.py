@@ -47,3 +47,18 @@ def test_the_test_command_says_what_it_costs():
         number = value.strip().split()[0]
         assert number in after, (number, after[:600])
     assert "benchmarks/results/install.md" in after and "torch" in after
+
+
+def test_performance_is_one_table_of_current_results():
+    """One table, each row with the command that reproduces it; the round-by-round account lives in
+    benchmarks/HISTORY.md (issue 40: the section narrated each round)."""
+    section = README.split("\n## Performance\n", 1)[1].split("\n## ", 1)[0]
+    tables = re.findall(r"(?:^\|.*\|\n)+", section + "\n", re.M)
+    assert len(tables) == 1, "one table"
+    rows = tables[0].splitlines()
+    assert rows[0] == "| what | ours | baseline | ratio | command |"
+    for row in rows[2:]:
+        script = re.search(r"`(benchmarks/\w+\.py)[^`]*` \|$", row)
+        assert script and (REPO / script[1]).is_file(), row[:80]
+    assert not re.search(r"\bround\b", section), "the per-round narrative goes to benchmarks/HISTORY.md"
+    assert (REPO / "benchmarks" / "HISTORY.md").is_file() and "benchmarks/HISTORY.md" in section

@@ -14,6 +14,7 @@ def build_url_filters(config: FiltersConfig) -> list:
     """The URL filter stages, built from their specs as the phases build them."""
     return [cls(cfg) for cls, cfg in url_filter_specs(config)]
 
+
 SOURCES = ("Gopher", "C4", "FineWeb", "RefinedWeb", "DataTrove")
 
 
