@@ -118,7 +118,9 @@ def linked(storage: Storage, truth: dict) -> dict:
     for doc_id, t in truth.items():
         if t.get("dup_cluster") and doc_id in reached:
             clusters[t["dup_cluster"]].append(doc_id)
-    hit = lambda m, members: removed.get(m) in members
+    def hit(m, members):
+        return removed.get(m) in members
+
     should = sum(len(m) - 1 for m in clusters.values())
     tp = sum(hit(m, members) for members in clusters.values() for m in members)
     by_var, by_var_hit = Counter(), Counter()

@@ -201,7 +201,7 @@ def write_chunked(root: Path, docs: int, per_chunk: int, docs_per_part: int, dup
             shutil.rmtree(folder, ignore_errors=True)
             original = sc.vocabulary
             vocab0 = original(np.random.default_rng(0))
-            sc.vocabulary = lambda rng: (original(rng), vocab0)[1]  # the chunk's rng advances as usual; seed 0's words
+            sc.vocabulary = lambda rng, original=original, vocab0=vocab0: (original(rng), vocab0)[1]  # the chunk's rng advances as usual; seed 0's words
             try:
                 table, cluster = sc.generate(n, dup_fraction, seed=c)
             finally:

@@ -74,7 +74,7 @@ def shingles(text: str, n: int = 5) -> list[bytes]:
 
 _NUMBER_RE = regex.compile(_NUMBER)
 # RE2 writes code points as \x{85}; Python's regex module as \u0085
-_SPACES_RE = regex.compile(regex.sub(r"\\x\{([0-9A-F]+)\}", lambda m: "\\u%04x" % int(m.group(1), 16), f"[{_PUNCT}{_UNICODE_SPACES}]+"))
+_SPACES_RE = regex.compile(regex.sub(r"\\x\{([0-9A-F]+)\}", lambda m: f"\\u{int(m.group(1), 16):04x}", f"[{_PUNCT}{_UNICODE_SPACES}]+"))
 
 
 def py_normalize(text: str) -> str:
@@ -270,7 +270,7 @@ def main(argv=None) -> int:
         for num_perm in (64, 128, 256):
             cfg = MinHashConfig(num_perm=num_perm, shingle=shingle, ngram=n)
             lines.append(f"| {shingle} {n}-grams | {num_perm} | "
-                f"{rate(best(lambda: signatures(texts, cfg), args.repeat)):,.0f} |")
+                f"{rate(best(lambda cfg=cfg: signatures(texts, cfg), args.repeat)):,.0f} |")
     lines += rust_kernels(texts, args.num_perm, args.repeat)
     load_end = os.getloadavg()
     lines[1:1] = ["", f"- {machine['date']} · {machine['nproc']} CPUs ({machine['cpu']}) · Python {machine['python']} · one process "

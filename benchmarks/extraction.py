@@ -348,7 +348,7 @@ def error_classes(html: list[str], gold: list[dict], pages: list[int]) -> tuple[
             cls = {id(b): classes[g] for b, g in zip(chosen, group_of)}
         text = norm("\n".join(b.text for b in kept))
 
-        def holding(snippet: str):
+        def holding(snippet: str, blocks=blocks):
             s = norm(snippet)
             return next((b for b in blocks if s in b.text or s[:25] in b.text), None)
 

@@ -410,9 +410,9 @@ def report(record: dict, output: str) -> str:
         lines.append(f"{name:<16} {v['precision']:>9.4f} {v['recall']:>7.4f} {v['f1']:>7.4f} {v['support']:>8}")
     lines += [
         f"metrics: {metrics_path_for(output)}",
-        "score with: classifiers: [{name: %s, model: %s, label: %s, lowercase: %s, max_chars: %s}]"
-        % (Path(output).stem.replace("-", "_").lower() or "quality", output, record["positive_label"],
-           str(record["text"]["lowercase"]).lower(), record["text"]["max_chars"] or "null"),
+        "score with: classifiers: [{{name: {}, model: {}, label: {}, lowercase: {}, max_chars: {}}}]".format(
+            Path(output).stem.replace("-", "_").lower() or "quality", output, record["positive_label"],
+            str(record["text"]["lowercase"]).lower(), record["text"]["max_chars"] or "null"),
     ]
     return "\n".join(lines)
 

@@ -126,10 +126,10 @@ def _scores_by_language(t: pa.Table, columns: list[str]) -> dict:
     for c in columns:
         values = pc.fill_null(t.column(c).cast(pa.float64()), np.nan).to_numpy(zero_copy_only=False)
         per: dict = {}
-        for l in np.unique(lang):
-            v = values[lang == l]
+        for code in np.unique(lang):
+            v = values[lang == code]
             ok = v[~np.isnan(v)]
-            per[str(l)] = {"hist": quality_histogram(ok), "sum": float(ok.sum()), "missing": int(len(v) - len(ok))}
+            per[str(code)] = {"hist": quality_histogram(ok), "sum": float(ok.sum()), "missing": int(len(v) - len(ok))}
         out[c] = per
     return out
 

@@ -105,7 +105,6 @@ def _image(stats: dict, name: str) -> str:
 
 def front_matter(stats: dict) -> str:
     s = stats["summary"]
-    phase = s["dataset_phase"]
     langs = front_matter_codes(stats.get("hub_languages") or {})
     meta = {
         "pretty_name": f"{one_line(stats['run']['name'])} (curated Common Crawl text)",

@@ -85,7 +85,10 @@ def report(root: str, s3: S3Options | None = None, workers: int = 1) -> dict:
     except CardInputError:
         raise
     except (ValueError, AttributeError, TypeError) as e:  # the run's context reads markers without naming them
-        raise find_bad_marker(storage) or e
+        bad = find_bad_marker(storage)
+        if bad is None:
+            raise
+        raise bad from e
     stats = compute(plan, storage, workers=workers)
     if stats["unreadable"]:  # the card says what it left out; no marker, so the next run rebuilds it
         return publish(storage, stats)

@@ -182,7 +182,7 @@ def _write_groups(job: Job, groups: list[Unit], mix: MixPlan | None = None):
             seen.add(stats.unit)
             progress.update(stats)
             yield stats
-    for g, u in sorted(todo.items()):  # groups the plan gave no document
+    for _group, u in sorted(todo.items()):  # groups the plan gave no document
         if u.name not in seen:
             stats = UnitResult(u.name, u.fingerprint, totals={"groups": 1}, empty=True)
             progress.update(stats)

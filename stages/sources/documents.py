@@ -440,7 +440,7 @@ class DocumentsSource:
             pf = pq.ParquetFile(watched)
         except (pa.ArrowException, OSError) as e:
             if watched.error is not None:
-                raise watched.error
+                raise watched.error from e
             raise SourceError(f"input {uri} is not a readable Parquet file: {e}") from e
         names = pf.schema_arrow.names
         columns = self._parquet_columns(names)
@@ -456,7 +456,7 @@ class DocumentsSource:
                     break
                 except (pa.ArrowException, OSError) as e:
                     if watched.error is not None:  # the file could not be read (S3 gave up): the unit fails and is retried
-                        raise watched.error
+                        raise watched.error from e
                     stats.error(f"{uri}: row group {group} cannot be decoded: {e}")
                     table = self._unreadable(uri, first + done, rows - done, f"row group {group}: {e}")
                     stats.count(table)

@@ -82,7 +82,7 @@ def with_settings(code: str, **settings) -> str:
     head, sep, body = code.partition("\nimport ")
     assert sep, "a snippet starts with its settings, then its imports"
     for name, value in settings.items():
-        head, n = re.subn(rf"^{name} = .*?(  #.*)?$", lambda m: f"{name} = {value!r}{m.group(1) or ''}", head, count=1, flags=re.M)
+        head, n = re.subn(rf"^{name} = .*?(  #.*)?$", lambda m, name=name, value=value: f"{name} = {value!r}{m.group(1) or ''}", head, count=1, flags=re.M)
         assert n == 1, f"the snippet has no setting {name} above its imports"
     return head + sep + body
 

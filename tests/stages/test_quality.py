@@ -33,7 +33,7 @@ def corpus(n: int, vocab: list[str], seed: int) -> list[str]:
     rng = np.random.default_rng(seed)
     words = vocab + SHARED
     docs = []
-    for i in range(n):
+    for _ in range(n):
         w = rng.choice(words, size=int(rng.integers(40, 80)))
         lines = [" ".join(w[j : j + 12]) for j in range(0, len(w), 12)]
         docs.append("\n".join(lines))

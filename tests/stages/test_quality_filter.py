@@ -84,7 +84,7 @@ def test_thresholds_per_language_by_code_or_fineweb2_name():
 
 
 def test_top_fraction_per_language():
-    ids = [f"{l}{i}" for l in ("en", "de") for i in range(10)]
+    ids = [f"{code}{i}" for code in ("en", "de") for i in range(10)]
     langs = ["en"] * 10 + ["de"] * 10
     scores = [i / 10 for i in range(10)] * 2
     rule = ClassifierFilterConfig(top_fraction=0.2, by_language={"de": 0.5})
@@ -194,7 +194,7 @@ def test_batches_keep_exactly_the_global_top_fraction(rows, fraction, cuts, seed
     f32 = table.column("quality_score").to_pylist()  # the float32 values the filter sees
     expected = []
     for lang in set(langs):
-        members = [(-(s if s is not None else -math.inf), i) for i, l, s in zip(ids, langs, f32) if l == lang]
+        members = [(-(s if s is not None else -math.inf), i) for i, code, s in zip(ids, langs, f32) if code == lang]
         n_keep = max(1, math.ceil(round(fraction * len(members), 6)))
         expected += [i for _, i in sorted(members)[:n_keep]]
     assert sorted(kept) == sorted(expected)

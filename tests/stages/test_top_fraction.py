@@ -24,7 +24,7 @@ def _two_pass(parts: list[pa.Table], fraction: float) -> dict:
     rows = []
     for t in parts:
         lang, score = lang_score(t)
-        want = np.array([bins.get(l, -1) for l in lang])
+        want = np.array([bins.get(code, -1) for code in lang])
         for i in np.flatnonzero(bins_of(score) == want):
             rows.append([lang[i], None if np.isinf(score[i]) else float(score[i]), t.column("id")[i].as_py()])
     return cutoffs_from(rows, kept)

@@ -109,7 +109,7 @@ def test_content_length_too_long_resyncs_on_the_next_header(warc_factory, tmp_pa
     recs = _raw_records(warc_factory("cl.warc.gz", pages(5)))
     # records: warcinfo, then 5 responses; make the 2nd response claim 5000 more bytes
     head, rest = recs[2].split(b"\r\n\r\n", 1)
-    lines = [l if not l.startswith(b"Content-Length: ") else b"Content-Length: %d" % (int(l.split(b": ")[1]) + 5000) for l in head.split(b"\r\n")]
+    lines = [line if not line.startswith(b"Content-Length: ") else b"Content-Length: %d" % (int(line.split(b": ")[1]) + 5000) for line in head.split(b"\r\n")]
     recs[2] = b"\r\n".join(lines) + b"\r\n\r\n" + rest
     bad = tmp_path / "cl-long.warc"
     bad.write_bytes(_join(recs))
@@ -124,7 +124,7 @@ def test_content_length_too_long_resyncs_on_the_next_header(warc_factory, tmp_pa
 def test_content_length_too_short_resyncs_on_the_next_header(warc_factory, tmp_path):
     recs = _raw_records(warc_factory("cl.warc.gz", pages(5)))
     head, rest = recs[3].split(b"\r\n\r\n", 1)
-    lines = [l if not l.startswith(b"Content-Length: ") else b"Content-Length: 150" for l in head.split(b"\r\n")]
+    lines = [line if not line.startswith(b"Content-Length: ") else b"Content-Length: 150" for line in head.split(b"\r\n")]
     recs[3] = b"\r\n".join(lines) + b"\r\n\r\n" + rest
     bad = tmp_path / "cl-short.warc"
     bad.write_bytes(_join(recs))

@@ -72,7 +72,6 @@ def make_output(root: Path, seed: int = 7, docs_per_file: int = 60, empty: bool 
     config["pii"] = {"entities": {"phone_number": "annotate"}}
     totals = {p: {"kept": 0, "rejected": 0} for p in ("extracted", "deduped", "final")}
     final_kept: list[dict] = []
-    shards_in = 0
     for f_i, source in enumerate(INPUTS):
         part = Path(source).name.removesuffix(".warc.gz") + f"-{f_i:08x}"
         n = 0 if empty or "empty" in source else docs_per_file

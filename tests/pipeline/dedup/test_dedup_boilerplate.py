@@ -110,7 +110,9 @@ def test_generator_pages_sharing_a_block_are_similar_by_text_but_not_without_it(
 def test_assign_keepers_breaks_chains_in_rounds():
     # one component sorted by priority: 0 ~ 1, 1 ~ 2, 0 !~ 2, 2 ~ 3; another: 4 ~ 5
     similar = {(1, 0), (2, 1), (3, 2), (5, 4)}
-    check = lambda a, b: np.array([(int(x), int(y)) in similar or (int(y), int(x)) in similar for x, y in zip(a, b)], bool)
+    def check(a, b):
+        return np.array([(int(x), int(y)) in similar or (int(y), int(x)) in similar for x, y in zip(a, b)], bool)
+
     comp = np.array([0, 0, 0, 0, 1, 1])
     assert assign_keepers(comp, check).tolist() == [0, 0, 2, 2, 4, 4]
     # without the check every member goes under the best one; with too few rounds the rest stays
@@ -120,7 +122,9 @@ def test_assign_keepers_breaks_chains_in_rounds():
 
 def _members(ids, comp, texts=None):
     n = len(ids)
-    digest = lambda v: bytes([v]) * 16
+    def digest(v):
+        return bytes([v]) * 16
+
     return pa.table({
         "doc": pa.array(range(n), pa.int64()), "comp": pa.array(comp, pa.int64()), "id": pa.array(ids),
         "text_hash": pa.array([digest(t) for t in (texts or range(n))], pa.binary(16)),
@@ -130,7 +134,9 @@ def _members(ids, comp, texts=None):
 
 def test_choose_keepers_names_the_kept_id_in_valid_json_and_keeps_failed_members():
     members = _members(["b\tid", "a\"id", "c\\id", "d\nid"], [0, 0, 0, 0], texts=[1, 1, 2, 3])
-    fails_d = lambda t, a, b: np.array([t.column("id")[int(x)].as_py() != "d\nid" for x in a], bool)
+    def fails_d(t, a, b):
+        return np.array([t.column("id")[int(x)].as_py() != "d\nid" for x in a], bool)
+
     out = {r["doc"]: r for r in choose_keepers(members, False, fails_d).to_pylist()}
     assert out[1]["reason"] is None and out[3]["reason"] is None    # a"id kept; d\nid fails against it: kept too
     assert out[0]["reason"] == "exact_duplicate" and out[2]["reason"] == "duplicate"

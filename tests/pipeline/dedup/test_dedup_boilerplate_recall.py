@@ -131,7 +131,9 @@ def _linked(root, pages) -> dict:
     for f in sorted((root / "rejected" / "deduped").glob("*.parquet")):
         for r in pq.read_table(f, columns=["id", "details"]).to_pylist():
             kept_as[r["id"]] = json.loads(r["details"])["kept_id"]
-    cluster_of = lambda doc_id: kept_as.get(doc_id, doc_id)
+    def cluster_of(doc_id):
+        return kept_as.get(doc_id, doc_id)
+
     by_url = {p.url: p.id.strip("<>") for p in pages}
     out = defaultdict(lambda: [0, 0])
     for p in pages:
