@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import pickle
 import random
 import resource
@@ -68,7 +67,7 @@ def write_inputs(folder: Path, sizes: list[int]) -> tuple[Path, dict[int, Path],
         evals[size] = path
     # Plant questions of the first items (every set holds them).
     with open(evals[min(sizes)]) as f:
-        questions = [json.loads(line)["question"] for _, line in zip(range(64), f)]
+        questions = [json.loads(line)["question"] for _, line in zip(range(64), f, strict=False)]
     planted = rng.sample(range(len(texts)), max(1, round(PLANTED_SHARE * len(texts))))
     for k, i in enumerate(planted):
         texts[i] = texts[i] + "\n" + questions[k % len(questions)]

@@ -70,7 +70,7 @@ def removed_by_reason(root: Path) -> dict[str, set[str]]:
     out: dict[str, set[str]] = {}
     for f in sorted((root / "rejected" / "deduped").glob("*.parquet")):
         t = pq.read_table(f, columns=["id", "reason"])
-        for i, r in zip(t.column("id").to_pylist(), t.column("reason").to_pylist()):
+        for i, r in zip(t.column("id").to_pylist(), t.column("reason").to_pylist(), strict=False):
             out.setdefault(r, set()).add(i)
     return out
 
@@ -92,10 +92,10 @@ def cluster_members(first: pa.Table, c1: np.ndarray, second: pa.Table, c2: np.nd
     wanted = set(c2[in_run1].tolist())
     pick = np.isin(c1, list(wanted))
     for i, c, t in zip(first.column("id").filter(pa.array(pick)).to_pylist(), c1[pick].tolist(),
-                       first.column("text").filter(pa.array(pick)).to_pylist()):
+                       first.column("text").filter(pa.array(pick)).to_pylist(), strict=False):
         run1.setdefault(c, []).append((i, t))
     run2 = list(zip(second.column("id").filter(pa.array(in_run1)).to_pylist(), c2[in_run1].tolist(),
-                    second.column("text").filter(pa.array(in_run1)).to_pylist()))
+                    second.column("text").filter(pa.array(in_run1)).to_pylist(), strict=False))
     return {"run1": run1, "run2": run2}
 
 

@@ -38,7 +38,6 @@ import os
 import shutil
 import subprocess
 import tempfile
-import threading
 import time
 
 import pyarrow as pa
@@ -54,7 +53,7 @@ DATA_JUICER_PYTHON = ROOT / ".venv-dj" / "bin" / "python"
 
 def score(removed: set[str], truth: pa.Table) -> dict:
     """Precision/recall of a removed set against the planted clusters."""
-    cluster = dict(zip(truth.column("id").to_pylist(), truth.column("cluster").to_pylist()))
+    cluster = dict(zip(truth.column("id").to_pylist(), truth.column("cluster").to_pylist(), strict=False))
     members: dict[int, list[str]] = {}
     for doc_id, c in cluster.items():
         if c is not None:
@@ -76,7 +75,7 @@ def agreement(a: set[str], b: set[str], truth: pa.Table) -> str:
     file order, we keep the smallest id), so compare per planted cluster the
     number of members each removed, and outside the clusters the removed ids.
     """
-    cluster = dict(zip(truth.column("id").to_pylist(), truth.column("cluster").to_pylist()))
+    cluster = dict(zip(truth.column("id").to_pylist(), truth.column("cluster").to_pylist(), strict=False))
     count_a, count_b = {}, {}
     for ids, counts in ((a, count_a), (b, count_b)):
         for i in ids:

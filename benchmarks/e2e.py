@@ -250,12 +250,12 @@ def ours_outcome(out: Path, record: dict) -> dict:
     language = {}
     for f in sorted(glob.glob(str(out / "documents" / "final" / "*.parquet"))):
         t = pq.read_table(f, columns=["id", "language"])
-        language.update(zip(t.column("id").to_pylist(), t.column("language").to_pylist()))
+        language.update(zip(t.column("id").to_pylist(), t.column("language").to_pylist(), strict=False))
     removed = {}
     for f in sorted(glob.glob(str(out / "rejected" / "*" / "*.parquet"))):
         t = pq.read_table(f, columns=["id", "reason"])
         phase = Path(f).parent.name
-        removed.update({i: f"{phase}: {r}" for i, r in zip(t.column("id").to_pylist(), t.column("reason").to_pylist())})
+        removed.update({i: f"{phase}: {r}" for i, r in zip(t.column("id").to_pylist(), t.column("reason").to_pylist(), strict=False)})
     return {
         "kept_ids": list(language),
         "language": language,
@@ -483,7 +483,7 @@ def child_ray(spec: dict, tmp: Path) -> dict:
     ray.shutdown()
     t.append(time.perf_counter())
     names = ["import", "ray.init", "first task", "first Ray Data map", "shutdown"]
-    return {"seconds": {n: b - a for n, a, b in zip(names, t, t[1:])}}
+    return {"seconds": {n: b - a for n, a, b in zip(names, t, t[1:], strict=False)}}
 
 
 def run_ray(tmp: Path, cpu: int | None, timeout_s: float) -> dict:
@@ -756,7 +756,7 @@ def overlap_section(ov: dict, other: str = "DataTrove", why: list[str] | None = 
         "Every HTML document's fate in each system (top reasons):",
         "",
         markdown_table(["ours", "docs", other, "docs "],
-                       [[*a, *b] for a, b in zip(ov["removed_ours_by"].most_common(15), ov["removed_dt_by"].most_common(15))]),
+                       [[*a, *b] for a, b in zip(ov["removed_ours_by"].most_common(15), ov["removed_dt_by"].most_common(15), strict=False)]),
         "",
     ]  # fmt: skip
 
@@ -896,7 +896,7 @@ def scale_section(docs: int, results: dict, scale: dict) -> list[str]:
         fixed = small["wall_s"] - docs * d_wall / extra  # the line through both runs, at zero documents
         rows.append([f"**{n}**", fmt(small["wall_s"]), fmt(small["cpu_s"]), fmt(large["wall_s"]), fmt(large["cpu_s"]),
                      fmt(per_doc[n][0], 1), fmt(per_doc[n][1], 1), fmt(fixed)])
-    for row, n in zip(rows, names):
+    for row, n in zip(rows, names, strict=False):
         base = per_doc.get("datatrove")
         row += [f"**{per_doc[n][0] / base[0]:.2f}×**" if base else "–", f"{per_doc[n][1] / base[1]:.2f}×" if base else "–"]
     headers = ["system", f"wall s ({docs:,} docs)", "CPU s", f"wall s ({scale['html']:,} docs)", "CPU s",

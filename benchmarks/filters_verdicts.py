@@ -231,7 +231,7 @@ def verdicts(t: pa.Table, with_probes: bool = True) -> dict[str, dict]:
         for doc_id in kept.column("id").to_pylist():
             out[doc_id]["chain"] = None
         for r in rejected:
-            for doc_id, reason, details in zip(*(r.column(c).to_pylist() for c in ("id", "reason", "details"))):
+            for doc_id, reason, details in zip(*(r.column(c).to_pylist() for c in ("id", "reason", "details")), strict=False):
                 out[doc_id]["chain"] = [reason, details]
     return out
 
@@ -256,7 +256,7 @@ VERTICAL_TAB_FIELDS = ("fineweb", "fineweb_after_c4", "probe:fineweb:new_line_ra
 def unexplained(corpus: pa.Table, diffs: list) -> list:
     """The differences that are not the vertical-tab fix (a document with U+000B, a FineWeb field)."""
     with_vt = {
-        i for i, t in zip(corpus.column("id").to_pylist(), corpus.column("text").to_pylist()) if t and "\x0b" in t
+        i for i, t in zip(corpus.column("id").to_pylist(), corpus.column("text").to_pylist(), strict=False) if t and "\x0b" in t
     }
     return [d for d in diffs if not (d[0] in with_vt and d[1] in VERTICAL_TAB_FIELDS)]
 
@@ -271,7 +271,7 @@ def changed(b, a):
 
 def summary(corpus: pa.Table, after: dict, diffs: list, ref: str) -> str:
     info = machine_info()
-    corpus_of = dict(zip(corpus.column("id").to_pylist(), corpus.column("corpus").to_pylist()))
+    corpus_of = dict(zip(corpus.column("id").to_pylist(), corpus.column("corpus").to_pylist(), strict=False))
     fields = sorted({k for v in after.values() for k in v})
     differing = collections.defaultdict(set)
     for doc_id, *_ in diffs:

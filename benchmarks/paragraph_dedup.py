@@ -94,7 +94,7 @@ def quoted_corpus(pages: int = 40, seed: int = 0, quote_share: float = 0.3, min_
     titles = _normalized_chars([p.title for p in generated])
     assert max(_normalized_chars([f"Published {p.date}." for p in generated])) < min_chars  # date lines: never counted
     docs = []
-    for p, title_chars in zip(generated, titles):
+    for p, title_chars in zip(generated, titles, strict=False):
         orig = originals.get(p.cluster) if p.kind == "copy" else None
         body_keys = []
         for k, para in enumerate(p.body):

@@ -40,7 +40,7 @@ import glob
 import json
 import sys
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from html import unescape
 from pathlib import Path
 
@@ -178,7 +178,7 @@ def score(docs: list[dict], preds: list[list[tuple]]) -> dict:
     gt_n, gt_hit, pred_n, pred_ok = Counter(), Counter(), Counter(), Counter()
     look_n, look_kept = Counter(), Counter()
     misses, false_pos, destroyed = [], [], []
-    for doc, found in zip(docs, preds):
+    for doc, found in zip(docs, preds, strict=False):
         text = doc["text"]
         gold = [(s, typ) for item in doc["pii"] for typ in [item["type"]] for s in occurrences(text, item["value"])]
         looks = [(s, item["type"]) for item in doc["not_pii"] for s in occurrences(text, item["value"])]

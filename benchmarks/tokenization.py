@@ -97,7 +97,7 @@ def child_main(spec_path: str) -> None:
     stage = TokenizeStage(TokenizeConfig(tokenizer=str(ROOT / SAMPLE_TOKENIZER), threads=1))
     batches = [texts[i : i + BATCH] for i in range(0, len(texts), BATCH)]
     tables = [pa.table({"id": [f"d{i + j}" for j in range(len(b))], "url": ["https://example.org/"] * len(b), "text": b})
-              for i, b in zip(range(0, len(texts), BATCH), batches)]  # fmt: skip
+              for i, b in zip(range(0, len(texts), BATCH), batches, strict=False)]  # fmt: skip
     runs = {m: make_run(m, stage, batches, tables) for m in MODES}
     best: dict[str, dict] = {}
     for rnd in range(spec["repeats"] + 1):  # round 0 warms up: BPE cache, imports

@@ -198,7 +198,7 @@ class ProjectedModel:
         cand = self.word_ids[pos]
         same = pc.equal(tokens.uniques.take(pa.array(found)), self.words.take(pa.array(cand))).to_numpy(zero_copy_only=False)
         out[found[same]] = cand[same]
-        for i, p in zip(found[~same], pos[~same]):  # rare: the same hash, another string
+        for i, p in zip(found[~same], pos[~same], strict=False):  # rare: the same hash, another string
             token = tokens.uniques[int(i)].as_py()
             while p < len(self.word_hash) and self.word_hash[p] == q[i]:
                 if self.words[int(self.word_ids[p])].as_py() == token:

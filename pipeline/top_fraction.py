@@ -62,7 +62,7 @@ class ScanWorker:
         hit = np.flatnonzero(bins == want)
         ids = table.column("id").cast(pa.string()).take(pa.array(hit)).to_pylist()
         return {"unit": unit.name, "rows": [[lang[i], None if math.isinf(score[i]) else float(score[i]), d]
-                                            for i, d in zip(hit, ids)]}
+                                            for i, d in zip(hit, ids, strict=False)]}
 
 
 def _histograms(lang: np.ndarray, bins: np.ndarray) -> dict[str, list[list[int]]]:
@@ -70,7 +70,7 @@ def _histograms(lang: np.ndarray, bins: np.ndarray) -> dict[str, list[list[int]]
     out = {}
     for code in np.unique(lang):
         b, n = np.unique(bins[lang == code], return_counts=True)
-        out[str(code)] = [[int(x), int(y)] for x, y in zip(b, n)]
+        out[str(code)] = [[int(x), int(y)] for x, y in zip(b, n, strict=False)]
     return out
 
 

@@ -152,7 +152,7 @@ def reject_where(batch: pa.Table, mask: np.ndarray | pa.Array, reason: str, deta
     if not mask.any() and REASON in batch.column_names:
         return batch
     reasons = np.where(mask, reason, None).tolist()
-    dets = None if details is None else [d if m else None for d, m in zip(details, mask)]
+    dets = None if details is None else [d if m else None for d, m in zip(details, mask, strict=False)]
     return add_rejections(batch, reasons, dets)
 
 

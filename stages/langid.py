@@ -105,7 +105,7 @@ class LangIdStage:
         batch = set_column(batch, "language_score", pa.array(np.round(scores, 4), pa.float32()))
         reasons, details = [], []
         thresholds = self.config.thresholds(batch.column("language").combine_chunks())
-        for lang, score, least in zip(langs, scores, thresholds):
+        for lang, score, least in zip(langs, scores, thresholds, strict=False):
             if self.keep and canonical(lang) not in self.keep:
                 reasons.append("language")
                 details.append(f"{lang}:{score:.2f}")

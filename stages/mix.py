@@ -225,7 +225,7 @@ def tally(batch: pa.Table, tokens: np.ndarray, drawn: np.ndarray, config: MixCon
         items = mine[doc]
         weights, counts = np.unique(mult[ok], return_counts=True)
         out[name] = Tally(int(ok.sum()), int(tokens[ok].sum()), int(mult[ok].sum()), int((tokens * mult)[ok].sum()),
-                          int((mine & ~drawn).sum()), Counter({int(w): int(c) for w, c in zip(weights, counts)}),
+                          int((mine & ~drawn).sum()), Counter({int(w): int(c) for w, c in zip(weights, counts, strict=False)}),
                           np.bincount(bins[items].astype(np.int64), weights=tokens[doc[items]], minlength=BINS))
     return out
 

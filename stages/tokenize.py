@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from stages.base import note_error, reject_where, set_column
 from stages.named_files import ConfigPath
-from stages.tokenizers import ENCODE_CHUNK, FROM_MODEL, TokenIds, chunk_bounds, load, resolve_specials
+from stages.tokenizers import ENCODE_CHUNK, FROM_MODEL, TokenIds, chunk_bounds, load
 
 log = logging.getLogger(__name__)
 

@@ -207,7 +207,7 @@ def _classifier(e: dict, c: dict) -> svg.Panel:
     langs = list((e["by_language"].get(first) or {}).items())[:PLOT_LANGUAGES]
     if not langs:
         return svg.empty(f"{_short(e['name'])}: no documents scored", height=200)
-    series = [(f"{_short(lang, 12)} ({v['scored']:,})", v["hist"], col) for (lang, v), col in zip(langs, LANGUAGE_COLORS)]
+    series = [(f"{_short(lang, 12)} ({v['scored']:,})", v["hist"], col) for (lang, v), col in zip(langs, LANGUAGE_COLORS, strict=False)]
     xlabel = f"{_short(e['column'])} (bin start), in {_short(first)}"
     return _histogram(title, [f"{x:.2f}" for x in c["edges"][:-1]], series, xlabel, _threshold(e))
 

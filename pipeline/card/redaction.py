@@ -101,7 +101,7 @@ def _public(strings: set[str], texts, urls) -> dict[str, str]:
     todo = sorted(s for s in strings if isinstance(s, str) and s)
     as_urls = [s for s in todo if _URL.match(s)]
     as_texts = [s for s in todo if not _URL.match(s)]
-    return {**dict(zip(as_urls, urls(as_urls))), **dict(zip(as_texts, texts(as_texts)))}
+    return {**dict(zip(as_urls, urls(as_urls), strict=False)), **dict(zip(as_texts, texts(as_texts), strict=False))}
 
 
 def redact_stats(stats: dict, redactor) -> dict:

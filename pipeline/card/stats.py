@@ -187,7 +187,7 @@ def _n(agg: dict) -> int:
 def _score_totals(aggs) -> dict:
     """Scored and missing counts, the mean and the histogram of one or more (language) aggregates."""
     aggs = list(aggs)
-    hist = [sum(col) for col in zip(*(a["hist"] for a in aggs))] if aggs else [0] * QUALITY_BINS
+    hist = [sum(col) for col in zip(*(a["hist"] for a in aggs), strict=False)] if aggs else [0] * QUALITY_BINS
     scored = sum(hist)
     total = sum(a["sum"] for a in aggs)
     return {"scored": scored, "missing": sum(a["missing"] for a in aggs), "mean": round(total / scored, 4) if scored else None,

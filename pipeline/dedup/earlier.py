@@ -82,7 +82,7 @@ def find_earlier(ctx: DedupContext) -> dict:
     through = member(f_doc, np.sort(t_doc)) if m.enabled else np.zeros(len(f_doc), bool)
     match = np.where(f_exact, "exact", np.where(through, "near_through_copy", "near")).tolist()
     details = [json.dumps({"earlier_run": runs[int(r >> RUN_BITS)].root, "earlier_id": i, "match": how})
-               for r, i, how in zip(f_ref.tolist(), earlier_ids, match)]
+               for r, i, how in zip(f_ref.tolist(), earlier_ids, match, strict=False)]
     table = pa.table({"doc": pa.array(f_doc, pa.int64()), "reason": pa.array([REASON] * len(f_doc), pa.string()),
                       "details": pa.array(details, pa.string()), "cluster_size": pa.array(np.full(len(f_doc), 2), pa.int32())})
     if len(table):

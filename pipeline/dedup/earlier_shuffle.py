@@ -190,7 +190,7 @@ def _halves(hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _index_rows(batch: pa.Table, indexes: list[IndexFiles], near: bool) -> pa.Table:
     """The rows of one earlier index file: its text hashes and (``near``) its LSH keys."""
     out = []
-    for run, file_no in zip(batch.column("run").to_pylist(), batch.column("file").to_pylist()):
+    for run, file_no in zip(batch.column("run").to_pylist(), batch.column("file").to_pylist(), strict=False):
         index = indexes[run]
         t = index.read(file_no, ["text_hash", "keys"] if near else ["text_hash"])
         refs = ref_of(index.number, file_no, np.arange(len(t)))

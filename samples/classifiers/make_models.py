@@ -95,7 +95,7 @@ def training_sets(samples: Path) -> dict:
 def data_sha256(pos, neg) -> str:
     h = hashlib.sha256()
     for label, table in (("pos", pos), ("neg", neg)):
-        for doc_id, text in zip(table.column("id").to_pylist(), table.column("text").to_pylist()):
+        for doc_id, text in zip(table.column("id").to_pylist(), table.column("text").to_pylist(), strict=False):
             h.update(f"{label}\0{doc_id}\0{text}\0".encode())
     return h.hexdigest()
 

@@ -325,7 +325,7 @@ def pii_page(rng: random.Random, lang: str, style: str, date: dt.date):
         style_p = rng.randrange(12)
         values = [P.price_value(rng, 12, 90) for _ in range(3)]
         items = "".join(f"<tr><td>{escape(t)}</td><td>ISBN {c.nope('ISBN', P.isbn13(rng))}</td><td>{c.nope('PRICE', P.fmt_price(v, lang, style_p))}</td></tr>"
-                        for t, v in zip(rng.sample(BOOKS, 3), values))
+                        for t, v in zip(rng.sample(BOOKS, 3), values, strict=False))
         total = P.fmt_price(round(sum(values), 2), lang, style_p)
         main = (f"<p>{escape(f)} {escape(surname)},</p><p>{escape(T['order_intro'])}</p>"
                 f"<p><b>{escape(T['order'])}</b> {c.nope('ORDER_NUMBER', P.order_number(rng))} · <b>{escape(T['date'])}</b> {c.nope('DATE', dfmt(date))}</p>"

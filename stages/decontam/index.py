@@ -136,7 +136,7 @@ class EvalIndex:
         order = np.lexsort((window, item, grams.doc[window]))  # by document, item, then position
         pairs: list[tuple[int, int]] = []
         false_hits, done = 0, set()
-        for w, it in zip(window[order].tolist(), item[order].tolist()):
+        for w, it in zip(window[order].tolist(), item[order].tolist(), strict=False):
             doc = int(grams.doc[w])
             if (doc, it) in done:
                 continue  # a pair needs one verified window
@@ -278,7 +278,7 @@ def _chunk(texts: list[str], first: int, config: DecontamConfig) -> _Chunk:
     last_word = first_word + words.counts - 1
     whole_hashes = poly_hash_spans(words.data, words.starts[first_word[whole]], words.ends[last_word[whole]]) if len(whole) else np.zeros(0, np.uint64)
     data = words.data.tobytes()
-    pieces = [b" " + data[a:b] + b" " for a, b in zip(words.offsets[:-1].tolist(), words.offsets[1:].tolist())]
+    pieces = [b" " + data[a:b] + b" " for a, b in zip(words.offsets[:-1].tolist(), words.offsets[1:].tolist(), strict=False)]
     return _Chunk(np.concatenate([grams.hashes, whole_hashes]), np.concatenate([grams.doc, whole]).astype(np.int64) + first, words.counts, pieces)
 
 

@@ -109,7 +109,7 @@ def _details(kept_ids: list, size: np.ndarray, is_kept: np.ndarray) -> pa.Array:
     """``{"kept_id": ..., "cluster_size": n}`` per removed member
     (json.dumps: any character in an id stays valid JSON)."""
     return pa.array([None if k else json.dumps({"kept_id": i, "cluster_size": int(s)})
-                     for i, s, k in zip(kept_ids, size.tolist(), is_kept.tolist())], pa.string())
+                     for i, s, k in zip(kept_ids, size.tolist(), is_kept.tolist(), strict=False)], pa.string())
 
 
 def _same_rows(col: pa.ChunkedArray) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:

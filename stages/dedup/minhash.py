@@ -125,7 +125,7 @@ def sha1_hash_spans(data: np.ndarray, starts: np.ndarray, ends: np.ndarray, widt
     """datasketch's sha1_hash32/64 of every byte range (one hashlib call each)."""
     raw = data.tobytes()
     n = width // 8
-    digests = b"".join([hashlib.sha1(raw[s:e]).digest()[:n] for s, e in zip(starts.tolist(), ends.tolist())])
+    digests = b"".join([hashlib.sha1(raw[s:e]).digest()[:n] for s, e in zip(starts.tolist(), ends.tolist(), strict=False)])
     return np.frombuffer(digests, dtype="<u4" if width == 32 else "<u8").astype(U64)
 
 

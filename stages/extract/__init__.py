@@ -213,7 +213,7 @@ class ExtractStage:
             column = column.cast(pa.large_binary() if pa.types.is_large_string(column.type) else pa.binary())
         htmls = column.to_pylist()
         urls = batch.column("url").to_pylist() if "url" in batch.column_names else [None] * len(htmls)
-        results = [self.one(h, u) for h, u in zip(htmls, urls)]
+        results = [self.one(h, u) for h, u in zip(htmls, urls, strict=False)]
         texts = [r[0] for r in results]
         batch = set_column(batch.drop_columns(["html"]), "text", pa.array(texts, pa.large_string()))
         return add_rejections(batch, [r[1] for r in results], [r[2] for r in results])

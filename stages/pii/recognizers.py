@@ -254,7 +254,7 @@ def context_enhancer(negative_factor: float = 0.6):
         def _index(self, nlp_artifacts):
             index = getattr(nlp_artifacts, "_curate_index", None)
             if index is None:
-                ends = [i + n for i, n in zip(nlp_artifacts.tokens_indices, (len(t) for t in nlp_artifacts.tokens))]
+                ends = [i + n for i, n in zip(nlp_artifacts.tokens_indices, (len(t) for t in nlp_artifacts.tokens), strict=False)]
                 index = nlp_artifacts._curate_index = (ends, set(nlp_artifacts.keywords))
             return index
 

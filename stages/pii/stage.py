@@ -225,7 +225,7 @@ class PiiStage:
             rows = np.flatnonzero(self.urls.needs(col))
             langs = pc.take(batch.column("language"), rows).to_pylist() if "language" in batch.column_names else None
             changed = {}
-            for row, r in zip(rows, self.urls.redact(pc.take(col, rows).to_pylist(), langs)):
+            for row, r in zip(rows, self.urls.redact(pc.take(col, rows).to_pylist(), langs), strict=False):
                 found[row] = r.findings
                 for e, c in r.counts.items():
                     self._counters[f"url.found.{e}"] += c

@@ -371,7 +371,7 @@ class UrlRedactor:
         for f in findings:
             pending.counts[f.entity] += 1
             token = self.token(f, text[f.start : f.end])
-            for j, (lo, hi) in zip(group, bounds):
+            for j, (lo, hi) in zip(group, bounds, strict=False):
                 if f.start < hi and f.end > lo:  # a finding across a key and its value replaces both
                     pending.tokens.setdefault(j, []).append(token)
 
@@ -381,7 +381,7 @@ class UrlRedactor:
             pending.host_masked.update(read.labels)
             return
         for f in findings:
-            covered = [k for k, (lo, hi) in zip(read.labels, read.bounds) if f.start < hi and f.end > lo]
+            covered = [k for k, (lo, hi) in zip(read.labels, read.bounds, strict=False) if f.start < hi and f.end > lo]
             if not covered or any(k in pending.host_tokens or k in pending.host_merged for k in covered):
                 continue  # an earlier read (the whole host's) found it already
             pending.counts[f.entity] += 1

@@ -558,7 +558,7 @@ class DocumentsSource:
         if pa.types.is_string(t) or pa.types.is_large_string(t):
             given = col.to_pylist()
             values = [None if v is None else parse_date(v, self.config.date_format) for v in given]
-            stats.counters["date_unparsed"] += sum(1 for v, g in zip(values, given) if v is None and g is not None)
+            stats.counters["date_unparsed"] += sum(1 for v, g in zip(values, given, strict=False) if v is None and g is not None)
             return pa.array(values, out_type)
         if pa.types.is_timestamp(t) or pa.types.is_date(t):
             seconds = col.cast(pa.timestamp("s", tz=t.tz if pa.types.is_timestamp(t) else None), safe=False).cast(pa.int64())

@@ -79,7 +79,7 @@ class TokenIds:
 
     def to_lists(self) -> list[list[int]]:
         ends = np.cumsum(self.lengths)
-        return [self.flat[e - n:e].tolist() for e, n in zip(ends, self.lengths)]
+        return [self.flat[e - n:e].tolist() for e, n in zip(ends, self.lengths, strict=False)]
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,6 @@ import hashlib
 import json
 import os
 import re
-from typing import Callable
 
 import numpy as np
 import pyarrow as pa

@@ -29,7 +29,7 @@ def fasttext_probs(path, texts: list[str], labels: list[str]) -> np.ndarray:
     out = []
     for t in texts:
         names, probs = model.predict(t.replace("\n", " "), k=-1)
-        out.append([dict(zip(names, probs)).get(lab, 0.0) for lab in labels] if len(names) else [np.nan] * len(labels))
+        out.append([dict(zip(names, probs, strict=False)).get(lab, 0.0) for lab in labels] if len(names) else [np.nan] * len(labels))
     return np.array(out, dtype=np.float64)
 
 
@@ -104,7 +104,7 @@ def test_any_text_tokenizes_and_scores_as_fasttext(docs):
 
 def test_the_scorer_gives_the_binding_s_columns():
     texts = pa.array(THREADS[:40] + [""], pa.large_string())
-    for path, label in zip(DEMO, ["hq", "edu", "toxic"]):
+    for path, label in zip(DEMO, ["hq", "edu", "toxic"], strict=False):
         s1, l1 = ProjectedScorer(path, label).score_tokens(tokenize(prepare_texts(texts, one_line=False)))
         s2, l2 = QualityScorer(str(path), label).score(texts)
         np.testing.assert_allclose(s1, s2, atol=1e-6)

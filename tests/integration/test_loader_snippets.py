@@ -165,7 +165,7 @@ def streaming_epoch(blocks, shards, tmp_path_factory):
 
 
 def _samples(records: list[dict]) -> list[tuple[str, list[int]]]:
-    return [(i, t) for b in records for i, t in zip(b["ids"], b["tokens"])]
+    return [(i, t) for b in records for i, t in zip(b["ids"], b["tokens"], strict=False)]
 
 
 def test_streaming_two_ranks_resume_mid_epoch_reads_every_sample_once(streaming_epoch, shards):

@@ -55,7 +55,7 @@ def _data(path: str, value) -> dict:
     node: dict = {"inputs": ["x.warc.gz"], "output": "out"}
     here = node
     *parents, leaf = path.split(".")
-    for p, nxt in zip(parents, parents[1:] + [leaf]):
+    for p, nxt in zip(parents, parents[1:] + [leaf], strict=False):
         if nxt == "0":  # a list of sections: one entry with what it needs
             here[p] = [dict(LIST_ENTRIES[p])]
             here = here[p]

@@ -144,7 +144,7 @@ def test_rehydration_alone_repeats_documents_by_cluster_size():
     expected = RehydrateConfig(enabled=True).copies(t.column("dup_cluster_size").to_numpy())
     assert n.tolist() == expected.tolist()  # no mix by source: each document exactly its weight
     section = manifest_section(plan, group_totals(draw(t, plan)))
-    assert section["rehydration"]["documents_by_weight"] == {str(k): int(v) for k, v in zip(*np.unique(expected, return_counts=True))}
+    assert section["rehydration"]["documents_by_weight"] == {str(k): int(v) for k, v in zip(*np.unique(expected, return_counts=True), strict=False)}
     assert section["sources"]["(all)"]["samples"] == int(expected.sum())
 
 

@@ -96,9 +96,9 @@ def test_scores_match_fasttext_predict(model_path, sets):
     texts = pos[:5] + neg[:5] + ["", "unknownword"]
     model = load_model(str(model_path))
     scores, labels = QualityScorer(str(model_path), "hq").score(pa.array(texts))
-    for text, s, lab in zip(texts, scores, labels.to_pylist()):
+    for text, s, lab in zip(texts, scores, labels.to_pylist(), strict=False):
         names, probs = model.predict(text.replace("\n", " "), k=-1)
-        expected = dict(zip(names, probs))["__label__hq"]
+        expected = dict(zip(names, probs, strict=False))["__label__hq"]
         assert s == pytest.approx(min(expected, 1.0), abs=1e-6)
         assert lab == names[0].removeprefix("__label__")
 

@@ -190,11 +190,11 @@ def test_batches_keep_exactly_the_global_top_fraction(rows, fraction, cuts, seed
     table = docs(ids, langs, scores)
     stage = flt(top_fraction_cutoffs(langs, table.column("quality_score"), ids, fraction), top_fraction=fraction)
     bounds = sorted({0, len(rows), *(min(c, len(rows)) for c in cuts)})
-    kept = [i for lo, hi in zip(bounds, bounds[1:]) for i in kept_ids(stage, table.slice(lo, hi - lo))]
+    kept = [i for lo, hi in zip(bounds, bounds[1:], strict=False) for i in kept_ids(stage, table.slice(lo, hi - lo))]
     f32 = table.column("quality_score").to_pylist()  # the float32 values the filter sees
     expected = []
     for lang in set(langs):
-        members = [(-(s if s is not None else -math.inf), i) for i, code, s in zip(ids, langs, f32) if code == lang]
+        members = [(-(s if s is not None else -math.inf), i) for i, code, s in zip(ids, langs, f32, strict=False) if code == lang]
         n_keep = max(1, math.ceil(round(fraction * len(members), 6)))
         expected += [i for _, i in sorted(members)[:n_keep]]
     assert sorted(kept) == sorted(expected)

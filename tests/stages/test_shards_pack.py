@@ -25,7 +25,7 @@ def docs(lengths: list[int], seed: int = 0) -> tuple[list[list[int]], list[str]]
 
 def reference(toks: list[list[int]], ids: list[str], seq_len: int, remainder: str) -> list[tuple]:
     """Packing spelled out token by token: (tokens, num_tokens, first_id, first_offset)."""
-    stream = [(t, i, off) for d, i in zip(toks, ids) for off, t in enumerate(d)]
+    stream = [(t, i, off) for d, i in zip(toks, ids, strict=False) for off, t in enumerate(d)]
     out = []
     for s in range(0, len(stream), seq_len):
         piece = stream[s : s + seq_len]
@@ -50,7 +50,7 @@ def run_packer(toks, ids, seq_len, remainder, batch_sizes) -> tuple[list[tuple],
         i += size
     tables.append(packer.finish())
     t = pa.concat_tables(tables)
-    rows = list(zip(t.column("tokens").to_pylist(), t.column("num_tokens").to_pylist(), t.column("first_id").to_pylist(), t.column("first_offset").to_pylist()))
+    rows = list(zip(t.column("tokens").to_pylist(), t.column("num_tokens").to_pylist(), t.column("first_id").to_pylist(), t.column("first_offset").to_pylist(), strict=False))
     return rows, packer
 
 

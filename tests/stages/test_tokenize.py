@@ -47,7 +47,7 @@ def test_tokens_equal_direct_encode_with_bos_and_eos(stage, plain):
     out = stage(pa.table({"id": [str(i) for i in range(len(TEXTS))], "text": TEXTS}))
     assert out.column_names == ["id", "text", "tokens", "num_tokens", REASON, "details"]
     assert out.schema.field("tokens").type == pa.list_(pa.uint16())
-    for text, toks, n in zip(TEXTS, out.column("tokens").to_pylist(), out.column("num_tokens").to_pylist()):
+    for text, toks, n in zip(TEXTS, out.column("tokens").to_pylist(), out.column("num_tokens").to_pylist(), strict=False):
         assert toks == expected(plain, text, "<|begin_of_text|>", "<|endoftext|>")
         assert n == len(toks)
         assert plain.decode(toks[1:-1]) == text  # byte level: no unknown token, text comes back
@@ -74,7 +74,7 @@ def test_bos_eos_settings(plain, bos, eos):
 def test_any_unicode_batch_equals_direct_encode(stage, plain, texts):
     out = stage(pa.table({"text": pa.array(texts, pa.large_string())}))
     got = out.column("tokens").to_pylist()
-    for text, toks, reason in zip(texts, got, out.column(REASON).to_pylist()):
+    for text, toks, reason in zip(texts, got, out.column(REASON).to_pylist(), strict=False):
         direct = plain.encode(text, add_special_tokens=False).ids
         assert toks == expected(plain, text, "<|begin_of_text|>", "<|endoftext|>")
         assert (reason == "no_tokens") == (not direct)

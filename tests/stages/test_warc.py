@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import gzip
-import io
-import zlib
 
 import pytest
 

@@ -200,7 +200,7 @@ def _length(docs, doc_phases) -> dict:
         d = docs.get(p)
         n = 0 if d is None else len(d)
         lengths = np.array([], dtype=np.int64) if d is None or not n else d["text"].fillna("").str.len().to_numpy()
-        hist = [int(((lengths >= lo) & (lengths < hi)).sum()) for lo, hi in zip(LENGTH_EDGES, LENGTH_EDGES[1:] + [math.inf])]
+        hist = [int(((lengths >= lo) & (lengths < hi)).sum()) for lo, hi in zip(LENGTH_EDGES, LENGTH_EDGES[1:] + [math.inf], strict=False)]
         chars = int(lengths.sum())
         out[key] = {"documents": n, "chars": chars, "mean_chars": round(chars / n, 1) if n else None, "hist": hist}
     return out

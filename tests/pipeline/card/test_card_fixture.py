@@ -319,7 +319,7 @@ def test_every_planted_pii_value_of_the_samples_is_redacted_or_masked():
 
     texts = ["Contact: " + "; ".join(as_written(p) for p in t["pii"])[: SHOW_CHARS - 20] for t in rows]
     shown = [show_text(t, len(t)) for t in redact(texts)]
-    leaks = [(p["type"], p["value"]) for t, s in zip(rows, shown) for p in t["pii"] if p["value"] in s]
+    leaks = [(p["type"], p["value"]) for t, s in zip(rows, shown, strict=False) for p in t["pii"] if p["value"] in s]
     assert leaks == []
-    typed = sum(any(f"<{p['type']}>" in s for p in t["pii"]) for t, s in zip(rows, shown))
+    typed = sum(any(f"<{p['type']}>" in s for p in t["pii"]) for t, s in zip(rows, shown, strict=False))
     assert typed > 0.5 * len(rows)  # most found by the PII stage itself (typed placeholders), the rest masked

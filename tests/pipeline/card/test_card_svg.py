@@ -71,7 +71,7 @@ EVIL = ["<script>alert(1)</script>", "&amp;", "]]>", "\"'", "tab\tnul\x00esc\x1b
 def hostile() -> dict:
     """stats() with a hostile label in every field a plot prints."""
     s = stats()
-    for row, label in zip(s["funnel"][1:], EVIL):
+    for row, label in zip(s["funnel"][1:], EVIL, strict=False):
         row["label"] = label
     s["funnel"][1:1] = [{**s["funnel"][1], "label": label} for label in EVIL[len(s["funnel"]) - 1:]]
     s["languages"] = {p: {**{e: 5 for e in EVIL}, **c} for p, c in s["languages"].items()}
@@ -117,7 +117,7 @@ def test_the_funnel_bars_are_the_counts_to_scale():
     outs, ins = _rects(plots.funnel(s), "out"), _rects(plots.funnel(s), "in")
     assert len(outs) == len(ins) == len(rows)
     scale = float(ins[0]["width"]) / rows[0]["in"]
-    for r, o, i in zip(rows, outs, ins):
+    for r, o, i in zip(rows, outs, ins, strict=False):
         assert float(o["width"]) == pytest.approx(r["out"] * scale, abs=0.1)
         assert float(i["width"]) == pytest.approx(r["in"] * scale, abs=0.1)
         assert o["fill"] == (plots.KEPT if r["status"] == "ran" else plots.GREY)
@@ -142,14 +142,14 @@ def test_the_histograms_highest_step_is_the_fullest_bin_and_the_threshold_is_in_
     s = stats()
     paths = [p.get("d") for p in parse_svg(plots.length(s)).iter(f"{NS}path") if p.get("class") == "step"]
     assert len(paths) == 2
-    for d, side in zip(paths, ("before", "after")):
+    for d, side in zip(paths, ("before", "after"), strict=False):
         counts = s["length"][side]["hist"]
         runs = _steps(d)
         assert len(runs) == len(counts)
         top = min(range(len(runs)), key=lambda i: runs[i][2])  # SVG's y grows downwards
         assert top == counts.index(max(counts))
         # taller bins are higher (symlog is monotonic), equal bins level
-        for (_, _, ya), (_, _, yb), ca, cb in zip(runs, runs[1:], counts, counts[1:]):
+        for (_, _, ya), (_, _, yb), ca, cb in zip(runs, runs[1:], counts, counts[1:], strict=False):
             assert (ya < yb) == (ca > cb) and (ya == yb) == (ca == cb)
     root = parse_svg(plots.classifiers(s))
     (line,) = [el for el in root.iter(f"{NS}line") if el.get("class") == "threshold"]
@@ -168,7 +168,7 @@ def test_vertical_bars_are_the_counts_to_scale():
     assert {"120", "30", "6"} <= set(texts(parse_svg(plots.dup_clusters(s))))
     pii = _rects(plots.pii(s), "bar")  # documents then findings, per entity
     values = [12, 4, 20, 5]
-    assert [float(b["height"]) / v for b, v in zip(pii, values)] == pytest.approx([float(pii[0]["height"]) / 12] * 4, rel=0.01)
+    assert [float(b["height"]) / v for b, v in zip(pii, values, strict=False)] == pytest.approx([float(pii[0]["height"]) / 12] * 4, rel=0.01)
     assert "2.50 epochs" in texts(parse_svg(plots.mix(s)))
 
 

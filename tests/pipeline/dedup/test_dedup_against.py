@@ -23,7 +23,7 @@ from tests.dedup_standalone import run_dedup
 from tests.dedup_standalone import corpus_unit
 from pipeline.dedup import index as dedup_index
 from core.storage import Storage
-from tests.pipeline.dedup.test_dedup_steps import WORDS, edit, prose
+from tests.pipeline.dedup.test_dedup_steps import edit, prose
 
 pytestmark = pytest.mark.ray
 

@@ -111,7 +111,7 @@ def test_assign_keepers_breaks_chains_in_rounds():
     # one component sorted by priority: 0 ~ 1, 1 ~ 2, 0 !~ 2, 2 ~ 3; another: 4 ~ 5
     similar = {(1, 0), (2, 1), (3, 2), (5, 4)}
     def check(a, b):
-        return np.array([(int(x), int(y)) in similar or (int(y), int(x)) in similar for x, y in zip(a, b)], bool)
+        return np.array([(int(x), int(y)) in similar or (int(y), int(x)) in similar for x, y in zip(a, b, strict=False)], bool)
 
     comp = np.array([0, 0, 0, 0, 1, 1])
     assert assign_keepers(comp, check).tolist() == [0, 0, 2, 2, 4, 4]

@@ -7,7 +7,6 @@ import json
 import math
 import random
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 

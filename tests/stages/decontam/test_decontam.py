@@ -145,11 +145,11 @@ def corpus() -> Corpus:
     order = rng.sample(range(len(pages)), len(pages))
     planted: dict[str, set[str]] = {}
     verbatim = [(s, i, p) for s in ("passages", "lines") for i, p in items[s]]
-    for (name, item, text), page in zip(verbatim, order):
+    for (name, item, text), page in zip(verbatim, order, strict=False):
         styled = len(planted) % 5 == 4  # every fifth plant as a page would print it
         pages[page] = _insert(pages[page], _styled(text) if styled else text, rng)
         planted[ids[page]] = {f"{name}:{item}"}
-    for i, (record, page) in enumerate(zip(mmlu, order[len(verbatim) :])):
+    for i, (record, page) in enumerate(zip(mmlu, order[len(verbatim) :], strict=False)):
         labels = "ABCD"
         block = "Question: " + record["question"] + "\n" + "\n".join(f"{labels[k]}) {c}" for k, c in enumerate(record["choices"]))
         pages[page] = _insert(pages[page], block, rng)
@@ -200,7 +200,7 @@ def test_reference_normalization_agrees_on_the_samples(corpus):
 
 def test_the_reference_finds_exactly_the_planted_pages(corpus):
     reference = ref_index([(f"{s}:{i}", t) for s, its in corpus.items.items() for i, t in its])
-    found = {p: ref_matches(t, reference) for p, t in zip(corpus.ids, corpus.pages)}
+    found = {p: ref_matches(t, reference) for p, t in zip(corpus.ids, corpus.pages, strict=False)}
     assert {p: labels for p, labels in found.items() if labels} == corpus.planted
 
 
@@ -210,7 +210,7 @@ def test_planted_pages_removed_and_no_other(corpus, eval_files, kind):
     index, stats, kept, rejected = _run(corpus, config)
     assert index.set_names == ("passages", "lines", "mmlu")
 
-    removed = dict(zip(rejected.column("id").to_pylist(), rejected.column("details").to_pylist()))
+    removed = dict(zip(rejected.column("id").to_pylist(), rejected.column("details").to_pylist(), strict=False))
     assert set(removed) == set(corpus.planted)  # every planted page, and no other
     assert not corpus.phrases & set(removed)  # short phrases never trigger
     assert len(kept) + len(rejected) == len(corpus.pages)
@@ -231,7 +231,7 @@ def test_tag_action_keeps_every_page_and_lists_the_items(corpus, eval_files):
     config = DecontamConfig(eval_sets=eval_files, action="tag")
     _, stats, kept, rejected = _run(corpus, config)
     assert rejected is None and len(kept) == len(corpus.pages)
-    tags = dict(zip(kept.column("id").to_pylist(), kept.column("contaminated").to_pylist()))
+    tags = dict(zip(kept.column("id").to_pylist(), kept.column("contaminated").to_pylist(), strict=False))
     assert {p: set(t) for p, t in tags.items() if t is not None} == corpus.planted
     assert kept.schema.field("contaminated").type == pa.list_(pa.string())
 
@@ -250,7 +250,7 @@ def test_exact_index_rejects_a_hash_hit_no_item_holds(corpus, eval_files):
     """A 64-bit collision, forced: a page n-gram's hash is put in the index for an item that does not hold it."""
     config = DecontamConfig(eval_sets=eval_files)
     index = build_index(config)
-    clean = next(i for i, p in zip(corpus.ids, corpus.pages) if i not in corpus.planted and i not in corpus.phrases)
+    clean = next(i for i, p in zip(corpus.ids, corpus.pages, strict=False) if i not in corpus.planted and i not in corpus.phrases)
     page = corpus.pages[corpus.ids.index(clean)]
     from stages.decontam.normalize import ngrams
 

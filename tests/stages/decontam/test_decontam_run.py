@@ -24,7 +24,7 @@ OFF = {k: {"enabled": False} for k in ("gopher_quality", "gopher_repetition", "c
 def decontaminated(ray_local, corpus, eval_files, tmp_path_factory):  # noqa: F811
     folder = tmp_path_factory.mktemp("pages")
     (folder / "pages.jsonl").write_text("".join(json.dumps({"id": i, "url": f"https://pages.example/{i}", "text": t}) + "\n"
-                                                for i, t in zip(corpus.ids, corpus.pages)))
+                                                for i, t in zip(corpus.ids, corpus.pages, strict=False)))
     out = tmp_path_factory.mktemp("out")
     config = parse_config({"inputs": [str(folder / "pages.jsonl")], "output": str(out), "filters": OFF, "langid": {"enabled": False},
                            "decontam": {"eval_sets": eval_files}, "shards": {"shuffle": {"groups": 2}}})

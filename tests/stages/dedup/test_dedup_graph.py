@@ -64,7 +64,7 @@ def test_star_edges_link_each_member_to_bucket_minimum():
     src, dst, lsh = star_edges(band, key, doc)
     # bucket (0,5) = {3,7,10} -> 7-3, 10-3; (1,5) = {7,10} -> 10-7; (0,6) = {4,11} -> 11-4,
     # also found by the exact key (band -1), so not a pair to verify
-    assert sorted(zip(src.tolist(), dst.tolist(), lsh.tolist())) == [(7, 3, True), (10, 3, True), (10, 7, True), (11, 4, False)]
+    assert sorted(zip(src.tolist(), dst.tolist(), lsh.tolist(), strict=False)) == [(7, 3, True), (10, 3, True), (10, 7, True), (11, 4, False)]
 
 
 def test_signature_agreement_hand_computed():
@@ -80,7 +80,7 @@ def test_star_edges_verification_drops_dissimilar_pairs():
     sets = pa.array([[1, 2, 3, 4], [1, 2, 3, 5], [7, 8, 9, 4]], pa.large_list(pa.uint64()))
     # J(2,1) = 3/5 = 0.6; J(3,1) = 1/7
     src, dst, _ = star_edges(band, key, doc, sets, 0.5)
-    assert list(zip(src.tolist(), dst.tolist())) == [(2, 1)]
+    assert list(zip(src.tolist(), dst.tolist(), strict=False)) == [(2, 1)]
     src, _, _ = star_edges(band, key, doc, sets, 0.7)
     assert len(src) == 0
 
@@ -98,7 +98,7 @@ def test_local_components_label_is_component_minimum():
     src = np.array([5, 9, 20, 31, 8])
     dst = np.array([2, 5, 10, 20, 7])
     nodes, labels = local_components(src, dst)
-    assert dict(zip(nodes.tolist(), labels.tolist())) == {2: 2, 5: 2, 9: 2, 10: 10, 20: 10, 31: 10, 7: 7, 8: 7}
+    assert dict(zip(nodes.tolist(), labels.tolist(), strict=False)) == {2: 2, 5: 2, 9: 2, 10: 10, 20: 10, 31: 10, 7: 7, 8: 7}
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -123,7 +123,7 @@ def test_large_star_step_hand_computed():
     # edges 3-1, 5-3, 7-3 (both directions, as the map step emits them)
     a, b = np.array([3, 5, 7]), np.array([1, 3, 3])
     out = large_star(np.concatenate((a, b)), np.concatenate((b, a)))
-    got = sorted(zip(out.column("a").to_pylist(), out.column("b").to_pylist(), out.column("changed").to_pylist()))
+    got = sorted(zip(out.column("a").to_pylist(), out.column("b").to_pylist(), out.column("changed").to_pylist(), strict=False))
     # node 1: larger neighbour 3 -> (3,1) unchanged; node 3: m=1, larger 5,7 -> (5,1),(7,1) new
     assert got == [(3, 1, 0), (5, 1, 1), (7, 1, 1)]
 
@@ -131,7 +131,7 @@ def test_large_star_step_hand_computed():
 def test_small_star_step_hand_computed():
     # node 9 has smaller neighbours 4 and 6; node 6 has 4
     out = small_star(np.array([9, 9, 6]), np.array([6, 4, 4]))
-    got = sorted(zip(out.column("a").to_pylist(), out.column("b").to_pylist(), out.column("changed").to_pylist()))
+    got = sorted(zip(out.column("a").to_pylist(), out.column("b").to_pylist(), out.column("changed").to_pylist(), strict=False))
     assert got == [(6, 4, 0), (6, 4, 1), (9, 4, 0)]
 
 
@@ -145,7 +145,7 @@ def _star_fixed_point(src: np.ndarray, dst: np.ndarray) -> dict:
         a, b, c2 = (t.column(n).to_numpy() for n in ("a", "b", "changed"))
         if c1.sum() == 0 and c2.sum() == 0:
             break
-    labels = dict(zip(a.tolist(), b.tolist()))
+    labels = dict(zip(a.tolist(), b.tolist(), strict=False))
     labels.update({int(r): int(r) for r in np.unique(b)})
     return labels
 
@@ -158,7 +158,7 @@ def test_large_small_star_equals_union_find_on_random_graphs(seed):
     keep = x != y
     src, dst = np.maximum(x, y)[keep], np.minimum(x, y)[keep]
     nodes, labels = local_components(src, dst)
-    assert _star_fixed_point(src, dst) == dict(zip(nodes.tolist(), labels.tolist()))
+    assert _star_fixed_point(src, dst) == dict(zip(nodes.tolist(), labels.tolist(), strict=False))
 
 
 def test_large_small_star_on_a_long_path():

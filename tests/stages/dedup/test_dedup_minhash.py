@@ -89,7 +89,7 @@ def test_poly_hash_spans_equal_scalar_reference():
     starts = np.array([0, 4, 0, 3, 0])
     ends = np.array([3, 8, 12, 4, 0])
     got = poly_hash_spans(data, starts, ends)
-    assert got.tolist() == [poly_hash64(data[s:e].tobytes()) for s, e in zip(starts, ends)]
+    assert got.tolist() == [poly_hash64(data[s:e].tobytes()) for s, e in zip(starts, ends, strict=False)]
     # equal bytes at different positions hash equal; different bytes differ
     twice = np.frombuffer(b"ab ab", dtype=np.uint8)
     h = poly_hash_spans(twice, np.array([0, 3, 0]), np.array([2, 5, 1]))
@@ -117,7 +117,7 @@ def test_word_shingle_spans_hand_computed():
     offsets = np.array([0, 8, 9, 12])  # "a bb ccc", "x", "p q"
     counts, starts, ends = word_shingle_spans(data, offsets, 2)
     assert counts.tolist() == [2, 1, 1]
-    spans = [data[s:e].tobytes() for s, e in zip(starts, ends)]
+    spans = [data[s:e].tobytes() for s, e in zip(starts, ends, strict=False)]
     assert spans == [b"a bb", b"bb ccc", b"x", b"p q"]
 
 
@@ -126,7 +126,7 @@ def test_char_shingle_spans_count_characters_not_bytes():
     data = np.frombuffer(text.encode(), dtype=np.uint8)
     counts, starts, ends = char_shingle_spans(data, np.array([0, len(data)]), 3)
     assert counts.tolist() == [2]
-    assert [data[s:e].tobytes().decode() for s, e in zip(starts, ends)] == ["日本語", "本語だ"]
+    assert [data[s:e].tobytes().decode() for s, e in zip(starts, ends, strict=False)] == ["日本語", "本語だ"]
 
 
 def test_empty_document_has_datasketch_initial_signature():
@@ -162,7 +162,7 @@ def test_signatures_can_be_queried_with_datasketch_lsh():
     config = MinHashConfig(num_perm=128)
     sig, _, _ = signatures(pa.array([base, near, other]), config)
     lsh = datasketch.MinHashLSH(threshold=0.5, num_perm=128)
-    for key, values in zip(("base", "near", "other"), sig):
+    for key, values in zip(("base", "near", "other"), sig, strict=False):
         lsh.insert(key, datasketch.LeanMinHash(seed=config.seed, hashvalues=values, scheme=config.scheme))
     query = datasketch.MinHash(num_perm=128, hashfunc=datasketch_hashfunc(config))
     query.update_batch(reference_shingles(base, config))

@@ -16,7 +16,7 @@ LONG = "The harbor master counted the boats that came in before the storm."
 
 def hashes(texts, **cfg) -> list[tuple[int, int, int]]:
     t = hash_pieces(pa.array(texts, pa.large_string()), ParagraphsConfig(**cfg))
-    return list(zip(t.column("hash").to_pylist(), t.column("row").to_pylist(), t.column("idx").to_pylist()))
+    return list(zip(t.column("hash").to_pylist(), t.column("row").to_pylist(), t.column("idx").to_pylist(), strict=False))
 
 
 def test_a_text_with_blank_lines_is_split_at_them_and_one_without_at_every_newline():
@@ -39,7 +39,7 @@ def test_the_arrow_split_and_the_python_split_agree(texts, unit):
     for row, text in enumerate(texts):
         pieces, seps = split_text(text, unit)
         assert p.values.filter(pa.array(p.row == row)).to_pylist() == pieces
-        assert len(seps) == len(pieces) - 1 and "".join(x for pair in zip(pieces, seps + [""]) for x in pair) == text
+        assert len(seps) == len(pieces) - 1 and "".join(x for pair in zip(pieces, seps + [""], strict=False) for x in pair) == text
         assert remove_pieces(text, unit, set()) == text
 
 

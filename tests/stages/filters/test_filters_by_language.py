@@ -220,13 +220,13 @@ def sample_docs() -> pa.Table:
 def verdicts(config: FiltersConfig, docs: pa.Table) -> dict[str, tuple[str, str | None, str | None]]:
     """id -> (language, reason or None if kept, details), through the whole filter chain in batches of 64."""
     stages, out = build_filters(config), {}
-    langs = dict(zip(docs.column("id").to_pylist(), docs.column("language").to_pylist()))
+    langs = dict(zip(docs.column("id").to_pylist(), docs.column("language").to_pylist(), strict=False))
     for i in range(0, len(docs), 64):
         kept, rejected = run_chain(stages, docs.slice(i, 64), ChainStats())
         out.update({d: (langs[d], None, None) for d in kept.column("id").to_pylist()})
         for r in rejected:
             out.update({d: (langs[d], reason, det) for d, reason, det in
-                        zip(r.column("id").to_pylist(), r.column("reason").to_pylist(), r.column("details").to_pylist())})
+                        zip(r.column("id").to_pylist(), r.column("reason").to_pylist(), r.column("details").to_pylist(), strict=False)})
     return out
 
 

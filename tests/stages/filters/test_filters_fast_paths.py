@@ -136,7 +136,7 @@ def test_duplicates_per_document():
     doc = np.repeat(np.arange(len(docs)), [len(d) for d in docs])
     count, chars = ln.duplicates(values, doc, len(docs))
     assert (
-        list(zip(count.tolist(), chars.tolist())) == [duplicates(d) for d in docs] == [(3, 4), (0, 0), (1, 1), (1, 2)]
+        list(zip(count.tolist(), chars.tolist(), strict=False)) == [duplicates(d) for d in docs] == [(3, 4), (0, 0), (1, 1), (1, 2)]
     )
 
 

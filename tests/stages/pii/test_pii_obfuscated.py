@@ -33,15 +33,15 @@ def fixture_out(stage) -> list[str]:
 
 def test_every_obfuscated_form_is_redacted_whole(fixture_out):
     assert len(OBFUSCATED) >= 9
-    left = [(c["id"], p["value"]) for c, out in zip(OBFUSCATED, fixture_out) for p in c["pii"] if p["value"] in out]
+    left = [(c["id"], p["value"]) for c, out in zip(OBFUSCATED, fixture_out, strict=False) for p in c["pii"] if p["value"] in out]
     assert left == []
-    typed = [(c["id"], p["type"]) for c, out in zip(OBFUSCATED, fixture_out) for p in c["pii"]
+    typed = [(c["id"], p["type"]) for c, out in zip(OBFUSCATED, fixture_out, strict=False) for p in c["pii"]
              if out != c["text"].replace(p["value"], f"<{p['type']}>")]
     assert typed == []  # the whole obfuscated form is the placeholder, nothing else changed
 
 
 def test_their_lookalikes_are_kept(fixture_out):
-    touched = [(c["id"], p["value"]) for c, out in zip(OBFUSCATED, fixture_out) for p in c["not_pii"] if p["value"] not in out]
+    touched = [(c["id"], p["value"]) for c, out in zip(OBFUSCATED, fixture_out, strict=False) for p in c["not_pii"] if p["value"] not in out]
     assert touched == []
 
 

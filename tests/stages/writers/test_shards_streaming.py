@@ -59,7 +59,7 @@ def direct() -> dict[str, list[int]]:
     tok = Tokenizer.from_file(str(REPO / SAMPLE_TOKENIZER))
     table = corpus()
     eos = tok.token_to_id("<|endoftext|>")
-    return {i: tok.encode(t, add_special_tokens=False).ids + [eos] for i, t in zip(table.column("id").to_pylist(), table.column("text").to_pylist())}
+    return {i: tok.encode(t, add_special_tokens=False).ids + [eos] for i, t in zip(table.column("id").to_pylist(), table.column("text").to_pylist(), strict=False)}
 
 
 def expected_samples(name: str, direct: dict[str, list[int]]) -> list[dict]:
@@ -110,7 +110,7 @@ def test_streaming_dataset_reads_every_sample(streaming, written, direct, tmp_pa
     got = [as_plain(ds[i]) for i in range(len(ds))]
     assert got == expected
     assert isinstance(ds[0]["tokens"], np.ndarray) and ds[0]["tokens"].dtype == np.uint16
-    assert sorted(as_plain(s)["tokens"] == e["tokens"] for s, e in zip(ds, expected)) == [True] * len(expected)  # iteration too
+    assert sorted(as_plain(s)["tokens"] == e["tokens"] for s, e in zip(ds, expected, strict=False)) == [True] * len(expected)  # iteration too
     if CONFIGS[name].mds.compression is None:
         local = streaming.LocalDataset(str(root / "mds"))
         assert [as_plain(local[i]) for i in range(len(local))] == expected
@@ -150,7 +150,7 @@ def test_native_mds_equals_streaming_mdswriter(streaming, tmp_path, compression)
     a = json.loads((tmp_path / "ours" / "index.json").read_text())
     b = json.loads((tmp_path / "theirs" / "index.json").read_text())
     assert len(a["shards"]) == len(b["shards"]) > 1
-    for sa, sb in zip(a["shards"], b["shards"]):
+    for sa, sb in zip(a["shards"], b["shards"], strict=False):
         assert sa["raw_data"] == sb["raw_data"]  # same raw bytes: same size and sha1
         raw = lambda root, s: (root / s["raw_data"]["basename"]).read_bytes() if not compression else zstandard.decompress((root / s["zip_data"]["basename"]).read_bytes())  # noqa: E731
         assert raw(tmp_path / "ours", sa) == raw(tmp_path / "theirs", sb)

@@ -4,7 +4,6 @@ back with the trainers' loaders is in test_shards_streaming.py."""
 
 from __future__ import annotations
 
-import filecmp
 import io
 import json
 import os
@@ -139,7 +138,7 @@ def test_mds_shards_respect_size_limit_like_streaming(tmp_path):
     assert sum(s["samples"] == 1 and s["raw_data"]["bytes"] > limit for s in index["shards"]) == int(big.sum())
     # streaming's rule: a shard closes only when the next sample would not fit
     first = np.cumsum([0] + [s["samples"] for s in index["shards"]])
-    for shard, nxt in zip(index["shards"][:-1], first[1:-1]):
+    for shard, nxt in zip(index["shards"][:-1], first[1:-1], strict=False):
         assert shard["raw_data"]["bytes"] + sizes[nxt] + 4 > limit
 
 
@@ -287,7 +286,7 @@ def test_storage_sink_retries_transient_errors_with_backoff(tmp_path):
     sink.put(str(src), "shard.00000.mds")
     assert (tmp_path / "root" / "shards" / "mds" / "00001" / "shard.00000.mds").read_bytes() == data
     assert storage.calls == 4 and sink.retries == 3 and not src.exists()
-    assert [round(w / b, 2) <= 1.25 and w >= b for w, b in zip(waits, [0.5, 1.0, 2.0])] == [True] * 3
+    assert [round(w / b, 2) <= 1.25 and w >= b for w, b in zip(waits, [0.5, 1.0, 2.0], strict=False)] == [True] * 3
 
 
 def test_storage_sink_gives_up_with_a_clear_error(tmp_path):
