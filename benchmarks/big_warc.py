@@ -1,6 +1,6 @@
 """A ~1 GB Common-Crawl-sized WARC through `curate run`: are the defaults memory-safe?
 
-    python benchmarks/big_warc.py                          # generate /tmp/big-warc/big.warc.gz (once), run, write results
+    python benchmarks/big_warc.py       # generate /tmp/big-warc/big.warc.gz (once), run, write results
     python benchmarks/big_warc.py --size-mib 1024 --workdir /tmp/big-warc --phases extracted,deduped
     python benchmarks/big_warc.py --generate-only
 
@@ -199,7 +199,8 @@ class Generator:
             k = self.rng.random()
             data = base64.b64encode(self.rng.randbytes(int(extra * 0.12 * 0.75))).decode()  # inline images, as real pages have
             extra = max(0, extra - len(data))
-            block = (f"<script>/* {idx} */\nvar hero = \"data:image/webp;base64,{data}\";\n{self._bloat(int(extra * k))}\n</script>\n"
+            block = (f"<script>/* {idx} */\nvar hero = \"data:image/webp;base64,{data}\";\n"
+                     f"{self._bloat(int(extra * k))}\n</script>\n"
                      f"<style>\n{self._bloat(extra - int(extra * k))}\n</style>\n")
             m = HEAD_END.search(text)
             text = text[: m.start()] + block + text[m.start():] if m else block + text

@@ -105,7 +105,8 @@ def run_dedup(warcs: list[str], out: Path, filters: bool, dedup: dict, truth: di
 
 
 def linked(storage: Storage, truth: dict) -> dict:
-    """Recall counting only removed documents whose kept document is in their own true cluster, overall and per variation.
+    """Recall counting only removed documents whose kept document
+    is in their own true cluster, overall and per variation.
 
     Per variation, as in ``score``: every member of a true cluster but one kept
     member (the smallest id when none is kept) is to be removed.

@@ -303,7 +303,8 @@ def page_html(page: Page) -> str:
     body = "".join(f"<p>{escape(p)}</p>" for p in page.body)
     block = "".join(f"<p>{escape(p)}</p>" for p in page.block)
     return (
-        f"<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{escape(page.title)} | {page.site}</title></head>"
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<title>{escape(page.title)} | {page.site}</title></head>"
         f"<body><header><a href=\"https://{page.site}/\">{page.site}</a><nav><ul>{nav}</ul></nav></header>"
         f"<main><article><h1>{escape(page.title)}</h1><p class=\"dateline\">Published {page.date}.</p>{body}"
         f"<div class=\"notice\">{block}</div></article></main>"

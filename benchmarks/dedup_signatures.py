@@ -141,7 +141,8 @@ def rust_kernels(texts: pa.Array, num_perm: int, repeat: int) -> list[str]:
         return lambda: dupekit.transform(batch, [T.CleanText("text", "clean"), T.MinHash("clean", "sig", num_perm, 5, 1)])
 
     rows = [
-        ("word 5-grams", "raw text -> signature", "**ours** (`shingle: word`, datasketch-compatible)", lambda: signatures(texts, word)),
+        ("word 5-grams", "raw text -> signature", "**ours** (`shingle: word`, datasketch-compatible)",
+         lambda: signatures(texts, word)),
         ("word 5-grams", "raw text -> signature", "rensa `RMinHash` per doc (our vectorized "
             "normalization; shingle lists built in Python)",
          lambda: rensa_per_doc(word_shingles())),
@@ -156,14 +157,17 @@ def rust_kernels(texts: pa.Array, num_perm: int, repeat: int) -> list[str]:
             "`digest_matrix_from_flat_token_hashes` "
             "(our hashes)",
          lambda: rensa.RMinHash.digest_matrix_from_flat_token_hashes(hashes, rows_offsets, num_perm, 1)),
-        ("char 5-grams", "raw text -> signature", "**ours** (`shingle: char`, datasketch-compatible)", lambda: signatures(texts, char)),
+        ("char 5-grams", "raw text -> signature", "**ours** (`shingle: char`, datasketch-compatible)",
+         lambda: signatures(texts, char)),
         ("char 5-grams", "raw text -> signature", "**ours** (`shingle: char`, `scheme: "
             "affine64`: 64-bit values like dupekit's)",
          lambda: signatures(texts, MinHashConfig(num_perm=num_perm, shingle="char", scheme="affine64"))),
         ("char 5-grams", "raw text -> signature", "marin-dupekit `transform(CleanText, "
             "MinHash)` (Arrow in, Arrow out)", dupekit_char(texts)),
-        ("char 5-grams, CJK text", "raw text -> signature", "**ours** (`shingle: char`)", lambda: signatures(cjk, char)),
-        ("char 5-grams, CJK text", "raw text -> signature", "marin-dupekit `transform(CleanText, MinHash)`", dupekit_char(cjk)),
+        ("char 5-grams, CJK text", "raw text -> signature", "**ours** (`shingle: char`)",
+         lambda: signatures(cjk, char)),
+        ("char 5-grams, CJK text", "raw text -> signature", "marin-dupekit `transform(CleanText, MinHash)`",
+         dupekit_char(cjk)),
     ]  # fmt: skip
     lines = ["", f"## Rust kernels: rensa {_version('rensa')}, marin-dupekit {_version('marin-dupekit')}", "",
              f"Same {n:,} documents ({len(cjk):,} for the CJK rows: 800 "

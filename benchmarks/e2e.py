@@ -359,9 +359,12 @@ def datatrove_stages(spec: dict, tmp: Path, seen: dict) -> list[tuple[str, list,
     ]  # fmt: skip
     return [
         ("filter", first, 1),
-        ("minhash signatures", [JsonlReader(w["filtered"]), MinhashDedupSignature(output_folder=w["sigs"], config=mh)], 1),
-        ("minhash buckets", [MinhashDedupBuckets(input_folder=w["sigs"], output_folder=w["buckets"], config=mh)], bands),
-        ("minhash clusters", [MinhashDedupCluster(input_folder=w["buckets"], output_folder=w["remove_ids"], config=mh)], 1),
+        ("minhash signatures", [JsonlReader(w["filtered"]),
+                                MinhashDedupSignature(output_folder=w["sigs"], config=mh)], 1),
+        ("minhash buckets", [MinhashDedupBuckets(input_folder=w["sigs"],
+                                                 output_folder=w["buckets"], config=mh)], bands),
+        ("minhash clusters", [MinhashDedupCluster(input_folder=w["buckets"],
+                                                  output_folder=w["remove_ids"], config=mh)], 1),
         ("dedup filter + tokenize", [
             JsonlReader(w["filtered"]),
             MinhashDedupFilter(input_folder=w["remove_ids"], exclusion_writer=DropLog("minhash")), tap("dedup", seen),
@@ -529,9 +532,11 @@ def overlap(corpus: dict, ours: dict, dt: dict) -> dict:
     return {
         "only_ours_lang": {why: Counter(lang.get(i) for i in only_o if dt_reason(i) == why)
                            for why, _ in Counter(dt_reason(i) for i in only_o).most_common(4)},
-        "kept_lang": {"ours": Counter(lang.get(i) for i in kept_o), "both": Counter(lang.get(i) for i in kept_o & kept_d)},
+        "kept_lang": {"ours": Counter(lang.get(i) for i in kept_o),
+                      "both": Counter(lang.get(i) for i in kept_o & kept_d)},
         "both": len(kept_o & kept_d), "only_ours": len(only_o), "only_dt": len(only_d),
-        "pages_both": len(pages_o & pages_d), "pages_only_ours": len(pages_o - pages_d), "pages_only_dt": len(pages_d - pages_o),
+        "pages_both": len(pages_o & pages_d),
+        "pages_only_ours": len(pages_o - pages_d), "pages_only_dt": len(pages_d - pages_o),
         "only_ours_by": Counter(dt_reason(i) for i in only_o), "only_dt_by": Counter(our_reason(i) for i in only_d),
         "neither": len(html - kept_o - kept_d),
         "removed_ours_by": Counter(ours["removed"].get(i, "kept") for i in html),
@@ -557,7 +562,8 @@ def results_table(docs: int, results: dict) -> str:
             rows.append([f"**{SYSTEM_LABEL[name]}**", docs, *[""] * 10, f"failed: {r['failed']}"])
             continue
         ratio = [f"{rate(r, k) / rate(base, k):.2f}×" if rate(base, k) else "–" for k in ("wall_s", "cpu_s")]
-        rows.append([f"**{SYSTEM_LABEL[name]}**", docs, r["kept"], f"{r['tokens']:,}" if r.get("tokens") else "–", fmt(r["wall_s"]),
+        rows.append([f"**{SYSTEM_LABEL[name]}**", docs, r["kept"],
+        f"{r['tokens']:,}" if r.get("tokens") else "–", fmt(r["wall_s"]),
                      fmt(rate(r, "wall_s"), 2), fmt(r["cpu_s"]), fmt(rate(r, "cpu_s"), 2), f"**{ratio[0]}**", ratio[1],
                      fmt(r["tree_pss_mb"], 0), fmt(r["mean_load"], 1)])  # fmt: skip
     headers = ["system", "docs", "kept docs", "tokens", "wall s", "docs/s (1 core)", "CPU s", "docs/CPU-s",
@@ -655,8 +661,9 @@ def render(args, machine: dict, cpu: int | None, corpus: dict, results: dict, ov
         pinned = f"ours and DataTrove **at the same time** (`--parallel`), each {pinned.replace(str(cpu), 'of its own')}"
     runs = f"the fastest of {args.repeat} interleaved runs" if args.repeat > 1 else "one run each"
     docs = corpus["html"]
+    baselines = (("datatrove", "DataTrove"), ("nemo", "NeMo Curator"))
     out = [
-        f"# End to end: ours vs {' and '.join(n for k, n in (('datatrove', 'DataTrove'), ('nemo', 'NeMo Curator')) if k in results) or 'nothing'} "
+        f"# End to end: ours vs {' and '.join(n for k, n in baselines if k in results) or 'nothing'} "
         "(WARC → … → tokens), one core each",
         "",
         f"- {machine['date']} · {machine['nproc']} CPUs ({machine['cpu']}) "
@@ -756,7 +763,8 @@ def overlap_section(ov: dict, other: str = "DataTrove", why: list[str] | None = 
         "Every HTML document's fate in each system (top reasons):",
         "",
         markdown_table(["ours", "docs", other, "docs "],
-                       [[*a, *b] for a, b in zip(ov["removed_ours_by"].most_common(15), ov["removed_dt_by"].most_common(15), strict=False)]),
+                       [[*a, *b] for a, b in zip(ov["removed_ours_by"].most_common(15),
+                                                         ov["removed_dt_by"].most_common(15), strict=False)]),
         "",
     ]  # fmt: skip
 
@@ -843,7 +851,8 @@ WHY = [
     "makes its kept set depend on the load; ours limits extraction time per page too (`extract_timeout`).",
     "- **Deduplication.** Both remove the planted copies and the samples' own near duplicates with the same 5-gram "
     "shingles and bands × rows, but keep a different member of a cluster: ours the highest `quality_score` (ties: "
-    "smallest id), DataTrove the root of its union-find (in effect any member). Those documents appear once on each side with \"(another copy of the "
+    "smallest id), DataTrove the root of its union-find (in effect any member). Those documents appear once on "
+    "each side with \"(another copy of the "
     "page kept)\"; by page they agree. Ours also verifies candidate pairs and leaves host boilerplate out.",
     "- **After dedup** ours removes low `quality_score` documents (`final: quality`) and redacts PII; DataTrove's "
     "pipeline here has neither.",

@@ -83,7 +83,8 @@ QUOTE_STYLES = ("verbatim", "typographic", "lower")
 
 
 def quoted_corpus(pages: int = 40, seed: int = 0, quote_share: float = 0.3, min_chars: int = 30) -> list[Doc]:
-    """The pages of dedup_boilerplate_corpus.generate with quotes of other pages' paragraphs (see the module docstring).
+    """The pages of dedup_boilerplate_corpus.generate with
+    quotes of other pages' paragraphs (see the module docstring).
 
     A title is its own provenance (a copy has its original's title; two unrelated pages
     rarely draw the same one), counted when its normalized form reaches ``min_chars``.

@@ -170,7 +170,8 @@ def report(sets: list[dict], results: dict, args, info0: dict, load_end) -> str:
                  f"· {info0['mem_gib']} GiB · Python {info0['python']}",
              f"- load average at the start {info0['load_avg']}, at the end {load_end} "
                  "(well above 0 means other work shared the machine: compare docs/CPU-s)",
-             f"- command: `python benchmarks/pii.py{' --quick' if args.quick else ''}{f' --repeat {args.repeat}' if args.repeat > 1 else ''}`",
+             f"- command: `python benchmarks/pii.py{' --quick' if args.quick else ''}"
+             f"{f' --repeat {args.repeat}' if args.repeat > 1 else ''}`",
              f"- each system in its own process, pinned to CPU {cpu}, math libraries "
                  f"single-threaded; the fastest of {args.repeat} interleaved run(s)",
              "- **ours**: `PiiStage(PiiConfig())` on Arrow batches of 2,048 "

@@ -256,7 +256,8 @@ def report(sets: dict[str, list[dict]], scores: dict, seconds: dict, missing: Co
            f"- command: `{command}`",
            "- **ours**: `PiiStage(PiiConfig())` (defaults); **presidio "
                "default**: `AnalyzerEngine()` with all its default "
-           "recognizers on `spacy.blank(\"en\")`, default threshold, every document analyzed as English (its recognizers are English-only)",
+           "recognizers on `spacy.blank(\"en\")`, default threshold, every document analyzed as English "
+           "(its recognizers are English-only)",
            "- spans: every occurrence of a listed value; **recall**: spans overlapped by a finding of the same type; "
            "**precision**: findings that overlap a listed span of their "
                "type; **kept**: look-alike spans no finding (of any type) touches", ""]

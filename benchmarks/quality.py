@@ -114,7 +114,8 @@ def child_phase1(spec: dict) -> dict:
         for k, v in r.stages.seconds.items():
             seconds[k] = seconds.get(k, 0.0) + v
     return {"wall_s": wall, "cpu_s": cpu, "load_s": load_s, "stage_seconds": seconds,
-            "responses": sum(r.totals.get("responses", r.docs_in) for r in results), "kept": sum(r.kept for r in results),
+            "responses": sum(r.totals.get("responses", r.docs_in) for r in results),
+            "kept": sum(r.kept for r in results),
             "scored": sum(r.stages.docs_in.get("classifiers", 0) for r in results)}  # fmt: skip
 
 
@@ -254,7 +255,8 @@ def train_large_model(path: Path, tmp: Path, timeout_s: float) -> dict:
     pq.write_table(pos, tmp / "pos.parquet")
     pq.write_table(neg, tmp / "neg.parquet")
     t0 = time.perf_counter()
-    argv = ["-m", "classifiers.train_quality", "--positives", str(tmp / "pos.parquet"), "--negatives", str(tmp / "neg.parquet"),
+    argv = ["-m", "classifiers.train_quality", "--positives",
+    str(tmp / "pos.parquet"), "--negatives", str(tmp / "neg.parquet"),
             "-o", str(path), *LARGE_ARGS]  # fmt: skip
     done = subprocess.run([sys.executable, *argv], cwd=ROOT, capture_output=True, text=True, timeout=timeout_s)
     if done.returncode:
@@ -338,10 +340,12 @@ def render(args, machine, cpu, sets: dict, phase1: dict, scoring: dict, names: d
                 continue
             rate = r["docs_scored"] / max(r["wall_s"], 1e-9)
             cpu_rate = r["docs_scored"] / max(r["cpu_s"], 1e-9)
-            rows.append([sname, label, fmt(rate), f"**{fmt(cpu_rate)}**", f"{cpu_rate / base_cpu:.2f}×" if base_cpu else "–",
+            rows.append([sname, label, fmt(rate), f"**{fmt(cpu_rate)}**",
+            f"{cpu_rate / base_cpu:.2f}×" if base_cpu else "–",
                          fmt(1e6 / cpu_rate), fmt(1e6 / cpu_rate / k), fmt(r["load_s"], 2), fmt(r.get("tree_pss_mb")),
                          "yes" if cpu_rate >= TARGET else "no"])  # fmt: skip
-    headers = ["models", "system", "docs/s", "docs/CPU-s", "× DataTrove (CPU)", "CPU µs/doc", "µs/doc per model", "load s",
+    headers = ["models", "system", "docs/s", "docs/CPU-s",
+    "× DataTrove (CPU)", "CPU µs/doc", "µs/doc per model", "load s",
                "peak PSS MB", f"≥ {TARGET:,}/CPU-s"]  # fmt: skip
     out += [markdown_table(headers, rows, "llrrrrrrrl"), ""]
     for sname, results in scoring.items():

@@ -96,7 +96,8 @@ def child_main(spec_path: str) -> None:
         return child_report(mds_write(spec, texts))
     stage = TokenizeStage(TokenizeConfig(tokenizer=str(ROOT / SAMPLE_TOKENIZER), threads=1))
     batches = [texts[i : i + BATCH] for i in range(0, len(texts), BATCH)]
-    tables = [pa.table({"id": [f"d{i + j}" for j in range(len(b))], "url": ["https://example.org/"] * len(b), "text": b})
+    tables = [pa.table({"id": [f"d{i + j}" for j in range(len(b))],
+    "url": ["https://example.org/"] * len(b), "text": b})
               for i, b in zip(range(0, len(texts), BATCH), batches, strict=False)]  # fmt: skip
     runs = {m: make_run(m, stage, batches, tables) for m in MODES}
     best: dict[str, dict] = {}
@@ -288,8 +289,9 @@ def install_section() -> list[str]:
     if not INSTALL.is_file():
         return []
     m = json.loads(INSTALL.read_text())
-    rows = [[name, m[key]["packages"], f"{m[key]['size_mb'] / 1024:.1f} GB", f"{m[key]['wall_s'] / 60:.1f} min", f"{m[key]['cpu_s'] / 60:.1f} min"]
-            for name, key in (("runtime (`pip install .`)", "runtime"), ("runtime + mosaicml-streaming", "with_streaming"))]  # fmt: skip
+    venvs = (("runtime (`pip install .`)", "runtime"), ("runtime + mosaicml-streaming", "with_streaming"))
+    rows = [[name, m[key]["packages"], f"{m[key]['size_mb'] / 1024:.1f} GB", f"{m[key]['wall_s'] / 60:.1f} min",
+             f"{m[key]['cpu_s'] / 60:.1f} min"] for name, key in venvs]
     return [
         "## Install: the runtime venv with and without mosaicml-streaming",
         "",
@@ -323,7 +325,8 @@ def report(results: dict, repeats: int, info: dict) -> str:
                 mds_rows.append([name, c, r["failed"], "", "", "", "", ""])
                 continue
             mds_rows.append([name, c, f"{r['samples']:,}", f"{r['cpu_s']:.3f}", f"{r['samples'] / r['cpu_s']:,.0f}",
-                             f"{r['one_copy_token_bytes'] * r['copies'] / r['cpu_s'] / 2**20:,.0f}", f"{r['one_copy_bytes'] / 2**20:.2f}",
+                             f"{r['one_copy_token_bytes'] * r['copies'] / r['cpu_s'] / 2**20:,.0f}",
+                             f"{r['one_copy_bytes'] / 2**20:.2f}",
                              f"{r['one_copy_bytes'] / r['one_copy_token_bytes']:.2f}"])  # fmt: skip
         if "failed" not in nat and "failed" not in st:
             mds_rows.append(["**native / streaming**", c, "", "", f"**{st['cpu_s'] / nat['cpu_s']:.1f}x**", "", "", ""])

@@ -11,7 +11,8 @@
 Each input file belongs to exactly one source; its documents carry the source's name in the
 ``source_name`` column (stages/source_name.py) through every phase.  A source's *effective config* is the
 run's config with the source's overrides merged in, section by section and key by key (a mapping merges,
-any other value replaces; a list of named entries, like ``classifiers``, takes a mapping by name); the extracted and final phases build each source's stages from it, and its
+any other value replaces; a list of named entries, like ``classifiers``, takes a mapping
+by name); the extracted and final phases build each source's stages from it, and its
 units' fingerprints cover it, so a changed override redoes that source's parts only.  Sections that are
 about the whole corpus (dedup, decontamination, PII, the shards, the mix) are the run's, for every source.
 """

@@ -522,7 +522,9 @@ class Planner:
                 host = site.domain
                 body = synth.error_body(style, code, host, site, rng, rand_date(rng, 2024, 2025))
                 lang = site.lang if style == "site" else None
-                url = f"https://{host}/{rng.choice(['wp-content/uploads/2019/03/report.pdf', 'old/page.html', 'admin/', 'news/12345', 'shop/item?id=77', 'blog/2017/05/'])}"
+                paths = ['wp-content/uploads/2019/03/report.pdf', 'old/page.html', 'admin/', 'news/12345', 'shop/item?id=77',
+                         'blog/2017/05/']
+                url = f"https://{host}/{rng.choice(paths)}"
                 extra = [("Retry-After", "3600")] if code == 503 else []
                 cap = Capture(url, "http_error", body.encode("utf-8"), "text/html; charset=utf-8" if style == "site" else "text/html",
                               "text/html", server="nginx" if style == "nginx" else ("apache" if style == "apache" else site.server),

@@ -141,7 +141,8 @@ def _length(docs: list[str], aggs: dict) -> dict:
 
 def _classifiers(plan: CardPlan, docs: list[str], aggs: dict, config: dict) -> dict:
     """Per classifier: its model (and whether it is a demonstration model), its score's distribution per phase and
-    per language (where it was scored and where the documents were written), and what its filter removed, per language."""
+    per language (where it was scored and where the documents
+    were written), and what its filter removed, per language."""
     from classifiers.demonstration import identify
 
     entries = []

@@ -59,8 +59,10 @@ def threads(path: Path):
     import pyarrow as pa
 
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    table = lambda label: pa.table({"id": pa.array([r["id"] for r in rows if r["label"] == label], pa.string()),  # noqa: E731
-                                    "text": pa.array([r["text"] for r in rows if r["label"] == label], pa.large_string())})
+    def table(label):
+        return pa.table({"id": pa.array([r["id"] for r in rows if r["label"] == label], pa.string()),
+                         "text": pa.array([r["text"] for r in rows if r["label"] == label], pa.large_string())})
+
     return table("toxic"), table("civil")
 
 

@@ -250,7 +250,8 @@ def char_poly_hashes(data: np.ndarray, offsets: np.ndarray, n: int) -> tuple[np.
 def permutations(num_perm: int, seed: int, scheme: str) -> tuple[np.ndarray, np.ndarray]:
     """datasketch's permutation parameters (a, b) for these settings: the draws of its
     ``MinHash._init_permutations``, made here because importing datasketch imports scipy (~0.25 s and ~40 MB
-    in every process that computes signatures); tests/stages/dedup/test_dedup_minhash.py compares them with datasketch's."""
+    in every process that computes signatures);
+    tests/stages/dedup/test_dedup_minhash.py compares them with datasketch's."""
     gen = np.random.RandomState(seed)
     if scheme == "legacy":  # a in [1, p), b in [0, p), drawn in turn, p = 2^61 - 1
         prime = np.uint64((1 << 61) - 1)

@@ -173,7 +173,8 @@ def url_trigger(min_digits: int) -> str:
         r"[A-Za-z]{2}[0-9]{2}",  # an IBAN shape
         rf"[0-9](?:[^A-Za-z]{{0,4}}[0-9]){{{min_digits - 1}}}",  # a run of digits with separators
         r"(?i:[(\[{<]\s*(?:at|dot)\s*[)\]}>])",  # a bracketed at or dot
-        r"^[^/?#]*//[^/?#]*[\[\]]",  # a bracket in the authority: urlsplit may refuse it (a URL is published only if it splits)
+        r"^[^/?#]*//[^/?#]*[\[\]]",
+        # a bracket in the authority: urlsplit may refuse it (a URL is published only if it splits)
     ])
 
 

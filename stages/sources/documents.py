@@ -1,4 +1,5 @@
-"""Documents that are already text: JSON lines and Parquet dumps (Wikipedia, ArXiv, StackExchange, code, licensed text).
+"""Documents that are already text: JSON lines and Parquet
+dumps (Wikipedia, ArXiv, StackExchange, code, licensed text).
 
 A file streams into Arrow batches with the core columns the WARC path gives
 its kept rows (``id``, ``url``, ``warc_date`` = the document's date,

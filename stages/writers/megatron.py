@@ -124,7 +124,8 @@ class MegatronIndex:
 
     def to_dict(self) -> dict:
         return {
-            "__kind__": INDEX_KIND, "dtype": self.dtype, "dtype_code": DTYPE_CODES[self.dtype], "vocab_size": self.vocab_size,
+            "__kind__": INDEX_KIND, "dtype": self.dtype,
+            "dtype_code": DTYPE_CODES[self.dtype], "vocab_size": self.vocab_size,
             "documents": sum(p.documents for p in self.pairs), "tokens": sum(p.tokens for p in self.pairs),
             "pairs": [asdict(p) for p in self.pairs],
         }  # fmt: skip

@@ -18,7 +18,8 @@
   them (``_TarWriter``: the same tarfile calls, members in key then extension
   order; importing webdataset would import torch, ~480 MB and ~7 s in every
   process that writes shards) with a fixed mtime (0), uid/gid 0, empty
-  user/group names and mode 0444, so the same samples give byte-identical tars.  No compression: tarfile's gzip stream stamps the
+  user/group names and mode 0444, so the same samples give
+  byte-identical tars.  No compression: tarfile's gzip stream stamps the
   current time into its header.
 * A shard closes before it would hold more than ``maxcount`` samples or pass
   ``maxsize`` bytes (the exact tar size is known before writing: 512-byte

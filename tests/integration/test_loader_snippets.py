@@ -47,7 +47,8 @@ if kind in ("streaming", "webdataset"):
     def recording(self):
         for batch in iterate(self):
             t = batch["tokens"]
-            seen.append({"ids": list(batch["id"]), "type": type(t).__module__ + "." + type(t).__name__, "dtype": str(t.dtype),
+            seen.append({"ids": list(batch["id"]),
+                          "type": type(t).__module__ + "." + type(t).__name__, "dtype": str(t.dtype),
                          "tokens": [row[:int(n)].tolist() for row, n in zip(t, batch["num_tokens"])],
                          "padding": [row[int(n):].tolist() for row, n in zip(t, batch["num_tokens"])]})
             yield batch
@@ -66,9 +67,10 @@ else:
 ns = {"__name__": "__main__"}
 exec(compile(open(path).read(), "docs/shards.md: " + kind, "exec"), ns)
 loader = ns.get("loader")
-workers = getattr(loader, "num_workers", None) if kind == "streaming" else getattr(getattr(loader, "pipeline", [None])[0], "num_workers", None)
-json.dump({"seen": seen, "workers": workers, "last": {"type": type(ns["tokens"]).__module__ + "." + type(ns["tokens"]).__name__,
-                                                     "dtype": str(ns["tokens"].dtype)}}, open(out, "w"))
+workers = (getattr(loader, "num_workers", None) if kind == "streaming"
+           else getattr(getattr(loader, "pipeline", [None])[0], "num_workers", None))
+last = {"type": type(ns["tokens"]).__module__ + "." + type(ns["tokens"]).__name__, "dtype": str(ns["tokens"].dtype)}
+json.dump({"seen": seen, "workers": workers, "last": last}, open(out, "w"))
 """
 
 

@@ -1,5 +1,6 @@
 """Relative paths in a config are read from the working directory, and made absolute when the config file is
-loaded, before anything ships to a worker (pipeline/paths.py; the cluster itself: tests/integration/test_ray_cluster.py)."""
+loaded, before anything ships to a worker (pipeline/paths.py;
+the cluster itself: tests/integration/test_ray_cluster.py)."""
 
 from __future__ import annotations
 

@@ -166,7 +166,8 @@ class Pid:
     def process(self, unit):
         import pyarrow as pa
 
-        return {"pid": os.getpid(), "pool": os.environ.get("CURATE_WORKER_POOL"), "arrow": pa.default_memory_pool().backend_name}
+        return {"pid": os.getpid(), "pool": os.environ.get("CURATE_WORKER_POOL"),
+                "arrow": pa.default_memory_pool().backend_name}
 
 config = parse_config({"inputs": ["samples/*.warc.gz"], "output": sys.argv[1], "ray": {"num_cpus": 1}})
 assert not ray.is_initialized()

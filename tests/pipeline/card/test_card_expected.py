@@ -291,7 +291,8 @@ def _tokens(manifest, out: Path, config: dict) -> dict:
 
 def _trainer_numbers(manifest: dict, out: Path, config: dict) -> dict:
     """The tokenizer's numbers from the copied file, the samples' tokens, padding and lengths past 1024/2048/4096 from
-    the WebDataset tars (read with tarfile and numpy); the counts of documents and dropped tokens as the manifest says."""
+    the WebDataset tars (read with tarfile and numpy); the
+    counts of documents and dropped tokens as the manifest says."""
     from tokenizers import Tokenizer
 
     shards = out / "shards"

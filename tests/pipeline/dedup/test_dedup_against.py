@@ -167,8 +167,10 @@ def test_the_shuffled_join_gives_the_same_decisions(runs, tmp_path, partition_ro
     local = pq.read_table(runs["run2"] / "dedup" / "earlier-duplicates" / "part-0.parquet")
     shuffled = pq.read_table(root / "dedup" / "earlier-duplicates" / "part-0.parquet")
     assert shuffled.equals(local)
-    counts = lambda summary: {k: v for k, v in summary.items()  # noqa: E731
-                              if k.startswith(("duplicate_earlier", "earlier_")) and k != "earlier_partitions"}
+    def counts(summary):
+        return {k: v for k, v in summary.items()
+                if k.startswith(("duplicate_earlier", "earlier_")) and k != "earlier_partitions"}
+
     assert counts(s) == counts(runs["s2"]) and s["duplicate_earlier_through_copy"] > 0
 
 

@@ -54,7 +54,8 @@ def corpus(n: int, seed: int = 0) -> pa.Table:
     rng = np.random.default_rng(seed)
     lengths = rng.integers(1, 1500, n)
     lengths[n // 2] = 6000
-    return pa.table({"id": [f"doc-{seed}-{i:05d}" for i in range(n)], "url": [f"https://example.org/{i}" for i in range(n)],
+    return pa.table({"id": [f"doc-{seed}-{i:05d}" for i in range(n)],
+    "url": [f"https://example.org/{i}" for i in range(n)],
                      "text": [" ".join(rng.choice(WORDS, k)) for k in lengths]})  # fmt: skip
 
 
@@ -235,8 +236,9 @@ def test_gpt_dataset_blends_the_docs_prefixes(mc, tmp_path, stage, docs, monkeyp
         eod, pad, vocab_size, unique_identifiers = stage.eos_id, -1, stage.vocab_size, {"class": "Tok"}
 
     seq = 64
-    config = mc.gpt.GPTDatasetConfig(random_seed=1, sequence_length=seq, blend=mc.utils.get_blend_from_list(prefixes), split="100,0,0",
-                                     tokenizer=Tok(), reset_position_ids=False, reset_attention_mask=False, eod_mask_loss=False)  # fmt: skip
+    config = mc.gpt.GPTDatasetConfig(
+        random_seed=1, sequence_length=seq, blend=mc.utils.get_blend_from_list(prefixes), split="100,0,0",
+        tokenizer=Tok(), reset_position_ids=False, reset_attention_mask=False, eod_mask_loss=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         train, _, _ = mc.builder.BlendedMegatronDatasetBuilder(mc.gpt.GPTDataset, [None, None, None], lambda: True, config).build()

@@ -152,7 +152,11 @@ def test_native_mds_equals_streaming_mdswriter(streaming, tmp_path, compression)
     assert len(a["shards"]) == len(b["shards"]) > 1
     for sa, sb in zip(a["shards"], b["shards"], strict=False):
         assert sa["raw_data"] == sb["raw_data"]  # same raw bytes: same size and sha1
-        raw = lambda root, s: (root / s["raw_data"]["basename"]).read_bytes() if not compression else zstandard.decompress((root / s["zip_data"]["basename"]).read_bytes())  # noqa: E731
+        def raw(root, s):
+            if not compression:
+                return (root / s["raw_data"]["basename"]).read_bytes()
+            return zstandard.decompress((root / s["zip_data"]["basename"]).read_bytes())
+
         assert raw(tmp_path / "ours", sa) == raw(tmp_path / "theirs", sb)
         assert {k: v for k, v in sa.items() if k != "zip_data"} == {k: v for k, v in sb.items() if k != "zip_data"}
     if not compression:
