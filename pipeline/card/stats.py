@@ -2,7 +2,7 @@
 
 The card (render.py) and the plots (plots.py) are drawn from this dict only,
 so what the card says is exactly what stats.json holds, and a reviewer can
-recompute any of it from the Parquet (tests/test_card_stats.py does).
+recompute any of it from the Parquet (tests/pipeline/card/test_card_expected.py does).
 """
 
 from __future__ import annotations
