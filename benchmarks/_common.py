@@ -29,11 +29,12 @@ SINGLE_THREAD_ENV = {
 }
 
 
-# The project's packages (what ``pip install`` byte-compiles).
+# The project's packages (what ``pip install`` byte-compiles), under the repository's root.
 PACKAGES = ("core", "pipeline", "stages", "classifiers")
+REPO = Path(__file__).resolve().parent.parent
 
 
-def byte_compile(repo: Path = Path(__file__).resolve().parent.parent) -> None:
+def byte_compile(repo: Path = REPO) -> None:
     """Byte-compile the project as ``pip install`` compiles an installed package, before it is timed.
 
     The baselines are installed packages, compiled when pip installed them.  Our editable checkout is

@@ -1,6 +1,6 @@
 """A ~1 GB Common-Crawl-sized WARC through `curate run`: are the defaults memory-safe?
 
-    python benchmarks/big_warc.py                          # generate /tmp/big-warc/big.warc.gz (once), run, write results
+    python benchmarks/big_warc.py       # generate /tmp/big-warc/big.warc.gz (once), run, write results
     python benchmarks/big_warc.py --size-mib 1024 --workdir /tmp/big-warc --phases extracted,deduped
     python benchmarks/big_warc.py --generate-only
 
@@ -199,7 +199,8 @@ class Generator:
             k = self.rng.random()
             data = base64.b64encode(self.rng.randbytes(int(extra * 0.12 * 0.75))).decode()  # inline images, as real pages have
             extra = max(0, extra - len(data))
-            block = (f"<script>/* {idx} */\nvar hero = \"data:image/webp;base64,{data}\";\n{self._bloat(int(extra * k))}\n</script>\n"
+            block = (f"<script>/* {idx} */\nvar hero = \"data:image/webp;base64,{data}\";\n"
+                     f"{self._bloat(int(extra * k))}\n</script>\n"
                      f"<style>\n{self._bloat(extra - int(extra * k))}\n</style>\n")
             m = HEAD_END.search(text)
             text = text[: m.start()] + block + text[m.start():] if m else block + text
@@ -230,7 +231,8 @@ class Generator:
         head = f"{r['protocol']} {r['statusline']}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in r["headers"])
         head += f"Content-Length: {len(payload)}\r\n\r\n"
         request = (f"GET /{path} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: CCBot/2.0 (https://commoncrawl.org/faq/)\r\n"
-                   "Accept: text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8\r\nAccept-Language: en-US,en;q=0.5\r\n"
+                   "Accept: text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8\r\nAccept-Language: "
+                       "en-US,en;q=0.5\r\n"
                    "Accept-Encoding: br,gzip\r\nConnection: Keep-Alive\r\n\r\n").encode()
         meta = (f"fetchTimeMs: {rng.randint(20, 3000)}\r\ncharset-detected: {r['charset'] or 'UTF-8'}\r\n"
                 f"languages-cld2: {{\"reliable\":true,\"languages\":[{{\"code\":\"{r['language'] or 'en'}\"}}]}}\r\n").encode()
@@ -290,7 +292,8 @@ def _object_store(session: str | None) -> dict:
     except OSError:
         return {}
     out = {}
-    m = re.search(r'Local resources: \{"total":\{[^}]*object_store_memory: \[(\d+)\][^}]*\}, "available": \{[^}]*object_store_memory: \[(\d+)\]', text)
+    m = re.search(r'Local resources: \{"total":\{[^}]*object_store_memory: '
+        r'\[(\d+)\][^}]*\}, "available": \{[^}]*object_store_memory: \[(\d+)\]', text)
     if m:
         out["store_total"] = int(m.group(1)) / 1e4
         out["store_used"] = (int(m.group(1)) - int(m.group(2))) / 1e4
@@ -480,9 +483,11 @@ def report(gen: dict, res: dict, warc: Path) -> str:
              "(jobs/sample.yaml's settings, inputs and output overridden; embedded Ray on all CPUs)", "",
              "## The file", "",
              f"`{warc}`: **{gen['compressed_bytes'] / 2**30:.2f} GiB** compressed ({gen['compressed_bytes']:,} bytes), "
-             f"{gen['uncompressed_bytes'] / 2**30:.2f} GiB uncompressed (ratio {gen['uncompressed_bytes'] / gen['compressed_bytes']:.1f}), "
+             f"{gen['uncompressed_bytes'] / 2**30:.2f} GiB uncompressed (ratio "
+                 f"{gen['uncompressed_bytes'] / gen['compressed_bytes']:.1f}), "
              f"**{gen['captures']:,} captures** = {gen['records']:,} records (request, response, metadata; one warcinfo), "
-             f"one gzip member per record (ISA-L level 3); generated in {gen['seconds']:.0f} s by `Generator` (seed {gen['seed']}).",
+             "one gzip member per record (ISA-L level 3); generated in "
+                 f"{gen['seconds']:.0f} s by `Generator` (seed {gen['seed']}).",
              "",
              "| | this file | CC-MAIN-2024-51 per file (2.64 B pages, 394 TiB, ~90,000 files of ~1 GB) |",
              "|---|---:|---:|",
@@ -492,8 +497,10 @@ def report(gen: dict, res: dict, warc: Path) -> str:
              f"| uncompressed bytes per capture | {gen['uncompressed_bytes'] / gen['captures'] / 1024:,.1f} KiB | "
              f"{CC_UNCOMPRESSED / CC_PAGES / 1024:,.1f} KiB (394 TiB / 2.64 B) |",
              "",
-             f"Captures: {html:,} HTML pages rewritten with new paragraphs (of which {gen.get('near_duplicate_pages', 0):,} near "
-             f"duplicates of an earlier generated page), {gen.get('exact_duplicate_pages', 0):,} exact repeats of an earlier payload, "
+             f"Captures: {html:,} HTML pages rewritten with new paragraphs "
+                 f"(of which {gen.get('near_duplicate_pages', 0):,} near "
+             "duplicates of an earlier generated page), "
+                 f"{gen.get('exact_duplicate_pages', 0):,} exact repeats of an earlier payload, "
              f"{gen.get('copied_html', 0):,} HTML pages copied as they are (no paragraphs, errors, redirects, odd pages), "
              f"{gen.get('copied_other', 0):,} non-HTML payloads. Paragraph pool from the samples: "
              + ", ".join(f"{k} {v}" for k, v in gen["paragraph_pool"].items()) + ".", "",
@@ -528,9 +535,11 @@ def report(gen: dict, res: dict, warc: Path) -> str:
         per_file = gen["compressed_bytes"] / s3["bytes_per_request"]
         lines += ["## S3 requests per input file", "",
                   f"A {s3['bytes'] / MIB:,.0f} MiB WARC from the same generator, read from a local S3 server (moto behind "
-                  f"tests/s3_proxy.py, which counts requests) by `core.storage.open_input` + `WarcReader` (phase 1's reading, "
+                  "tests/s3_proxy.py, which counts requests) by "
+                      "`core.storage.open_input` + `WarcReader` (phase 1's reading, "
                   f"no extraction): **{s3['requests']:,} requests, one per {s3['bytes_per_request'] / 1024:,.0f} KiB** "
-                  f"({s3['responses']:,} responses framed). `open_input` returns pyarrow's random-access S3 file, and the gzip "
+                  f"({s3['responses']:,} responses framed). `open_input` "
+                      "returns pyarrow's random-access S3 file, and the gzip "
                   f"member loop reads it 64 KiB at a time (stages/gunzip.py `_CHUNK`): each read is one ranged GET. "
                   f"For this 1 GiB file that is **~{per_file:,.0f} GET requests**; for the snapshot's 90,000 files "
                   f"~{per_file * CC_FILES / 1e9:,.2f} billion.", ""]

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import pickle
 import random
 import resource
@@ -68,7 +67,7 @@ def write_inputs(folder: Path, sizes: list[int]) -> tuple[Path, dict[int, Path],
         evals[size] = path
     # Plant questions of the first items (every set holds them).
     with open(evals[min(sizes)]) as f:
-        questions = [json.loads(line)["question"] for _, line in zip(range(64), f)]
+        questions = [json.loads(line)["question"] for _, line in zip(range(64), f, strict=False)]
     planted = rng.sample(range(len(texts)), max(1, round(PLANTED_SHARE * len(texts))))
     for k, i in enumerate(planted):
         texts[i] = texts[i] + "\n" + questions[k % len(questions)]
@@ -207,12 +206,17 @@ def main() -> int:
     report = "\n".join([
         "# Decontamination throughput and the cost of the eval index",
         "",
-        f"- {info['date']} · {info['nproc']} CPUs ({info['cpu']}) · {info['mem_gib']} GiB · Python {info['python']}",
-        f"- load average at the start {info0['load_avg']}, at the end {info['load_avg']} (2 CPUs shared with other work: compare docs per CPU-second, not wall)",
-        f"- command: `python benchmarks/decontam.py{' --quick' if args.quick else ''}`; each row in its own process pinned to one CPU, best of {repeats}",
-        f"- documents: {n_docs:,} texts decode + extract keep from `samples/*.warc.gz` ({chars / n_docs:,.0f} characters each on average), "
+        f"- {info['date']} · {info['nproc']} CPUs ({info['cpu']}) "
+            f"· {info['mem_gib']} GiB · Python {info['python']}",
+        f"- load average at the start {info0['load_avg']}, at the end {info['load_avg']} "
+            "(2 CPUs shared with other work: compare docs per CPU-second, not wall)",
+        f"- command: `python benchmarks/decontam.py{' --quick' if args.quick else ''}`; "
+            f"each row in its own process pinned to one CPU, best of {repeats}",
+        f"- documents: {n_docs:,} texts decode + extract keep from "
+            f"`samples/*.warc.gz` ({chars / n_docs:,.0f} characters each on average), "
         f"{planted} of them with an eval question planted; batches of {BATCH_ROWS}",
-        "- eval sets: MMLU-shaped JSON lines (question of 10-90 words + four choices of 1-8 words, random words of the samples' vocabulary), "
+        "- eval sets: MMLU-shaped JSON lines (question of 10-90 words + four "
+            "choices of 1-8 words, random words of the samples' vocabulary), "
         f"{MMLU_TEST_ITEMS:,} items (MMLU's test split) and 100,000; n-grams of 13 words",
         "",
         "## Throughput (the final phase: decontamination sits before PII)",
@@ -221,7 +225,8 @@ def main() -> int:
         "",
         "## Building the index (on the driver, once per run)",
         "",
-        "`pairs`: distinct (13-gram, item) pairs; `index MB`: the arrays and the normalized item text a worker holds; "
+        "`pairs`: distinct (13-gram, item) pairs; `index MB`: "
+            "the arrays and the normalized item text a worker holds; "
         "`build RSS MB`: the build process's peak RSS over its RSS before reading the file.",
         "",
         markdown_table(["index", "eval items", "pairs", "build CPU s", "build wall s", "index MB", "pickled MB", "build RSS MB", "Bloom FPR"], cost),

@@ -50,7 +50,7 @@ def write_snapshot(root: Path, table: pa.Table, parts: int) -> None:
 def timed_run(root: Path, workers: int, against: list[str], **dedup) -> dict:
     from core.storage import Storage
     from pipeline.config import parse_config
-    from pipeline.phases.deduped import run_dedup
+    from tests.dedup_standalone import run_dedup
 
     cfg = parse_config({"inputs": ["unused"], "output": str(root), "dedup": {"against": against, **dedup},
                         "ray": {"num_cpus": workers}})
@@ -70,7 +70,7 @@ def removed_by_reason(root: Path) -> dict[str, set[str]]:
     out: dict[str, set[str]] = {}
     for f in sorted((root / "rejected" / "deduped").glob("*.parquet")):
         t = pq.read_table(f, columns=["id", "reason"])
-        for i, r in zip(t.column("id").to_pylist(), t.column("reason").to_pylist()):
+        for i, r in zip(t.column("id").to_pylist(), t.column("reason").to_pylist(), strict=False):
             out.setdefault(r, set()).add(i)
     return out
 
@@ -92,10 +92,10 @@ def cluster_members(first: pa.Table, c1: np.ndarray, second: pa.Table, c2: np.nd
     wanted = set(c2[in_run1].tolist())
     pick = np.isin(c1, list(wanted))
     for i, c, t in zip(first.column("id").filter(pa.array(pick)).to_pylist(), c1[pick].tolist(),
-                       first.column("text").filter(pa.array(pick)).to_pylist()):
+                       first.column("text").filter(pa.array(pick)).to_pylist(), strict=False):
         run1.setdefault(c, []).append((i, t))
     run2 = list(zip(second.column("id").filter(pa.array(in_run1)).to_pylist(), c2[in_run1].tolist(),
-                    second.column("text").filter(pa.array(in_run1)).to_pylist()))
+                    second.column("text").filter(pa.array(in_run1)).to_pylist(), strict=False))
     return {"run1": run1, "run2": run2}
 
 
@@ -181,15 +181,18 @@ def main(argv=None) -> int:
         f"# Dedup against an earlier run: {n:,} + {n:,} documents", "",
         f"`python benchmarks/dedup_against.py --docs {n}` ({machine_info()}; {args.workers} workers).", "",
         "One synthetic corpus (benchmarks/synth_corpus.py, dup fraction "
-        f"{args.dup_fraction}) cut in two snapshots; run 2's copies of run 1's documents are the documents of a cluster "
+        f"{args.dup_fraction}) cut in two snapshots; run 2's copies "
+            "of run 1's documents are the documents of a cluster "
         "that has a member in run 1.", "",
         "| run | wall s | largest process peak | removed |", "|---|---:|---|---:|",
         f"| run 1 (writes its index) | {r1['wall']:.1f} | {mem(r1)} | {s1['rejected']:,} of {s1['in']:,} |",
         f"| run 2 alone | {r2p['wall']:.1f} | {mem(r2p)} | {r2p['summary']['rejected']:,} |",
-        f"| run 2 with `against: [run 1]` ({join_path(r2)}) | {r2['wall']:.1f} | {mem(r2)} | {r2['summary']['rejected']:,} "
+        f"| run 2 with `against: [run 1]` ({join_path(r2)}) | "
+            f"{r2['wall']:.1f} | {mem(r2)} | {r2['summary']['rejected']:,} "
         f"({r2['summary']['rejected_by_reason'].get('duplicate_earlier', 0):,} `duplicate_earlier`) |",
         *([f"| run 2 with `against: [run 1]` ({join_path(r2h)}) | {r2h['wall']:.1f} | {mem(r2h)} | "
-           f"{r2h['summary']['rejected']:,} ({r2h['summary']['rejected_by_reason'].get('duplicate_earlier', 0):,} "
+           f"{r2h['summary']['rejected']:,} "
+               f"({r2h['summary']['rejected_by_reason'].get('duplicate_earlier', 0):,} "
            f"`duplicate_earlier`; the against step {r2h['summary']['step_seconds'].get('earlier', 0):.2f} s) |"] if r2h else []),
         "",
         f"- the against step (2d): {r2['summary']['step_seconds'].get('earlier', 0):.2f} s "
@@ -202,7 +205,8 @@ def main(argv=None) -> int:
         "| edit class | Jaccard to run 1's kept copy | copies | share | found | recall |", "|---|---|---:|---:|---:|---:|",
         *[f"| {name} | {span} | {n:,} | {n / max(1, len(truth)):.1%} | {f:,} | {f / max(1, n):.4f} |" for name, span, n, f in by_class],
         "",
-        f"- run 1's index: {index_bytes:,} bytes for {s1['kept']:,} kept documents = **{per_m / 1e6:.1f} MB per million "
+        f"- run 1's index: {index_bytes:,} bytes for {s1['kept']:,} "
+            f"kept documents = **{per_m / 1e6:.1f} MB per million "
         f"documents** (zstd Parquet; settings.json {settings_bytes} bytes); by column: "
         + ", ".join(f"{k} {v / s1['kept'] * 1e6 / 1e6:.1f} MB/M" for k, v in sorted(columns.items(), key=lambda kv: -kv[1])),
     ]

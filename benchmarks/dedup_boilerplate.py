@@ -95,7 +95,7 @@ def run_phase1(warcs: list[str], out: Path, filters: bool) -> None:
 
 
 def run_dedup(warcs: list[str], out: Path, filters: bool, dedup: dict, truth: dict) -> dict:
-    from pipeline.phases.deduped import run_dedup as phase2
+    from tests.dedup_standalone import run_dedup as phase2
 
     t0 = time.perf_counter()
     summary = phase2(config(warcs, out, filters, dedup), Storage(str(out)), 2, progress=False)
@@ -105,7 +105,8 @@ def run_dedup(warcs: list[str], out: Path, filters: bool, dedup: dict, truth: di
 
 
 def linked(storage: Storage, truth: dict) -> dict:
-    """Recall counting only removed documents whose kept document is in their own true cluster, overall and per variation.
+    """Recall counting only removed documents whose kept document
+    is in their own true cluster, overall and per variation.
 
     Per variation, as in ``score``: every member of a true cluster but one kept
     member (the smallest id when none is kept) is to be removed.
@@ -118,7 +119,9 @@ def linked(storage: Storage, truth: dict) -> dict:
     for doc_id, t in truth.items():
         if t.get("dup_cluster") and doc_id in reached:
             clusters[t["dup_cluster"]].append(doc_id)
-    hit = lambda m, members: removed.get(m) in members
+    def hit(m, members):
+        return removed.get(m) in members
+
     should = sum(len(m) - 1 for m in clusters.values())
     tp = sum(hit(m, members) for members in clusters.values() for m in members)
     by_var, by_var_hit = Counter(), Counter()
@@ -141,7 +144,8 @@ def row(label: str, s: dict, *cells) -> str:
             f"{s['precision']:.3f} | {s['recall']:.3f} | {s['recall_linked']:.3f} | {s['largest']} | {byvar} | {linkvar} |")
 
 
-HEADER = ("| phase 1 | settings | docs in | should remove | removed | precision | recall | recall, linked | largest cluster | "
+HEADER = ("| phase 1 | settings | docs in | should remove | removed "
+    "| precision | recall | recall, linked | largest cluster | "
           "recall by variation | linked by variation |",
           "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|")
 
@@ -158,7 +162,8 @@ def main(argv=None) -> int:
     warcs, truth = make_corpus(work / "corpus", args.pages)
     init_ray(config(warcs, work / "unused", True))
     lines = ["# Deduplication when the pages of a site share a long block", "",
-             f"Corpus: benchmarks/dedup_boilerplate_corpus.py, {args.pages} articles on each of 3 block sites (block = 30-60% "
+             f"Corpus: benchmarks/dedup_boilerplate_corpus.py, {args.pages} "
+                 "articles on each of 3 block sites (block = 30-60% "
              "of the words), true copies of a quarter of them (other site, other block site, own site) plus one body per "
              f"site posted 4 times, 30 unrelated articles: {len(truth)} pages; the largest true cluster has 4 pages. "
              "Phase 1 with the heuristic filters on (defaults) and off; default extractor. "

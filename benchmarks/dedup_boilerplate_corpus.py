@@ -252,7 +252,7 @@ def generate(pages: int = 40, seed: int = 0, plain_sites: int = 8, fillers: int 
     blocks = {host: block_paragraphs(kind, host, author) for host, kind, author in block_sites}
     plain = [f"plain{i}.example" for i in range(plain_sites)]
     out: list[Page] = []
-    for host, kind, author in block_sites:
+    for host, kind, _author in block_sites:
         block_words = words_of(blocks[host])
         for i in range(pages):
             fraction = rng.uniform(*share)
@@ -287,7 +287,7 @@ def generate(pages: int = 40, seed: int = 0, plain_sites: int = 8, fillers: int 
         host = plain[i % len(plain)]
         out.append(Page(f"https://{host}/story/{i:03d}", host, _title(rng), _date(rng), paragraphs(rng, rng.randint(150, 400)),
                         kind="filler"))
-    for i, p in enumerate(out):
+    for p in out:
         p.id = f"<urn:uuid:{uuid.uuid5(uuid.NAMESPACE_URL, f'boilerplate-corpus/{seed}/{p.url}')}>"
     return out
 
@@ -303,7 +303,8 @@ def page_html(page: Page) -> str:
     body = "".join(f"<p>{escape(p)}</p>" for p in page.body)
     block = "".join(f"<p>{escape(p)}</p>" for p in page.block)
     return (
-        f"<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{escape(page.title)} | {page.site}</title></head>"
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<title>{escape(page.title)} | {page.site}</title></head>"
         f"<body><header><a href=\"https://{page.site}/\">{page.site}</a><nav><ul>{nav}</ul></nav></header>"
         f"<main><article><h1>{escape(page.title)}</h1><p class=\"dateline\">Published {page.date}.</p>{body}"
         f"<div class=\"notice\">{block}</div></article></main>"

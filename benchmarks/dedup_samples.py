@@ -120,7 +120,7 @@ def run_one(extractor: str, filters: bool, workdir: Path, truth: dict, dedup: di
 
 def sweep(extractor: str, workdir: Path, truth: dict) -> list[tuple[dict, dict]]:
     """Phase 2 settings on one phase-1 output (filters on, as users run it)."""
-    from pipeline.phases.deduped import run_dedup
+    from tests.dedup_standalone import run_dedup
 
     out = workdir / f"{extractor}-filters"
     rows = []
@@ -150,7 +150,8 @@ def main(argv=None) -> int:
              "Default dedup settings. *filters*: phase 1 as configured in jobs/sample.yaml; *no filters*: heuristic "
              "filters off, so every duplicate page reaches phase 2. Precision: removed documents that have a kept "
              "twin in their ground-truth cluster; recall: over all cluster members but one that reached phase 2.", "",
-             "| extractor | phase 1 | docs in | dup clusters | should remove | removed | precision | recall | recall by variation |",
+             "| extractor | phase 1 | docs in | dup clusters | should "
+                 "remove | removed | precision | recall | recall by variation |",
              "|---|---|---:|---:|---:|---:|---:|---:|---|"]
     for extractor in args.extractors:
         for filters in (True, False):
@@ -166,7 +167,8 @@ def main(argv=None) -> int:
         lines += ["", f"## Settings sweep ({extractor}, filters on)", "",
                   "| shingle | n | threshold | removed | precision | recall |", "|---|---:|---:|---:|---:|---:|"]
         for m, s in sweep(extractor, workdir, truth):
-            lines.append(f"| {m['shingle']} | {m['ngram']} | {m['threshold']} | {s['removed']} | {s['precision']:.3f} | {s['recall']:.3f} |")
+            lines.append(f"| {m['shingle']} | {m['ngram']} | {m['threshold']} | "
+                f"{s['removed']} | {s['precision']:.3f} | {s['recall']:.3f} |")
             print(lines[-1], flush=True)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text("\n".join(lines) + "\n")

@@ -38,7 +38,6 @@ import os
 import shutil
 import subprocess
 import tempfile
-import threading
 import time
 
 import pyarrow as pa
@@ -54,7 +53,7 @@ DATA_JUICER_PYTHON = ROOT / ".venv-dj" / "bin" / "python"
 
 def score(removed: set[str], truth: pa.Table) -> dict:
     """Precision/recall of a removed set against the planted clusters."""
-    cluster = dict(zip(truth.column("id").to_pylist(), truth.column("cluster").to_pylist()))
+    cluster = dict(zip(truth.column("id").to_pylist(), truth.column("cluster").to_pylist(), strict=False))
     members: dict[int, list[str]] = {}
     for doc_id, c in cluster.items():
         if c is not None:
@@ -76,7 +75,7 @@ def agreement(a: set[str], b: set[str], truth: pa.Table) -> str:
     file order, we keep the smallest id), so compare per planted cluster the
     number of members each removed, and outside the clusters the removed ids.
     """
-    cluster = dict(zip(truth.column("id").to_pylist(), truth.column("cluster").to_pylist()))
+    cluster = dict(zip(truth.column("id").to_pylist(), truth.column("cluster").to_pylist(), strict=False))
     count_a, count_b = {}, {}
     for ids, counts in ((a, count_a), (b, count_b)):
         for i in ids:
@@ -97,7 +96,7 @@ def removed_ids(root: str) -> set[str]:
 
 def run_ours(root: str, workers: int, distributed: bool, boilerplate: bool = True) -> dict:
     from pipeline.config import parse_config
-    from pipeline.phases.deduped import run_dedup
+    from tests.dedup_standalone import run_dedup
     from pipeline.runner import init_ray
     from core.storage import Storage
 
@@ -201,7 +200,7 @@ def write_chunked(root: Path, docs: int, per_chunk: int, docs_per_part: int, dup
             shutil.rmtree(folder, ignore_errors=True)
             original = sc.vocabulary
             vocab0 = original(np.random.default_rng(0))
-            sc.vocabulary = lambda rng: (original(rng), vocab0)[1]  # the chunk's rng advances as usual; seed 0's words
+            sc.vocabulary = lambda rng, original=original, vocab0=vocab0: (original(rng), vocab0)[1]  # the chunk's rng advances as usual; seed 0's words
             try:
                 table, cluster = sc.generate(n, dup_fraction, seed=c)
             finally:
@@ -256,11 +255,15 @@ def data_juicer_row(python: str, root: Path, n: int, workers: int, sm: dict, tru
     s = score(removed, truth)
     agree = agreement(ours_removed, removed, truth).replace("DataTrove", "Data-Juicer")
     mib = 1 << 20
-    return (f"| Data-Juicer 1.6 `ray_bts_minhash_deduplicator` (Ray) | {n:,} | {d['wall']:.1f} | {n / d['wall'] / workers:,.0f} | "
-            f"{d['peak_rss'] / mib:,.0f} MiB | {d['peak_total'] / mib:,.0f} MiB | {s['removed']:,} | {s['precision']:.4f} | "
-            f"{s['recall']:.4f} | CPU path: word 5-grams of the lower-cased text without `\\p{{P}}`, sha1, 128 permutations, "
+    return ("| Data-Juicer 1.6 `ray_bts_minhash_deduplicator` (Ray) | "
+        f"{n:,} | {d['wall']:.1f} | {n / d['wall'] / workers:,.0f} | "
+            f"{d['peak_rss'] / mib:,.0f} MiB | {d['peak_total'] / mib:,.0f} "
+                f"MiB | {s['removed']:,} | {s['precision']:.4f} | "
+            f"{s['recall']:.4f} | CPU path: word 5-grams of the "
+                f"lower-cased text without `\\p{{P}}`, sha1, 128 permutations, "
             f"{sm['bands']}x{sm['rows']} bands, BTS union-find actors: {max(1, workers // 2)} (its auto: half the CPUs); "
-            f"CPU {d['cpu']:,.0f} s ({n / d['cpu']:,.0f} docs per CPU-second); largest process: {d['peak_name']}; {agree} |")
+            f"CPU {d['cpu']:,.0f} s ({n / d['cpu']:,.0f} docs per "
+                f"CPU-second); largest process: {d['peak_name']}; {agree} |")
 
 
 def main(argv=None) -> int:
@@ -296,14 +299,17 @@ def main(argv=None) -> int:
     mib = 1 << 20
     m = machine_info()
     lines = ["# Phase 2 at scale (synthetic corpora)", "",
-             f"- {m['date']} · {m['nproc']} CPUs ({m['cpu']}) · {m['mem_gib']} GiB · Python {m['python']} · load average at the "
+             f"- {m['date']} · {m['nproc']} CPUs ({m['cpu']}) · "
+                 f"{m['mem_gib']} GiB · Python {m['python']} · load average at the "
              f"start {m['load_avg']} (well above 0: other work shared the machine, compare CPU seconds)",
              f"- command: `python benchmarks/dedup_scale.py {' '.join(argv if argv is not None else sys.argv[1:])}`", "",
-             f"Corpus: benchmarks/synth_corpus.py, ~330 words per document, {args.dup_fraction:.0%} of documents in planted "
+             "Corpus: benchmarks/synth_corpus.py, ~330 words per "
+                 f"document, {args.dup_fraction:.0%} of documents in planted "
              "clusters of 2-10 (copies on other site templates, with a changed date line, and edited words / a dropped or "
              f"added paragraph). Default dedup settings; {args.workers} workers on this machine. Peak RSS: largest single "
              "process of the run's process tree (psutil, every 0.2 s); total: largest sum over the tree.", "",
-             "| system | docs | wall s | docs/s per core | peak RSS, largest process | peak RSS, all processes | removed | precision | recall | notes |",
+             "| system | docs | wall s | docs/s per core | peak RSS, largest process "
+                 "| peak RSS, all processes | removed | precision | recall | notes |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     first = None
     for n in args.docs:
@@ -329,9 +335,12 @@ def main(argv=None) -> int:
         if not args.boilerplate:
             notes = "boilerplate step off, " + notes
         if args.cpu:
-            notes += f", CPU {r['cpu']:,.0f} s ({n / r['cpu']:,.0f} docs per CPU-second), load average {r['load'][0]} -> {r['load'][1]}"
-        lines.append(f"| ours (Ray) | {n:,} | {r['wall']:.1f} | {n / r['wall'] / args.workers:,.0f} | {r['peak_rss'] / mib:,.0f} MiB | "
-                     f"{r['peak_total'] / mib:,.0f} MiB | {s['removed']:,} | {s['precision']:.4f} | {s['recall']:.4f} | {notes} |")
+            notes += (f", CPU {r['cpu']:,.0f} s ({n / r['cpu']:,.0f} docs per "
+                f"CPU-second), load average {r['load'][0]} -> {r['load'][1]}")
+        lines.append(f"| ours (Ray) | {n:,} | {r['wall']:.1f} | "
+            f"{n / r['wall'] / args.workers:,.0f} | {r['peak_rss'] / mib:,.0f} MiB | "
+                     f"{r['peak_total'] / mib:,.0f} MiB | {s['removed']:,} "
+                         f"| {s['precision']:.4f} | {s['recall']:.4f} | {notes} |")
         print(lines[-1], flush=True)
         if args.data_juicer:
             lines.append(data_juicer_row(args.data_juicer, root, n, args.workers, sm, truth, r["removed"]))
@@ -347,8 +356,10 @@ def main(argv=None) -> int:
         s = score(d["removed"], truth)
         agree = agreement(ours["removed"], d["removed"], truth)
         lines.append(f"| DataTrove 0.10 MinHash (4 stages) | {n:,} | {d['wall']:.1f} | {n / d['wall'] / args.workers:,.0f} | "
-                     f"{d['peak_rss'] / mib:,.0f} MiB | {d['peak_total'] / mib:,.0f} MiB | {s['removed']:,} | {s['precision']:.4f} | "
-                     f"{s['recall']:.4f} | sha1 64-bit hashes (its xxhash path fails with xxhash 4: str input), same 5-gram shingles and {sm['bands']}x{sm['rows']} bands; stage seconds "
+                     f"{d['peak_rss'] / mib:,.0f} MiB | {d['peak_total'] / mib:,.0f} "
+                         f"MiB | {s['removed']:,} | {s['precision']:.4f} | "
+                     f"{s['recall']:.4f} | sha1 64-bit hashes (its xxhash path fails with xxhash 4: str "
+                         f"input), same 5-gram shingles and {sm['bands']}x{sm['rows']} bands; stage seconds "
                      f"{d['step_seconds']}; {agree} |")
         print(lines[-1], flush=True)
     lines.insert(3, f"- load average at the end {machine_info()['load_avg']}")

@@ -74,7 +74,7 @@ def shingles(text: str, n: int = 5) -> list[bytes]:
 
 _NUMBER_RE = regex.compile(_NUMBER)
 # RE2 writes code points as \x{85}; Python's regex module as \u0085
-_SPACES_RE = regex.compile(regex.sub(r"\\x\{([0-9A-F]+)\}", lambda m: "\\u%04x" % int(m.group(1), 16), f"[{_PUNCT}{_UNICODE_SPACES}]+"))
+_SPACES_RE = regex.compile(regex.sub(r"\\x\{([0-9A-F]+)\}", lambda m: f"\\u{int(m.group(1), 16):04x}", f"[{_PUNCT}{_UNICODE_SPACES}]+"))
 
 
 def py_normalize(text: str) -> str:
@@ -141,8 +141,10 @@ def rust_kernels(texts: pa.Array, num_perm: int, repeat: int) -> list[str]:
         return lambda: dupekit.transform(batch, [T.CleanText("text", "clean"), T.MinHash("clean", "sig", num_perm, 5, 1)])
 
     rows = [
-        ("word 5-grams", "raw text -> signature", "**ours** (`shingle: word`, datasketch-compatible)", lambda: signatures(texts, word)),
-        ("word 5-grams", "raw text -> signature", "rensa `RMinHash` per doc (our vectorized normalization; shingle lists built in Python)",
+        ("word 5-grams", "raw text -> signature", "**ours** (`shingle: word`, datasketch-compatible)",
+         lambda: signatures(texts, word)),
+        ("word 5-grams", "raw text -> signature", "rensa `RMinHash` per doc (our vectorized "
+            "normalization; shingle lists built in Python)",
          lambda: rensa_per_doc(word_shingles())),
         ("word 5-grams", "raw text -> signature", "rensa `digest_matrix_from_token_sets` (same inputs)",
          lambda: rensa.RMinHash.digest_matrix_from_token_sets(word_shingles(), num_perm, 1)),
@@ -151,17 +153,25 @@ def rust_kernels(texts: pa.Array, num_perm: int, repeat: int) -> list[str]:
          lambda: rensa.RMinHash.digest_matrix_from_token_sets(sets, num_perm, 1)),
         ("word 5-grams", "shingle hashes given: permutations + min only", "**ours** `minhash_from_hashes` (numpy)",
          lambda: minhash_from_hashes(hashes, counts, word)),
-        ("word 5-grams", "shingle hashes given: permutations + min only", "rensa `digest_matrix_from_flat_token_hashes` (our hashes)",
+        ("word 5-grams", "shingle hashes given: permutations + min only", "rensa "
+            "`digest_matrix_from_flat_token_hashes` "
+            "(our hashes)",
          lambda: rensa.RMinHash.digest_matrix_from_flat_token_hashes(hashes, rows_offsets, num_perm, 1)),
-        ("char 5-grams", "raw text -> signature", "**ours** (`shingle: char`, datasketch-compatible)", lambda: signatures(texts, char)),
-        ("char 5-grams", "raw text -> signature", "**ours** (`shingle: char`, `scheme: affine64`: 64-bit values like dupekit's)",
+        ("char 5-grams", "raw text -> signature", "**ours** (`shingle: char`, datasketch-compatible)",
+         lambda: signatures(texts, char)),
+        ("char 5-grams", "raw text -> signature", "**ours** (`shingle: char`, `scheme: "
+            "affine64`: 64-bit values like dupekit's)",
          lambda: signatures(texts, MinHashConfig(num_perm=num_perm, shingle="char", scheme="affine64"))),
-        ("char 5-grams", "raw text -> signature", "marin-dupekit `transform(CleanText, MinHash)` (Arrow in, Arrow out)", dupekit_char(texts)),
-        ("char 5-grams, CJK text", "raw text -> signature", "**ours** (`shingle: char`)", lambda: signatures(cjk, char)),
-        ("char 5-grams, CJK text", "raw text -> signature", "marin-dupekit `transform(CleanText, MinHash)`", dupekit_char(cjk)),
+        ("char 5-grams", "raw text -> signature", "marin-dupekit `transform(CleanText, "
+            "MinHash)` (Arrow in, Arrow out)", dupekit_char(texts)),
+        ("char 5-grams, CJK text", "raw text -> signature", "**ours** (`shingle: char`)",
+         lambda: signatures(cjk, char)),
+        ("char 5-grams, CJK text", "raw text -> signature", "marin-dupekit `transform(CleanText, MinHash)`",
+         dupekit_char(cjk)),
     ]  # fmt: skip
     lines = ["", f"## Rust kernels: rensa {_version('rensa')}, marin-dupekit {_version('marin-dupekit')}", "",
-             f"Same {n:,} documents ({len(cjk):,} for the CJK rows: 800 ideographs each, sentences of 40), {num_perm} permutations, "
+             f"Same {n:,} documents ({len(cjk):,} for the CJK rows: 800 "
+                 f"ideographs each, sentences of 40), {num_perm} permutations, "
              "one pinned CPU, `RAYON_NUM_THREADS=1`; best of "
              f"{repeat}. **× ours** compares docs per CPU-second with ours' first row of the same shingles and input "
              "(– where ours has no such row: ours never takes Python shingle lists).", "",
@@ -173,7 +183,8 @@ def rust_kernels(texts: pa.Array, num_perm: int, repeat: int) -> list[str]:
         if name.startswith("**ours**"):
             ours.setdefault((shingles, given), rate)  # the group's first ours row is its reference
         ref = ours.get((shingles, given))
-        lines.append(f"| {shingles} | {given} | {name} | {n / wall:,.0f} | {rate:,.0f} | {f'{rate / ref:.2f}x' if ref else '–'} |")
+        lines.append(f"| {shingles} | {given} | {name} | {n / wall:,.0f} | "
+            f"{rate:,.0f} | {f'{rate / ref:.2f}x' if ref else '–'} |")
     return lines
 
 
@@ -245,11 +256,13 @@ def main(argv=None) -> int:
     lines = [
         "# MinHash signature throughput (one core)",
         "",
-        f"{args.docs:,} documents of {args.words} words, word 5-grams, {args.num_perm} permutations, seed 1, scheme affine32; "
+        f"{args.docs:,} documents of {args.words} words, word 5-grams, "
+            f"{args.num_perm} permutations, seed 1, scheme affine32; "
         f"best of {args.repeat}; docs per CPU-second of the pinned process (= docs/s on an idle core). "
         "Signatures checked equal to datasketch's before timing.",
         "",
-        "| implementation | docs/CPU-s | vs datasketch update_batch, pre-normalized text | vs datasketch update_batch, raw text |",
+        "| implementation | docs/CPU-s | vs datasketch update_batch, "
+            "pre-normalized text | vs datasketch update_batch, raw text |",
         "|---|---:|---:|---:|",
     ]
     for name, t in rows:
@@ -260,7 +273,8 @@ def main(argv=None) -> int:
     for shingle, n in (("word", 3), ("word", 5), ("char", 5)):
         for num_perm in (64, 128, 256):
             cfg = MinHashConfig(num_perm=num_perm, shingle=shingle, ngram=n)
-            lines.append(f"| {shingle} {n}-grams | {num_perm} | {rate(best(lambda: signatures(texts, cfg), args.repeat)):,.0f} |")
+            lines.append(f"| {shingle} {n}-grams | {num_perm} | "
+                f"{rate(best(lambda cfg=cfg: signatures(texts, cfg), args.repeat)):,.0f} |")
     lines += rust_kernels(texts, args.num_perm, args.repeat)
     load_end = os.getloadavg()
     lines[1:1] = ["", f"- {machine['date']} · {machine['nproc']} CPUs ({machine['cpu']}) · Python {machine['python']} · one process "

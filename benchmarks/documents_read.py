@@ -143,8 +143,10 @@ def main() -> int:
     report = "\n".join([
         "# Document source: reading JSON lines and Parquet",
         "",
-        f"{lines:,} documents ({len(texts):,} distinct texts from `samples/`, {text_mb:.0f} MB of text), one CPU, best of {repeats}.",
-        f"Machine: {info['cpu']}, {info['nproc']} CPUs, load average {info['load_avg']} at the end (the machine is shared: see the load).",
+        f"{lines:,} documents ({len(texts):,} distinct texts from "
+            f"`samples/`, {text_mb:.0f} MB of text), one CPU, best of {repeats}.",
+        f"Machine: {info['cpu']}, {info['nproc']} CPUs, load average "
+            f"{info['load_avg']} at the end (the machine is shared: see the load).",
         "",
         table,
         "",

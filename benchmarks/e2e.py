@@ -250,12 +250,12 @@ def ours_outcome(out: Path, record: dict) -> dict:
     language = {}
     for f in sorted(glob.glob(str(out / "documents" / "final" / "*.parquet"))):
         t = pq.read_table(f, columns=["id", "language"])
-        language.update(zip(t.column("id").to_pylist(), t.column("language").to_pylist()))
+        language.update(zip(t.column("id").to_pylist(), t.column("language").to_pylist(), strict=False))
     removed = {}
     for f in sorted(glob.glob(str(out / "rejected" / "*" / "*.parquet"))):
         t = pq.read_table(f, columns=["id", "reason"])
         phase = Path(f).parent.name
-        removed.update({i: f"{phase}: {r}" for i, r in zip(t.column("id").to_pylist(), t.column("reason").to_pylist())})
+        removed.update({i: f"{phase}: {r}" for i, r in zip(t.column("id").to_pylist(), t.column("reason").to_pylist(), strict=False)})
     return {
         "kept_ids": list(language),
         "language": language,
@@ -359,9 +359,12 @@ def datatrove_stages(spec: dict, tmp: Path, seen: dict) -> list[tuple[str, list,
     ]  # fmt: skip
     return [
         ("filter", first, 1),
-        ("minhash signatures", [JsonlReader(w["filtered"]), MinhashDedupSignature(output_folder=w["sigs"], config=mh)], 1),
-        ("minhash buckets", [MinhashDedupBuckets(input_folder=w["sigs"], output_folder=w["buckets"], config=mh)], bands),
-        ("minhash clusters", [MinhashDedupCluster(input_folder=w["buckets"], output_folder=w["remove_ids"], config=mh)], 1),
+        ("minhash signatures", [JsonlReader(w["filtered"]),
+                                MinhashDedupSignature(output_folder=w["sigs"], config=mh)], 1),
+        ("minhash buckets", [MinhashDedupBuckets(input_folder=w["sigs"],
+                                                 output_folder=w["buckets"], config=mh)], bands),
+        ("minhash clusters", [MinhashDedupCluster(input_folder=w["buckets"],
+                                                  output_folder=w["remove_ids"], config=mh)], 1),
         ("dedup filter + tokenize", [
             JsonlReader(w["filtered"]),
             MinhashDedupFilter(input_folder=w["remove_ids"], exclusion_writer=DropLog("minhash")), tap("dedup", seen),
@@ -483,7 +486,7 @@ def child_ray(spec: dict, tmp: Path) -> dict:
     ray.shutdown()
     t.append(time.perf_counter())
     names = ["import", "ray.init", "first task", "first Ray Data map", "shutdown"]
-    return {"seconds": {n: b - a for n, a, b in zip(names, t, t[1:])}}
+    return {"seconds": {n: b - a for n, a, b in zip(names, t, t[1:], strict=False)}}
 
 
 def run_ray(tmp: Path, cpu: int | None, timeout_s: float) -> dict:
@@ -529,9 +532,11 @@ def overlap(corpus: dict, ours: dict, dt: dict) -> dict:
     return {
         "only_ours_lang": {why: Counter(lang.get(i) for i in only_o if dt_reason(i) == why)
                            for why, _ in Counter(dt_reason(i) for i in only_o).most_common(4)},
-        "kept_lang": {"ours": Counter(lang.get(i) for i in kept_o), "both": Counter(lang.get(i) for i in kept_o & kept_d)},
+        "kept_lang": {"ours": Counter(lang.get(i) for i in kept_o),
+                      "both": Counter(lang.get(i) for i in kept_o & kept_d)},
         "both": len(kept_o & kept_d), "only_ours": len(only_o), "only_dt": len(only_d),
-        "pages_both": len(pages_o & pages_d), "pages_only_ours": len(pages_o - pages_d), "pages_only_dt": len(pages_d - pages_o),
+        "pages_both": len(pages_o & pages_d),
+        "pages_only_ours": len(pages_o - pages_d), "pages_only_dt": len(pages_d - pages_o),
         "only_ours_by": Counter(dt_reason(i) for i in only_o), "only_dt_by": Counter(our_reason(i) for i in only_d),
         "neither": len(html - kept_o - kept_d),
         "removed_ours_by": Counter(ours["removed"].get(i, "kept") for i in html),
@@ -557,7 +562,8 @@ def results_table(docs: int, results: dict) -> str:
             rows.append([f"**{SYSTEM_LABEL[name]}**", docs, *[""] * 10, f"failed: {r['failed']}"])
             continue
         ratio = [f"{rate(r, k) / rate(base, k):.2f}×" if rate(base, k) else "–" for k in ("wall_s", "cpu_s")]
-        rows.append([f"**{SYSTEM_LABEL[name]}**", docs, r["kept"], f"{r['tokens']:,}" if r.get("tokens") else "–", fmt(r["wall_s"]),
+        rows.append([f"**{SYSTEM_LABEL[name]}**", docs, r["kept"],
+        f"{r['tokens']:,}" if r.get("tokens") else "–", fmt(r["wall_s"]),
                      fmt(rate(r, "wall_s"), 2), fmt(r["cpu_s"]), fmt(rate(r, "cpu_s"), 2), f"**{ratio[0]}**", ratio[1],
                      fmt(r["tree_pss_mb"], 0), fmt(r["mean_load"], 1)])  # fmt: skip
     headers = ["system", "docs", "kept docs", "tokens", "wall s", "docs/s (1 core)", "CPU s", "docs/CPU-s",
@@ -612,8 +618,11 @@ def memory_section(results: dict) -> list[str]:
     out = ["## Where the memory is", "", markdown_table(headers, rows), "",
            "PSS splits shared pages between the processes that share them (so the columns add up); RSS counts them in "
            "every process. *Driver*: the process started (ours: `curate run`, which also holds Ray's driver; DataTrove: "
-           "its task process, `LocalPipelineExecutor(workers=1)` runs the task in it); *Ray daemons*: GCS, raylet, its runtime-"
-           "env agent, its dashboard agent (ours: a stand-in unless `ray.metrics`), the log monitor (not in ours: a thread of its driver shows the workers' lines); *helpers*: our extraction helper, DataTrove's extraction sandbox (a fork).", ""]
+           "its task process, `LocalPipelineExecutor(workers=1)` runs "
+               "the task in it); *Ray daemons*: GCS, raylet, its runtime-"
+           "env agent, its dashboard agent (ours: a stand-in unless `ray.metrics`), the "
+               "log monitor (not in ours: a thread of its driver shows the workers' lines); "
+               "*helpers*: our extraction helper, DataTrove's extraction sandbox (a fork).", ""]
     ours, dt = ok["ours"]["memory"], ok.get("datatrove", {}).get("memory")
     checks = [f"driver peak RSS {fmt(ours['largest_rss'].get('driver'), 0)} MB (target: under {DRIVER_MAX_RSS_MB} MB)"]
     if dt:
@@ -621,7 +630,8 @@ def memory_section(results: dict) -> list[str]:
         worker = ours["largest"].get("Ray workers", 0)
         checks.append(f"largest worker process {worker:,.0f} MB PSS = {worker / task:.2f}× DataTrove's largest process "
                       f"({task:,.0f} MB; target ≤ {WORKER_MAX}×)")
-        checks.append(f"process tree {ok['ours']['tree_pss_mb']:,.0f} MB = {ok['ours']['tree_pss_mb'] / ok['datatrove']['tree_pss_mb']:.2f}× "
+        checks.append(f"process tree {ok['ours']['tree_pss_mb']:,.0f} MB = "
+            f"{ok['ours']['tree_pss_mb'] / ok['datatrove']['tree_pss_mb']:.2f}× "
                       f"DataTrove's ({ok['datatrove']['tree_pss_mb']:,.0f} MB; target ≤ {TREE_MAX}×)")
     return [*out, "Ours against the targets: " + "; ".join(checks) + ".", ""]
 
@@ -651,19 +661,27 @@ def render(args, machine: dict, cpu: int | None, corpus: dict, results: dict, ov
         pinned = f"ours and DataTrove **at the same time** (`--parallel`), each {pinned.replace(str(cpu), 'of its own')}"
     runs = f"the fastest of {args.repeat} interleaved runs" if args.repeat > 1 else "one run each"
     docs = corpus["html"]
+    baselines = (("datatrove", "DataTrove"), ("nemo", "NeMo Curator"))
     out = [
-        f"# End to end: ours vs {' and '.join(n for k, n in (('datatrove', 'DataTrove'), ('nemo', 'NeMo Curator')) if k in results) or 'nothing'} "
+        f"# End to end: ours vs {' and '.join(n for k, n in baselines if k in results) or 'nothing'} "
         "(WARC → … → tokens), one core each",
         "",
-        f"- {machine['date']} · {machine['nproc']} CPUs ({machine['cpu']}) · {machine['mem_gib']} GiB · Python {machine['python']}",
-        f"- load average at the start {machine['load_avg']}, at the end {machine['load_avg_end']}; the table gives each "
-        "run's mean 1-minute load (the machine is shared: above ~1 other work competed for the core, so compare docs/CPU-s)",
+        f"- {machine['date']} · {machine['nproc']} CPUs ({machine['cpu']}) "
+            f"· {machine['mem_gib']} GiB · Python {machine['python']}",
+        f"- load average at the start {machine['load_avg']}, at "
+            f"the end {machine['load_avg_end']}; the table gives each "
+        "run's mean 1-minute load (the machine is shared: above ~1 "
+            "other work competed for the core, so compare docs/CPU-s)",
         f"- command: `{' '.join(['python benchmarks/e2e.py', *sys.argv[1:]])}`",
         f"- each system as whole processes {pinned}, math libraries single-threaded; {runs}; wall = spawn to exit "
-        "(start-up, imports, Ray start included), CPU s and peak PSS over the whole process tree; every system byte-compiled "
-        "as an installed package is (ours first compiled as pip compiles the baselines, whatever PYTHONDONTWRITEBYTECODE says)",
-        f"- corpus: {len(corpus['files'])} WARC files ({corpus['bytes'] / 2**20:,.0f} MiB gz), {corpus['responses']:,} "
-        f"response records, **{docs:,} HTML docs** (`WARC-Identified-Payload-Type` HTML: what DataTrove's WarcReader reads; "
+        "(start-up, imports, Ray start included), CPU s and peak "
+            "PSS over the whole process tree; every system byte-compiled "
+        "as an installed package is (ours first compiled as pip "
+            "compiles the baselines, whatever PYTHONDONTWRITEBYTECODE says)",
+        f"- corpus: {len(corpus['files'])} WARC files "
+            f"({corpus['bytes'] / 2**20:,.0f} MiB gz), {corpus['responses']:,} "
+        f"response records, **{docs:,} HTML docs** "
+            "(`WARC-Identified-Payload-Type` HTML: what DataTrove's WarcReader reads; "
         f"docs/s uses this number for both): {corpus_sources(args)}"
         + f", {args.copies}× — every copy after the first has a new WARC-Record-ID and URL (`?e2e-copy=N`), so "
         f"{(args.copies - 1) / args.copies:.0%} of the corpus are exact duplicates both systems' dedup must remove"
@@ -672,22 +690,26 @@ def render(args, machine: dict, cpu: int | None, corpus: dict, results: dict, ov
         results_table(docs, results),
         "",
         "- **ours**: `curate run` on `jobs/sample.yaml` with `ray.num_cpus: 1` (embedded Ray), every phase: extracted "
-        "(boilerplate extractor, language ID, URL/Gopher/C4/FineWeb filters, quality score), deduped (exact + MinHash-LSH "
+        "(boilerplate extractor, language ID, URL/Gopher/C4/FineWeb "
+            "filters, quality score), deduped (exact + MinHash-LSH "
         "25×5 on word 5-grams), final (quality threshold 0.5, PII redaction with presidio-style recognizers), shards "
         "(tokenize, global shuffle, MDS + WebDataset), card (stats, plots, README)",
         "- **DataTrove**: `WarcReader → URLFilter → Trafilatura(favour_precision=True, timeout=1) → "
         f"LanguageFilter(languages={dt['spec']['languages'] if dt else None}, language_threshold="
         f"{dt['spec']['language_threshold'] if dt else '–'}) → GopherRepetitionFilter → GopherQualityFilter → "
-        "C4QualityFilter(filter_no_terminal_punct=False) → FineWebQualityFilter → JsonlWriter`, then MinHash signatures "
+        "C4QualityFilter(filter_no_terminal_punct=False) → "
+            "FineWebQualityFilter → JsonlWriter`, then MinHash signatures "
         "(sha1, 64-bit; its xxhash path fails with xxhash 4), buckets, clusters, and `MinhashDedupFilter → "
         "DocumentTokenizer(samples/tokenizer/tokenizer.json, eos_token=<|endoftext|>)`, each on "
         "`LocalPipelineExecutor(tasks=1, workers=1)` (buckets: one task per band, one worker). Same shingles "
         f"(word 5-grams), bands × rows ({'×'.join(map(str, dt['spec']['bands_rows'])) if dt else '–'}), languages, "
         "threshold and tokenizer as ours. Its URLFilter gets what ours uses: the bundled RefinedWeb word lists and no "
-        "domain/URL blocklist (`use_integrated_lists=False`; its integrated UT1 domain list is not in our sample config), "
+        "domain/URL blocklist (`use_integrated_lists=False`; its "
+            "integrated UT1 domain list is not in our sample config), "
         "and the bundled public-suffix list (no network). It does not score quality, redact PII, shuffle globally or "
         "write MDS/WebDataset or a card: ours does more work in this table.",
-        "- **tokens**: ours from `run.json` (shards), DataTrove from its tokenizer's stats; both with one `<|endoftext|>` per document.",
+        "- **tokens**: ours from `run.json` (shards), DataTrove from its "
+            "tokenizer's stats; both with one `<|endoftext|>` per document.",
     ]
     if not dt:
         out = [line for line in out if not line.startswith("- **DataTrove**")]
@@ -741,7 +763,8 @@ def overlap_section(ov: dict, other: str = "DataTrove", why: list[str] | None = 
         "Every HTML document's fate in each system (top reasons):",
         "",
         markdown_table(["ours", "docs", other, "docs "],
-                       [[*a, *b] for a, b in zip(ov["removed_ours_by"].most_common(15), ov["removed_dt_by"].most_common(15))]),
+                       [[*a, *b] for a, b in zip(ov["removed_ours_by"].most_common(15),
+                                                         ov["removed_dt_by"].most_common(15), strict=False)]),
         "",
     ]  # fmt: skip
 
@@ -750,17 +773,25 @@ def nemo_line(r: dict) -> str:
     if r.get("failed"):
         return f"- **NeMo Curator**: did not run: {r['failed']}"
     return (
-        "- **NeMo Curator 1.4** (its own venv; benchmarks/e2e_nemo.py): `FilePartitioningStage → DocumentIterateExtractStage("
-        "CommonCrawlWarcIterator, CommonCrawlHTMLExtractor)` (warcio; charset decoding, pycld2 language detection, its default "
+        "- **NeMo Curator 1.4** (its own venv; benchmarks/e2e_nemo.py): "
+            "`FilePartitioningStage → DocumentIterateExtractStage("
+        "CommonCrawlWarcIterator, CommonCrawlHTMLExtractor)` (warcio; "
+            "charset decoding, pycld2 language detection, its default "
         "jusText with the detected language's stop list) `→` its English heuristic filter set, the "
-        f"{len(r.get('filters', []))} `ScoreFilter` stages of its packaged `heuristic_filter_english_pipeline.yaml`, in order "
-        f"(non-alphanumeric, symbols, numbers, URLs, white space, parentheses, boilerplate strings, repeated lines/paragraphs, "
-        "word count 50–100,000, punctuation, words without letters, common English words, mean and longest word, ellipses, "
-        f"top 2–4-grams, duplicate 5–10-grams, bullets) `→ JsonlWriter`, `{r.get('executor')}` on an embedded Ray with one "
+        f"{len(r.get('filters', []))} `ScoreFilter` stages of its "
+            "packaged `heuristic_filter_english_pipeline.yaml`, in order "
+        "(non-alphanumeric, symbols, numbers, URLs, white space, "
+            "parentheses, boilerplate strings, repeated lines/paragraphs, "
+        "word count 50–100,000, punctuation, words without letters, "
+            "common English words, mean and longest word, ellipses, "
+        "top 2–4-grams, duplicate 5–10-grams, bullets) `→ "
+            f"JsonlWriter`, `{r.get('executor')}` on an embedded Ray with one "
         "CPU. **Not run: its exact and fuzzy deduplication** — in 1.4 both are cuDF stages that ask Ray for a GPU "
-        "(`Resources(gpus=1.0)`) and this machine has none; so its kept documents still hold the corpus's exact copies. "
+        "(`Resources(gpus=1.0)`) and this machine has none; so "
+            "its kept documents still hold the corpus's exact copies. "
         "No quality score, PII, tokenizing or shards either. Installed offline from the registry only: "
-        "`pip install torch==2.13.0 'nemo-curator[text-cpu]==1.4.0'` (benchmarks/README.md); nothing is downloaded at run time."
+        "`pip install torch==2.13.0 'nemo-curator[text-cpu]==1.4.0'` "
+            "(benchmarks/README.md); nothing is downloaded at run time."
     )
 
 
@@ -781,7 +812,8 @@ def per_core_vs(docs: int, ours: dict | None, other: dict, label: str) -> list[s
         return []
     wall, cpu = other["wall_s"] / ours["wall_s"], other["cpu_s"] / ours["cpu_s"]
     return [f"- **ours vs {label}**: **{wall:.2f}×** its docs/s on one core, {cpu:.2f}× its docs per CPU-second, "
-            f"peak tree PSS {ours['tree_pss_mb']:,.0f} vs {other['tree_pss_mb']:,.0f} MB ({ours['tree_pss_mb'] / other['tree_pss_mb']:.2f}×); "
+            f"peak tree PSS {ours['tree_pss_mb']:,.0f} vs {other['tree_pss_mb']:,.0f} "
+                f"MB ({ours['tree_pss_mb'] / other['tree_pss_mb']:.2f}×); "
             "ours runs every phase (dedup, PII, shards, card) in that time"]
 
 
@@ -789,7 +821,8 @@ WHY_NEMO = [
     "Why the kept sets differ (ours vs NeMo Curator):",
     "",
     "- **No deduplication on its side.** Its exact and fuzzy dedup need a GPU (see above), so every copy of a page it "
-    "keeps stays: the documents only NeMo Curator kept that ours removed as `exact_duplicate` / `duplicate` are those.",
+    "keeps stays: the documents only NeMo Curator kept that "
+        "ours removed as `exact_duplicate` / `duplicate` are those.",
     "- **English rules on every language.** Its packaged heuristic set is the English one (common English words, "
     "English word splitting), applied to all pages as the sample config keeps every language; its extractor also "
     "returns nothing for a language without a jusText stop list.",
@@ -806,7 +839,8 @@ WHY = [
     "- **Languages.** The sample config keeps every language (`langid.keep: []`), so DataTrove's LanguageFilter gets "
     "`languages=None` and passes German, Spanish, Russian, Japanese... pages on to Gopher, C4 and FineWeb rules that "
     "DataTrove applies as if the text were English: GopherQualityFilter wants 2 English stop words and splits words "
-    "with an English tokenizer (punctuation counts as words), so it removes most non-English pages; ours has stop words "
+    "with an English tokenizer (punctuation counts as words), "
+        "so it removes most non-English pages; ours has stop words "
     "in 32 languages, ICU word breaking, and skips a rule where it has no data. FineWeb itself runs these filters on "
     "English only. This is the largest group of documents only ours kept.",
     "- **Extraction.** DataTrove's WarcReader hands every HTML response to trafilatura, error pages and redirects "
@@ -817,7 +851,8 @@ WHY = [
     "makes its kept set depend on the load; ours limits extraction time per page too (`extract_timeout`).",
     "- **Deduplication.** Both remove the planted copies and the samples' own near duplicates with the same 5-gram "
     "shingles and bands × rows, but keep a different member of a cluster: ours the highest `quality_score` (ties: "
-    "smallest id), DataTrove the root of its union-find (in effect any member). Those documents appear once on each side with \"(another copy of the "
+    "smallest id), DataTrove the root of its union-find (in effect any member). Those documents appear once on "
+    "each side with \"(another copy of the "
     "page kept)\"; by page they agree. Ours also verifies candidate pairs and leaves host boilerplate out.",
     "- **After dedup** ours removes low `quality_score` documents (`final: quality`) and redacts PII; DataTrove's "
     "pipeline here has neither.",
@@ -831,7 +866,8 @@ def language_notes(ov: dict, other: str = "DataTrove") -> list[str]:
         total = sum(c.values())
         return ", ".join(f"{k} {v}" for k, v in c.most_common(6)) + f" (English {c.get('en', 0) / max(total, 1):.0%})"
 
-    lines = [f"- languages of what ours kept: {share(ov['kept_lang']['ours'])}; of what both kept: {share(ov['kept_lang']['both'])}"]
+    lines = [f"- languages of what ours kept: {share(ov['kept_lang']['ours'])}; "
+        f"of what both kept: {share(ov['kept_lang']['both'])}"]
     lines += [f"- only ours kept, {other} removed by `{why}`: {share(c)}" for why, c in ov["only_ours_lang"].items()]
     return ["Languages (ours' language ID) of the kept documents:", "", *lines]
 
@@ -869,7 +905,7 @@ def scale_section(docs: int, results: dict, scale: dict) -> list[str]:
         fixed = small["wall_s"] - docs * d_wall / extra  # the line through both runs, at zero documents
         rows.append([f"**{n}**", fmt(small["wall_s"]), fmt(small["cpu_s"]), fmt(large["wall_s"]), fmt(large["cpu_s"]),
                      fmt(per_doc[n][0], 1), fmt(per_doc[n][1], 1), fmt(fixed)])
-    for row, n in zip(rows, names):
+    for row, n in zip(rows, names, strict=False):
         base = per_doc.get("datatrove")
         row += [f"**{per_doc[n][0] / base[0]:.2f}×**" if base else "–", f"{per_doc[n][1] / base[1]:.2f}×" if base else "–"]
     headers = ["system", f"wall s ({docs:,} docs)", "CPU s", f"wall s ({scale['html']:,} docs)", "CPU s",
@@ -880,7 +916,8 @@ def scale_section(docs: int, results: dict, scale: dict) -> list[str]:
         f"The same measurement on {scale['copies']} copies of the sources ({scale['html']:,} HTML docs, "
         f"{scale['files']} files): the documents the bigger corpus adds cost what a document costs once the run is "
         "going, the start-up and per-phase fixed costs being in both runs. At Common Crawl scale (~30,000 documents "
-        "per WARC file, 90,000 files) a run is all per-document cost: these columns are the per-core rate to plan with.",
+        "per WARC file, 90,000 files) a run is all per-document "
+            "cost: these columns are the per-core rate to plan with.",
         "",
         markdown_table(headers, rows),
         "",
@@ -947,7 +984,8 @@ def main() -> int:
     parser.add_argument("--nemo-python", default=str(NEMO_PYTHON),
                         help="the Python of a venv with nemo-curator[text-cpu] 1.4 (default: .venv-nemo/bin/python)")
     parser.add_argument("--nemo-executor", choices=["xenna", "ray_data"], default="ray_data",
-                        help="NeMo Curator's executor: ray_data (its fastest on one CPU) or xenna (its default, batch mode: ~8x slower on one CPU)")
+                        help="NeMo Curator's executor: ray_data (its fastest on one CPU) "
+                            "or xenna (its default, batch mode: ~8x slower on one CPU)")
     parser.add_argument("--timeout", type=float, default=3600, help="seconds before a run is killed")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder (corpus, outputs, logs)")
     parser.add_argument("--out", default=None, help="markdown output (default benchmarks/results/e2e.md; none with --quick)")

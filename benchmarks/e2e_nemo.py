@@ -18,7 +18,8 @@ Not run: its exact and fuzzy deduplication (``ExactDeduplicationWorkflow``, ``Fu
 in 1.4 both are cuDF stages that ask Ray for a GPU (``Resources(gpus=1.0)``); this machine has none.
 
 Which filter removed a document is recorded by each ScoreFilter itself (a subclass that writes the
-ids it removes to a file; no extra stages), as benchmarks/e2e.py records DataTrove's drops.  Nothing is downloaded: the WARCs
+ids it removes to a file; no extra stages), as benchmarks/e2e.py
+records DataTrove's drops.  Nothing is downloaded: the WARCs
 are local files, pycld2 and the stop lists ship in its packages.
 """
 
@@ -53,7 +54,8 @@ def heuristic_filters() -> list:
 
 
 def traced(score_filter, step: str, folder: str):
-    """The same ScoreFilter, recording the ids it removes (and, for the first, the ids reaching it) in folder/step-*.txt.
+    """The same ScoreFilter, recording the ids it removes (and,
+    for the first, the ids reaching it) in folder/step-*.txt.
 
     One stage per filter as in NeMo Curator's own pipeline: no extra stages, whose actors would add to its time.
     Defined here, so Ray ships the class by value to its workers.
@@ -95,8 +97,9 @@ def build_stages(files: list[str], taps: str, out: str) -> list:
     from nemo_curator.stages.text.download.common_crawl.warc_iterator import CommonCrawlWarcIterator
     from nemo_curator.stages.text.io.writer import JsonlWriter
 
-    stages = [FilePartitioningStage(file_paths=files, files_per_partition=1, file_extensions=[".gz", ".warc"]),  # it matches the last suffix only
-              DocumentIterateExtractStage(iterator=CommonCrawlWarcIterator(), extractor=CommonCrawlHTMLExtractor())]  # fmt: skip
+    # FilePartitioningStage matches the last suffix only
+    stages = [FilePartitioningStage(file_paths=files, files_per_partition=1, file_extensions=[".gz", ".warc"]),
+              DocumentIterateExtractStage(iterator=CommonCrawlWarcIterator(), extractor=CommonCrawlHTMLExtractor())]
     stages += [traced(f, f"{i:02d}_{filter_name(f)}", taps) for i, f in enumerate(heuristic_filters())]
     return [*stages, JsonlWriter(path=out)]
 

@@ -165,7 +165,7 @@ def _status_mb(field: str) -> float:
 def _extract_all(extract, html: list[str], urls: list[str]) -> dict:
     """Texts of the pages, and the wall and CPU seconds of the extraction calls alone."""
     texts, seconds, cpu_seconds, errors = [], 0.0, 0.0, 0
-    for page, url in zip(html, urls):
+    for page, url in zip(html, urls, strict=False):
         t0, c0 = time.perf_counter(), time.process_time()
         try:
             text = extract(page, url or None)
@@ -251,7 +251,7 @@ def norm(s: str) -> str:
 
 def score(texts: list[str], gold: list[dict]) -> tuple[float, float, float]:
     tp = fp = fn = 0
-    for text, g in zip(texts, gold):
+    for text, g in zip(texts, gold, strict=False):
         t = norm(text or "")
         for s in g["with"]:
             if norm(s) in t:
@@ -284,7 +284,7 @@ def jaccard(a: str, b: str) -> float:
 
 def near_duplicate_similarity(ids: list[str], texts: list[str], truth: dict) -> tuple[float | None, float | None, int]:
     """Mean 5-gram Jaccard copy-to-original: template/date-only copies, and all copies."""
-    by_id = dict(zip(ids, texts))
+    by_id = dict(zip(ids, texts, strict=False))
     clusters = defaultdict(list)
     for rid in ids:
         clusters[truth[rid]["dup_cluster"]].append(rid)
@@ -321,7 +321,7 @@ def error_section(names: list[str], results: dict, gold: list[dict], html: list[
 
 def page_scores(texts: list[str], gold: list[dict]) -> list[float]:
     """Each page's own F1 (0 for a page with no main-text snippet found)."""
-    return [score([t], [g])[2] for t, g in zip(texts, gold)]
+    return [score([t], [g])[2] for t, g in zip(texts, gold, strict=False)]
 
 
 def error_classes(html: list[str], gold: list[dict], pages: list[int]) -> tuple[Counter, Counter]:
@@ -345,10 +345,10 @@ def error_classes(html: list[str], gold: list[dict], pages: list[int]) -> tuple[
             group_of, classes = _group_classes(chosen, ex.block_rules(result.page_type))
             if GOOD not in classes:
                 classes = [GOOD if c == NEAR else c for c in classes]
-            cls = {id(b): classes[g] for b, g in zip(chosen, group_of)}
+            cls = {id(b): classes[g] for b, g in zip(chosen, group_of, strict=False)}
         text = norm("\n".join(b.text for b in kept))
 
-        def holding(snippet: str):
+        def holding(snippet: str, blocks=blocks):
             s = norm(snippet)
             return next((b for b in blocks if s in b.text or s[:25] in b.text), None)
 
@@ -477,7 +477,8 @@ def report(names, results, gold, langs, near_ids, truth, args, html, wcxb_pages=
         "",
         "- F1 tuning half / held-out half: even / odd pages of the set; the boilerplate extractor's defaults were "
         "chosen looking at the even half.",
-        "- peak MB: the child's peak RSS while extracting (its peak is reset after loading the pages), and in brackets "
+        "- peak MB: the child's peak RSS while extracting (its "
+            "peak is reset after loading the pages), and in brackets "
         "what it added to the RSS it had with the pages loaded (the extractor's own memory: library, DOM, caches).",
         f"- near-dup Jaccard: word 5-gram sets of each copy against its cluster's original, on samples/ "
         f"({len(near_ids)} near-duplicate pages; {n_template} copies differ only by site template, date or charset; "
@@ -566,7 +567,8 @@ def page_kind_section(pages: list) -> list[str]:
             rows.append([t, *(seen[(t, k)] or "" for k in kinds), f"{sum(seen[(t, k)] for k in kinds if (t, k) in agree) / n:.0%}"])
     right = sum(seen[pair] for pair in agree)
     return [
-        f"Page kinds the boilerplate extractor chose (stages/extract/pagetype.py; qa: a forum to WCXB), rows: WCXB's label; "
+        "Page kinds the boilerplate extractor chose "
+            "(stages/extract/pagetype.py; qa: a forum to WCXB), rows: WCXB's label; "
         f"{right / max(len(pages), 1):.0%} agree:",
         "",
         markdown_table(["WCXB type \\ taken for", *kinds, "agree"], rows),

@@ -109,7 +109,7 @@ def child_ours(spec: dict, docs: list[dict]) -> dict:
             kept, rejected = run_chain(stages, batch, ChainStats())
             verdicts.update(dict.fromkeys(kept.column("id").to_pylist()))
             for r in rejected:
-                verdicts.update(zip(r.column("id").to_pylist(), r.column("reason").to_pylist()))
+                verdicts.update(zip(r.column("id").to_pylist(), r.column("reason").to_pylist(), strict=False))
     return measured(m, rss_before, verdicts)
 
 

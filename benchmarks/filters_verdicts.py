@@ -89,7 +89,8 @@ def table(ids, texts, languages, corpus) -> pa.Table:
 
 # Pieces a fast path could get wrong (see the module docstring).
 SPACES = [" ", "\t", "\x0b", "\x0c", "\r", "\x1c", "\x1d", "\x1e", "\x1f", "\x85", "\xa0", "\u1680", "\u2000",
-          "\u2007", "\u200a", "\u2028", "\u2029", "\u202f", "\u205f", "\u3000", "\u200b", "\ufeff", "\r\n"]  # fmt: skip
+          "\u2007", "\u200a", "\u2028", "\u2029", "\u202f",
+          "\u205f", "\u3000", "\u200b", "\ufeff", "\r\n"]  # fmt: skip
 WORDS = ["the", "of", "and", "to", "that", "have", "with", "be", "is", "a", "in", "for", "on", "was", "Der", "und",
          "die", "le", "la", "word", "words", "alpha", "beta", "gamma", "delta", "quality", "filter", "document",
          "sentence", "river", "valley", "mayor", "said", "Monday", "school", "engineers", "inspect"]  # fmt: skip
@@ -98,10 +99,12 @@ ODD_WORDS = ["l'homme", "that's", "it’s", "naïve", "café", "3.5", "U.S.", "e
              "JavaScript", "javascrİpt", "JAVASCRIPT", "lorem", "ipsum", "Lorem Ipsum", "LOREM\u00a0IPSUM",
              "ΣΊΣΥΦΟΣ", "σοφός", "terms of use", "Terms Of Use", "uses cookies", "use", "cookies", "policy",
              "privacy", "👍", "a\u200db", "x" * 1001, "y" * 999, "文書の", "東京大学", "中华人民共和国。",
-             "我们在北京的公园里散步了。", "ภาษาไทย", "문서의", "한국어", "・", "ー", "〇", "#tag", "$", "%"]  # fmt: skip
+             "我们在北京的公园里散步了。", "ภาษาไทย", "문서의", "한국어",
+             "・", "ー", "〇", "#tag", "$", "%"]  # fmt: skip
 PUNCT = [".", "!", "?", "...", "…", "。", "！", "？", "｡", "।", "؟", "\u061d", "\U00011047", ".\"", ".”", "!»",
          "?」", "。」", ".)", "\"", "”", "'", ",", ";", ":", "-", "—", "#", "|", "•", "{", "}", "[1]", "[12]",
-         "[]", "[edit]", "[EDIT]", "[Citation Needed]", "[cİtation needed]", "[ſ]", "(", ")", "..", "...."]  # fmt: skip
+         "[]", "[edit]", "[EDIT]", "[Citation Needed]",
+         "[cİtation needed]", "[ſ]", "(", ")", "..", "...."]  # fmt: skip
 STARTS = ["", "", "", "", "", "- ", "• ", "-", "•", "# ", "  ", "\t", "\u3000"]
 ENDS = ["", ".", ".", ".", "!", "?", "...", "…", " ", "\t", "。", ".”", "[1]", " [edit]"]
 
@@ -245,7 +248,7 @@ def verdicts(t: pa.Table, with_probes: bool = True) -> dict[str, dict]:
         for doc_id in kept.column("id").to_pylist():
             out[doc_id]["chain"] = None
         for r in rejected:
-            for doc_id, reason, details in zip(*(r.column(c).to_pylist() for c in ("id", "reason", "details"))):
+            for doc_id, reason, details in zip(*(r.column(c).to_pylist() for c in ("id", "reason", "details")), strict=False):
                 out[doc_id]["chain"] = [reason, details]
     return out
 
@@ -319,7 +322,7 @@ def changed(b, a):
 
 def summary(corpus: pa.Table, after: dict, diffs: list, ref: str) -> str:
     info = machine_info()
-    corpus_of = dict(zip(corpus.column("id").to_pylist(), corpus.column("corpus").to_pylist()))
+    corpus_of = dict(zip(corpus.column("id").to_pylist(), corpus.column("corpus").to_pylist(), strict=False))
     fields = sorted({k for v in after.values() for k in v})
     differing = collections.defaultdict(set)
     for doc_id, *_ in diffs:

@@ -40,7 +40,8 @@ from stages.tokenize import SAMPLE_TOKENIZER, TokenizeConfig, TokenizeStage  # n
 from stages.writers.megatron import MegatronConfig, MegatronWriter  # noqa: E402
 from stages.writers.sink import LocalSink  # noqa: E402
 
-WORDS = "the server module configuration request Konfiguration Datei serveur fichier сервер файл 設定 ファイル 模块 配置 한국어 설정".split()
+WORDS = ("the server module configuration request Konfiguration "
+    "Datei serveur fichier сервер файл 設定 ファイル 模块 配置 한국어 설정").split()
 
 
 def samples(n: int) -> tuple[pa.Table, int]:

@@ -84,7 +84,8 @@ QUOTE_STYLES = ("verbatim", "typographic", "lower")
 
 
 def quoted_corpus(pages: int = 40, seed: int = 0, quote_share: float = 0.3, min_chars: int = 30) -> list[Doc]:
-    """The pages of dedup_boilerplate_corpus.generate with quotes of other pages' paragraphs (see the module docstring).
+    """The pages of dedup_boilerplate_corpus.generate with
+    quotes of other pages' paragraphs (see the module docstring).
 
     A title is its own provenance (a copy has its original's title; two unrelated pages
     rarely draw the same one), counted when its normalized form reaches ``min_chars``.
@@ -95,7 +96,7 @@ def quoted_corpus(pages: int = 40, seed: int = 0, quote_share: float = 0.3, min_
     titles = _normalized_chars([p.title for p in generated])
     assert max(_normalized_chars([f"Published {p.date}." for p in generated])) < min_chars  # date lines: never counted
     docs = []
-    for p, title_chars in zip(generated, titles):
+    for p, title_chars in zip(generated, titles, strict=False):
         orig = originals.get(p.cluster) if p.kind == "copy" else None
         body_keys = []
         for k, para in enumerate(p.body):
@@ -142,7 +143,8 @@ def _quote(text: str, style: str) -> str:
 
 
 def write_parts(storage, docs: list[Doc], parts: int = 3, seed: int = 0) -> dict[str, list[Doc]]:
-    """The documents as phase 1's output, in ``parts`` parts (shuffled); returns part name -> documents in row order."""
+    """The documents as phase 1's output, in ``parts`` parts
+    (shuffled); returns part name -> documents in row order."""
     order = list(docs)
     random.Random(seed).shuffle(order)
     out = {f"part-{i}": order[i::parts] for i in range(parts)}
@@ -255,7 +257,7 @@ def _removed_lines(lines: list[str], out: str) -> set[int]:
 
 def run_dedup(root: Path, dedup: dict, workers: int = 2, filters: bool = True) -> tuple[dict, float]:
     from pipeline.config import parse_config
-    from pipeline.phases.deduped import run_dedup as phase2
+    from tests.dedup_standalone import run_dedup as phase2
     from core.storage import Storage
 
     data = {"inputs": ["unused"], "output": str(root), "dedup": dedup}
@@ -267,7 +269,8 @@ def run_dedup(root: Path, dedup: dict, workers: int = 2, filters: bool = True) -
 
 
 def doc_score(docs: list[Doc], removed: set[str]) -> tuple[float, float]:
-    """Precision/recall of document dedup against the true clusters (a removed page is right when a member of its cluster is kept)."""
+    """Precision/recall of document dedup against the true clusters (a
+    removed page is right when a member of its cluster is kept)."""
     reached = {d.id for d in docs}
     members = defaultdict(list)
     for d in docs:
@@ -283,7 +286,8 @@ def exactness_rows(work: Path, pages: int, workers: int) -> list[str]:
     from core.storage import Storage
 
     docs = quoted_corpus(pages)
-    lines = ["| mode | filters | documents after doc dedup | lines | repeated paragraphs | extra copies to remove | removed | "
+    lines = ["| mode | filters | documents after doc dedup | lines | "
+        "repeated paragraphs | extra copies to remove | removed | "
              "unique or first removed | missed | output text exact | rejected after the rewrite |",
              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for mode, filters in (("keep_first", True), ("keep_first", False), ("min_count", False)):
@@ -293,8 +297,10 @@ def exactness_rows(work: Path, pages: int, workers: int) -> list[str]:
         parts = write_parts(storage, docs)
         run_dedup(root, {"paragraphs": {"enabled": True, "mode": mode}}, workers, filters)
         o = outcome(storage, parts, mode)
-        lines.append(f"| {mode} | {'on' if filters else 'off'} | {o.documents} | {o.lines} | {o.repeated_keys} | {o.to_remove} | "
-                     f"{o.removed} | {o.wrong_unique + o.wrong_first} | {o.missed} | {o.exact_texts}/{o.documents} | {o.rejected_after} |")
+        lines.append(f"| {mode} | {'on' if filters else 'off'} | {o.documents} "
+            f"| {o.lines} | {o.repeated_keys} | {o.to_remove} | "
+                     f"{o.removed} | {o.wrong_unique + o.wrong_first} | {o.missed} "
+                         f"| {o.exact_texts}/{o.documents} | {o.rejected_after} |")
         print(lines[-1], flush=True)
     return lines
 
@@ -334,7 +340,8 @@ def placement_rows(work: Path, pages: int, workers: int, filters: bool) -> list[
             para_removed = removed(root, "paragraph_dedup")
         precision, recall = doc_score(docs, dups)
         p = summary.get("paragraphs", {})
-        lines.append(f"| {label} | {'on' if filters else 'off'} | {precision:.3f} | {recall:.3f} | {len(dups)} | {len(para_removed)} | {p.get('removed', 0)} | "
+        lines.append(f"| {label} | {'on' if filters else 'off'} | {precision:.3f} | {recall:.3f} "
+            f"| {len(dups)} | {len(para_removed)} | {p.get('removed', 0)} | "
                      f"{seconds:.1f} |")
         print(lines[-1], flush=True)
     return lines
@@ -350,7 +357,8 @@ def scale_rows(work: Path, n: int, workers: int, variants: list[int] | None = No
     root = work / f"synth-{n}"
     if not (root / "truth.parquet").exists():
         write_corpus(str(root), n, max(1, n // 10_000), 0.1)
-    lines = ["| documents | document dedup | paragraphs | filters again | wall s | CPU s (process tree) | docs per CPU-s | peak RSS, largest process | paragraph step s | write step s | "
+    lines = ["| documents | document dedup | paragraphs | filters again | wall s | CPU s (process "
+        "tree) | docs per CPU-s | peak RSS, largest process | paragraph step s | write step s | "
              "pieces counted | shuffle rows | shuffle MiB (Arrow) | partitions | paragraphs removed | chars removed | "
              "documents rejected after | steps | load |", "|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
     for i, (docs, on, filters) in enumerate(VARIANTS):
@@ -361,8 +369,11 @@ def scale_rows(work: Path, n: int, workers: int, variants: list[int] | None = No
         r = _measure(root, workers, docs, on, filters)
         s, p = r["summary"], r["summary"].get("paragraphs", {})
         steps = s["step_seconds"]
-        lines.append(f"| {n:,} | {'on' if docs else 'off'} | {'on' if on else 'off'} | {('on' if filters else 'off') if on else ''} | {r['wall']:.1f} | {r['cpu']:,.0f} | {n / r['cpu']:,.0f} | "
-                     f"{r['peak_rss'] / 2**20:,.0f} MiB ({r['peak_name']}) | {steps.get('paragraphs', 0)} | {steps.get('write', 0)} | "
+        lines.append(f"| {n:,} | {'on' if docs else 'off'} | {'on' if on else 'off'} "
+            f"| {('on' if filters else 'off') if on else ''} | "
+            f"{r['wall']:.1f} | {r['cpu']:,.0f} | {n / r['cpu']:,.0f} | "
+                     f"{r['peak_rss'] / 2**20:,.0f} MiB ({r['peak_name']}) | "
+                         f"{steps.get('paragraphs', 0)} | {steps.get('write', 0)} | "
                      f"{p.get('pieces', 0):,} | {p.get('shuffle_rows', 0):,} | {p.get('shuffle_bytes', 0) / 2**20:,.0f} | "
                      f"{p.get('partitions', 0)} | {p.get('removed', 0):,} | {p.get('chars_removed', 0):,} | "
                      f"{p.get('documents_rejected', 0):,} | {json.dumps(steps)} | {r['load'][0]} -> {r['load'][1]} |")
@@ -383,7 +394,7 @@ def _measure(root: Path, workers: int, documents: bool, paragraphs: bool, filter
 def measure_child(root: str, workers: int, documents: bool, paragraphs: bool, filters: bool) -> dict:
     from benchmarks.memory import PeakMemory, TreeCpu
     from pipeline.config import parse_config
-    from pipeline.phases.deduped import run_dedup as phase2
+    from tests.dedup_standalone import run_dedup as phase2
     from pipeline.runner import init_ray
     from core.storage import Storage
 

@@ -209,7 +209,7 @@ def child_ours(spec: dict, tmp: Path) -> dict:
         phase1 = MapWorker(config, ExtractedPhase)  # builds the stages and loads the models, as each worker does once
         setup_s = time.perf_counter() - t0
         ctx = plan_context(config)
-        stats = [phase1.process(u) for u in ctx.units_of(ctx.phase(ExtractedPhase.name))]
+        stats = [phase1.process(u) for u in ctx.units_of(next(p for p in ctx.phases if p.name == ExtractedPhase.name))]
     seconds: dict[str, float] = {"setup": setup_s}
     reasons: dict[str, int] = {}
     for s in stats:  # UnitResult: its stage chain's seconds, its rejections per reason

@@ -40,7 +40,7 @@ import glob
 import json
 import sys
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from html import unescape
 from pathlib import Path
 
@@ -178,7 +178,7 @@ def score(docs: list[dict], preds: list[list[tuple]]) -> dict:
     gt_n, gt_hit, pred_n, pred_ok = Counter(), Counter(), Counter(), Counter()
     look_n, look_kept = Counter(), Counter()
     misses, false_pos, destroyed = [], [], []
-    for doc, found in zip(docs, preds):
+    for doc, found in zip(docs, preds, strict=False):
         text = doc["text"]
         gold = [(s, typ) for item in doc["pii"] for typ in [item["type"]] for s in occurrences(text, item["value"])]
         looks = [(s, item["type"]) for item in doc["not_pii"] for s in occurrences(text, item["value"])]
@@ -254,10 +254,13 @@ def report(sets: dict[str, list[dict]], scores: dict, seconds: dict, missing: Co
     out = ["# PII detection: ours vs presidio's default engine", "",
            f"- {info['date']} · {info['nproc']} CPUs ({info['cpu']}) · Python {info['python']}",
            f"- command: `{command}`",
-           "- **ours**: `PiiStage(PiiConfig())` (defaults); **presidio default**: `AnalyzerEngine()` with all its default "
-           "recognizers on `spacy.blank(\"en\")`, default threshold, every document analyzed as English (its recognizers are English-only)",
+           "- **ours**: `PiiStage(PiiConfig())` (defaults); **presidio "
+               "default**: `AnalyzerEngine()` with all its default "
+           "recognizers on `spacy.blank(\"en\")`, default threshold, every document analyzed as English "
+           "(its recognizers are English-only)",
            "- spans: every occurrence of a listed value; **recall**: spans overlapped by a finding of the same type; "
-           "**precision**: findings that overlap a listed span of their type; **kept**: look-alike spans no finding (of any type) touches", ""]
+           "**precision**: findings that overlap a listed span of their "
+               "type; **kept**: look-alike spans no finding (of any type) touches", ""]
     for name, docs in sets.items():
         r = scores[name]
         out += [f"## {name}: {len(docs)} documents, {sum(len(d['text']) for d in docs):,} characters", "",

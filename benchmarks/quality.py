@@ -105,7 +105,7 @@ def child_phase1(spec: dict) -> dict:
     worker = MapWorker(config, ExtractedPhase)  # builds the stages, as each worker does once
     t0, cpu0 = time.perf_counter(), time.process_time()
     ctx = plan_context(config)
-    results = [worker.process(u) for u in ctx.units_of(ctx.phase(ExtractedPhase.name))]
+    results = [worker.process(u) for u in ctx.units_of(next(p for p in ctx.phases if p.name == ExtractedPhase.name))]
     wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     seconds: dict[str, float] = {}
     for r in results:
@@ -114,7 +114,8 @@ def child_phase1(spec: dict) -> dict:
         for k, v in r.stages.seconds.items():
             seconds[k] = seconds.get(k, 0.0) + v
     return {"wall_s": wall, "cpu_s": cpu, "load_s": load_s, "stage_seconds": seconds,
-            "responses": sum(r.totals.get("responses", r.docs_in) for r in results), "kept": sum(r.kept for r in results),
+            "responses": sum(r.totals.get("responses", r.docs_in) for r in results),
+            "kept": sum(r.kept for r in results),
             "scored": sum(r.stages.docs_in.get("classifiers", 0) for r in results)}  # fmt: skip
 
 
@@ -254,7 +255,8 @@ def train_large_model(path: Path, tmp: Path, timeout_s: float) -> dict:
     pq.write_table(pos, tmp / "pos.parquet")
     pq.write_table(neg, tmp / "neg.parquet")
     t0 = time.perf_counter()
-    argv = ["-m", "classifiers.train_quality", "--positives", str(tmp / "pos.parquet"), "--negatives", str(tmp / "neg.parquet"),
+    argv = ["-m", "classifiers.train_quality", "--positives",
+    str(tmp / "pos.parquet"), "--negatives", str(tmp / "neg.parquet"),
             "-o", str(path), *LARGE_ARGS]  # fmt: skip
     done = subprocess.run([sys.executable, *argv], cwd=ROOT, capture_output=True, text=True, timeout=timeout_s)
     if done.returncode:
@@ -298,13 +300,16 @@ def render(args, machine, cpu, sets: dict, phase1: dict, scoring: dict, names: d
     out = [
         "# Classifier scoring: one, two and three fastText models, and the share of phase 1",
         "",
-        f"- {machine['date']} · {machine['nproc']} CPUs ({machine['cpu']}) · {machine['mem_gib']} GiB · Python {machine['python']}",
+        f"- {machine['date']} · {machine['nproc']} CPUs ({machine['cpu']}) "
+            f"· {machine['mem_gib']} GiB · Python {machine['python']}",
         f"- load average at the start {machine['load_avg']}, at the end {machine['load_avg_end']} "
         "(well above 0 means other work shared the machine: compare docs/CPU-s)",
         f"- command: `{cmd}`",
         f"- each measurement in its own process, {'pinned to CPU ' + str(cpu) if cpu is not None else 'not pinned'}, "
-        f"math libraries single-threaded; {'the fastest of ' + str(args.repeat) + ' interleaved runs' if args.repeat > 1 else 'one run each'}; "
-        f"scoring in batches of {args.batch} documents, whole passes over the documents for at least {args.min_seconds} s; "
+        "math libraries single-threaded; "
+            f"{'the fastest of ' + str(args.repeat) + ' interleaved runs' if args.repeat > 1 else 'one run each'}; "
+        f"scoring in batches of {args.batch} documents, whole passes "
+            f"over the documents for at least {args.min_seconds} s; "
         "docs/s = documents scored (by every model of the set) ÷ wall seconds; model loading excluded, shown apart",
         "",
         "## Models",
@@ -318,7 +323,8 @@ def render(args, machine, cpu, sets: dict, phase1: dict, scoring: dict, names: d
         "## Scoring throughput (one core)",
         "",
         f"The {some.get('docs', '?')} documents phase 1 keeps from `samples/*.warc.gz` (the sample run's documents: "
-        f"{fmt(some.get('mean_chars'))} characters on average, median {fmt(some.get('median_chars'))}), each scored by "
+        f"{fmt(some.get('mean_chars'))} characters on average, "
+            f"median {fmt(some.get('median_chars'))}), each scored by "
         f"every model of the set. Target: ≥ {TARGET:,} docs/s per core.",
         "",
     ]
@@ -334,10 +340,12 @@ def render(args, machine, cpu, sets: dict, phase1: dict, scoring: dict, names: d
                 continue
             rate = r["docs_scored"] / max(r["wall_s"], 1e-9)
             cpu_rate = r["docs_scored"] / max(r["cpu_s"], 1e-9)
-            rows.append([sname, label, fmt(rate), f"**{fmt(cpu_rate)}**", f"{cpu_rate / base_cpu:.2f}×" if base_cpu else "–",
+            rows.append([sname, label, fmt(rate), f"**{fmt(cpu_rate)}**",
+            f"{cpu_rate / base_cpu:.2f}×" if base_cpu else "–",
                          fmt(1e6 / cpu_rate), fmt(1e6 / cpu_rate / k), fmt(r["load_s"], 2), fmt(r.get("tree_pss_mb")),
                          "yes" if cpu_rate >= TARGET else "no"])  # fmt: skip
-    headers = ["models", "system", "docs/s", "docs/CPU-s", "× DataTrove (CPU)", "CPU µs/doc", "µs/doc per model", "load s",
+    headers = ["models", "system", "docs/s", "docs/CPU-s",
+    "× DataTrove (CPU)", "CPU µs/doc", "µs/doc per model", "load s",
                "peak PSS MB", f"≥ {TARGET:,}/CPU-s"]  # fmt: skip
     out += [markdown_table(headers, rows, "llrrrrrrrl"), ""]
     for sname, results in scoring.items():
@@ -346,13 +354,15 @@ def render(args, machine, cpu, sets: dict, phase1: dict, scoring: dict, names: d
             if "max_chars" in spec and not r.get("failed"):
                 moved = "; ".join(f"`{m}` by {v['mean_abs_diff_long']:.4f} on average (at most {v['max_abs_diff']:.4f}), "
                                   f"{v['same_side_of_half']:.1%} on the same side of 0.5" for m, v in r["moves"].items())
-                out.append(f"- `max_chars: {spec['max_chars']}`, models {sname}: {r['long_docs']} of {r['docs']} documents are "
+                out.append(f"- `max_chars: {spec['max_chars']}`, models {sname}: "
+                    f"{r['long_docs']} of {r['docs']} documents are "
                            f"longer; their scores move: {moved}.")
     out += [""]
     out += ["## Share of phase 1", "",
             "Phase 1's worker (the engine's `MapWorker`) over the sample WARCs with `jobs/sample.yaml`'s settings "
             "and the classifiers last; "
-            "**phase 1 s** is the run's wall time without them, **share** = classifiers s ÷ phase 1 s, the time scoring "
+            "**phase 1 s** is the run's wall time without them, "
+                "**share** = classifiers s ÷ phase 1 s, the time scoring "
             "adds to phase 1 (model loading is once per worker process, apart).", ""]  # fmt: skip
     rows = []
     for sname, r in phase1.items():
@@ -402,7 +412,8 @@ def main() -> int:
             large = tmp / "large.bin"
             info = train_large_model(large, tmp, args.timeout)
             sets["1 large"] = {"models": [{"label": "large.bin", "name": "large", "path": str(large), "model_label": "hq", "bytes": info["bytes"]}],
-                               "what": f"trained here (`{' '.join(LARGE_ARGS)}`, {info['train_s']:.0f} s) on the quality model's data"}
+                               "what": f"trained here (`{' '.join(LARGE_ARGS)}`, "
+                                   f"{info['train_s']:.0f} s) on the quality model's data"}
         phase1, scoring, names = {}, {}, {}
         docs = str(tmp / "out-phase1")  # every set scores the same documents: those phase 1 keeps
         for sname, sset in sets.items():

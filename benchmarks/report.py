@@ -14,7 +14,8 @@ HERE = Path(__file__).resolve().parent
 
 SECTIONS = [
     ("e2e", "python benchmarks/e2e.py --systems ours datatrove nemo --cpu 1 --repeat 2",
-     "The whole pipeline end to end (WARC → … → tokens) against DataTrove's FineWeb pipeline and NeMo Curator's CPU pipeline"),
+     "The whole pipeline end to end (WARC → … → tokens) against "
+         "DataTrove's FineWeb pipeline and NeMo Curator's CPU pipeline"),
     ("e2e_wcxb", "python benchmarks/e2e.py --corpus wcxb --systems ours datatrove nemo",
      "The whole pipeline end to end on large real pages of seven types (WCXB's dev split)"),
     ("startup", "python benchmarks/startup.py --before acd01ff", "Fixed costs of a run: start-up and each phase's set-up"),
@@ -26,9 +27,11 @@ SECTIONS = [
     ("filters_stages", "python benchmarks/filters_stages.py", "Heuristic filters: CPU time per filter, before and after the speed-up"),
     ("filters_verdicts", "python benchmarks/filters_verdicts.py", "Heuristic filters: same verdicts before and after the speed-up"),
     ("dedup_scale", "python benchmarks/dedup_scale.py --docs 100000 1000000", "Deduplication at scale against DataTrove"),
-    ("dedup_scale_datajuicer", "python benchmarks/dedup_scale.py --docs 100000 1000000 --no-datatrove --cpu --results benchmarks/results/dedup_scale_datajuicer.md",
+    ("dedup_scale_datajuicer", "python benchmarks/dedup_scale.py --docs 100000 1000000 --no-datatrove "
+        "--cpu --results benchmarks/results/dedup_scale_datajuicer.md",
      "Deduplication at scale against Data-Juicer's Ray MinHash (until `dedup_scale.py` above is re-run with it)"),
-    ("dedup_scale_distributed", "python benchmarks/dedup_scale.py --docs 100000 --distributed --no-datatrove --results benchmarks/results/dedup_scale_distributed.md",
+    ("dedup_scale_distributed", "python benchmarks/dedup_scale.py --docs 100000 --distributed "
+        "--no-datatrove --results benchmarks/results/dedup_scale_distributed.md",
      "Deduplication at scale: the distributed connected-components path"),
     ("dedup_scale_sim", "python benchmarks/dedup_scale.py --docs 1000000 2000000 4000000 --distributed --no-datatrove --cpu --results benchmarks/results/dedup_scale_sim.md",
      "Deduplication at scale: the distributed path at 1M, 2M and 4M documents (the simulation behind [scale.md](scale.md), the plan for a whole snapshot)"),

@@ -117,7 +117,8 @@ def render(machine: dict, args, results: dict[str, dict[str, dict]]) -> str:
     lines = [
         "# Fixed costs of a run (start-up, per phase)",
         "",
-        f"- {machine['date']} · {machine['nproc']} CPUs ({machine['cpu']}) · {machine['mem_gib']} GiB · Python {machine['python']}",
+        f"- {machine['date']} · {machine['nproc']} CPUs ({machine['cpu']}) "
+            f"· {machine['mem_gib']} GiB · Python {machine['python']}",
         f"- load average at the start {list(machine['load_avg'])}, at the end {list(os.getloadavg())}",
         f"- command: `{cmd}`; median of {args.rounds} interleaved rounds",
         "- each row: `curate run jobs/sample.yaml` (embedded Ray, every CPU), wall from spawn to exit; CPU s and "

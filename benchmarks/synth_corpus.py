@@ -44,7 +44,7 @@ def vocabulary(rng: np.random.Generator) -> pa.Array:
     for n in syll.tolist():
         c = rng.choice(cons, n)
         v = rng.choice(vows, n)
-        words.append("".join(a + b for a, b in zip(c, v)))
+        words.append("".join(a + b for a, b in zip(c, v, strict=False)))
     return pa.array(words)
 
 
@@ -111,14 +111,15 @@ def generate(docs: int, dup_fraction: float, seed: int = 0) -> tuple[pa.Table, n
     ids = np.array([f"<urn:uuid:synth-{i:08d}>" for i in range(docs)])
     table = pa.table({
         "id": pa.array(ids[order]),
-        "url": pa.array([f"https://site{s}.example/{i}" for s, i in zip(site[order], order)]),
+        "url": pa.array([f"https://site{s}.example/{i}" for s, i in zip(site[order], order, strict=False)]),
         "text": pa.array(np.array(texts, dtype=object)[order], pa.large_string()),
     })
     return table, cluster[order]
 
 
 def write_parts(storage: Storage, table: pa.Table, parts: int, first: int = 0) -> None:
-    """``table`` as ``parts`` phase-1 parts with their markers (units ``synth-<first + p>``), as phase 1 leaves them."""
+    """``table`` as ``parts`` phase-1 parts with their markers
+    (units ``synth-<first + p>``), as phase 1 leaves them."""
     per = -(-len(table) // parts)
     for p in range(parts):
         chunk = table.slice(p * per, per)
@@ -137,7 +138,7 @@ def write(root: str, docs: int, parts: int, dup_fraction: float, seed: int = 0) 
     storage.write_parquet(truth, "truth.parquet")
     sizes = np.bincount(cluster[cluster >= 0])
     return {"docs": docs, "parts": parts, "clusters": int(len(sizes)), "in_clusters": int(sizes.sum()),
-            "to_remove": int(sizes.sum() - len(sizes)), "cluster_sizes": {int(k): int(v) for k, v in zip(*np.unique(sizes, return_counts=True))}}
+            "to_remove": int(sizes.sum() - len(sizes)), "cluster_sizes": {int(k): int(v) for k, v in zip(*np.unique(sizes, return_counts=True), strict=False)}}
 
 
 def main(argv=None) -> int:

@@ -96,7 +96,7 @@ class Score:
 def score(pages: list[Page], texts: list[str]) -> dict[str, Score]:
     """Mean per-page P/R/F1 per page type, and over all pages ("all")."""
     by_type: dict[str, list[tuple[float, float, float]]] = {}
-    for page, text in zip(pages, texts):
+    for page, text in zip(pages, texts, strict=False):
         prf = word_prf(text or "", page.reference)
         by_type.setdefault(page.page_type, []).append(prf)
         by_type.setdefault("all", []).append(prf)
@@ -115,7 +115,7 @@ def cross_check(root: Path, pages: list[Page], texts: list[str]) -> int:
     spec = importlib.util.spec_from_file_location("wcxb_evaluate", path)
     theirs = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(theirs)
-    for page, text in zip(pages, texts):
+    for page, text in zip(pages, texts, strict=False):
         ours, ref = word_prf(text or "", page.reference), theirs.word_f1(text or "", page.reference)
-        assert all(abs(a - b) < 1e-12 for a, b in zip(ours, ref)), f"{page.file_id}: {ours} != evaluate.py {ref}"
+        assert all(abs(a - b) < 1e-12 for a, b in zip(ours, ref, strict=False)), f"{page.file_id}: {ours} != evaluate.py {ref}"
     return len(pages)

@@ -15,7 +15,7 @@ product-quantized) without loading fastText; a dense input matrix is projected
 in chunks from a memory map, so a worker holds the projection (rows x labels)
 and the vocabulary, not the model (DCLM's 2.4 GB model becomes tens of MB).
 
-Scores equal fastText's ``predict`` (tests/test_classifiers_projected.py checks
+Scores equal fastText's ``predict`` (tests/classifiers/test_classifiers_projected.py checks
 every sample document and random texts against the binding) up to float
 rounding: fastText sums float32 vectors, this sums float64 projections
 (differences ~1e-6).  Supported: the softmax, one-vs-all and negative-sampling
@@ -198,7 +198,7 @@ class ProjectedModel:
         cand = self.word_ids[pos]
         same = pc.equal(tokens.uniques.take(pa.array(found)), self.words.take(pa.array(cand))).to_numpy(zero_copy_only=False)
         out[found[same]] = cand[same]
-        for i, p in zip(found[~same], pos[~same]):  # rare: the same hash, another string
+        for i, p in zip(found[~same], pos[~same], strict=False):  # rare: the same hash, another string
             token = tokens.uniques[int(i)].as_py()
             while p < len(self.word_hash) and self.word_hash[p] == q[i]:
                 if self.words[int(self.word_ids[p])].as_py() == token:

@@ -170,7 +170,7 @@ def write_training_file(path: Path, texts: pa.Array, labels: list[str], lowercas
     # time fastText ignores such tokens, so they are dropped here too.
     lines = pc.replace_substring_regex(lines, r"(^|[ \t\r\v\f])__label__\S*", r"\1")
     with open(path, "w", encoding="utf-8") as f:
-        for label, text in zip(labels, lines.to_pylist()):
+        for label, text in zip(labels, lines.to_pylist(), strict=False):
             f.write(f"{label_token(label)} {text}\n")
 
 
@@ -217,7 +217,7 @@ def roc_auc(scores: np.ndarray, positive: np.ndarray) -> float | None:
     sorted_scores = scores[order]
     starts = np.flatnonzero(np.r_[True, sorted_scores[1:] != sorted_scores[:-1]])
     ends = np.r_[starts[1:], len(scores)]
-    for s, e in zip(starts, ends):  # one step per distinct score
+    for s, e in zip(starts, ends, strict=False):  # one step per distinct score
         ranks[order[s:e]] = (s + e + 1) / 2.0
     return float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
 
@@ -384,7 +384,7 @@ def metrics_path_for(model_path: str | os.PathLike) -> Path:
 
 def _counts(labels: np.ndarray) -> dict:
     names, counts = np.unique(labels.astype(str), return_counts=True) if len(labels) else ([], [])
-    return {str(n): int(c) for n, c in zip(names, counts)}
+    return {str(n): int(c) for n, c in zip(names, counts, strict=False)}
 
 
 def _version(dist: str) -> str | None:
@@ -401,7 +401,8 @@ def report(record: dict, output: str) -> str:
     m = record["valid_metrics"]
     lines = [
         f"model: {output} ({record['size_bytes']:,} bytes{', quantized' if record['quantized'] else ''})",
-        f"train: {record['data']['train']}  held out: {record['data']['valid']}  empty skipped: {record['data']['empty_skipped']}",
+        f"train: {record['data']['train']}  held out: {record['data']['valid']} "
+            f" empty skipped: {record['data']['empty_skipped']}",
         f"held-out accuracy {m['accuracy']}, ROC AUC of {record['positive_label']!r} {m['roc_auc']}",
         f"{'label':<16} {'precision':>9} {'recall':>7} {'F1':>7} {'support':>8}",
     ]
@@ -409,9 +410,9 @@ def report(record: dict, output: str) -> str:
         lines.append(f"{name:<16} {v['precision']:>9.4f} {v['recall']:>7.4f} {v['f1']:>7.4f} {v['support']:>8}")
     lines += [
         f"metrics: {metrics_path_for(output)}",
-        "score with: classifiers: [{name: %s, model: %s, label: %s, lowercase: %s, max_chars: %s}]"
-        % (Path(output).stem.replace("-", "_").lower() or "quality", output, record["positive_label"],
-           str(record["text"]["lowercase"]).lower(), record["text"]["max_chars"] or "null"),
+        "score with: classifiers: [{{name: {}, model: {}, label: {}, lowercase: {}, max_chars: {}}}]".format(
+            Path(output).stem.replace("-", "_").lower() or "quality", output, record["positive_label"],
+            str(record["text"]["lowercase"]).lower(), record["text"]["max_chars"] or "null"),
     ]
     return "\n".join(lines)
 

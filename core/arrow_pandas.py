@@ -53,7 +53,7 @@ class _TellPyarrow(importlib.abc.MetaPathFinder):
 def _sync_pyarrow() -> None:
     import pyarrow
 
-    pyarrow.lib._pandas_api.compat  # an explicit use: the shim imports pandas (now there) and says so
+    pyarrow.lib._pandas_api.compat  # noqa: B018 -- an explicit use: the shim imports pandas (now there) and says so
 
 
 def defer_pandas() -> None:
@@ -65,7 +65,7 @@ def defer_pandas() -> None:
     blocker = _Unavailable()
     sys.meta_path.insert(0, blocker)
     try:
-        pyarrow.lib._pandas_api.have_pandas  # the Python-side shim's first (and, for its checks, last) try
+        pyarrow.lib._pandas_api.have_pandas  # noqa: B018 -- the Python-side shim's first (and, for its checks, last) try
         pyarrow.array([None])  # the C++ converter's: it asks once a process
     finally:
         sys.meta_path.remove(blocker)

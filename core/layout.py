@@ -1,4 +1,4 @@
-"""Where a run's outputs live under its output root (DESIGN.md, "Output layout").
+"""Where a run's outputs live under its output root (README.md, "What a run produces").
 
 ``documents/<phase>/part-<name>.parquet`` what a phase kept, ``rejected/<phase>/...`` what it removed,
 ``_done/<phase>/<unit>.json`` a unit's completion marker (``_done/<phase>/<step>/<unit>.json`` for a unit

@@ -1,7 +1,7 @@
 """What each fuzz target checks, as plain functions of the input bytes.
 
 The atheris harnesses (``fuzz_<target>.py``) call these under coverage
-guidance; ``tests/test_hostile_fuzz_findings.py`` replays every input saved in
+guidance; ``tests/integration/test_hostile_fuzz_findings.py`` replays every input saved in
 ``fuzz/regressions/<target>/`` through the same function, without atheris.
 A check raises (an AssertionError or anything else) on a finding.
 """
@@ -245,7 +245,7 @@ def check_card(data: bytes) -> None:
     """The fuzzed string (UTF-8, first byte: 0 mod 8 = also through the plots) planted in every string
     field of a card's stats.json, rendered: the front matter is YAML with our keys only, the Markdown holds
     no HTML but the card's own, every table row keeps its cells, and the plots are well-formed, inert SVG."""
-    import tests.test_card_hostile as card
+    import tests.pipeline.card.test_card_hostile as card
 
     from pipeline.card import plots
     from pipeline.card.render import render
@@ -264,7 +264,7 @@ def check_card(data: bytes) -> None:
     card.assert_only_our_html(card.rendered(body), {f"{p}.svg" for p in plots.PLOTS})
     card.assert_tables_whole(body)
     if data[:1] and data[0] % 8 == 0:
-        from tests.test_card_svg import parse_svg
+        from tests.pipeline.card.test_card_svg import parse_svg
 
         images, failed = plots.draw_all(stats)
         assert not failed, failed

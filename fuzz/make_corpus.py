@@ -11,7 +11,7 @@ charset: "<declared charset>\\n<payload>" of responses;
 extract: decoded HTML of responses, capped at 128 KB;
 url:     the responses' URLs (mode byte 0 and 1: 1 plants PII in the query) and hostile ones;
 card:    hostile strings; and fuzz/data/card_stats.json, the stats.json the card target renders
-         (the card of tests/test_card_fixture.py's output), regenerated.
+         (the card of tests/pipeline/card/test_card_fixture.py's output), regenerated.
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ def card_stats() -> None:
     import tempfile
 
     from pipeline.card.report import main as report
-    from tests.test_card_fixture import make_output
+    from tests.pipeline.card.test_card_fixture import make_output
 
     with tempfile.TemporaryDirectory() as tmp:
         out = make_output(Path(tmp) / "out")

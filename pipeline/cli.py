@@ -39,7 +39,8 @@ def _parser() -> argparse.ArgumentParser:
     _add_config_args(run)
     run.add_argument("--address", help="Ray cluster address (default: RAY_ADDRESS, else an embedded local Ray)")
     run.add_argument("--phases", metavar="A,B", action="append",
-                     help="run only these phases (comma-separated or repeated), e.g. --phases card; the others are left as they are")
+                     help="run only these phases (comma-separated or repeated), "
+                         "e.g. --phases card; the others are left as they are")
     run.add_argument("--dry-run", action="store_true",
                      help="print the plan (inputs, phases, units done and to do) and exit without running anything")
     run.add_argument("--no-progress", action="store_true", help="no progress bars (logs only)")

@@ -63,9 +63,12 @@ class RayConfig(BaseModel):
 
     address: str | None = Field(None, description="cluster address; null = embedded local Ray (RAY_ADDRESS also works)")
     num_cpus: int | None = Field(None, ge=1, le=4096, description="CPUs for the embedded local Ray; null = all")
-    workers: int | None = Field(None, ge=1, le=100_000, description="units run at once in the unit-by-unit phases (extracted, final, ...); null = one per CPU of the cluster")
+    workers: int | None = Field(None, ge=1, le=100_000, description="units run at once in the unit-by-unit phases "
+        "(extracted, final, ...); null = one per CPU of the cluster")
     metrics: bool = Field(False, description="embedded local Ray only: start Ray's metrics agent and export the run's progress gauges "
-                          "(curate_phase_*) on its metrics port; off, a stand-in takes the place of Ray's dashboard agent (~2.6 CPU-s a run) and the driver neither checks the dashboard's dependencies nor imports the gauges (~0.9 s, measured). "
+                          "(curate_phase_*) on its metrics port; off, a stand-in takes the place of "
+                              "Ray's dashboard agent (~2.6 CPU-s a run) and the driver neither checks "
+                              "the dashboard's dependencies nor imports the gauges (~0.9 s, measured). "
                           "A cluster exports them whatever this says")
     shuffle: Literal["sort", "hash"] = Field(
         "sort", description="Ray Data's shuffle for dedup and shards: sort (pull-based; measured 0.35 s vs 3-4 s fixed "
@@ -93,7 +96,8 @@ class OutputConfig(BaseModel):
 class CardConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    enabled: bool = Field(True, description="write the dataset card (README.md at the output root; card/: stats.json, plots) at the end of the run; `curate report` writes it later")
+    enabled: bool = Field(True, description="write the dataset card (README.md at the output root; card/: "
+        "stats.json, plots) at the end of the run; `curate report` writes it later")
 
 
 class RunConfig(BaseModel):
@@ -104,7 +108,9 @@ class RunConfig(BaseModel):
     run_only: ClassVar[tuple[str, ...]] = ("storage", "ray")
 
     name: str = "run"
-    inputs: list[str] = Field(..., min_length=1, description="input files (WARC; JSON lines or Parquet documents: told by their content), globs, folders, s3:// URIs, or warc.paths listings; with `sources`, leave it out (it is then every source's inputs)")
+    inputs: list[str] = Field(..., min_length=1, description="input files (WARC; JSON lines or Parquet documents: told by "
+        "their content), globs, folders, s3:// URIs, or warc.paths listings; "
+        "with `sources`, leave it out (it is then every source's inputs)")
     inputs_base: str = Field(
         "s3://commoncrawl/", description="prefix for the relative paths inside a Common Crawl warc.paths listing"
     )
@@ -170,17 +176,20 @@ class RunConfig(BaseModel):
     def _sources_and_mix(self) -> "RunConfig":
         names = [s.name for s in self.sources]
         if len(set(names)) != len(names):
-            raise ValueError(f"sources: two sources have the same name ({', '.join(sorted({n for n in names if names.count(n) > 1}))}): give each its own")
+            raise ValueError("sources: two sources have the same name "
+                f"({', '.join(sorted({n for n in names if names.count(n) > 1}))}): give each its own")
         if self.sources and self.inputs != list(dict.fromkeys(e for s in self.sources for e in s.inputs)):
             raise ValueError("inputs: with named sources, give each source its inputs (sources[].inputs) and leave `inputs` out")
         mode = "weights" if self.mix.weights is not None else "epochs"
         if self.mix.named and set(self.mix.named) != set(names):
             missing, unknown = sorted(set(names) - set(self.mix.named)), sorted(set(self.mix.named) - set(names))
             raise ValueError(f"mix.{mode}: " + (f"no {mode[:-1]} for source(s) {', '.join(missing)} (give 0 to leave one out)" if missing
-                             else f"{', '.join(unknown)} is not a named source (sources: {', '.join(names) or 'none: name them in `sources`'})"))
+                             else f"{', '.join(unknown)} is not a named source (sources: "
+                                 f"{', '.join(names) or 'none: name them in `sources`'})"))
         unknown = [n for n in self.dedup.keep.source_priority if n not in names]
         if unknown:
-            raise ValueError(f"dedup.keep.source_priority: {', '.join(unknown)} is not a named source (sources: {', '.join(names) or 'none'})")
+            raise ValueError(f"dedup.keep.source_priority: {', '.join(unknown)} is not "
+                f"a named source (sources: {', '.join(names) or 'none'})")
         if self.mix.draws and not self.shards.enabled:
             raise ValueError("mix: the mix is drawn by the shards phase: set shards.enabled: true or remove the mix")
         if self.mix.rehydrate.enabled and not self.dedup.enabled:
@@ -198,7 +207,8 @@ class RunConfig(BaseModel):
         return self._named
 
     def for_source(self, name: str | None) -> "RunConfig":
-        """The config a named source's documents see: the run's with the source's overrides (itself for None or no sources)."""
+        """The config a named source's documents see: the run's with
+        the source's overrides (itself for None or no sources)."""
         if name is None or not self.sources:
             return self
         if name not in self._by_source:
@@ -216,7 +226,8 @@ class RunConfig(BaseModel):
 
     @model_validator(mode="after")
     def _quality_is_a_classifier(self) -> "RunConfig":
-        """The earlier ``quality:`` section becomes the first classifier; dedup's keep policy names a score that exists."""
+        """The earlier ``quality:`` section becomes the first
+        classifier; dedup's keep policy names a score that exists."""
         legacy = self.quality.as_classifier() if self.quality is not None else None
         if legacy is not None:
             if any(c.name == legacy.name for c in self.classifiers):

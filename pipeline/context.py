@@ -51,12 +51,6 @@ class RunContext:
             self._workers = self.config.ray.workers or cluster_cpus()
         return self._workers
 
-    def phase(self, name: str) -> Phase:
-        for p in self.phases:
-            if p.name == name:
-                return p
-        raise KeyError(f"no enabled phase named {name!r} in this run")
-
     def source(self, phase: Phase) -> Phase | None:
         """The phase whose documents ``phase`` reads: the nearest earlier one that writes documents."""
         before = self.phases[: self.phases.index(phase)]

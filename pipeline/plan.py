@@ -68,7 +68,8 @@ class PhasePlan:
     sources: tuple["SourceInfo", ...] = ()
     #: whether the dataset card reports on its documents
     reported: bool = True
-    #: named sources (pipeline/sources.py) and the settings each overrides for this phase's stages: {name: {key: value}}
+    #: named sources (pipeline/sources.py) and the settings each
+    #: overrides for this phase's stages: {name: {key: value}}
     overrides: dict = field(default_factory=dict)
     #: what its outputs are (pipeline.phase ROLE_*): the card finds the shards, the card itself, exports by it
     role: str = ROLE_DOCUMENTS
@@ -115,10 +116,6 @@ class Plan:
 
     def phase(self, name: str) -> PhasePlan | None:
         return next((p for p in self.phases if p.name == name), None)
-
-    def stage_order(self) -> list[tuple[str, str]]:
-        """(phase, stage) of every stage of every phase, in the order documents meet them."""
-        return [(p.name, s.name) for p in self.phases for s in p.stages]
 
     def stage(self, phase: str, name: str) -> StageInfo | None:
         plan = self.phase(phase)

@@ -11,7 +11,8 @@
 Each input file belongs to exactly one source; its documents carry the source's name in the
 ``source_name`` column (stages/source_name.py) through every phase.  A source's *effective config* is the
 run's config with the source's overrides merged in, section by section and key by key (a mapping merges,
-any other value replaces; a list of named entries, like ``classifiers``, takes a mapping by name); the extracted and final phases build each source's stages from it, and its
+any other value replaces; a list of named entries, like ``classifiers``, takes a mapping
+by name); the extracted and final phases build each source's stages from it, and its
 units' fingerprints cover it, so a changed override redoes that source's parts only.  Sections that are
 about the whole corpus (dedup, decontamination, PII, the shards, the mix) are the run's, for every source.
 """
@@ -52,7 +53,8 @@ class SourceConfig(BaseModel):
     filters: dict[str, Any] | None = Field(None, description=_OVERRIDE.format("filters"))
     quality: dict[str, Any] | None = Field(None, description=_OVERRIDE.format("quality"))
     classifiers: dict[str, dict[str, Any]] | None = Field(
-        None, description="overrides of the run's classifiers for this source's documents, by classifier name (a top_fraction "
+        None, description="overrides of the run's classifiers for this source's "
+            "documents, by classifier name (a top_fraction "
         "is over the whole corpus: a source may set a threshold instead, not another fraction)")
 
     def overrides(self) -> dict[str, dict]:

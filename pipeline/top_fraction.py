@@ -58,19 +58,19 @@ class ScanWorker:
         bins = bins_of(score)
         if self.boundary is None:
             return {"unit": unit.name, "histograms": _histograms(lang, bins)}
-        want = np.array([self.boundary.get(l, -1) for l in lang], dtype=np.int64)
+        want = np.array([self.boundary.get(code, -1) for code in lang], dtype=np.int64)
         hit = np.flatnonzero(bins == want)
         ids = table.column("id").cast(pa.string()).take(pa.array(hit)).to_pylist()
         return {"unit": unit.name, "rows": [[lang[i], None if math.isinf(score[i]) else float(score[i]), d]
-                                            for i, d in zip(hit, ids)]}
+                                            for i, d in zip(hit, ids, strict=False)]}
 
 
 def _histograms(lang: np.ndarray, bins: np.ndarray) -> dict[str, list[list[int]]]:
     """Sparse per-language histograms: {language: [[bin, count], ...]}."""
     out = {}
-    for l in np.unique(lang):
-        b, n = np.unique(bins[lang == l], return_counts=True)
-        out[str(l)] = [[int(x), int(y)] for x, y in zip(b, n)]
+    for code in np.unique(lang):
+        b, n = np.unique(bins[lang == code], return_counts=True)
+        out[str(code)] = [[int(x), int(y)] for x, y in zip(b, n, strict=False)]
     return out
 
 

@@ -62,7 +62,7 @@ class Stage(Protocol):
     - ``label``: what its step means, for the card's funnel and ``--dry-run``;
     - ``needs`` / ``adds``: the columns it reads (some stage or the source must add them before it) and
       the columns it adds;
-    - ``reasons``: every ``reason`` it can give (tests/test_reasons.py checks that it gives no other);
+    - ``reasons``: every ``reason`` it can give (tests/pipeline/test_reasons.py checks that it gives no other);
     - ``scores`` (optional): the columns it adds that are scores (numbers a filter, the dedup keep rule and
       the card's score section read).
 
@@ -191,7 +191,7 @@ def reject_where(batch: pa.Table, mask: np.ndarray | pa.Array, reason: str, deta
     if not mask.any() and REASON in batch.column_names:
         return batch
     reasons = np.where(mask, reason, None).tolist()
-    dets = None if details is None else [d if m else None for d, m in zip(details, mask)]
+    dets = None if details is None else [d if m else None for d, m in zip(details, mask, strict=False)]
     return add_rejections(batch, reasons, dets)
 
 

@@ -99,7 +99,7 @@ def utf16_variant(head: bytes) -> str | None:
         variant, low, high = "utf-16-be", head[1 : 2 * pairs : 2], head[0 : 2 * pairs : 2]
     else:
         return None
-    latin1 = bytes(lo for lo, hi in zip(low, high) if hi == 0)
+    latin1 = bytes(lo for lo, hi in zip(low, high, strict=False) if hi == 0)
     not_text = len(latin1.translate(None, _LATIN1_TEXT))
     return variant if b"<" in latin1 and not_text <= 0.05 * len(latin1) else None
 
@@ -221,7 +221,7 @@ class DecodeStage:
         charsets: list[str | None] = [None] * n
         sources: list[str] = ["binary"] * n
         utf8_rows, slow_rows = [], []
-        for i, (head, http_charset) in enumerate(zip(heads, declared)):
+        for i, (head, http_charset) in enumerate(zip(heads, declared, strict=False)):
             head = head or b""
             if _control_fraction(head[:4096]) > self.config.max_control_fraction:
                 if utf16_variant(head[:4096]) is not None:

@@ -6,7 +6,8 @@ is its score, how the text is prepared for it, and optionally a filter::
     classifiers:
       - {name: quality, model: samples/quality/model.ftz, label: hq, filter: {threshold: 0.5}}
       - {name: edu, model: samples/classifiers/edu.ftz, label: edu}
-      - {name: toxicity, model: samples/classifiers/toxicity.ftz, label: toxic, filter: {threshold: 0.5, remove: above}}
+      - {name: toxicity, model: samples/classifiers/toxicity.ftz, label: toxic,
+         filter: {threshold: 0.5, remove: above}}
 
 :class:`ClassifyStage` (stage ``classifiers``, at the end of phase 1, so that
 dedup can keep the best-scored copy of a cluster) adds ``<name>_score``
@@ -102,11 +103,13 @@ class ClassifierFilterConfig(BaseModel):
 
 
 class ClassifierConfig(BaseModel):
-    """One fastText classifier: scores in phase 1 (``<name>_score``, ``<name>_label``), an optional filter after dedup."""
+    """One fastText classifier: scores in phase 1 (``<name>_score``,
+    ``<name>_label``), an optional filter after dedup."""
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(..., description="its columns <name>_score and <name>_label, and its filter's reason (lowercase letters, digits, _)")
+    name: str = Field(..., description="its columns <name>_score and <name>_label, and "
+        "its filter's reason (lowercase letters, digits, _)")
     model: ConfigPath = Field(..., description="path to a supervised fastText model (.bin or .ftz) on every worker")
     label: str = Field(..., min_length=1, description="the label whose probability is the score, with or without "
                        "__label__ (DCLM: hq; Dolma's Jigsaw models: toxic, nsfw)")
@@ -115,8 +118,10 @@ class ClassifierConfig(BaseModel):
                                   "document; null = the whole text (as DCLM does)")
     engine: Literal["auto", "fasttext", "projected"] = Field(
         "auto", description="how the model runs: fasttext (its binding: one predict per model); projected (read from "
-        "the file, its rows projected onto its labels at load, the tokens shared by every model of the same preparation: "
-        "the same scores, faster from two models on, a worker holds megabytes instead of the model; not for hierarchical "
+        "the file, its rows projected onto its labels at load, "
+            "the tokens shared by every model of the same preparation: "
+        "the same scores, faster from two models on, a worker "
+            "holds megabytes instead of the model; not for hierarchical "
         "softmax or character n-grams); auto: projected when two or more models it supports share a preparation")
     filter: ClassifierFilterConfig = Field(default_factory=ClassifierFilterConfig, description="removal by score, after dedup")
 

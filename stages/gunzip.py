@@ -118,7 +118,8 @@ class Gunzip:
                 if not self._in:
                     return b""  # the input ends between members: a clean end
                 if self._raw_done and _MAGIC.startswith(self._in):
-                    raise EOFError(f"compressed data ends inside the gzip header at offset {self._raw_pos - len(self._in)} (the file is truncated)")
+                    raise EOFError("compressed data ends inside the gzip header at offset "
+                        f"{self._raw_pos - len(self._in)} (the file is truncated)")
                 if not self._in.startswith(_MAGIC):
                     self._resync(self._raw_pos - len(self._in), "bytes that are not a gzip member")
                 self._start_member()

@@ -149,7 +149,8 @@ class _Budget:
             if ratio > self.max_ratio:
                 raise PayloadRejected(
                     "decompression_bomb",
-                    f"Content-Encoding {self.coding}: {n_in} bytes inflate past {self.out} bytes (ratio > {self.max_ratio:g})",
+                    f"Content-Encoding {self.coding}: {n_in} bytes inflate "
+                        f"past {self.out} bytes (ratio > {self.max_ratio:g})",
                 )
             raise PayloadRejected(
                 "too_large", f"Content-Encoding {self.coding}: decoded payload > max_payload_bytes {self.max_bytes}"

@@ -44,7 +44,8 @@ class LangIdConfig(BaseModel):
         default_factory=list, description="written when the config is loaded: the folders min_score_by_language was read from"
     )
     max_chars: int = Field(
-        4000, ge=100, le=1_000_000, description="characters of each document given to the model (on samples/ the same labels as the whole text, 2.7x faster)"
+        4000, ge=100, le=1_000_000, description="characters of each document given to the model (on "
+            "samples/ the same labels as the whole text, 2.7x faster)"
     )
 
     def named_files(self) -> list[NamedFile]:
@@ -105,7 +106,7 @@ class LangIdStage:
         batch = set_column(batch, "language_score", pa.array(np.round(scores, 4), pa.float32()))
         reasons, details = [], []
         thresholds = self.config.thresholds(batch.column("language").combine_chunks())
-        for lang, score, least in zip(langs, scores, thresholds):
+        for lang, score, least in zip(langs, scores, thresholds, strict=False):
             if self.keep and canonical(lang) not in self.keep:
                 reasons.append("language")
                 details.append(f"{lang}:{score:.2f}")

@@ -48,7 +48,8 @@ BIN_BITS = 20
 BINS = 1 << BIN_BITS
 _SHIFT = np.uint64(64 - BIN_BITS)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-#: FineWeb-2's rehydration weights (github.com/huggingface/fineweb-2, README): smallest cluster size of a range -> copies.
+#: FineWeb-2's rehydration weights (github.com/huggingface/fineweb-2,
+#: README): smallest cluster size of a range -> copies.
 FINEWEB2 = {1: 1, 2: 2, 3: 3, 5: 5, 100: 8, 1000: 1}
 #: Epochs of a source past which the run warns and the card lists it under Known limitations: up to ~4 epochs
 #: repeated tokens are worth about as much as new ones, past that less and less (Muennighoff et al. 2023,
@@ -68,7 +69,8 @@ class RehydrateConfig(BaseModel):
     enabled: bool = Field(False, description="upsample kept documents by their duplicate cluster size (dup_cluster_size; needs dedup)")
     weights: dict[int, int] = Field(
         default_factory=lambda: dict(FINEWEB2),
-        description="smallest cluster size of a range -> copies of its documents (FineWeb-2's: 1: 1, 2: 2, 3: 3, 5: 5, "
+        description="smallest cluster size of a range -> copies of its "
+            "documents (FineWeb-2's: 1: 1, 2: 2, 3: 3, 5: 5, "
         "100: 8, 1000: 1; a size takes the range of the largest key not above it; very large clusters are often spam)",
     )
 
@@ -151,7 +153,8 @@ class MixConfig(BaseModel):
 
 
 def doc_hashes(ids, seed: int) -> np.ndarray:
-    """xxh3-64 of ``mix:<seed>:<id>`` for every id (another hash than the shuffle plan's: draw and order are independent)."""
+    """xxh3-64 of ``mix:<seed>:<id>`` for every id (another hash
+    than the shuffle plan's: draw and order are independent)."""
     prefix = f"mix:{seed}:".encode()
     values = ids.to_pylist() if isinstance(ids, (pa.Array, pa.ChunkedArray)) else list(ids)
     return np.fromiter((xxhash.xxh3_64_intdigest(prefix + v.encode("utf-8")) for v in values), np.uint64, count=len(values))
@@ -236,7 +239,7 @@ def tally(batch: pa.Table, tokens: np.ndarray, drawn: np.ndarray, config: MixCon
         items = mine[doc]
         weights, counts = np.unique(mult[ok], return_counts=True)
         out[name] = Tally(int(ok.sum()), int(tokens[ok].sum()), int(mult[ok].sum()), int((tokens * mult)[ok].sum()),
-                          int((mine & ~drawn).sum()), Counter({int(w): int(c) for w, c in zip(weights, counts)}),
+                          int((mine & ~drawn).sum()), Counter({int(w): int(c) for w, c in zip(weights, counts, strict=False)}),
                           np.bincount(bins[items].astype(np.int64), weights=tokens[doc[items]], minlength=BINS))
     return out
 
@@ -307,7 +310,8 @@ class MixPlan:
 
 
 def plan_mix(tallies: dict[str, Tally], config: MixConfig) -> MixPlan:
-    """Each source's draw; MixError when a source with a weight has no tokens or the shares miss by more than allowed."""
+    """Each source's draw; MixError when a source with a weight
+    has no tokens or the shares miss by more than allowed."""
     named = config.named
     names = sorted(set(tallies) | set(named)) if named else sorted(tallies)
     empty = Tally()
@@ -373,7 +377,8 @@ def _cut(t: Tally, target: float) -> tuple[int, int, int]:
 
 
 def copies(batch: pa.Table, plan: MixPlan) -> np.ndarray:
-    """How many samples each document of ``batch`` gives (its source's whole copies, one more per item under the cut)."""
+    """How many samples each document of ``batch`` gives (its
+    source's whole copies, one more per item under the cut)."""
     names = _sources(batch)
     mult = multiplicity(batch, plan.rehydrate)
     doc, bins = pool_items(doc_hashes(batch.column("id"), plan.seed), mult)

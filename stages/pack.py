@@ -48,12 +48,14 @@ class LayoutConfig(BaseModel):
     pad: str | None = Field(None, description="pad token string for remainder: pad; null = the EOS token")
     max_dropped_share: float = Field(
         0.01, ge=0, le=1, description="packed layout, remainder drop: the shards phase fails (no manifest) when it drops more "
-        "than this share of the tokens (a seq_len longer than a group's tokens drops them all); the dropped documents and "
+        "than this share of the tokens (a seq_len longer than a "
+            "group's tokens drops them all); the dropped documents and "
         "tokens are counted in the shards' stats and manifest"
     )
     text: bool = Field(False, description="document layout: also store each document's text")
     metadata: list[str] = Field(
-        default_factory=list, description="document layout: more columns of documents/final to store with each sample (e.g. language, language_score)"
+        default_factory=list, description="document layout: more columns of documents/final to "
+            "store with each sample (e.g. language, language_score)"
     )
 
     def fixed_len(self) -> int | None:

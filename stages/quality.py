@@ -11,12 +11,10 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from stages.classify import ClassifierConfig, ClassifierFilterConfig, label_column, score_column
+from stages.classify import ClassifierConfig, ClassifierFilterConfig
 from stages.named_files import ConfigPath
 
 NAME = "quality"
-SCORE = score_column(NAME)
-LABEL = label_column(NAME)
 REASON = NAME  # the reason its filter gives
 
 

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from stages.base import note_error, reject_where, set_column
 from stages.named_files import ConfigPath
-from stages.tokenizers import ENCODE_CHUNK, FROM_MODEL, TokenIds, chunk_bounds, load, resolve_specials
+from stages.tokenizers import ENCODE_CHUNK, FROM_MODEL, TokenIds, chunk_bounds, load
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,8 @@ class TokenizeConfig(BaseModel):
 
     tokenizer: ConfigPath = Field(
         SAMPLE_TOKENIZER,
-        description="path (local or s3://) to a Hugging Face tokenizer.json (Llama 3, GPT-2) or a SentencePiece .model (Llama 2, "
+        description="path (local or s3://) to a Hugging Face tokenizer.json "
+            "(Llama 3, GPT-2) or a SentencePiece .model (Llama 2, "
         "Mistral, Gemma), told by its content; the default is the small demonstration BPE trained on samples/",
     )
     bos: str | None = Field(None, description="token string put before every document (e.g. <|begin_of_text|>); must be in the "
@@ -58,7 +59,8 @@ class TokenizeConfig(BaseModel):
         "none is a config error); a token string must be in the vocabulary; null = none"
     )
     max_chars: int = Field(
-        1_000_000, ge=1, le=100_000_000, description="longer texts are cut to this many characters before encoding (counted as truncated): bounds one document's time and memory"
+        1_000_000, ge=1, le=100_000_000, description="longer texts are cut to this many characters before encoding "
+            "(counted as truncated): bounds one document's time and memory"
     )
     threads: int = Field(
         1, ge=1, le=256, description="threads the tokenizers library may use in each process (RAYON_NUM_THREADS), at most "

@@ -64,7 +64,8 @@ def fraction_of(fraction: Fraction, language: str) -> float:
 
 
 def kept_count(fraction: float, total: int) -> int:
-    """ceil(fraction x total), at least 1 and at most total; rounded first: 0.3 x 10 is 3, not 3.0000000000000004 (4)."""
+    """ceil(fraction x total), at least 1 and at most total;
+    rounded first: 0.3 x 10 is 3, not 3.0000000000000004 (4)."""
     return min(total, max(1, math.ceil(round(fraction * total, 6))))
 
 
@@ -92,7 +93,7 @@ def top_fraction_cutoffs(language, score, ids, fraction: Fraction) -> dict[str, 
     starts = np.flatnonzero(np.r_[True, pc.not_equal(lang[1:], lang[:-1]).to_numpy(zero_copy_only=False)])
     sizes = np.diff(np.r_[starts, len(table)])
     names = lang.take(pa.array(starts)).to_pylist()
-    keep = np.array([kept_count(fraction_of(fraction, l), int(n)) for l, n in zip(names, sizes)], dtype=np.int64)
+    keep = np.array([kept_count(fraction_of(fraction, code), int(n)) for code, n in zip(names, sizes, strict=False)], dtype=np.int64)
     last = starts + keep - 1
     langs, scores, ids_ = (table.column(c).take(pa.array(last)).to_pylist() for c in ("lang", "score", "id"))
-    return {l: Cutoff(s, i, int(k), int(n)) for l, s, i, k, n in zip(langs, scores, ids_, keep, sizes)}
+    return {code: Cutoff(s, i, int(k), int(n)) for code, s, i, k, n in zip(langs, scores, ids_, keep, sizes, strict=False)}

@@ -51,7 +51,8 @@ class WarcConfig(BaseModel):
         5_000_000,
         ge=1024,
         le=1 << 30,
-        description="larger HTTP payloads are rejected as too_large without being read whole, before and after Content-Encoding is undone",
+        description="larger HTTP payloads are rejected as too_large without "
+            "being read whole, before and after Content-Encoding is undone",
     )
     max_decoded_ratio: float = Field(
         200,

@@ -75,7 +75,8 @@ class Framer:
                 start = s.pos
                 found, _ = s.find(HEADER_RE)
                 where = f"resynced at offset {found}" if found is not None else "no record after it"
-                self.problem(f"{(found if found is not None else s.pos) - start} bytes that are not a WARC record at offset {start}; {where}")
+                self.problem(f"{(found if found is not None else s.pos) - start} bytes "
+                    f"that are not a WARC record at offset {start}; {where}")
                 continue
             if s.pos <= last:  # every step moves forward; a bug must not become an endless loop
                 raise RuntimeError(f"WARC framer went back from offset {last} to {s.pos}")

@@ -193,7 +193,8 @@ class Stream:
         return skipped, False
 
     def find(self, pattern: re.Pattern, keep: int = 0) -> tuple[int | None, bytes]:
-        """Move to the next match of ``pattern``: (its offset or None at the end, the first ``keep`` bytes passed over)."""
+        """Move to the next match of ``pattern``: (its offset or
+        None at the end, the first ``keep`` bytes passed over)."""
         kept = []
         kept_len = 0
         while True:

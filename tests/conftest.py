@@ -36,7 +36,8 @@ class Page:
 
 def html(title: str, *paragraphs: str) -> str:
     ps = "".join(f"<p>{p}</p>" for p in paragraphs)
-    return f"<!doctype html><html><head><title>{title}</title></head><body><article><h1>{title}</h1>{ps}</article></body></html>"
+    return (f"<!doctype html><html><head><title>{title}</title></head>"
+            f"<body><article><h1>{title}</h1>{ps}</article></body></html>")
 
 
 def write_warc(path: Path, pages: list[Page], gzip: bool = True, with_requests: bool = False) -> Path:

@@ -19,7 +19,7 @@ def table(texts, languages=None, urls=None) -> pa.Table:
 
 def verdicts(stage, texts, languages=None) -> list[tuple[str | None, str | None]]:
     out = stage(table(texts, languages))
-    return list(zip(out.column("reason").to_pylist(), out.column("details").to_pylist()))
+    return list(zip(out.column("reason").to_pylist(), out.column("details").to_pylist(), strict=False))
 
 
 def verdict(stage, text, language="en") -> tuple[str | None, str | None]:

@@ -140,4 +140,4 @@ def _phase_rows(plan: CardPlan, phase: PhaseInfo, n_in: int, aggs: dict, manifes
 def adds_up(rows: list[dict]) -> bool:
     """Each step's out is the next step's in, and in - removed = out with removed = the sum of its reasons."""
     steps_ok = all(r["in"] - r["removed"] == r["out"] and sum(r["by_reason"].values()) == r["removed"] for r in rows)
-    return steps_ok and all(a["out"] == b["in"] for a, b in zip(rows, rows[1:]))
+    return steps_ok and all(a["out"] == b["in"] for a, b in zip(rows, rows[1:], strict=False))

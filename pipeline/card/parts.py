@@ -126,10 +126,10 @@ def _scores_by_language(t: pa.Table, columns: list[str]) -> dict:
     for c in columns:
         values = pc.fill_null(t.column(c).cast(pa.float64()), np.nan).to_numpy(zero_copy_only=False)
         per: dict = {}
-        for l in np.unique(lang):
-            v = values[lang == l]
+        for code in np.unique(lang):
+            v = values[lang == code]
             ok = v[~np.isnan(v)]
-            per[str(l)] = {"hist": quality_histogram(ok), "sum": float(ok.sum()), "missing": int(len(v) - len(ok))}
+            per[str(code)] = {"hist": quality_histogram(ok), "sum": float(ok.sum()), "missing": int(len(v) - len(ok))}
         out[c] = per
     return out
 
@@ -237,7 +237,7 @@ def _removed_by_language(t: pa.Table, keys: pa.Table) -> dict:
 def _examples(t: pa.Table, keys: pa.Table, taken: Counter, cap: int) -> list[dict]:
     """The first rows of each (stage, reason) not yet taken ``cap`` times, text cut to EXAMPLE_READ_CHARS."""
     rows = []
-    for i, (s, r) in enumerate(zip(keys.column("stage").to_pylist(), keys.column("reason").to_pylist())):
+    for i, (s, r) in enumerate(zip(keys.column("stage").to_pylist(), keys.column("reason").to_pylist(), strict=False)):
         if taken[(s, r)] < cap:
             taken[(s, r)] += 1
             rows.append(i)
@@ -249,7 +249,7 @@ def _examples(t: pa.Table, keys: pa.Table, taken: Counter, cap: int) -> list[dic
     full = pc.utf8_length(text)
     get = lambda c: picked.column(c).to_pylist() if c in picked.column_names else [None] * len(rows)  # noqa: E731
     out = []
-    for i, (rid, url, det, h, n) in enumerate(zip(get("id"), get(N.URL), get(N.DETAILS), head.to_pylist(), full.to_pylist())):
+    for i, (rid, url, det, h, n) in enumerate(zip(get("id"), get(N.URL), get(N.DETAILS), head.to_pylist(), full.to_pylist(), strict=False)):
         out.append({"stage": keys.column("stage")[rows[i]].as_py(), "reason": keys.column("reason")[rows[i]].as_py(),
                     "id": rid, "url": url, "details": det, "text": h, "text_chars": n})
     return out
@@ -275,7 +275,7 @@ def merge(a: Any, b: Any) -> Any:
             return a + b
         if len(a) != len(b):
             raise ValueError(f"cannot add histograms of {len(a)} and {len(b)} bins")
-        return [x + y for x, y in zip(a, b)]
+        return [x + y for x, y in zip(a, b, strict=False)]
     return a + b
 
 

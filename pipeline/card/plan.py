@@ -191,8 +191,8 @@ def plan_from_markers(storage: Storage, record: dict, why: str, phases: Sequence
         name = planned.name
         names = [n.removesuffix(".json") for n in storage.list(DONE, name, suffix=".json") if "/" not in n]
         with ThreadPoolExecutor(16) as pool:
-            found = list(pool.map(lambda n: read_object(storage, DONE, name, f"{n}.json"), names))
-        markers = _checked(storage, name, dict(zip(names, found)))
+            found = list(pool.map(lambda n, name=name: read_object(storage, DONE, name, f"{n}.json"), names))
+        markers = _checked(storage, name, dict(zip(names, found, strict=False)))
         files = {f.removeprefix("part-").removesuffix(".parquet") for f in storage.list(DOCUMENTS, name, suffix=".parquet")}
         parts = [n for n, m in markers.items() if m.outputs.get("documents_part") and n in files] if planned.writes_documents else []
         infos.append(_info(storage, planned, parts, list(markers.values())))

@@ -207,7 +207,7 @@ def _classifier(e: dict, c: dict) -> svg.Panel:
     langs = list((e["by_language"].get(first) or {}).items())[:PLOT_LANGUAGES]
     if not langs:
         return svg.empty(f"{_short(e['name'])}: no documents scored", height=200)
-    series = [(f"{_short(lang, 12)} ({v['scored']:,})", v["hist"], col) for (lang, v), col in zip(langs, LANGUAGE_COLORS)]
+    series = [(f"{_short(lang, 12)} ({v['scored']:,})", v["hist"], col) for (lang, v), col in zip(langs, LANGUAGE_COLORS, strict=False)]
     xlabel = f"{_short(e['column'])} (bin start), in {_short(first)}"
     return _histogram(title, [f"{x:.2f}" for x in c["edges"][:-1]], series, xlabel, _threshold(e))
 
@@ -255,7 +255,8 @@ PLOTS = {"funnel": funnel, "languages": languages, "length": length, "classifier
 
 
 def draw_all(stats: dict) -> tuple[dict[str, bytes], dict[str, str]]:
-    """``{"<name>.svg": bytes}`` of every plot that could be drawn, and ``{"<name>.svg": error type}`` of the others."""
+    """``{"<name>.svg": bytes}`` of every plot that could be
+    drawn, and ``{"<name>.svg": error type}`` of the others."""
     images, failed = {}, {}
     for name, fn in PLOTS.items():
         if name == "mix" and not (stats.get("mix") or {}).get("present"):

@@ -43,7 +43,8 @@ def read_object(storage: Storage, *parts: str) -> dict:
 
 
 def check_fields(obj: dict, fields: dict[str, type], uri: str) -> dict:
-    """``obj`` if each of ``fields`` it has is of its JSON type (null allowed), else CardInputError naming the field."""
+    """``obj`` if each of ``fields`` it has is of its JSON type
+    (null allowed), else CardInputError naming the field."""
     for key, want in fields.items():
         value = obj.get(key)
         bad = value is not None and (type(value) is not want and not (want is int and type(value) is float and value.is_integer()))

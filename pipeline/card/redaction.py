@@ -101,11 +101,12 @@ def _public(strings: set[str], texts, urls) -> dict[str, str]:
     todo = sorted(s for s in strings if isinstance(s, str) and s)
     as_urls = [s for s in todo if _URL.match(s)]
     as_texts = [s for s in todo if not _URL.match(s)]
-    return {**dict(zip(as_urls, urls(as_urls))), **dict(zip(as_texts, texts(as_texts)))}
+    return {**dict(zip(as_urls, urls(as_urls), strict=False)), **dict(zip(as_texts, texts(as_texts), strict=False))}
 
 
 def redact_stats(stats: dict, redactor) -> dict:
-    """``stats`` (changed in place and returned) with its data strings as ``redactor`` (a PublicRedactor) publishes them."""
+    """``stats`` (changed in place and returned) with its data
+    strings as ``redactor`` (a PublicRedactor) publishes them."""
     for r in _repeated(stats):  # cut before redaction by an earlier version: no partial value may be left at the cut
         if isinstance(r.get("text"), str) and not r.get("cut_after_redaction"):
             r["text"] = uncut(r["text"])

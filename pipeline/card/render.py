@@ -31,7 +31,8 @@ SHOWN_ROWS = 20
 SIZE_CATEGORIES = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
                    (10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M"), (1_000_000_000, "100M<n<1B"),
                    (10_000_000_000, "1B<n<10B"), (100_000_000_000, "10B<n<100B"), (1_000_000_000_000, "100B<n<1T")]
-#: A language code the Hub's metadata accepts in shape (ISO 639 with optional subtags); other labels stay out of the front matter.
+#: A language code the Hub's metadata accepts in shape (ISO 639 with
+#: optional subtags); other labels stay out of the front matter.
 
 
 def n(v) -> str:
@@ -104,7 +105,6 @@ def _image(stats: dict, name: str) -> str:
 
 def front_matter(stats: dict) -> str:
     s = stats["summary"]
-    phase = s["dataset_phase"]
     langs = front_matter_codes(stats.get("hub_languages") or {})
     meta = {
         "pretty_name": f"{one_line(stats['run']['name'])} (curated Common Crawl text)",
@@ -143,7 +143,8 @@ def summary(stats: dict) -> str:
         + (f", finished {text(r['finished'])}." if r["finished"] else " (this card is its last phase)."),
         "",
         "Every number below is computed from the output itself (the kept and rejected Parquet files and the shards "
-        f"manifest) and is in [`{FOLDER}/stats.json`]({FOLDER}/stats.json); `curate report OUTPUT_ROOT` rebuilds this card.",
+        f"manifest) and is in [`{FOLDER}/stats.json`]({FOLDER}/stats.json); "
+            "`curate report OUTPUT_ROOT` rebuilds this card.",
         "",
         _table(["check", "result"], [[text(c["check"]), "ok" if c["ok"] else "**FAILED**"] for c in stats["checks"]], "ll"),
         "",
@@ -174,7 +175,8 @@ def sources(stats: dict) -> str:
     types = ", ".join(f"{n(v)} {text(k)}" for k, v in reader["by_type"].items())
     return "\n".join([
         f"{n(src['files'])} input files ({_kinds(src)}){snap}. The readers read {n(reader['records'])} records "
-        f"({types or 'none'}), {n(reader['rows'])} of them documents, and skipped {n(reader['malformed'])} malformed stretches.",
+        f"({types or 'none'}), {n(reader['rows'])} of them documents, "
+            f"and skipped {n(reader['malformed'])} malformed stretches.",
         "",
         _long_table(["file", "kind", "records", "documents read", *[f"kept: {text(p)}" for p in phases]], rows, "files", "llrr" + "r" * len(phases)),
     ])
@@ -301,7 +303,8 @@ def languages(stats: dict) -> str:
     rows = [[code(lang), *[n(by_phase[p].get(lang, 0)) for p in phases], pct(by_phase[last].get(lang, 0) / total if total else None)]
             for lang in langs]
     return "\n".join([
-        f"Documents per language after each phase (fastText lid.176 on the extracted text; `unknown`: no language). "
+        "Documents per language after each phase (fastText "
+            "lid.176 on the extracted text; `unknown`: no language). "
         f"*share*: of {code(last)}.",
         "",
         _long_table(["language", *[text(p) for p in phases], "share"], rows, "languages"),
@@ -362,7 +365,8 @@ def _setting(v) -> str:
 
 
 def _classifier_intro(e: dict) -> str:
-    model = (f"the **demonstration** model {code(e['model'])} ({text(e['demonstration'])}; sha256 {code(e['model_sha256'][:12])}…)"
+    model = (f"the **demonstration** model {code(e['model'])} "
+        f"({text(e['demonstration'])}; sha256 {code(e['model_sha256'][:12])}…)"
              if e["demonstration"] else f"the fastText model {code(e['model'])}")
     rule = (f"remove {text(e['remove'])} {_setting(e['threshold'])}" if e["threshold"] is not None else
             f"keep the best {_setting(e['top_fraction'])} of each language" if e["top_fraction"] is not None else None)
@@ -389,7 +393,8 @@ def dedup(stats: dict) -> str:
             ["largest cluster", n(d["largest_cluster"])]]
     method = (f"Exact: {'on' if cfg.get('exact', {}).get('enabled') else 'off'}; MinHash-LSH: "
               f"{'on' if mh.get('enabled') else 'off'} (threshold {text(mh.get('threshold'))}, {text(mh.get('ngram'))}-"
-              f"{text(mh.get('shingle'))} shingles, {text(mh.get('num_perm'))} permutations). One document per cluster is kept.")
+              f"{text(mh.get('shingle'))} shingles, {text(mh.get('num_perm'))} "
+                  "permutations). One document per cluster is kept.")
     return "\n".join([method, "", _table(["", "documents"], rows), "", _image(stats, "dup_clusters"), *_paragraphs(d.get("paragraphs"))])
 
 
@@ -400,7 +405,8 @@ def _paragraphs(p: dict | None) -> list[str]:
     unit = "lines" if p.get("unit") == "line" else "paragraphs"
     mode = "every copy after the first" if p.get("mode") == "keep_first" else "every copy of a piece repeated often enough"
     out = ["", f"**Repeated {unit}** (`dedup.paragraphs`, after document dedup; removed: {mode}): {n(p.get('removed'))} of "
-                f"{n(p.get('pieces'))} {unit} and {n(p.get('chars_removed'))} characters removed from {n(p.get('documents_edited'))} "
+                f"{n(p.get('pieces'))} {unit} and {n(p.get('chars_removed'))} "
+                    f"characters removed from {n(p.get('documents_edited'))} "
                 f"documents; {n(p.get('documents_rejected'))} documents left too short were rejected by the text rules."]
     top = p.get("top") or []
     if top:
@@ -431,7 +437,8 @@ def tokens(stats: dict) -> str:
     named = code(tok.get("path") or tok.get("name") or "?")
     what = text(t["demonstration"]) if t.get("demonstration") else f"the tokenizer {named}{sha}"
     if tok.get("file"):
-        what += (f", copied into {code('shards/' + tok['file'])} ({text(tok.get('kind'))}, vocabulary {n(tok.get('vocab_size'))}, "
+        what += (f", copied into {code('shards/' + tok['file'])} "
+            f"({text(tok.get('kind'))}, vocabulary {n(tok.get('vocab_size'))}, "
                  f"ids stored as {text(tok.get('dtype'))})")
     docs = (f"{n(t['samples'])} samples of {n(t['documents'])} distinct documents" if t.get("repeats")
             else f"{n(t['documents'])} documents")
@@ -447,7 +454,8 @@ def tokens(stats: dict) -> str:
         out += ["", f"The WebDataset tars, as one brace pattern under `shards/webdataset/`: {code(pattern)}."]
     dropped = t.get("dropped") or {}
     if dropped.get("documents") or dropped.get("tokens"):
-        out += ["", f"Packing dropped {n(dropped.get('tokens'))} tokens, {n(dropped.get('documents'))} documents of them whole "
+        out += ["", f"Packing dropped {n(dropped.get('tokens'))} tokens, "
+            f"{n(dropped.get('documents'))} documents of them whole "
                 f"({text(dropped.get('why') or 'layout.remainder: drop')}); the funnel counts those documents as removed."]
     return "\n".join(out + _trainers(t))
 
@@ -544,10 +552,13 @@ def limitations(stats: dict) -> str:
     items += [f"{text(w)}." for w in stats["tokens"].get("trainer_warnings") or []]
     if not stats["run"]["config"].get("output", {}).get("rejected_text"):
         items.append("The text of removed documents was not stored (`output.rejected_text: false`): examples show URLs only.")
-    items += ["Language labels come from fastText lid.176 on the extracted text; short and mixed-language documents are the least reliable.",
-              "Counts of WARC records other than responses come from the readers' per-file counts (the input phase's markers); "
+    items += ["Language labels come from fastText lid.176 on the extracted "
+        "text; short and mixed-language documents are the least reliable.",
+              "Counts of WARC records other than responses come from "
+                  "the readers' per-file counts (the input phase's markers); "
               "every other count comes from the Parquet files and the shards manifest.",
-              "Only what *Publishing* lists is meant to be published: `documents/extracted`, `documents/deduped`, `rejected/` "
+              "Only what *Publishing* lists is meant to be published: "
+                  "`documents/extracted`, `documents/deduped`, `rejected/` "
               "and `dedup/` hold text before PII redaction."]
     return "\n".join(f"- {i}" for i in items)
 
@@ -579,7 +590,8 @@ def publishing(stats: dict) -> str:
     return "\n".join([
         head, "",
         fence(snippet, "python"), "",
-        "(`upload_folder` takes the same patterns.) The card's `language` list gives Hub codes: ISO 639-1 where one "
+        "(`upload_folder` takes the same patterns.) The card's "
+            "`language` list gives Hub codes: ISO 639-1 where one "
         "exists, else ISO 639-3" + (f" ({langs}; the language-ID labels are in `card/stats.json`)" if langs else "") + ".",
     ])
 
@@ -589,7 +601,8 @@ def reproduce(stats: dict) -> str:
     config = yaml.safe_dump(run["config"], sort_keys=False, allow_unicode=True, width=120)
     command = shlex.join(run["command"]) if run["command"] else "(not recorded)"
     return "\n".join([
-        f"The run's configuration (as `run.json` records it, any value that looks like PII redacted; {n(run['inputs'])} "
+        "The run's configuration (as `run.json` records it, any "
+            f"value that looks like PII redacted; {n(run['inputs'])} "
         "input files) and the package versions above. Save it as `config.yaml` and run:", "",
         "```bash\ncurate run config.yaml\n```", "",
         f"The command of the last invocation was {code(command)} (phases run: "
@@ -637,9 +650,11 @@ def decontam(stats: dict) -> str:
         speed = (f" The stage took {d['seconds']:,.1f} of the phase's {d['phase_seconds']:,.1f} stage-seconds "
                  f"({n(round(d['documents_in'] / d['seconds']))} documents/s per core).")
     return "\n".join([
-        f"Documents sharing a normalized {n(d['ngram'])}-word n-gram with an eval item were {verb} in phase {code(d['phase'])} "
+        f"Documents sharing a normalized {n(d['ngram'])}-word n-gram "
+            f"with an eval item were {verb} in phase {code(d['phase'])} "
         f"(reason `contaminated`; the eval items in `details`): {n(d['documents'])} documents, found with an "
-        f"{text(d['index'])} index ({n(d['false_hits'])} of its {n(d['candidates'])} hits were not in an item's text).{speed} "
+        f"{text(d['index'])} index ({n(d['false_hits'])} of its "
+            f"{n(d['candidates'])} hits were not in an item's text).{speed} "
         "Items shorter than 8 words are common phrases and never matched (*skipped*).", "",
         _table(["eval set", "items", "skipped (short)", "items found", f"documents {verb}"], rows),
     ])
@@ -653,8 +668,10 @@ def mix(stats: dict) -> str:
              pct(s["share"]), "–" if s["epochs"] is None else f"{s['epochs']:.2f}"] for name, s in m["sources"].items()]
     mode = {"weights": "target shares of the output tokens", "epochs": "epochs per source",
             "rehydrate": "rehydration only"}.get(m["mode"], text(m["mode"]))
-    out = [f"Drawn to {mode} (seed {n(m['seed'])}): {n(m['samples'])} samples of {n(m['documents_drawn'])} distinct documents, "
-           f"{n(m['tokens'])} tokens; the largest miss of a target share is {pct(m['share_error'])}. A repeated document is a "
+    out = [f"Drawn to {mode} (seed {n(m['seed'])}): {n(m['samples'])} "
+        f"samples of {n(m['documents_drawn'])} distinct documents, "
+           f"{n(m['tokens'])} tokens; the largest miss of a target "
+               f"share is {pct(m['share_error'])}. A repeated document is a "
            "new sample (id `<id>#<k>`), shuffled on its own; *epochs*: tokens drawn / the source's tokens.", "",
            _table(["source", "documents", "tokens", "target share", "samples", "tokens drawn", "share", "epochs"], rows), "",
            _image(stats, "mix")]

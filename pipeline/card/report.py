@@ -30,7 +30,8 @@ log = logging.getLogger(__name__)
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="curate report", description="Rebuild the dataset card (README.md at the root; card/: plots, stats.json) of an existing output.")
+    p = argparse.ArgumentParser(prog="curate report", description="Rebuild the dataset card (README.md at the root; "
+        "card/: plots, stats.json) of an existing output.")
     p.add_argument("output", metavar="OUTPUT_ROOT", help="the run's output folder or s3://bucket/prefix (where run.json is)")
     p.add_argument("--endpoint-url", help="S3-compatible endpoint, e.g. http://127.0.0.1:9000 (default: AWS_ENDPOINT_URL or AWS)")
     p.add_argument("--region", help="S3 region (default: AWS_DEFAULT_REGION or us-east-1)")
@@ -83,7 +84,10 @@ def report(root: str, s3: S3Options | None = None, workers: int = 1) -> dict:
     except CardInputError:
         raise
     except (ValueError, AttributeError, TypeError) as e:  # the run's context reads markers without naming them
-        raise find_bad_marker(storage) or e
+        bad = find_bad_marker(storage)
+        if bad is None:
+            raise
+        raise bad from e
     stats = compute(plan, storage, workers=workers)
     if stats["unreadable"]:  # the card says what it left out; no marker, so the next run rebuilds it
         return publish(storage, stats)

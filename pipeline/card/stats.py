@@ -2,7 +2,7 @@
 
 The card (render.py) and the plots (plots.py) are drawn from this dict only,
 so what the card says is exactly what stats.json holds, and a reviewer can
-recompute any of it from the Parquet (tests/test_card_stats.py does).
+recompute any of it from the Parquet (tests/pipeline/card/test_card_expected.py does).
 """
 
 from __future__ import annotations
@@ -155,7 +155,8 @@ def _length(docs: list[str], aggs: dict) -> dict:
 
 def _classifiers(plan: CardPlan, docs: list[str], aggs: dict, config: dict) -> dict:
     """Per classifier: its model (and whether it is a demonstration model), its score's distribution per phase and
-    per language (where it was scored and where the documents were written), and what its filter removed, per language."""
+    per language (where it was scored and where the documents
+    were written), and what its filter removed, per language."""
     from classifiers.demonstration import identify
 
     entries = []
@@ -240,7 +241,7 @@ def _n(agg: dict) -> int:
 def _score_totals(aggs) -> dict:
     """Scored and missing counts, the mean and the histogram of one or more (language) aggregates."""
     aggs = list(aggs)
-    hist = [sum(col) for col in zip(*(a["hist"] for a in aggs))] if aggs else [0] * QUALITY_BINS
+    hist = [sum(col) for col in zip(*(a["hist"] for a in aggs), strict=False)] if aggs else [0] * QUALITY_BINS
     scored = sum(hist)
     total = sum(a["sum"] for a in aggs)
     return {"scored": scored, "missing": sum(a["missing"] for a in aggs), "mean": round(total / scored, 4) if scored else None,
@@ -324,7 +325,8 @@ def _publish(plan: CardPlan, config: dict, dataset: str | None, manifest: dict |
     final = plan.phase(pii_phase)
     withheld = None
     if _pii_enabled(config) and (final is None or final.status != "ran"):
-        withheld = (f"the run redacts PII in phase {pii_phase}, which has no finished parts (no markers in _done/{pii_phase}), "
+        withheld = (f"the run redacts PII in phase {pii_phase}, which has "
+            f"no finished parts (no markers in _done/{pii_phase}), "
                     f"so {'documents/' + dataset if dataset else 'no folder'} holds text before PII redaction")
     elif missing:
         withheld = (f"phase {', '.join(missing)} is enabled but has no finished parts (no markers), "

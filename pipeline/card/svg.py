@@ -241,7 +241,8 @@ def _y_title(p: Panel, label: str) -> None:
 
 
 def x_linear(p: Panel, xmax: float, label: str) -> None:
-    """Ticks, grid lines and labels of a linear x axis from 0 to ``xmax`` (not a whole step: bars' labels need room)."""
+    """Ticks, grid lines and labels of a linear x axis from 0
+    to ``xmax`` (not a whole step: bars' labels need room)."""
     x0, y0, w, h = p.area
     for v in ticks(xmax):
         x = x0 + w * v / xmax
@@ -280,12 +281,13 @@ def left_reach(labels: list[str], slot: float) -> float:
 
 
 def x_categories(p: Panel, labels: list[str], centres: list[float], label: str = "") -> None:
-    """Category labels under the axis at ``centres`` (turned 45 degrees when one does not fit its slot), and the axis label."""
+    """Category labels under the axis at ``centres`` (turned 45
+    degrees when one does not fit its slot), and the axis label."""
     x0, y0, w, h = p.area
     slot = w / max(len(labels), 1)
     rotate = turned(labels, slot)
     base = y0 + h + TICK + SMALL / 2
-    for s, x in zip(labels, centres):
+    for s, x in zip(labels, centres, strict=False):
         p.parts.append(line(x, y0 + h, x, y0 + h + TICK / 2, MUTED))
         if rotate:
             p.parts.append(text(x + 3, base, s, size=SMALL, anchor="end", fill=INK, rotate=-45))
@@ -319,7 +321,7 @@ Layer = tuple[list[float], list[str], float | None, str]
 
 def reach(values: list[float], ends: list[str], width: float) -> float:
     """The x axis' end: the largest value and room after each bar for its label (``ends``) inside ``width`` px."""
-    need = [v * width / max(width - 2 * TICK - text_width(s, SMALL), width / 4) for v, s in zip(values, ends)]
+    need = [v * width / max(width - 2 * TICK - text_width(s, SMALL), width / 4) for v, s in zip(values, ends, strict=False)]
     return max([*need, *values, 1])
 
 
@@ -329,7 +331,7 @@ def hbars(p: Panel, layers: list[Layer], xmax: float, ends: list[str] = (), slot
     x0, y0, w, h = p.area
     row = h / max(len(layers[0][0]), slots, 1)
     for values, colours, opacity, cls in layers:
-        for i, (v, c) in enumerate(zip(values, colours)):
+        for i, (v, c) in enumerate(zip(values, colours, strict=False)):
             p.parts.append(rect(x0, y0 + row * (i + 0.1), w * v / xmax, row * 0.8, c, opacity=opacity, cls=cls))
     for i, end in enumerate(ends):
         longest = max(layer[0][i] for layer in layers)

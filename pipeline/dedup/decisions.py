@@ -81,7 +81,8 @@ def _summary(stats: list[pa.Table]) -> dict:
 
 
 def _attach_meta(group: pa.Table, parts: Parts, width: int, num_perm: int) -> pa.Table:
-    """Members of one partition (grouped by part) + their id, hashes, score from meta/ (+ signature and mask with ``width``)."""
+    """Members of one partition (grouped by part) + their id, hashes,
+    score from meta/ (+ signature and mask with ``width``)."""
     storage = parts.storage()
     doc = group.column("doc").to_numpy()
     comp = group.column("comp")

@@ -82,7 +82,7 @@ def find_earlier(ctx: DedupContext) -> dict:
     through = member(f_doc, np.sort(t_doc)) if m.enabled else np.zeros(len(f_doc), bool)
     match = np.where(f_exact, "exact", np.where(through, "near_through_copy", "near")).tolist()
     details = [json.dumps({"earlier_run": runs[int(r >> RUN_BITS)].root, "earlier_id": i, "match": how})
-               for r, i, how in zip(f_ref.tolist(), earlier_ids, match)]
+               for r, i, how in zip(f_ref.tolist(), earlier_ids, match, strict=False)]
     table = pa.table({"doc": pa.array(f_doc, pa.int64()), "reason": pa.array([REASON] * len(f_doc), pa.string()),
                       "details": pa.array(details, pa.string()), "cluster_size": pa.array(np.full(len(f_doc), 2), pa.int32())})
     if len(table):
@@ -256,7 +256,8 @@ def _current_keys(ctx: DedupContext) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate(docs), np.concatenate(keys)
 
 
-#: Rounds of :func:`_through_this_run` (a chain of copies longer than this is cut; 2 rounds found all on the benchmark).
+#: Rounds of :func:`_through_this_run` (a chain of copies longer
+#: than this is cut; 2 rounds found all on the benchmark).
 MAX_ROUNDS = 8
 
 

@@ -22,7 +22,7 @@ keys of the documents found in the last round (carrying their earlier ref)
 against the keys of the documents not found yet; the found documents are
 copies, not the corpus, so their keys are sent to every task (a broadcast
 join) unless they are more than a partition.  Same pairs as the in-process
-path, so the same decisions and bytes (tests/test_dedup_against.py runs both).
+path, so the same decisions and bytes (tests/pipeline/dedup/test_dedup_against.py runs both).
 """
 
 from __future__ import annotations
@@ -190,7 +190,7 @@ def _halves(hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _index_rows(batch: pa.Table, indexes: list[IndexFiles], near: bool) -> pa.Table:
     """The rows of one earlier index file: its text hashes and (``near``) its LSH keys."""
     out = []
-    for run, file_no in zip(batch.column("run").to_pylist(), batch.column("file").to_pylist()):
+    for run, file_no in zip(batch.column("run").to_pylist(), batch.column("file").to_pylist(), strict=False):
         index = indexes[run]
         t = index.read(file_no, ["text_hash", "keys"] if near else ["text_hash"])
         refs = ref_of(index.number, file_no, np.arange(len(t)))

@@ -86,7 +86,7 @@ def _repeats(group: pa.Table, parts: Parts) -> pa.Table:
     gone = np.flatnonzero(~first)
     kept_ids = ids.take(pa.array(head[gone], pa.int64())).to_pylist()
     details = [json.dumps({"kept_id": i, "kept_part": parts.units[int(p)], "copies": int(c)})
-               for i, p, c in zip(kept_ids, part_of(doc[head[gone]]).tolist(), size[gone].tolist())]
+               for i, p, c in zip(kept_ids, part_of(doc[head[gone]]).tolist(), size[gone].tolist(), strict=False)]
     return pa.table({
         "doc": pa.array(doc[gone], pa.int64()),
         "reason": pa.array([REASON] * len(gone), pa.string()),

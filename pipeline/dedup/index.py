@@ -137,7 +137,8 @@ class UnusableIndex(ConfigError):
 
 
 def read_settings(storage: Storage, where: str) -> dict:
-    """An earlier index's settings.json, checked to be a settings file that lists its parts; else UnusableIndex (one line)."""
+    """An earlier index's settings.json, checked to be a settings
+    file that lists its parts; else UnusableIndex (one line)."""
     try:
         data = storage.read_json(FOLDER, SETTINGS)
     except (ValueError, UnicodeDecodeError) as e:  # truncated, not JSON, not UTF-8
@@ -186,7 +187,8 @@ def _missing_line(where: str, missing: list[str]) -> str:
 
 
 def problems(config: RunConfig) -> list[str]:
-    """One line per ``dedup.against`` entry whose index is missing, incomplete, unreadable or built with other settings."""
+    """One line per ``dedup.against`` entry whose index is missing,
+    incomplete, unreadable or built with other settings."""
     if not config.dedup.enabled or not config.dedup.against:
         return []
     out = []
@@ -203,7 +205,8 @@ def problems(config: RunConfig) -> list[str]:
             found = storage.exists(FOLDER, SETTINGS)
         except Exception as e:  # noqa: BLE001 -- an unreadable root is reported like a missing index
             found, storage = False, None
-            out.append(f"config error: {where}: cannot read {FOLDER}/{SETTINGS} ({str(e).splitlines()[0][:200] if str(e) else type(e).__name__})")
+            out.append(f"config error: {where}: cannot read {FOLDER}/{SETTINGS} "
+                f"({str(e).splitlines()[0][:200] if str(e) else type(e).__name__})")
             continue
         if not found:
             out.append(f"config error: {where} has no dedup index ({FOLDER}/{SETTINGS}): give the output root of a finished "

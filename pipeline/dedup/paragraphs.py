@@ -257,7 +257,7 @@ def _top(ctx: DedupContext, cfg: ParagraphsConfig) -> list[Repeated]:
     rows = ctx.read_local(files)
     rows = rows.take(pc.sort_indices(rows, [("count", "descending"), ("hash", "ascending")])).slice(0, cfg.top).to_pylist()
     texts = _redacted([_snippet(ctx, cfg, r["first_doc"], r["first_idx"]) for r in rows], ctx.config)
-    return [Repeated(f"{r['hash']:016x}", r["count"], None if t is None else shorten(t)) for r, t in zip(rows, texts)]
+    return [Repeated(f"{r['hash']:016x}", r["count"], None if t is None else shorten(t)) for r, t in zip(rows, texts, strict=False)]
 
 
 def shorten(text: str, chars: int = SNIPPET_CHARS) -> str:
@@ -332,9 +332,9 @@ class PartEdits:
             bounds = np.append(first, hi - lo)
             old = table.column("text").take(pa.array(edited)).to_pylist()
             new = [paragraphs.remove_pieces(t or "", self.cfg.unit, set(self.idx[lo + a:lo + b].tolist()))
-                   for t, a, b in zip(old, bounds[:-1], bounds[1:])]
+                   for t, a, b in zip(old, bounds[:-1], bounds[1:], strict=False)]
             removed[edited] = np.diff(bounds)
-            chars[edited] = [len(o or "") - len(t) for o, t in zip(old, new)]
+            chars[edited] = [len(o or "") - len(t) for o, t in zip(old, new, strict=False)]
             text = _replace(table.column("text"), edited, new)
             table = set_column(table, "text", text)
             reason, details = self._judge(table, edited, removed, chars)
@@ -356,7 +356,7 @@ class PartEdits:
                            **{c: _column(table, c, edited) for c in needs}})
         _, rejected = run_chain(self.filters, judged, ChainStats())
         for r in rejected:
-            for i, why, d in zip(r.column("id").to_pylist(), r.column(REASON).to_pylist(), r.column(DETAILS).to_pylist()):
+            for i, why, d in zip(r.column("id").to_pylist(), r.column(REASON).to_pylist(), r.column(DETAILS).to_pylist(), strict=False):
                 reasons[int(i)], found[int(i)] = why, d
         empty = pc.equal(pc.utf8_trim_whitespace(texts), "").to_numpy(zero_copy_only=False)
         for i in np.flatnonzero(empty):

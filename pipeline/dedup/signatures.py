@@ -42,7 +42,8 @@ SHINGLES_FIELD = pa.field("shingles", pa.large_list(pa.uint64()))
 META_SCHEMA = pa.schema(
     [("doc", pa.int64()), ("id", pa.string()), ("text_hash", pa.binary(16)), ("url_hash", pa.binary(16)), ("score", pa.float64())]
 )
-#: With ``dedup.keep.source_priority``, meta rows carry their source's rank (stages.dedup.keep: the lowest rank is kept).
+#: With ``dedup.keep.source_priority``, meta rows carry their
+#: source's rank (stages.dedup.keep: the lowest rank is kept).
 PRIORITY_FIELD = pa.field("priority", pa.int16())
 
 

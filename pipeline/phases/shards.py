@@ -182,7 +182,7 @@ def _write_groups(job: Job, groups: list[Unit], mix: MixPlan | None = None):
             seen.add(stats.unit)
             progress.update(stats)
             yield stats
-    for g, u in sorted(todo.items()):  # groups the plan gave no document
+    for _group, u in sorted(todo.items()):  # groups the plan gave no document
         if u.name not in seen:
             stats = UnitResult(u.name, u.fingerprint, totals={"groups": 1}, empty=True)
             progress.update(stats)
@@ -337,10 +337,13 @@ def check_dropped(config: RunConfig, groups: list[UnitResult]) -> None:
         return
     documents = sum(g.totals.get("dropped_documents", 0) for g in groups)
     raise ConfigError(
-        f"config error: shards.layout.max_dropped_share: packing dropped {dropped:,} of {total:,} tokens ({dropped / total:.1%}, "
+        "config error: shards.layout.max_dropped_share: packing "
+            f"dropped {dropped:,} of {total:,} tokens ({dropped / total:.1%}, "
         f"{documents:,} whole documents), more than the {layout.max_dropped_share:.1%} allowed: each of the "
-        f"{config.shards.shuffle.groups} groups drops its last partial sequence of seq_len {layout.seq_len}. Fix: lower "
-        f"shards.layout.seq_len, use fewer shards.shuffle.groups, set shards.layout.remainder to pad or keep, or raise "
+        f"{config.shards.shuffle.groups} groups drops its last "
+            f"partial sequence of seq_len {layout.seq_len}. Fix: lower "
+        "shards.layout.seq_len, use fewer shards.shuffle.groups, "
+            "set shards.layout.remainder to pad or keep, or raise "
         f"shards.layout.max_dropped_share (the groups already written are kept)")
 
 

@@ -108,12 +108,14 @@ def lying_length() -> tuple[bytes, dict]:
     meta = with_length(record("page2.html", b"fetchTimeMs: 120\r\n", record_type="metadata"), 10_000_000)
     data = members(good("page1.html"), liar, good("page2.html"), meta, good("page3.html"), good("page4.html"))
     return data, {
-        "problem": "CC-style members; a response declares Content-Length 5,000,000,000 but holds 300 bytes; a metadata "
+        "problem": "CC-style members; a response declares Content-Length "
+            "5,000,000,000 but holds 300 bytes; a metadata "
                    "record declares 10,000,000 bytes, past the end of the file",
         "intact_records": 4,
         "expect": {"page1.html": None, "liar.html": "too_large", "page2.html": None, "page3.html": None, "page4.html": None},
         "malformed_records": 2,
-        "observed": {"fastwarc 2.0.1": "2 responses (page1, liar), then a clean end: the rest of the file is lost", "warcio 1.8.1": "all 5 responses, with 'Record not followed by newline' warnings (it resyncs at each gzip member)"},
+        "observed": {"fastwarc 2.0.1": "2 responses (page1, liar), then a clean end: the rest of the file is lost", "warcio 1.8.1": "all 5 responses, with 'Record not followed by "
+            "newline' warnings (it resyncs at each gzip member)"},
     }
 
 
@@ -130,7 +132,8 @@ def encoding_bombs() -> tuple[bytes, dict]:
                    "br-bomb.html": "decompression_bomb", "br-after.html": None,
                    "zstd-bomb.html": "decompression_bomb", "zstd-after.html": None},
         "malformed_records": 0,
-        "observed": {"fastwarc 2.0.1": "7 responses (it does not decode Content-Encoding unless asked; asked, it inflates each bomb whole)", "warcio 1.8.1": "4 responses, inflating the gzip bomb whole (256 MiB), then AttributeError on the br one"},
+        "observed": {"fastwarc 2.0.1": "7 responses (it does not decode Content-Encoding "
+            "unless asked; asked, it inflates each bomb whole)", "warcio 1.8.1": "4 responses, inflating the gzip bomb whole (256 MiB), then AttributeError on the br one"},
     }
 
 
@@ -141,7 +144,8 @@ def gzip_damage() -> tuple[bytes, dict]:
     data = (parts[0] + parts[1] + bytes(corrupt) + parts[3] + b"\x00\x01 not gzip, not padding " * 8 + parts[4]
             + parts[5][: len(parts[5]) // 2] + parts[6])
     return data, {
-        "problem": "7 pages, one gzip member each: page3's member is corrupt in the middle, garbage sits between page4 "
+        "problem": "7 pages, one gzip member each: page3's member is "
+            "corrupt in the middle, garbage sits between page4 "
                    "and page5, page6's member is cut in half and page7 follows it",
         "intact_records": 5,
         "expect": {"page1.html": None, "page2.html": None, "page4.html": None, "page5.html": None, "page7.html": None},

@@ -59,8 +59,10 @@ def threads(path: Path):
     import pyarrow as pa
 
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    table = lambda label: pa.table({"id": pa.array([r["id"] for r in rows if r["label"] == label], pa.string()),  # noqa: E731
-                                    "text": pa.array([r["text"] for r in rows if r["label"] == label], pa.large_string())})
+    def table(label):
+        return pa.table({"id": pa.array([r["id"] for r in rows if r["label"] == label], pa.string()),
+                         "text": pa.array([r["text"] for r in rows if r["label"] == label], pa.large_string())})
+
     return table("toxic"), table("civil")
 
 
@@ -95,7 +97,7 @@ def training_sets(samples: Path) -> dict:
 def data_sha256(pos, neg) -> str:
     h = hashlib.sha256()
     for label, table in (("pos", pos), ("neg", neg)):
-        for doc_id, text in zip(table.column("id").to_pylist(), table.column("text").to_pylist()):
+        for doc_id, text in zip(table.column("id").to_pylist(), table.column("text").to_pylist(), strict=False):
             h.update(f"{label}\0{doc_id}\0{text}\0".encode())
     return h.hexdigest()
 
@@ -103,7 +105,8 @@ def data_sha256(pos, neg) -> str:
 WHAT = {
     "edu": "the demonstration educational-value model: the samples' documentation pages against forum threads, spam, "
            "navigation and PII pages (samples/classifiers/)",
-    "toxicity": "the demonstration toxicity model: generated insulting forum threads against civil ones and the sample "
+    "toxicity": "the demonstration toxicity model: generated insulting "
+        "forum threads against civil ones and the sample "
                 "pages (samples/classifiers/)",
 }
 

@@ -108,7 +108,7 @@ def training_data_sha256(pos, neg) -> str:
     """One digest of the labeled texts (ids and texts of both sets, in order)."""
     h = hashlib.sha256()
     for label, table in (("hq", pos), ("cc", neg)):
-        for doc_id, text in zip(table.column("id").to_pylist(), table.column("text").to_pylist()):
+        for doc_id, text in zip(table.column("id").to_pylist(), table.column("text").to_pylist(), strict=False):
             h.update(f"{label}\0{doc_id}\0{text}\0".encode())
     return h.hexdigest()
 

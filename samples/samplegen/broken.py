@@ -25,7 +25,7 @@ HTML = ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>B
 
 
 def _id(seed: int, *parts) -> str:
-    d = hashlib.sha1(("broken\x1f%d\x1f" % seed + "\x1f".join(map(str, parts))).encode()).digest()
+    d = hashlib.sha1((f"broken\x1f{seed:d}\x1f" + "\x1f".join(map(str, parts))).encode()).digest()
     return f"<urn:uuid:{uuid.UUID(bytes=d[:16], version=4)}>"
 
 

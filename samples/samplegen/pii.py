@@ -169,8 +169,8 @@ def _ascii(name: str) -> str:
 def email(rng: random.Random, lang: str, first: str | None = None, last: str | None = None) -> str:
     if first is None:
         first, last = person(rng, lang)
-    f, l = _ascii(first), _ascii(last)
-    local = rng.choice([f"{f}.{l}", f"{f[0]}.{l}", f"{f}{l[0]}", f"{l}{rng.randint(1, 99)}", f"{f}_{l}"])
+    f, surname = _ascii(first), _ascii(last)
+    local = rng.choice([f"{f}.{surname}", f"{f[0]}.{surname}", f"{f}{surname[0]}", f"{surname}{rng.randint(1, 99)}", f"{f}_{surname}"])
     return f"{local}@{rng.choice(MAIL_DOMAINS.get(lang, MAIL_DOMAINS['en']))}"
 
 

@@ -303,9 +303,9 @@ def pii_page(rng: random.Random, lang: str, style: str, date: dt.date):
                                                                           "fr": [".fr", ".be"], "es": [".es", ".com.mx"]}[lang])
         rows = []
         for _ in range(rng.randint(3, 5)):
-            f, l = P.person(rng, lang)
-            e = P.email(rng, lang, f, l)
-            rows.append(f"<tr><td>{escape(f)} {escape(l)}</td><td>{escape(rng.choice(T['role']))}</td>"
+            f, surname = P.person(rng, lang)
+            e = P.email(rng, lang, f, surname)
+            rows.append(f"<tr><td>{escape(f)} {escape(surname)}</td><td>{escape(rng.choice(T['role']))}</td>"
                         f"<td>{c.add('PHONE_NUMBER', P.phone(rng, country()))}</td>"
                         f"<td><a href=\"mailto:{escape(e)}\">{c.add('EMAIL_ADDRESS', e)}</a></td></tr>")
         main = (f"<h2>{escape(T['address'])}</h2><p>{escape(company)}<br>{rng.randint(1, 120)} {escape(rng.choice(['Main Street', 'Hauptstraße', 'rue de la Paix', 'Calle Mayor']))}</p>"
@@ -321,19 +321,19 @@ def pii_page(rng: random.Random, lang: str, style: str, date: dt.date):
     elif style == "order":
         shop = rng.choice({"en": ["gadgetbox-store.example", "bookbarn-online.example"], "de": ["shop-nordlicht.example", "buecherkiste24.example"],
                            "fr": ["la-boutique-en-ligne.example"], "es": ["tienda-online.example"]}[lang])
-        f, l = P.person(rng, lang)
+        f, surname = P.person(rng, lang)
         style_p = rng.randrange(12)
         values = [P.price_value(rng, 12, 90) for _ in range(3)]
         items = "".join(f"<tr><td>{escape(t)}</td><td>ISBN {c.nope('ISBN', P.isbn13(rng))}</td><td>{c.nope('PRICE', P.fmt_price(v, lang, style_p))}</td></tr>"
-                        for t, v in zip(rng.sample(BOOKS, 3), values))
+                        for t, v in zip(rng.sample(BOOKS, 3), values, strict=False))
         total = P.fmt_price(round(sum(values), 2), lang, style_p)
-        main = (f"<p>{escape(f)} {escape(l)},</p><p>{escape(T['order_intro'])}</p>"
+        main = (f"<p>{escape(f)} {escape(surname)},</p><p>{escape(T['order_intro'])}</p>"
                 f"<p><b>{escape(T['order'])}</b> {c.nope('ORDER_NUMBER', P.order_number(rng))} · <b>{escape(T['date'])}</b> {c.nope('DATE', dfmt(date))}</p>"
                 f"<table class=\"items\">{items}</table><p><b>{escape(T['total'])}</b>: {c.nope('PRICE', total)}</p>"
                 f"<p>{escape(T['paid_with'])}: {c.add('CREDIT_CARD', rng.choice(P.TEST_CARDS) if rng.random() < 0.4 else P.card_number(rng))} "
                 f"(exp. {rng.randint(1, 12):02d}/{rng.randint(27, 31)})</p>"
                 f"<p>{escape(T['tracking'])}: {c.nope('CARD_LIKE', P.card_like_invalid(rng))}<br>{escape(T['txn'])}: {c.nope('UUID', P.uuid_value(rng))}</p>"
-                f"<p>{escape(T['email'])}: {c.add('EMAIL_ADDRESS', P.email(rng, lang, f, l))} · {escape(T['phone'])}: {c.add('PHONE_NUMBER', P.phone(rng, country()))}</p>")
+                f"<p>{escape(T['email'])}: {c.add('EMAIL_ADDRESS', P.email(rng, lang, f, surname))} · {escape(T['phone'])}: {c.add('PHONE_NUMBER', P.phone(rng, country()))}</p>")
         title = f"{T['order']} – {shop.split('.')[0]}"
         url = f"https://{shop}/account/orders/view/{rng.randint(10 ** 5, 10 ** 7)}?lang={lang}"
     elif style == "forum":
@@ -345,33 +345,33 @@ def pii_page(rng: random.Random, lang: str, style: str, date: dt.date):
                          f'"{rng.choice(["GET /wp-login.php", "POST /xmlrpc.php", "GET /.env", "GET /phpmyadmin/"])} HTTP/1.1" {rng.choice([200, 404, 403])} {rng.randint(100, 9000)}')
         for ln in lines:
             c.add("IP_ADDRESS", ln.split(" ", 1)[0])
-        f, l = P.person(rng, lang)
+        f, surname = P.person(rng, lang)
         versions = [P.version(rng) for _ in range(3)]
         for v in versions:
             c.nope("VERSION", v)
         main = (f"<p>{escape(T['forum_intro'])}</p><pre>{escape(chr(10).join(lines))}</pre>"
                 f"<ul><li>nginx {escape(versions[0])}</li><li>PHP {escape(versions[1])}</li><li>WordPress {escape(versions[2])}</li></ul>"
-                f"<p>{escape(T['date'])}: {c.nope('DATE', dfmt(date))}. {escape(T['email'])}: {c.add('EMAIL_ADDRESS', P.email(rng, lang, f, l))}</p>")
+                f"<p>{escape(T['date'])}: {c.nope('DATE', dfmt(date))}. {escape(T['email'])}: {c.add('EMAIL_ADDRESS', P.email(rng, lang, f, surname))}</p>")
         title = {"en": "Server hammered by strange requests – hacked?", "de": "Server wird mit seltsamen Anfragen bombardiert – gehackt?",
                  "fr": "Serveur bombardé de requêtes bizarres – piraté ?", "es": "Servidor saturado de peticiones raras, ¿hackeado?"}[lang]
         url = site.url(rng, title, date)
     elif style == "books":
         site = rng.choice([s for s in SITES if s.lang == lang and s.theme == "wpblog"])
-        f, l = P.person(rng, lang)
+        f, surname = P.person(rng, lang)
         items = "".join(f"<li><b>{escape(t)}</b> – ISBN {c.nope('ISBN', P.isbn13(rng) if rng.random() < 0.6 else P.isbn10(rng))}, "
                         f"{c.nope('PRICE', P.price(rng, lang, 12, 90))}</li>" for t in rng.sample(BOOKS, rng.randint(4, 7)))
         main = (f"<p>{escape(T['book_intro'])}</p><ol>{items}</ol>"
-                f"<p>{T['author_contact'].format(email=c.add('EMAIL_ADDRESS', P.email(rng, lang, f, l)), phone=c.add('PHONE_NUMBER', P.phone(rng, country())))}</p>")
+                f"<p>{T['author_contact'].format(email=c.add('EMAIL_ADDRESS', P.email(rng, lang, f, surname)), phone=c.add('PHONE_NUMBER', P.phone(rng, country())))}</p>")
         title = {"en": "Books every sysadmin should read", "de": "Bücher, die jeder Admin lesen sollte",
                  "fr": "Les livres que tout administrateur système devrait lire", "es": "Libros que todo administrador de sistemas debería leer"}[lang]
         url = site.url(rng, title, date)
     elif style == "paste":
         rows = ["id;name;email;phone;card;iban;order;created"]
         for i in range(rng.randint(6, 14)):
-            f, l = P.person(rng, lang)
+            f, surname = P.person(rng, lang)
             card = P.card_number(rng) if rng.random() < 0.7 else P.card_like_invalid(rng)
             card_ok = P.luhn_valid(card)
-            rows.append(";".join([str(1000 + i), f"{f} {l}", c.add("EMAIL_ADDRESS", P.email(rng, lang, f, l)),
+            rows.append(";".join([str(1000 + i), f"{f} {surname}", c.add("EMAIL_ADDRESS", P.email(rng, lang, f, surname)),
                                   c.add("PHONE_NUMBER", P.phone(rng, country())),
                                   c.add("CREDIT_CARD", card) if card_ok else c.nope("CARD_LIKE", card),
                                   c.add("IBAN_CODE", P.iban(rng, rng.choice(IBAN_COUNTRY[lang]))),
@@ -382,13 +382,13 @@ def pii_page(rng: random.Random, lang: str, style: str, date: dt.date):
         url = f"https://pastes.dumpzone.example/raw/{''.join(rng.choice('abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789') for _ in range(8))}"
     elif style == "ticket":
         site = SITES[8] if lang == "en" else rng.choice([s for s in SITES if s.lang == lang])
-        f, l = P.person(rng, lang)
+        f, surname = P.person(rng, lang)
         main = (f"<p>{escape(T['ticket_intro'])}</p><ul>"
                 f"<li>Agent {c.nope('VERSION', P.version(rng))}, OS build {c.nope('VERSION', P.version(rng))}</li>"
                 f"<li>Host IP {c.add('IP_ADDRESS', P.ipv4(rng))}, IPv6 {c.add('IP_ADDRESS', P.ipv6(rng))}</li>"
                 f"<li>Request ID {c.nope('UUID', P.uuid_value(rng))}</li><li>Invoice {c.nope('ORDER_NUMBER', P.order_number(rng))} ({c.nope('PRICE', P.price(rng, lang))})</li>"
                 f"<li>{escape(T['date'])}: {c.nope('DATE', dfmt(date))}</li></ul>"
-                f"<p>{escape(f)} {escape(l)} · {c.add('EMAIL_ADDRESS', P.email(rng, lang, f, l))} · {c.add('PHONE_NUMBER', P.phone(rng, country()))}</p>")
+                f"<p>{escape(f)} {escape(surname)} · {c.add('EMAIL_ADDRESS', P.email(rng, lang, f, surname))} · {c.add('PHONE_NUMBER', P.phone(rng, country()))}</p>")
         title = {"en": "Dashboard shows no data after agent upgrade", "de": "Dashboard zeigt nach Agent-Update keine Daten",
                  "fr": "Le tableau de bord n’affiche plus rien après la mise à jour", "es": "El panel no muestra datos tras actualizar el agente"}[lang]
         url = f"https://{site.domain}/support/tickets/{rng.randint(10 ** 4, 10 ** 6)}"

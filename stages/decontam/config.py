@@ -35,20 +35,24 @@ def default_name(path: str) -> str:
 
 
 class EvalSetConfig(BaseModel):
-    """One eval set: a file of items (JSON lines, Parquet or text, local or s3://) and which fields hold an item's text."""
+    """One eval set: a file of items (JSON lines, Parquet or text,
+    local or s3://) and which fields hold an item's text."""
 
     model_config = ConfigDict(extra="forbid")
 
     path: ConfigPath = Field(..., min_length=1, max_length=4096, description="the file: a local path or "
                              "s3://bucket/key; .gz or .zst JSON lines and text are read as such")
-    name: str = Field("", max_length=64, description="the name in details, tags and the card (letters, digits, _ and -); default: the file name without extensions")
+    name: str = Field("", max_length=64, description="the name in details, tags and the card (letters, digits, "
+        "_ and -); default: the file name without extensions")
     fields: list[str] = Field(
         default_factory=lambda: ["text"], min_length=1, max_length=16,
         description="the fields whose values make an item's text, joined in this order with a space; a list value "
         "(an MMLU item's choices) gives its elements; dotted paths reach into objects (e.g. [question, choices])",
     )
-    format: Format = Field("auto", description="auto (by content: Parquet, JSON lines, else UTF-8 text), jsonl, parquet or text (one item per non-blank line)")
-    id_field: str | None = Field(None, description="the field holding an item's id (a string or an integer; unique); null: the item's 0-based position in the file")
+    format: Format = Field("auto", description="auto (by content: Parquet, JSON lines, else UTF-8 text), "
+        "jsonl, parquet or text (one item per non-blank line)")
+    id_field: str | None = Field(None, description="the field holding an item's id (a string or an integer; "
+        "unique); null: the item's 0-based position in the file")
 
     @model_validator(mode="before")
     @classmethod
@@ -62,7 +66,8 @@ class EvalSetConfig(BaseModel):
         if not NAME_RE.match(self.name):
             raise ValueError(f"name '{self.name}' may hold only letters, digits, '_' and '-' (1-64 of them): give another `name`")
         if self.format == "text" and (self.fields != ["text"] or self.id_field is not None):
-            raise ValueError("a text eval set has one item per line: leave out `fields` and `id_field` (or give format jsonl/parquet)")
+            raise ValueError("a text eval set has one item per line: leave out "
+                "`fields` and `id_field` (or give format jsonl/parquet)")
         return self
 
     @field_validator("fields")
@@ -90,21 +95,26 @@ class DecontamConfig(BaseModel):
 
     enabled: bool = Field(False, description="run decontamination (on when eval_sets are given and enabled is not)")
     eval_sets: list[EvalSetConfig] = Field(default_factory=list, max_length=1000, description="the eval sets: paths, or {path, name, fields, format, id_field}")
-    ngram: int = Field(13, ge=8, le=64, description=f"words per n-gram: a document sharing one with an eval item is contaminated (13: {GPT3} and Dolma; at least 8, {GPT3}'s floor: shorter runs of words are common phrases)")
+    ngram: int = Field(13, ge=8, le=64, description="words per n-gram: a document sharing one with an eval item is contaminated (13: "
+        f"{GPT3} and Dolma; at least 8, {GPT3}'s floor: shorter runs of words are common phrases)")
     min_item_words: int = Field(
         8, ge=8, le=64,
-        description="an item with fewer words than `ngram` but at least this many is matched whole (all its words, in order); "
+        description="an item with fewer words than `ngram` but at least "
+            "this many is matched whole (all its words, in order); "
         f"shorter items are skipped and counted, as they are common phrases (8: {GPT3}'s floor)",
     )
-    action: Literal["remove", "tag"] = Field("remove", description="remove: reason `contaminated`, the eval items in details; tag: keep the document, the items in a `contaminated` column")
+    action: Literal["remove", "tag"] = Field("remove", description="remove: reason `contaminated`, the eval items in details; "
+        "tag: keep the document, the items in a `contaminated` column")
     index: Literal["exact", "bloom"] = Field(
         "exact",
         description="exact: a sorted array of 64-bit n-gram hashes (12 bytes per n-gram); bloom: a Bloom filter of "
-        "`bloom_fpr` (about 4.8 bytes per n-gram at 1e-8); either way every hit is checked against the eval items' text",
+        "`bloom_fpr` (about 4.8 bytes per n-gram at 1e-8); either "
+            "way every hit is checked against the eval items' text",
     )
     bloom_fpr: float = Field(
         1e-8, gt=0, le=0.01,
-        description="the Bloom filter's false-positive rate per n-gram looked up; each false positive costs a scan of all eval text "
+        description="the Bloom filter's false-positive rate per n-gram looked "
+            "up; each false positive costs a scan of all eval text "
         "(about 0.5 s for 100k items), so it stays far below one per million n-grams (a thousand documents)",
     )
     max_details_items: int = Field(10, ge=1, le=100, description="eval items named in a document's details or tag (the rest counted as '+N more')")

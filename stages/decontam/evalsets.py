@@ -335,7 +335,8 @@ def _items(config: EvalSetConfig, records: Iterator[tuple[str, Any]]) -> tuple[l
     for position, (where, record) in enumerate(records):
         item_id, text = _item_of(config, where, record, position)
         if item_id in seen:
-            raise EvalSetError(f"{where}: id '{item_id}' is also the id of {seen[item_id]} (ids must be unique; fix `id_field` or null for positions)")
+            raise EvalSetError(f"{where}: id '{item_id}' is also the id of {seen[item_id]} "
+                "(ids must be unique; fix `id_field` or null for positions)")
         seen[item_id] = where
         ids.append(item_id)
         texts.append(text)
@@ -355,7 +356,8 @@ def _item_of(config: EvalSetConfig, where: str, record: dict, position: int = 0)
         return str(position), text
     value = FieldPath(config.id_field).get(record)
     if isinstance(value, bool) or not isinstance(value, (str, int)) or value == "":
-        raise EvalSetError(f"{where}: id field '{config.id_field}' is missing or not a string or integer (fix `id_field`, or null for positions)")
+        raise EvalSetError(f"{where}: id field '{config.id_field}' is missing or not "
+            "a string or integer (fix `id_field`, or null for positions)")
     return str(value), text
 
 

@@ -139,7 +139,7 @@ class EvalIndex:
         order = np.lexsort((window, item, grams.doc[window]))  # by document, item, then position
         pairs: list[tuple[int, int]] = []
         false_hits, done = 0, set()
-        for w, it in zip(window[order].tolist(), item[order].tolist()):
+        for w, it in zip(window[order].tolist(), item[order].tolist(), strict=False):
             doc = int(grams.doc[w])
             if (doc, it) in done:
                 continue  # a pair needs one verified window

@@ -67,7 +67,7 @@ class DecontamStage:
     def _labels(self, found: Matches, n_docs: int) -> list[list[str] | None]:
         """Per document, ``set:id`` of its first ``max_details_items`` matched items (None: clean)."""
         out: list[list[str] | None] = [None] * n_docs
-        for doc, item in zip(found.doc.tolist(), found.item.tolist()):
+        for doc, item in zip(found.doc.tolist(), found.item.tolist(), strict=False):
             if out[doc] is None:
                 out[doc] = []
             if len(out[doc]) < self.config.max_details_items:

@@ -18,7 +18,6 @@ import logging
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 log = logging.getLogger(__name__)
 

@@ -41,7 +41,8 @@ class ExactConfig(BaseModel):
     normalize: ExactNormalizeConfig = Field(
         default_factory=ExactNormalizeConfig, description="normalization before the exact hash (whitespace is always collapsed)"
     )
-    urls: bool = Field(False, description="also treat documents with the same URL (scheme, fragment and trailing slash ignored) as duplicates")
+    urls: bool = Field(False, description="also treat documents with the same URL (scheme, "
+        "fragment and trailing slash ignored) as duplicates")
 
 
 class BoilerplateConfig(BaseModel):
@@ -51,7 +52,8 @@ class BoilerplateConfig(BaseModel):
 
     enabled: bool = Field(
         True,
-        description="when a pair is verified (and a removed document against the kept one), leave out the signature positions "
+        description="when a pair is verified (and a removed document "
+            "against the kept one), leave out the signature positions "
         "whose minimum comes from text that min_docs or more documents of the same host share",
     )
     min_docs: int = Field(
@@ -68,8 +70,10 @@ class BoilerplateConfig(BaseModel):
     )
     content_candidates: bool = Field(
         True,
-        description="with verify: signature, also band a second MinHash of every document with at least content_min_share "
-        "boilerplate positions, over its shingles without the host boilerplate, into the same LSH buckets (candidates checked "
+        description="with verify: signature, also band a second MinHash "
+            "of every document with at least content_min_share "
+        "boilerplate positions, over its shingles without the host "
+            "boilerplate, into the same LSH buckets (candidates checked "
         "as the others): finds copies whose full-text Jaccard the blocks around them keep below the threshold",
     )
     content_min_share: float = Field(
@@ -90,30 +94,37 @@ class MinHashConfig(BaseModel):
     num_perm: int = Field(128, ge=2, le=1024, description="number of hash permutations (signature length)")
     seed: int = Field(1, ge=0, le=2**32 - 1, description="seed of the permutations (datasketch's MinHash seed)")
     scheme: Literal["affine32", "affine64", "legacy"] = Field(
-        "affine32", description="datasketch permutation scheme: affine32 (32-bit, its default), affine64 (64-bit), legacy (datasketch < 2.0)"
+        "affine32", description="datasketch permutation scheme: affine32 (32-bit, its "
+            "default), affine64 (64-bit), legacy (datasketch < 2.0)"
     )
     hash: Literal["poly", "sha1"] = Field(
         "poly",
-        description="shingle hash: poly (vectorized; datasketch gives the same signature with hashfunc=stages.dedup.minhash.poly_hash32/64) "
+        description="shingle hash: poly (vectorized; datasketch gives the same "
+            "signature with hashfunc=stages.dedup.minhash.poly_hash32/64) "
         "or sha1 (datasketch's default hashfunc, bit-identical, about 5x slower)",
     )
-    threshold: float = Field(0.5, gt=0.0, lt=1.0, description="target Jaccard similarity; bands x rows are chosen for it by datasketch's optimal-parameter routine")
+    threshold: float = Field(0.5, gt=0.0, lt=1.0, description="target Jaccard similarity; bands x rows are chosen "
+        "for it by datasketch's optimal-parameter routine")
     false_positive_weight: float = Field(0.5, ge=0.0, le=1.0, description="weight of false positives when choosing bands x rows")
     false_negative_weight: float = Field(0.5, ge=0.0, le=1.0, description="weight of false negatives when choosing bands x rows")
     bands: int | None = Field(None, ge=1, le=1024, description="override: number of LSH bands (with rows)")
     rows: int | None = Field(None, ge=1, le=1024, description="override: signature values per band (with bands)")
     verify: Literal["off", "signature", "exact"] = Field(
         "signature",
-        description="check every candidate pair (member vs bucket minimum) and drop it below verify_threshold: signature = "
-        "agreement of the two signatures without host boilerplate (a join of the edges with dedup/signatures/), exact = "
-        "Jaccard of the shingle sets (bucket rows then carry the shingle hashes: ~100x shuffle volume for 300-word documents)",
+        description="check every candidate pair (member vs bucket minimum) "
+            "and drop it below verify_threshold: signature = "
+        "agreement of the two signatures without host boilerplate "
+            "(a join of the edges with dedup/signatures/), exact = "
+        "Jaccard of the shingle sets (bucket rows then carry the "
+            "shingle hashes: ~100x shuffle volume for 300-word documents)",
     )
     verify_threshold: float = Field(
         0.3, ge=0.0, le=1.0, description="similarity a verified candidate pair must reach (chance bucket matches are far below it)"
     )
     verify_kept: bool = Field(
         True,
-        description="with verify on, also check every removed document against the document kept in its stead (signatures, "
+        description="with verify on, also check every removed document "
+            "against the document kept in its stead (signatures, "
         "same rule and threshold), so that a cluster cannot chain documents that are not copies of the kept one",
     )
     boilerplate: BoilerplateConfig = Field(
@@ -135,7 +146,8 @@ class ComponentsConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     local_max_edges: int = Field(
-        20_000_000, ge=0, le=2_000_000_000, description="at most this many edges: one process (numpy, scipy above 100,000); more: distributed large-star/small-star on Ray Data"
+        20_000_000, ge=0, le=2_000_000_000, description="at most this many edges: one process (numpy, scipy above "
+            "100,000); more: distributed large-star/small-star on Ray Data"
     )
     max_rounds: int = Field(64, ge=1, le=10_000, description="large-star/small-star rounds before giving up with an error")
 
@@ -146,7 +158,8 @@ class KeepConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     score_column: str = Field(
-        "quality_score", description="when the documents have this column, keep the highest score (ties: smallest id); else the smallest id"
+        "quality_score", description="when the documents have this column, keep the "
+            "highest score (ties: smallest id); else the smallest id"
     )
     source_priority: list[str] = Field(
         default_factory=list, description="named sources (docs/mix.md), most trusted first: a cluster keeps its copy from the "
@@ -165,7 +178,8 @@ class ParagraphsConfig(BaseModel):
     )
     unit: Literal["paragraph", "line"] = Field(
         "paragraph",
-        description="paragraph: the blocks between blank lines, or every line of a text without a blank line (the extractor "
+        description="paragraph: the blocks between blank lines, or every "
+            "line of a text without a blank line (the extractor "
         "writes one block per line; Dolma's paragraph dedup splits at newlines); line: every line (CCNet)",
     )
     mode: Literal["keep_first", "min_count"] = Field(
@@ -217,8 +231,10 @@ class DedupConfig(BaseModel):
     keep_intermediate: bool = Field(True, description="keep dedup/ (signatures, buckets, edges, components) after the run")
     against: list[ConfigPath] = Field(
         default_factory=list, max_length=100,
-        description="output roots of earlier runs (local or s3://): a document that duplicates one an earlier run kept "
-        "(exactly, or LSH + the signature check) is removed with reason duplicate_earlier; reads only their dedup_index/ "
+        description="output roots of earlier runs (local or s3://): a "
+            "document that duplicates one an earlier run kept "
+        "(exactly, or LSH + the signature check) is removed with "
+            "reason duplicate_earlier; reads only their dedup_index/ "
         "(docs/dedup.md#against-earlier-runs-dedupagainst-step-2d)",
     )
 

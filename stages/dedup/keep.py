@@ -26,7 +26,8 @@ import pyarrow.compute as pc
 EXACT = "exact_duplicate"
 URL = "url_duplicate"
 NEAR = "duplicate"
-#: A copy of a document an earlier run kept (``dedup.against``, pipeline/dedup/earlier.py): earlier documents always win.
+#: A copy of a document an earlier run kept (``dedup.against``,
+#: pipeline/dedup/earlier.py): earlier documents always win.
 EARLIER = "duplicate_earlier"
 
 #: Rounds of "keep the best open member, remove the open members that pass against it"
@@ -105,9 +106,10 @@ def assign_keepers(comp: np.ndarray, check: Callable[[np.ndarray, np.ndarray], n
 
 
 def _details(kept_ids: list, size: np.ndarray, is_kept: np.ndarray) -> pa.Array:
-    """``{"kept_id": ..., "cluster_size": n}`` per removed member (json.dumps: any character in an id stays valid JSON)."""
+    """``{"kept_id": ..., "cluster_size": n}`` per removed member
+    (json.dumps: any character in an id stays valid JSON)."""
     return pa.array([None if k else json.dumps({"kept_id": i, "cluster_size": int(s)})
-                     for i, s, k in zip(kept_ids, size.tolist(), is_kept.tolist())], pa.string())
+                     for i, s, k in zip(kept_ids, size.tolist(), is_kept.tolist(), strict=False)], pa.string())
 
 
 def _same_rows(col: pa.ChunkedArray) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:

@@ -26,7 +26,8 @@ def _optimal(threshold: float, num_perm: int, fp_weight: float, fn_weight: float
 
     Its integrals without scipy (datasketch.lsh imports scipy.integrate: ~0.25 s and ~10 MB in each process
     that plans LSH): the integrand 1 - (1 - s^r)^b is a polynomial of degree r*b <= num_perm, which a
-    Gauss-Legendre rule of num_perm // 2 + 1 nodes integrates exactly (tests/test_dedup_lsh.py compares)."""
+    Gauss-Legendre rule of num_perm // 2 + 1 nodes integrates exactly (tests/stages/dedup/test_dedup_graph.py
+    compares)."""
     pairs = np.array([(b, r) for b in range(1, num_perm + 1) for r in range(1, num_perm // b + 1)], dtype=np.float64)
     x, w = np.polynomial.legendre.leggauss(num_perm // 2 + 1)
 

@@ -125,7 +125,7 @@ def sha1_hash_spans(data: np.ndarray, starts: np.ndarray, ends: np.ndarray, widt
     """datasketch's sha1_hash32/64 of every byte range (one hashlib call each)."""
     raw = data.tobytes()
     n = width // 8
-    digests = b"".join([hashlib.sha1(raw[s:e]).digest()[:n] for s, e in zip(starts.tolist(), ends.tolist())])
+    digests = b"".join([hashlib.sha1(raw[s:e]).digest()[:n] for s, e in zip(starts.tolist(), ends.tolist(), strict=False)])
     return np.frombuffer(digests, dtype="<u4" if width == 32 else "<u8").astype(U64)
 
 
@@ -250,7 +250,8 @@ def char_poly_hashes(data: np.ndarray, offsets: np.ndarray, n: int) -> tuple[np.
 def permutations(num_perm: int, seed: int, scheme: str) -> tuple[np.ndarray, np.ndarray]:
     """datasketch's permutation parameters (a, b) for these settings: the draws of its
     ``MinHash._init_permutations``, made here because importing datasketch imports scipy (~0.25 s and ~40 MB
-    in every process that computes signatures); tests/test_dedup_minhash.py compares them with datasketch's."""
+    in every process that computes signatures);
+    tests/stages/dedup/test_dedup_minhash.py compares them with datasketch's."""
     gen = np.random.RandomState(seed)
     if scheme == "legacy":  # a in [1, p), b in [0, p), drawn in turn, p = 2^61 - 1
         prime = np.uint64((1 << 61) - 1)
@@ -300,7 +301,8 @@ def prepared_hashes(hashes: np.ndarray, scheme: str) -> np.ndarray:
 
 
 def permute(hv: np.ndarray, a, b, scheme: str, out: np.ndarray) -> np.ndarray:
-    """One permutation ``(a, b)`` of prepared hashes, written to ``out`` (the values a signature takes its minimum of)."""
+    """One permutation ``(a, b)`` of prepared hashes, written to
+    ``out`` (the values a signature takes its minimum of)."""
     np.multiply(hv, np.asarray(a).astype(hv.dtype), out=out)
     out += np.asarray(b).astype(hv.dtype)
     if scheme == "legacy":

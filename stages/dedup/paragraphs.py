@@ -126,7 +126,8 @@ def hash_pieces(texts: pa.Array | pa.ChunkedArray, config: ParagraphsConfig) -> 
 
 
 def split_text(text: str, unit: str) -> tuple[list[str], list[str]]:
-    """(pieces, separators) of one text: ``separators[i]`` sits between pieces i and i + 1 (as :func:`split_pieces`)."""
+    """(pieces, separators) of one text: ``separators[i]`` sits
+    between pieces i and i + 1 (as :func:`split_pieces`)."""
     if unit == "paragraph" and _BLANK.search(text):
         parts = _BLANK.split(text)
         return parts[0::2], parts[1::2]

@@ -59,7 +59,8 @@ class ExtractConfig(BaseModel):
         5000,
         ge=0,
         le=100_000_000,
-        description="pages with more tags ('<') are extracted in a helper process, killed at 1.5x timeout_s: parsers run "
+        description="pages with more tags ('<') are extracted in a helper "
+            "process, killed at 1.5x timeout_s: parsers run "
         "in C, where the time limit cannot interrupt them, and only pages this large can keep them busy (measured "
         "worst case below it ~0.3 s); null = never (the limit then holds between Python steps only)",
     )
@@ -212,7 +213,7 @@ class ExtractStage:
             column = column.cast(pa.large_binary() if pa.types.is_large_string(column.type) else pa.binary())
         htmls = column.to_pylist()
         urls = batch.column("url").to_pylist() if "url" in batch.column_names else [None] * len(htmls)
-        results = [self.one(h, u) for h, u in zip(htmls, urls)]
+        results = [self.one(h, u) for h, u in zip(htmls, urls, strict=False)]
         texts = [r[0] for r in results]
         batch = set_column(batch.drop_columns(["html"]), "text", pa.array(texts, pa.large_string()))
         return add_rejections(batch, [r[1] for r in results], [r[2] for r in results])

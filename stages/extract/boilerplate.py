@@ -106,7 +106,7 @@ def _totals(inner: list[int], marks: Marks, weights: list[int], weights2: list[i
     """
     sums = [0] * len(marks.boilerplate)
     sums2 = sums.copy()
-    for m, w, w2 in zip(inner, weights, weights2):
+    for m, w, w2 in zip(inner, weights, weights2, strict=False):
         if m >= 0:
             sums[m] += w
             sums2[m] += w2
@@ -183,7 +183,7 @@ def unmark_word_wrappers(blocks: list[Block], marks: Marks, good: list[int], goo
     words are never taken for a builder's (:data:`NAVIGATION_WORDS`)."""
     words, parent, fixed = marks.words, marks.parent, marks.fixed
     by_word: dict[str, int] = {}
-    for b, g in zip(blocks, good):
+    for b, g in zip(blocks, good, strict=False):
         if g and b.skip >= 0:
             w = words[b.skip]
             if w and w not in NAVIGATION_WORDS:
@@ -212,7 +212,7 @@ def choose_root(
     """
     if good is None:
         good = _good_chars(blocks, cfg.blocks)
-    weights = [g if b.skip < 0 else 0 for b, g in zip(blocks, good)]
+    weights = [g if b.skip < 0 else 0 for b, g in zip(blocks, good, strict=False)]
     if sum(weights) < cfg.min_root_chars:
         weights = [b.chars - b.link_chars if b.skip < 0 else 0 for b in blocks]
     inside, chars = _totals([b.box for b in blocks], marks, weights, [b.chars for b in blocks])
@@ -243,7 +243,7 @@ def comments_outweigh(blocks: list[Block], marks: Marks, good: list[int]) -> boo
     Q&A page's question and answers."""
     inside = outside = 0
     why = marks.reason
-    for b, g in zip(blocks, good):
+    for b, g in zip(blocks, good, strict=False):
         if g:
             if b.skip < 0:
                 outside += g
@@ -289,8 +289,8 @@ def select(
                     if good[i] and blocks[i].skip < 0:
                         inside[i] = True
                     i -= 1
-        good = [g for g, x in zip(good, inside) if x]
-        blocks = [b for b, x in zip(blocks, inside) if x]
+        good = [g for g, x in zip(good, inside, strict=False) if x]
+        blocks = [b for b, x in zip(blocks, inside, strict=False) if x]
         unmark_wrappers(blocks, marks, cfg, good)
     return [b for b in blocks if b.skip < 0], root >= 0
 
@@ -308,7 +308,7 @@ LIST_MIN_ITEMS = 5
 def found_little(blocks: list[Block], skips: list[int], kept: list[Block]) -> bool:
     """Whether the article rules kept less than :data:`LIST_MAX_KEPT_SHARE` of the
     page's text outside the boilerplate marks ``skips`` the walk gave."""
-    total = sum(b.chars for b, s in zip(blocks, skips) if s < 0)
+    total = sum(b.chars for b, s in zip(blocks, skips, strict=False) if s < 0)
     return total > 0 and sum(b.chars for b in kept) < LIST_MAX_KEPT_SHARE * total
 
 
@@ -320,7 +320,7 @@ def reads_as_list(blocks: list[Block], skips: list[int], length_high: int = 50) 
     items are link lines the article rules drop.  A news article keeps most of
     its text, and is mostly paragraphs."""
     total = good = 0
-    for b, s in zip(blocks, skips):
+    for b, s in zip(blocks, skips, strict=False):
         if s < 0:
             total += b.chars
             if b.chars >= length_high and b.link_chars * 4 <= b.chars:
@@ -350,7 +350,7 @@ def page_shape(blocks: list[Block], marks: Marks, cfg: BoilerplateConfig) -> pag
     skips = [b.skip for b in blocks]
     unmark_wrappers(blocks, marks, cfg)
     sh = pagetype.shape(blocks, cfg.blocks.length_high)
-    for b, s in zip(blocks, skips):
+    for b, s in zip(blocks, skips, strict=False):
         b.skip = s
     return sh
 
@@ -393,7 +393,7 @@ class BoilerplateExtractor:
             # A list has items: a few stray lines (a pager, a login link) are no list.
             readings, judged = [], [b.skip for b in blocks]
             for other in (pagetype.LISTING, pagetype.FORUM):
-                for b, s in zip(blocks, skips):
+                for b, s in zip(blocks, skips, strict=False):
                     b.skip = s
                 if other == pagetype.LISTING and not reads_as_list(blocks, skips, cfg.blocks.length_high):
                     continue
@@ -408,7 +408,7 @@ class BoilerplateExtractor:
             if readings:
                 _, kind, chosen, root_found, kept, final = max(readings, key=lambda r: r[0])
                 rules = self._rules[kind]
-            for b, s in zip(blocks, final):
+            for b, s in zip(blocks, final, strict=False):
                 b.skip = s
         if cfg.drop_repeats:
             kept = drop_repeats(kept, cfg.repeat_share)

@@ -91,7 +91,7 @@ def _group_classes(blocks: list[Block], cfg: ClassifyConfig) -> tuple[list[int],
     short_near, linked_headings_near = cfg.short_lines_near, cfg.linked_headings_near
     short_links_near = cfg.short_links_near
     classes: list[str] = []
-    for n, link, kind in zip(chars, links, kinds):
+    for n, link, kind in zip(chars, links, kinds, strict=False):
         density = link / n if n else 0.0
         if density > max_density or (kind == "caption" and bad_caption):
             classes.append(BAD)
@@ -163,7 +163,7 @@ def classify(blocks: list[Block], cfg: ClassifyConfig) -> list[Block]:
     keep = _resolve(classes, cfg)
     seen: set[str] = set()
     out = []
-    for b, g in zip(blocks, group_of):
+    for b, g in zip(blocks, group_of, strict=False):
         if keep[g] and (b.kind == "pre" or (b.text not in seen and not is_address(b.text))):
             seen.add(b.text)  # code repeats its lines ("}", "return x") on purpose
             out.append(b)

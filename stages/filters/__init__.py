@@ -2,7 +2,7 @@
 
 ``FiltersConfig`` holds one model per filter, each with ``enabled`` and its
 thresholds (defaults are the published ones; every field cites its source).
-``build_url_filters`` returns the stages that run before decoding (they need
+``url_filter_specs`` gives the stages that run before decoding (they need
 only ``url``); ``build_filters`` those that run after language ID, in order:
 Gopher quality, Gopher repetition, C4 (rewrites ``text``), FineWeb.  The two
 Gopher filters judge the same text, so the cheaper runs first; C4 must come
@@ -150,17 +150,11 @@ def build_filters(config: FiltersConfig) -> list:
     return [cls(cfg) for cls, cfg in text_filter_specs(config)]
 
 
-def build_url_filters(config: FiltersConfig) -> list:
-    """The URL filter (before decoding and extraction)."""
-    return [cls(cfg) for cls, cfg in url_filter_specs(config)]
-
-
 __all__ = [
     "FiltersConfig",
     "LanguageOverride",
     "Unmapped",
     "build_filters",
-    "build_url_filters",
     "text_filter_specs",
     "url_filter_specs",
     "UrlFilter",

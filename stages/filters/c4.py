@@ -44,11 +44,6 @@ _QUOTE_CHARS = "\"'”’“‘»«›‹」』"  # closing quotes: en, de („�
 _BRACKET_CHARS = "）)]"  # closing brackets: C4's reference removes "(see above.)" (end_mark_brackets)
 _CLOSE_CHARS = _QUOTE_CHARS + _BRACKET_CHARS
 _CLOSERS = re.escape(_CLOSE_CHARS)
-# C4's terminal marks are ., ?, ! and the end quotation mark; the same marks of
-# every script count (a Japanese line ends in 。), and closing quotes may follow
-# (closing brackets too with ``end_mark_brackets``).
-TERMINAL_LINE_END = re.compile(rf"(?:[{_TERM}][{re.escape(_QUOTE_CHARS)}]*|[\"”])$")
-TERMINAL_LINE_END_BRACKETS = re.compile(rf"(?:[{_TERM}][{_CLOSERS}]*|[\"”])$")
 # A sentence ends at terminal punctuation (and closing quotes) before a space or
 # the end of the line; CJK full stops need no space after them.
 SENTENCE_END = re.compile(rf"[{_TERM}]+[{_CLOSERS}]*(?:\s+|$)|[。！？｡]+")
@@ -57,6 +52,9 @@ POLICY_SUBSTRINGS = ("terms of use", "privacy policy", "cookie policy", "uses co
 # The same patterns for RE2 (Arrow).  Lines hold no line break, so "$" means the same in both.
 _TERM2, _CLOSERS2 = re2_chars(TERMINAL_PUNCTUATION), re2_chars(_CLOSE_CHARS)
 _QUOTES2 = re2_chars('"”')
+# C4's terminal marks are ., ?, ! and the end quotation mark; the same marks of
+# every script count (a Japanese line ends in 。), and closing quotes may follow
+# (closing brackets too with ``end_mark_brackets``).
 TERMINAL_LINE_END_RE2 = f"(?:[{_TERM2}][{re2_chars(_QUOTE_CHARS)}]*|[{_QUOTES2}])$"
 TERMINAL_LINE_END_BRACKETS_RE2 = f"(?:[{_TERM2}][{_CLOSERS2}]*|[{_QUOTES2}])$"
 # C4 removes a line ending in an ellipsis ("..."; "...\"" ends in an end mark and stays); with end_mark_brackets,

@@ -66,7 +66,7 @@ _CACHE = Path(__file__).with_name("charclasses.json")
 
 
 def _interpreter() -> dict:
-    return {"python": "%d.%d" % sys.version_info[:2], "unidata": unicodedata.unidata_version, "maxunicode": sys.maxunicode}
+    return {"python": "{}.{}".format(*sys.version_info[:2]), "unidata": unicodedata.unidata_version, "maxunicode": sys.maxunicode}
 
 
 def _classes() -> tuple[list[tuple[int, int]], ...]:

@@ -8,7 +8,7 @@ M); a token is a run of non-space characters and its word spans its first to
 last alphanumeric character.  On the dev set and samples this is 1.4x faster
 than RE2 over the same batch and 2.6x faster than ``re.findall``
 (``benchmarks/results/filters_stages.md``), and it gives exactly the words of
-``re.findall`` (``tests/test_filters_fast_paths.py``).
+``re.findall`` (``tests/stages/filters/test_filters_fast_paths.py``).
 """
 
 from __future__ import annotations

@@ -187,7 +187,8 @@ def _label_notes(stem: str) -> list[Unmapped]:
         why = "lid.176 has no label for this language: its settings apply only with a language-ID model that gives " \
               f"'{stem}' (GlotLID)"
     else:
-        why = f"lid.176 labels this language '{code}' in any script, and '{code}' gets {lid176_to_fineweb2()[code]}.yml; " \
+        why = f"lid.176 labels this language '{code}' in any script, " \
+            f"and '{code}' gets {lid176_to_fineweb2()[code]}.yml; " \
               f"these settings apply to documents labelled '{stem}' (GlotLID)"
     return [Unmapped(f"{stem}.yml", "(file)", stem, why)]
 

@@ -73,7 +73,7 @@ def record_skips(batch: pa.Table, skips: list[list[str]] | None) -> pa.Table:
         return set_column(batch, SKIPPED, pa.nulls(len(batch), pa.list_(pa.string())))
     if SKIPPED in batch.column_names:
         old = batch.column(SKIPPED).to_pylist()
-        skips = [(o or []) + s for o, s in zip(old, skips)]
+        skips = [(o or []) + s for o, s in zip(old, skips, strict=False)]
     return set_column(batch, SKIPPED, pa.array([s or None for s in skips], pa.list_(pa.string())))
 
 

@@ -96,7 +96,8 @@ def candidate_pattern(config: PiiConfig, entities: list[str]) -> CandidatePatter
 
 @dataclass(frozen=True)
 class Piece:
-    """A stretch of one document that presidio analyzes: text[start:end]; it reports findings starting in [own_start, own_end)."""
+    """A stretch of one document that presidio analyzes: text[start:end];
+    it reports findings starting in [own_start, own_end)."""
 
     doc: int
     start: int

@@ -120,12 +120,14 @@ class UrlsConfig(BaseModel):
 
     enabled: bool = Field(
         True,
-        description="redact the url column: the userinfo (user:pass@) removed, path segments, query keys and values and "
+        description="redact the url column: the userinfo (user:pass@) "
+            "removed, path segments, query keys and values and "
         "the fragment percent-decoded and read by the same recognizers; a value with a finding is replaced whole",
     )
     keep_original: bool = Field(
         False,
-        description="also keep the URL as it was in a url_original column of documents/final (it holds the PII the url "
+        description="also keep the URL as it was in a url_original "
+            "column of documents/final (it holds the PII the url "
         "column lost: only for outputs that are not published; the card then does not offer documents/final)",
     )
 
@@ -146,7 +148,8 @@ class PiiConfig(BaseModel):
     mask_char: str = Field("*", min_length=1, max_length=1, description="character of the mask action")
     hash_salt: str | None = Field(
         None,
-        description="salt of the hash action (at least 16 characters; required when an entity uses hash): the same value "
+        description="salt of the hash action (at least 16 characters; "
+            "required when an entity uses hash): the same value "
         "gets the same token within a run and across runs with the same salt",
     )
     hash_chars: int = Field(16, ge=8, le=64, description="hex characters of the salted SHA-256 kept in a hash token")
@@ -168,7 +171,8 @@ class PiiConfig(BaseModel):
         20000,
         ge=100,
         le=10_000_000,
-        description="a document whose candidates hold more digits is a dump (log, directory, number table): it is rejected "
+        description="a document whose candidates hold more digits is a "
+            "dump (log, directory, number table): it is rejected "
         "with reason pii_dense instead of analyzed, which would take python-phonenumbers minutes",
     )
     urls: UrlsConfig = Field(default_factory=UrlsConfig, description="the url column (enabled, keep_original)")
@@ -211,7 +215,8 @@ class PiiConfig(BaseModel):
     def _installed(cls, v: dict[str, str]) -> dict[str, str]:
         for lang, name in v.items():
             if not (_is_distribution(name) or Path(name).is_dir()):
-                raise ValueError(f"{lang}: spaCy model {name!r} is not installed (pip install it, or give the path of a saved pipeline)")
+                raise ValueError(f"{lang}: spaCy model {name!r} is not installed (pip "
+                    "install it, or give the path of a saved pipeline)")
         return v
 
     @model_validator(mode="after")

@@ -61,8 +61,10 @@ _TRIGGER_PARTS = (
     (r"(?i:[(\[{<]\s*(?:at|dot)\s*[)\]}>])",) * 2,
     (r"\d{4}\.\d{4}\.\d{4}\.\d|\d{4}\.\d{6}\.\d{5}",) * 2,
     # an IBAN shape with a lower-case letter in its country code or first group (upper case needs no view)
-    (r"\b(?:[a-z][A-Za-z]|[A-Z][a-z])\d{2}[ -]?[A-Za-z0-9]{4}[ -]?[A-Za-z0-9]{4}|\b[A-Z]{2}\d{2}[ -]?[A-Z0-9]{0,3}[a-z]",
-     r"(?<![A-Za-z0-9])(?:(?:[a-z][A-Za-z]|[A-Z][a-z])\d{2}[ -]?[A-Za-z0-9]{4}[ -]?[A-Za-z0-9]{4}|[A-Z]{2}\d{2}[ -]?[A-Z0-9]{0,3}[a-z])"),
+    (r"\b(?:[a-z][A-Za-z]|[A-Z][a-z])\d{2}[ -]?[A-Za-z0-9]{4}[ "
+        r"-]?[A-Za-z0-9]{4}|\b[A-Z]{2}\d{2}[ -]?[A-Z0-9]{0,3}[a-z]",
+     r"(?<![A-Za-z0-9])(?:(?:[a-z][A-Za-z]|[A-Z][a-z])\d{2}[ -]?[A-Za-z0-9]{4}[ "
+         r"-]?[A-Za-z0-9]{4}|[A-Z]{2}\d{2}[ -]?[A-Z0-9]{0,3}[a-z])"),
 )
 TRIGGER_RE2 = "|".join(f"(?:{re2})" for re2, _ in _TRIGGER_PARTS)
 TRIGGER = re.compile("|".join(f"(?:{py})" for _, py in _TRIGGER_PARTS))

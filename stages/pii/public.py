@@ -173,7 +173,7 @@ class PublicRedactor:
         texts = list(texts)
         langs = list(languages) if languages is not None else [None] * len(texts)
         out = list(texts)
-        todo = [i for i, (t, need) in enumerate(zip(texts, self._needs(texts))) if t and (need or self.config.ner_models)]
+        todo = [i for i, (t, need) in enumerate(zip(texts, self._needs(texts), strict=False)) if t and (need or self.config.ner_models)]
         if not todo:
             return out
         findings: dict[int, list[Finding]] = {i: [] for i in todo}
@@ -196,7 +196,8 @@ class PublicRedactor:
         return out
 
     def urls(self, urls: Iterable[str | None]) -> list[str | None]:
-        """Each URL without userinfo, PII values replaced (``<EMAIL_ADDRESS>``, leftovers ``<MASKED>``), an IP host as IP_TOKEN."""
+        """Each URL without userinfo, PII values replaced (``<EMAIL_ADDRESS>``,
+        leftovers ``<MASKED>``), an IP host as IP_TOKEN."""
         urls = list(urls)
         out = [r.url for r in self._urls.redact(urls)]
         return [self._url_host(u) if u else u for u in out]
@@ -219,8 +220,8 @@ class PublicRedactor:
         stage already replaced (``%3cus_ssn%3e``, lower-cased with its host) is shown as its token."""
         hosts = list(hosts)
         out: list[str] = [NO_HOST if not h else IP_HOST if ip_host(h) else _tokens_shown(h) for h in hosts]
-        todo = [i for i, (h, need) in enumerate(zip(out, self._needs(out))) if need and out[i] not in (IP_HOST, NO_HOST)]
-        for i, public in zip(todo, self._urls.hosts([out[i] for i in todo])):
+        todo = [i for i, (h, need) in enumerate(zip(out, self._needs(out), strict=False)) if need and out[i] not in (IP_HOST, NO_HOST)]
+        for i, public in zip(todo, self._urls.hosts([out[i] for i in todo]), strict=False):
             out[i] = public
         return out
 
@@ -247,7 +248,7 @@ class PublicRedactor:
             held.append(keep)
         redacted = self.urls(replaced) if urls else self.texts(replaced)
         out = []
-        for r, keep in zip(redacted, held):
+        for r, keep in zip(redacted, held, strict=False):
             for mark, value in sorted(keep.items(), key=lambda kv: -len(kv[0])):  # "...ba" before "...b"
                 r = r.replace(mark, value) if r else r
             out.append(r)

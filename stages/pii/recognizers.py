@@ -48,15 +48,19 @@ CONTEXT = {
 # mirror image, judged on the same surrounding words (whole words here: the
 # lists hold short words such as "v" and "id").
 NOT_PII_WORDS = [
-    "isbn", "issn", "doi", "version", "versions", "release", "firmware", "build", "v", "ver", "update", "upgrade", "upgraded",
+    "isbn", "issn", "doi", "version", "versions", "release",
+    "firmware", "build", "v", "ver", "update", "upgrade", "upgraded",
     "order", "invoice", "ref", "reference", "tracking", "shipment", "parcel", "barcode", "ean", "gtin", "upc", "sku",
     "article", "item", "serial", "model", "checksum", "hash", "commit", "sha", "md5", "uuid", "id", "identifier",
-    "won", "lost", "beat", "drew", "score", "record", "season", "coordinates", "latitude", "longitude", "voucher", "loyalty",
+    "won", "lost", "beat", "drew", "score", "record", "season",
+    "coordinates", "latitude", "longitude", "voucher", "loyalty",
     "bestellung", "bestellnummer", "rechnung", "rechnungsnummer", "sendungsnummer", "sendung", "paket", "strichcode",
-    "artikelnummer", "artikel", "seriennummer", "prüfsumme", "kennung", "gutscheincode", "kundenkartennummer", "bilanz", "koordinaten",
+    "artikelnummer", "artikel", "seriennummer", "prüfsumme", "kennung",
+    "gutscheincode", "kundenkartennummer", "bilanz", "koordinaten",
     "commande", "facture", "dossier", "suivi", "colis", "envoi", "code-barres", "référence", "micrologiciel", "somme",
     "identifiant", "bilan", "coordonnées", "fidélité",
-    "versión", "pedido", "factura", "expediente", "seguimiento", "envío", "paquete", "barras", "referencia", "artículo",
+    "versión", "pedido", "factura", "expediente", "seguimiento",
+    "envío", "paquete", "barras", "referencia", "artículo",
     "identificador", "marcador", "balance", "coordenadas", "vale",
 ]  # fmt: skip
 NEGATIVE_CONTEXT = {e: NOT_PII_WORDS for e in ("PHONE_NUMBER", "IP_ADDRESS", "CREDIT_CARD", "US_SSN")}
@@ -254,7 +258,7 @@ def context_enhancer(negative_factor: float = 0.6):
         def _index(self, nlp_artifacts):
             index = getattr(nlp_artifacts, "_curate_index", None)
             if index is None:
-                ends = [i + n for i, n in zip(nlp_artifacts.tokens_indices, (len(t) for t in nlp_artifacts.tokens))]
+                ends = [i + n for i, n in zip(nlp_artifacts.tokens_indices, (len(t) for t in nlp_artifacts.tokens), strict=False)]
                 index = nlp_artifacts._curate_index = (ends, set(nlp_artifacts.keywords))
             return index
 

@@ -56,17 +56,19 @@ class Redactor:
         for entity in ENTITIES:
             action = config.entities.of(entity).action
             if action == "replace":
-                token = config.placeholder.format(entity=entity)
-                self.ops[entity] = lambda v, op=Replace(), t=token: op.operate(v, {"new_value": t})
+                token, op = config.placeholder.format(entity=entity), Replace()
+                self.ops[entity] = lambda v, op=op, t=token: op.operate(v, {"new_value": t})
             elif action == "mask":
-                self.ops[entity] = lambda v, op=Mask(), c=config.mask_char: op.operate(
+                op = Mask()
+                self.ops[entity] = lambda v, op=op, c=config.mask_char: op.operate(
                     v, {"masking_char": c, "chars_to_mask": len(v), "from_end": False}
                 )
             elif action == "hash":
-                params = {"hash_type": "sha256", "salt": config.hash_salt or ""}
-                self.ops[entity] = lambda v, op=Hash(), p=params, e=entity, n=config.hash_chars: f"<{e}:{op.operate(v, p)[:n]}>"
+                params, op = {"hash_type": "sha256", "salt": config.hash_salt or ""}, Hash()
+                self.ops[entity] = lambda v, op=op, p=params, e=entity, n=config.hash_chars: f"<{e}:{op.operate(v, p)[:n]}>"
             else:  # annotate
-                self.ops[entity] = lambda v, op=Keep(): op.operate(v, {})
+                op = Keep()
+                self.ops[entity] = lambda v, op=op: op.operate(v, {})
 
     def apply(self, text: str, findings: list[Finding]) -> tuple[str, Counter]:
         """The redacted text and the number of findings per entity (``findings`` resolved, in text order)."""

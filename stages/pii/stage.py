@@ -227,7 +227,7 @@ class PiiStage:
             rows = np.flatnonzero(self.urls.needs(col))
             langs = pc.take(batch.column("language"), rows).to_pylist() if "language" in batch.column_names else None
             changed = {}
-            for row, r in zip(rows, self.urls.redact(pc.take(col, rows).to_pylist(), langs)):
+            for row, r in zip(rows, self.urls.redact(pc.take(col, rows).to_pylist(), langs), strict=False):
                 found[row] = r.findings
                 for e, c in r.counts.items():
                     self._counters[f"url.found.{e}"] += c
@@ -270,7 +270,8 @@ class PiiStage:
     def detect_all(
         self, texts: list[str | None], langs: list[str | None], ner: bool = True
     ) -> tuple[dict[int, list[Finding]], dict[int, str]]:
-        """:meth:`detect`, and the documents too dense to analyze (index -> why); ``ner=False``: pattern entities only."""
+        """:meth:`detect`, and the documents too dense to analyze
+        (index -> why); ``ner=False``: pattern entities only."""
         if sum(len(t) for t in texts if t) <= PYTHON_SCAN_CHARS:  # a few short strings (URL values): Python's re
             viewed = np.array([bool(t) and self.trigger_py.search(t) is not None for t in texts], dtype=bool)
             return self._detect(texts, langs, [None] * len(texts), viewed, ner)
@@ -281,7 +282,8 @@ class PiiStage:
     def _detect(
         self, texts: list[str | None], langs: list[str | None], marked: list[str | None], viewed: np.ndarray, ner: bool = True
     ) -> tuple[dict[int, list[Finding]], dict[int, str]]:
-        """Findings per document in original offsets, resolved; documents with a trigger are read through their view."""
+        """Findings per document in original offsets, resolved;
+        documents with a trigger are read through their view."""
         views: dict[int, TextView] = {}
         for i in np.flatnonzero(viewed):
             if texts[i]:

@@ -173,14 +173,16 @@ def url_trigger(min_digits: int) -> str:
         r"[A-Za-z]{2}[0-9]{2}",  # an IBAN shape
         rf"[0-9](?:[^A-Za-z]{{0,4}}[0-9]){{{min_digits - 1}}}",  # a run of digits with separators
         r"(?i:[(\[{<]\s*(?:at|dot)\s*[)\]}>])",  # a bracketed at or dot
-        r"^[^/?#]*//[^/?#]*[\[\]]",  # a bracket in the authority: urlsplit may refuse it (a URL is published only if it splits)
+        r"^[^/?#]*//[^/?#]*[\[\]]",
+        # a bracket in the authority: urlsplit may refuse it (a URL is published only if it splits)
     ])
 
 
 
 @dataclass(frozen=True)
 class Value:
-    """A stretch ``url[start:end]`` read on its own; ``key`` is the index of the value it is read after (a query key)."""
+    """A stretch ``url[start:end]`` read on its own; ``key`` is
+    the index of the value it is read after (a query key)."""
 
     start: int
     end: int
@@ -205,7 +207,8 @@ class UrlResult:
 
 
 def decode(raw: str, plus: bool) -> str:
-    """Percent-decoded until it no longer changes (at most PERCENT_ROUNDS rounds); ``plus``: ``+`` is a space (query)."""
+    """Percent-decoded until it no longer changes (at most
+    PERCENT_ROUNDS rounds); ``plus``: ``+`` is a space (query)."""
     value = unquote_plus(raw) if plus else unquote(raw)
     for _ in range(PERCENT_ROUNDS - 1):
         nxt = unquote(value)
@@ -369,7 +372,7 @@ class UrlRedactor:
         for f in findings:
             pending.counts[f.entity] += 1
             token = self.token(f, text[f.start : f.end])
-            for j, (lo, hi) in zip(group, bounds):
+            for j, (lo, hi) in zip(group, bounds, strict=False):
                 if f.start < hi and f.end > lo:  # a finding across a key and its value replaces both
                     pending.tokens.setdefault(j, []).append(token)
 
@@ -379,7 +382,7 @@ class UrlRedactor:
             pending.host_masked.update(read.labels)
             return
         for f in findings:
-            covered = [k for k, (lo, hi) in zip(read.labels, read.bounds) if f.start < hi and f.end > lo]
+            covered = [k for k, (lo, hi) in zip(read.labels, read.bounds, strict=False) if f.start < hi and f.end > lo]
             if not covered or any(k in pending.host_tokens or k in pending.host_merged for k in covered):
                 continue  # an earlier read (the whole host's) found it already
             pending.counts[f.entity] += 1

@@ -70,15 +70,40 @@ def check_input(found: "Sniffed", uri: str) -> str:
 
 
 class Source(Protocol):
-    """Reads an input file into Arrow batches."""
+    """What a source kind is (stages/sources/kinds.py ``SOURCES`` holds the classes): it describes itself, names
+    the stages only its rows need, counts what it reads and reads an input file into Arrow batches.  The
+    README's "Adding a source" lists these members (tests/stages/sources/test_source_contract.py checks both)."""
 
-    name: str  # "documents"
+    name: str  # the kind: "warc", "documents" (READABLE's values)
     label: str  # the funnel's first step, e.g. "documents read from JSON lines / Parquet"
+    records_label: str  # what its records are, on the card: "HTTP responses among the WARC records"
     provides: tuple[str, ...]  # columns of its rows
     reasons: tuple[str, ...]  # reasons it can give at read time
+    section: str  # its config section: RunConfig.<section>
+
+    @classmethod
+    def from_run(cls, config) -> Source:
+        """The source as a run's config sets it up (``config.<section>``)."""
+        ...
+
+    @staticmethod
+    def stages(config) -> list:
+        """StageSpecs that only its rows need, before the run's common stages."""
+        ...
+
+    @staticmethod
+    def new_stats():
+        """An empty counter of one file's reading, passed to :meth:`read`."""
+        ...
+
+    @staticmethod
+    def totals(stats) -> dict:
+        """What the run records of a file's reading; ``rows``: records that became rows."""
+        ...
 
     def read(self, stream: BinaryIO, uri: str, stats) -> Iterator[pa.Table]:
-        """Rows of ``stream`` (the file at ``uri``); rejected ones with ``reason``/``details`` set; counts in ``stats``."""
+        """Rows of ``stream`` (the file at ``uri``); rejected ones
+        with ``reason``/``details`` set; counts in ``stats``."""
         ...
 
 

@@ -1,4 +1,5 @@
-"""Documents that are already text: JSON lines and Parquet dumps (Wikipedia, ArXiv, StackExchange, code, licensed text).
+"""Documents that are already text: JSON lines and Parquet
+dumps (Wikipedia, ArXiv, StackExchange, code, licensed text).
 
 A file streams into Arrow batches with the core columns the WARC path gives
 its kept rows (``id``, ``url``, ``warc_date`` = the document's date,
@@ -84,11 +85,13 @@ class DocumentsConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     text: str = Field("text", description="the document's text (required in every record)")
-    id: str | None = Field("id", description="a unique id (a string or an integer); where absent, one is made from the file and the line or row number; null: always made")
+    id: str | None = Field("id", description="a unique id (a string or an integer); where absent, one is "
+        "made from the file and the line or row number; null: always made")
     url: str | None = Field("url", description="the document's URL, if any; null: none")
     date: str | None = Field("date", description="the document's date: ISO 8601, seconds since the epoch, or `date_format`; null: none")
     date_format: str | None = Field(None, description="strptime format of date strings (e.g. '%d/%m/%Y'); null: ISO 8601")
-    id_prefix: str = Field("", description="put before every id read from the file (e.g. 'wiki:'), so that two dumps with numeric ids do not collide in dedup")
+    id_prefix: str = Field("", description="put before every id read from the file (e.g. 'wiki:'), "
+        "so that two dumps with numeric ids do not collide in dedup")
     carry: Literal["all", "none"] | list[str] = Field(
         "all", description="other fields kept in the `metadata` column (a JSON object): all, none, or a list of fields"
     )
@@ -133,7 +136,8 @@ class DocumentsConfig(BaseModel):
         seen: dict[str, str] = {}
         for key, path in mapped:
             if path in seen:
-                raise ValueError(f"documents.{key} and documents.{seen[path]} both name the field '{path}': give each its own field or null")
+                raise ValueError(f"documents.{key} and documents.{seen[path]} both name "
+                    f"the field '{path}': give each its own field or null")
             seen[path] = key
         return self
 
@@ -220,7 +224,8 @@ class FieldPath:
 
 
 def parse_date(value, fmt: str | None) -> datetime | None:
-    """A date (UTC, whole seconds) from a string or epoch seconds; None if it does not parse; raises TypeError for other types."""
+    """A date (UTC, whole seconds) from a string or epoch seconds;
+    None if it does not parse; raises TypeError for other types."""
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         raise TypeError(_JSON_TYPES.get(type(value), type(value).__name__))
     try:
@@ -329,7 +334,8 @@ class DocumentsSource:
         return SCHEMA if self.config.carry != "none" else SCHEMA.remove(SCHEMA.get_field_index(METADATA))
 
     def read(self, stream: BinaryIO, uri: str, stats: DocumentStats) -> Iterator[pa.Table]:
-        """Batches of ``stream``'s documents, rejected ones with ``reason`` set; raises SourceError if it is neither format."""
+        """Batches of ``stream``'s documents, rejected ones with
+        ``reason`` set; raises SourceError if it is neither format."""
         found = sniff_stream(stream, uri)
         if found.kind != self.name:
             raise SourceError(f"input {uri} is not JSON lines or Parquet by its content: it is {found.describe()}")
@@ -492,7 +498,7 @@ class DocumentsSource:
             pf = pq.ParquetFile(watched)
         except (pa.ArrowException, OSError) as e:
             if watched.error is not None:
-                raise watched.error
+                raise watched.error from e
             raise SourceError(f"input {uri} is not a readable Parquet file: {e}") from e
         names = pf.schema_arrow.names
         columns = self._parquet_columns(names)
@@ -508,7 +514,7 @@ class DocumentsSource:
                     break
                 except (pa.ArrowException, OSError) as e:
                     if watched.error is not None:  # the file could not be read (S3 gave up): the unit fails and is retried
-                        raise watched.error
+                        raise watched.error from e
                     stats.error(f"{uri}: row group {group} cannot be decoded: {e}")
                     table = self._unreadable(uri, first + done, rows - done, f"row group {group}: {e}")
                     stats.count(table)
@@ -610,7 +616,7 @@ class DocumentsSource:
         if pa.types.is_string(t) or pa.types.is_large_string(t):
             given = col.to_pylist()
             values = [None if v is None else parse_date(v, self.config.date_format) for v in given]
-            stats.counters["date_unparsed"] += sum(1 for v, g in zip(values, given) if v is None and g is not None)
+            stats.counters["date_unparsed"] += sum(1 for v, g in zip(values, given, strict=False) if v is None and g is not None)
             return pa.array(values, out_type)
         if pa.types.is_timestamp(t) or pa.types.is_date(t):
             seconds = col.cast(pa.timestamp("s", tz=t.tz if pa.types.is_timestamp(t) else None), safe=False).cast(pa.int64())

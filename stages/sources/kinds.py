@@ -8,15 +8,15 @@ and extracted; documents are text already).
 
 from __future__ import annotations
 
-from stages.sources import READABLE
+from stages.sources import READABLE, Source
 from stages.sources.documents import DocumentsSource
 from stages.sources.warc import WarcSource
 
-SOURCES = (WarcSource, DocumentsSource)
+SOURCES: tuple[type[Source], ...] = (WarcSource, DocumentsSource)
 
 assert {s.name for s in SOURCES} == set(READABLE), "every readable kind has its source"
 
 
-def source_of(kind: str):
+def source_of(kind: str) -> type[Source]:
     """The source class of a kind (``warc``, ``documents``)."""
     return next(s for s in SOURCES if s.name == kind)

@@ -79,7 +79,7 @@ class TokenIds:
 
     def to_lists(self) -> list[list[int]]:
         ends = np.cumsum(self.lengths)
-        return [self.flat[e - n:e].tolist() for e, n in zip(ends, self.lengths)]
+        return [self.flat[e - n:e].tolist() for e, n in zip(ends, self.lengths, strict=False)]
 
 
 @dataclass(frozen=True)
@@ -114,7 +114,8 @@ def unencodable(texts: Sequence[str], first: int = 0) -> UnencodableText | None:
         try:
             text.encode("utf-8")
         except UnicodeEncodeError as e:
-            return UnencodableText(f"text {i} of the batch is not valid Unicode: unpaired surrogate U+{ord(text[e.start]):04X} at character {e.start}")
+            return UnencodableText(f"text {i} of the batch is not valid Unicode: unpaired "
+                f"surrogate U+{ord(text[e.start]):04X} at character {e.start}")
     return None
 
 

@@ -100,7 +100,8 @@ class WebDatasetFormat:
 
     @staticmethod
     def describe(merged: dict) -> dict:
-        """The brace pattern of every tar (relative to shards/webdataset/), or null when the groups' tars differ in number."""
+        """The brace pattern of every tar (relative to shards/webdataset/),
+        or null when the groups' tars differ in number."""
         return {"url_pattern": brace_pattern([s["url"] for s in merged["shardlist"]])}
 
 
@@ -134,7 +135,8 @@ class MegatronFormat:
 
     @staticmethod
     def describe(merged: dict) -> dict:
-        """Megatron's own dtype (uint16 or int32, from the vocabulary size), which may differ from the other formats'."""
+        """Megatron's own dtype (uint16 or int32, from the vocabulary
+        size), which may differ from the other formats'."""
         return {"dtype": merged["dtype"]}
 
     @staticmethod

@@ -54,7 +54,8 @@ def token_counts(totals: dict, documents: int, entry: dict) -> dict:
 
 def dropped_entry(totals: dict, layout) -> dict:
     """Documents and tokens the packed layout's ``remainder: drop`` left out of every format but Megatron's."""
-    why = (f"layout packed, remainder drop: each shuffle group's last partial sequence of fewer than {layout.seq_len} tokens"
+    why = ("layout packed, remainder drop: each shuffle group's last "
+        f"partial sequence of fewer than {layout.seq_len} tokens"
            if layout.kind == "packed" and layout.remainder == "drop" else None)
     return {"documents": totals.get("dropped_documents", 0), "tokens": totals.get("dropped_tokens", 0), "why": why}
 

@@ -13,7 +13,7 @@ writer.py, encodings.py, base/writer.py, util.py ``merge_index``):
 * a shard closes before it would pass ``size_limit`` bytes counting 4 bytes
   per sample and ``8 + len(config)`` per shard, exactly streaming's rule, so
   our raw shards are byte-identical to ``streaming.MDSWriter``'s for the same
-  samples (tests/test_shards_streaming.py checks it); unlike it, a sample
+  samples (tests/stages/writers/test_shards_streaming.py checks it); unlike it, a sample
   larger than ``size_limit`` gets a shard of its own instead of an empty one
   before it;
 * ``index.json``: ``{"version": 2, "shards": [...]}``; a merged index lists
@@ -30,7 +30,6 @@ import hashlib
 import json
 import os
 import re
-from typing import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -59,10 +58,12 @@ class MDSConfig(BaseModel):
 
     enabled: bool = Field(True, description="write MDS shards (shards/mds/)")
     size_limit: int = Field(
-        1 << 26, ge=1 << 10, lt=1 << 32, description="a shard closes before its uncompressed size would pass this many bytes (streaming's default, 64 MiB)"
+        1 << 26, ge=1 << 10, lt=1 << 32, description="a shard closes before its uncompressed size would "
+            "pass this many bytes (streaming's default, 64 MiB)"
     )
     compression: str | None = Field(
-        "zstd", description="null, zstd or zstd:<level 1-22> (streaming's default level 3); shards become shard.NNNNN.mds.zstd"
+        "zstd", description="null, zstd or zstd:<level 1-22> (streaming's "
+            "default level 3); shards become shard.NNNNN.mds.zstd"
     )
     hashes: list[str] = Field(
         default_factory=lambda: ["xxh64"], description="hashes of each shard file in index.json, which StreamingDataset(validate_hash=...) can check"

@@ -57,7 +57,8 @@ class MegatronConfig(BaseModel):
     enabled: bool = Field(False, description="write Megatron IndexedDataset .bin/.idx pairs (shards/megatron/), one sequence per document")
     size_limit: int = Field(
         1 << 30, ge=1 << 10, le=1 << 40,
-        description="a .bin/.idx pair closes before its two files would pass this many bytes (1 GiB); a larger document gets a pair of its own",
+        description="a .bin/.idx pair closes before its two files would pass this "
+            "many bytes (1 GiB); a larger document gets a pair of its own",
     )  # fmt: skip
 
 
@@ -86,7 +87,8 @@ def document_tokens(table: pa.Table, vocab_size: int, dtype: np.dtype) -> tuple[
     non-integer ``tokens`` column, null token lists, ids outside the vocabulary.
     """
     if "id" not in table.column_names:
-        raise ValueError(f"Megatron output stores one sequence per document: give it document samples with an 'id' (columns: {table.column_names})")
+        raise ValueError("Megatron output stores one sequence per document: give it "
+            f"document samples with an 'id' (columns: {table.column_names})")
     if "tokens" not in table.column_names:
         raise KeyError(f"Megatron output: the samples have no 'tokens' column (columns: {table.column_names})")
     col = table.column("tokens").combine_chunks()
@@ -122,7 +124,8 @@ class MegatronIndex:
 
     def to_dict(self) -> dict:
         return {
-            "__kind__": INDEX_KIND, "dtype": self.dtype, "dtype_code": DTYPE_CODES[self.dtype], "vocab_size": self.vocab_size,
+            "__kind__": INDEX_KIND, "dtype": self.dtype,
+            "dtype_code": DTYPE_CODES[self.dtype], "vocab_size": self.vocab_size,
             "documents": sum(p.documents for p in self.pairs), "tokens": sum(p.tokens for p in self.pairs),
             "pairs": [asdict(p) for p in self.pairs],
         }  # fmt: skip

@@ -61,15 +61,18 @@ def trainer_warnings(shards) -> list[str]:
     out = []
     fmt = getattr(shards, t.format)
     if not fmt.enabled:
-        out.append(f"shards.trainer {name} reads shards/{t.format}/, which this run does not write: set shards.{t.format}.enabled: true")
+        out.append(f"shards.trainer {name} reads shards/{t.format}/, which this "
+            f"run does not write: set shards.{t.format}.enabled: true")
     if t.cuts and shards.layout.kind == "document":
-        out.append(f"shards.trainer {name}: {t.with_documents}. Fix: shards.layout.kind: packed with seq_len = your max_seq_len "
+        out.append(f"shards.trainer {name}: {t.with_documents}. Fix: "
+            "shards.layout.kind: packed with seq_len = your max_seq_len "
                    f"(now {shards.layout.seq_len})")
     if name == "llm-foundry" and shards.layout.text:
         out.append("shards.trainer llm-foundry tokenizes a sample's 'text' column when it has one, ignoring 'tokens': "
                    "set shards.layout.text: false")
     if name == "megatron" and shards.tokenize.eos is None:
-        out.append("shards.trainer megatron: GPTDataset concatenates documents and relies on an EOS between them: set shards.tokenize.eos")
+        out.append("shards.trainer megatron: GPTDataset concatenates documents "
+            "and relies on an EOS between them: set shards.tokenize.eos")
     return out
 
 
@@ -83,5 +86,6 @@ def cut_warning(shards, cut: dict, stored_tokens: int) -> str | None:
     if not lost.get("tokens"):
         return None
     share = lost["tokens"] / stored_tokens if stored_tokens else 0.0
-    return (f"shards.trainer {name} with max_seq_len {shards.layout.seq_len} would cut {lost['samples']:,} samples and lose "
+    return (f"shards.trainer {name} with max_seq_len {shards.layout.seq_len} "
+        f"would cut {lost['samples']:,} samples and lose "
             f"{lost['tokens']:,} of {stored_tokens:,} tokens ({share:.1%}) of these shards")

@@ -18,7 +18,8 @@
   them (``_TarWriter``: the same tarfile calls, members in key then extension
   order; importing webdataset would import torch, ~480 MB and ~7 s in every
   process that writes shards) with a fixed mtime (0), uid/gid 0, empty
-  user/group names and mode 0444, so the same samples give byte-identical tars.  No compression: tarfile's gzip stream stamps the
+  user/group names and mode 0444, so the same samples give
+  byte-identical tars.  No compression: tarfile's gzip stream stamps the
   current time into its header.
 * A shard closes before it would hold more than ``maxcount`` samples or pass
   ``maxsize`` bytes (the exact tar size is known before writing: 512-byte
@@ -59,7 +60,8 @@ class WebDatasetConfig(BaseModel):
     maxsize: int = Field(1 << 28, ge=1 << 16, le=1 << 34, description="a shard closes before its tar file would pass this many bytes (256 MiB)")
     min_tars: int = Field(
         512, ge=1, le=10_000_000, description="at least this many tars in all (ceil(min_tars / shuffle.groups) per group, evenly "
-        "filled; fewer only where a group has fewer samples): a loader splits tars over ranks x workers, so fewer tars leave "
+        "filled; fewer only where a group has fewer samples): a "
+            "loader splits tars over ranks x workers, so fewer tars leave "
         "some idle and uneven; 512 = 64 ranks x 8 workers"
     )
 
@@ -95,7 +97,7 @@ def _json_default(v):
 
 class _TarWriter:
     """``webdataset.TarWriter(f, user="", group="", mode=0o444, encoder=False, mtime=0)``, byte for byte
-    (tests/test_fixed_costs.py compares them), without importing webdataset."""
+    (tests/pipeline/test_fixed_costs.py compares them), without importing webdataset."""
 
     def __init__(self, fileobj):
         self.tarstream = tarfile.open(fileobj=fileobj, mode="w|")
