@@ -182,7 +182,12 @@ def run_child(argv: list[str], cpu: int | None, log_path: Path, timeout_s: float
     """
     result_path = log_path.with_suffix(".json")
     byte_compile()
-    env = {**os.environ, **SINGLE_THREAD_ENV, "BENCH_RESULT": str(result_path), "BENCH_CPU": "" if cpu is None else str(cpu)}
+    env = {
+        **os.environ,
+        **SINGLE_THREAD_ENV,
+        "BENCH_RESULT": str(result_path),
+        "BENCH_CPU": "" if cpu is None else str(cpu),
+    }
     with open(log_path, "wb") as log:
         # Its own session, so a timeout can stop its helpers too (DataTrove forks some).
         proc = subprocess.Popen([sys.executable, *argv], stdout=log, stderr=subprocess.STDOUT, env=env, cwd=cwd,
@@ -234,8 +239,16 @@ def _cpu_s(pid: int) -> tuple[str, float] | None:
 
 
 #: Process roles in a run's tree, told by command line (Ray's daemons and workers rename themselves).
-RAY_DAEMONS = ("gcs_server", "raylet", "dashboard/", "autoscaler/_private/monitor.py", "log_monitor", "DashboardAgent",
-               "RuntimeEnvAgent", "runtime_env/agent")
+RAY_DAEMONS = (
+    "gcs_server",
+    "raylet",
+    "dashboard/",
+    "autoscaler/_private/monitor.py",
+    "log_monitor",
+    "DashboardAgent",
+    "RuntimeEnvAgent",
+    "runtime_env/agent",
+)
 ROLES = ("driver", "Ray daemons", "Ray workers", "helpers")
 
 
@@ -293,10 +306,15 @@ class TreeUsage(TreeMemory):
     def roles(self) -> dict:
         """For a result: ``{"at_peak": {role: PSS MB}, "largest": {role: PSS MB}, "largest_rss": {role: RSS MB}}``
         (the roles that had a process)."""
+
         def pick(d: dict) -> dict:
             return {r: round(d[r], 1) for r in ROLES if r in d}
 
-        return {"at_peak": pick(self.at_peak_mb), "largest": pick(self.largest_mb), "largest_rss": pick(self.largest_rss_mb)}
+        return {
+            "at_peak": pick(self.at_peak_mb),
+            "largest": pick(self.largest_mb),
+            "largest_rss": pick(self.largest_rss_mb),
+        }
 
     @property
     def cpu_s(self) -> float:

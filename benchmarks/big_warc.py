@@ -79,6 +79,7 @@ NO_SPACES = {"ja", "zh"}
 
 # ----------------------------------------------------------------------------- generation
 
+
 def _load_samples():
     """Sample responses (HTTP head, payload, metadata) and pools of paragraphs and of CSS/JS."""
     from warcio.archiveiterator import ArchiveIterator
@@ -96,16 +97,24 @@ def _load_samples():
                 rid = rec.rec_headers.get_header("WARC-Record-ID").strip("<>")
                 t = truth.get(rid, {})
                 h = rec.http_headers
-                responses.append({
-                    "url": rec.rec_headers.get_header("WARC-Target-URI"),
-                    "protocol": h.protocol, "statusline": h.statusline,
-                    "headers": [(k, v) for k, v in h.headers if k.lower() not in ("content-length", "transfer-encoding")],
-                    "encoded": any(k.lower() == "content-encoding" for k, _ in h.headers),
-                    "payload": rec.raw_stream.read(),
-                    "ptype": rec.rec_headers.get_header("WARC-Identified-Payload-Type") or "application/octet-stream",
-                    "kind": t.get("kind"), "language": t.get("language"), "charset": t.get("charset"),
-                    "status": t.get("status"),
-                })
+                responses.append(
+                    {
+                        "url": rec.rec_headers.get_header("WARC-Target-URI"),
+                        "protocol": h.protocol,
+                        "statusline": h.statusline,
+                        "headers": [
+                            (k, v) for k, v in h.headers if k.lower() not in ("content-length", "transfer-encoding")
+                        ],
+                        "encoded": any(k.lower() == "content-encoding" for k, _ in h.headers),
+                        "payload": rec.raw_stream.read(),
+                        "ptype": rec.rec_headers.get_header("WARC-Identified-Payload-Type")
+                        or "application/octet-stream",
+                        "kind": t.get("kind"),
+                        "language": t.get("language"),
+                        "charset": t.get("charset"),
+                        "status": t.get("status"),
+                    }
+                )
     paragraphs: dict[str, list[str]] = {}
     code: list[str] = []
     for r in responses:
@@ -137,7 +146,7 @@ class Generator:
         self.payloads: deque = deque(maxlen=3000)  # (response, payload) generated
         self.mean_capture = mean_capture_kib * 1024
         self.counts: Counter = Counter()
-        self.date = dt.datetime(2024, 12, 1, 0, 0, 0, tzinfo=dt.timezone.utc)
+        self.date = dt.datetime(2024, 12, 1, 0, 0, 0, tzinfo=dt.UTC)
 
     # -- text
     def _paragraph(self, lang: str, base: str | None = None, edit: float = 0.08) -> str:
@@ -146,10 +155,10 @@ class Generator:
         if base is None:
             a, b = rng.choice(pool), rng.choice(pool)
             if lang in NO_SPACES:
-                base = a[: len(a) // 2] + b[len(b) // 2:]
+                base = a[: len(a) // 2] + b[len(b) // 2 :]
             else:
                 wa, wb = a.split(), b.split()
-                base = " ".join(wa[: len(wa) // 2] + wb[len(wb) // 2:])
+                base = " ".join(wa[: len(wa) // 2] + wb[len(wb) // 2 :])
         if lang in NO_SPACES:
             chars = list(base)
             other = rng.choice(pool)
@@ -166,7 +175,7 @@ class Generator:
         while got < n:
             k = min(n - got, self.rng.randint(2_000, 20_000))
             i = self.rng.randrange(0, max(1, len(self.code) - k))
-            out.append(self.code[i: i + k])
+            out.append(self.code[i : i + k])
             got += k
         return "".join(out)
 
@@ -197,13 +206,17 @@ class Generator:
         extra = max(0, target - len(text))
         if extra:
             k = self.rng.random()
-            data = base64.b64encode(self.rng.randbytes(int(extra * 0.12 * 0.75))).decode()  # inline images, as real pages have
+            data = base64.b64encode(
+                self.rng.randbytes(int(extra * 0.12 * 0.75))
+            ).decode()  # inline images, as real pages have
             extra = max(0, extra - len(data))
-            block = (f"<script>/* {idx} */\nvar hero = \"data:image/webp;base64,{data}\";\n"
-                     f"{self._bloat(int(extra * k))}\n</script>\n"
-                     f"<style>\n{self._bloat(extra - int(extra * k))}\n</style>\n")
+            block = (
+                f'<script>/* {idx} */\nvar hero = "data:image/webp;base64,{data}";\n'
+                f"{self._bloat(int(extra * k))}\n</script>\n"
+                f"<style>\n{self._bloat(extra - int(extra * k))}\n</style>\n"
+            )
             m = HEAD_END.search(text)
-            text = text[: m.start()] + block + text[m.start():] if m else block + text
+            text = text[: m.start()] + block + text[m.start() :] if m else block + text
         return text.encode(r["charset"], "xmlcharrefreplace")
 
     # -- records
@@ -230,26 +243,46 @@ class Generator:
         ip = f"192.0.2.{rng.randint(1, 254)}"
         head = f"{r['protocol']} {r['statusline']}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in r["headers"])
         head += f"Content-Length: {len(payload)}\r\n\r\n"
-        request = (f"GET /{path} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: CCBot/2.0 (https://commoncrawl.org/faq/)\r\n"
-                   "Accept: text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8\r\nAccept-Language: "
-                       "en-US,en;q=0.5\r\n"
-                   "Accept-Encoding: br,gzip\r\nConnection: Keep-Alive\r\n\r\n").encode()
-        meta = (f"fetchTimeMs: {rng.randint(20, 3000)}\r\ncharset-detected: {r['charset'] or 'UTF-8'}\r\n"
-                f"languages-cld2: {{\"reliable\":true,\"languages\":[{{\"code\":\"{r['language'] or 'en'}\"}}]}}\r\n").encode()
+        request = (
+            f"GET /{path} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: CCBot/2.0 (https://commoncrawl.org/faq/)\r\n"
+            "Accept: text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8\r\nAccept-Language: "
+            "en-US,en;q=0.5\r\n"
+            "Accept-Encoding: br,gzip\r\nConnection: Keep-Alive\r\n\r\n"
+        ).encode()
+        meta = (
+            f"fetchTimeMs: {rng.randint(20, 3000)}\r\ncharset-detected: {r['charset'] or 'UTF-8'}\r\n"
+            f'languages-cld2: {{"reliable":true,"languages":[{{"code":"{r["language"] or "en"}"}}]}}\r\n'
+        ).encode()
         common = f"WARC-Date: {date}\r\nWARC-Target-URI: {url}\r\nWARC-Warcinfo-ID: {self.warcinfo_id}\r\n"
         return [
-            _record("request", ids[0], common + f"WARC-IP-Address: {ip}\r\nWARC-Concurrent-To: {ids[1]}\r\n",
-                    "application/http; msgtype=request", request),
-            _record("response", ids[1], common + f"WARC-IP-Address: {ip}\r\nWARC-Concurrent-To: {ids[0]}\r\n"
-                    f"WARC-Identified-Payload-Type: {r['ptype']}\r\n", "application/http; msgtype=response",
-                    head.encode("latin-1", "replace") + payload),
+            _record(
+                "request",
+                ids[0],
+                common + f"WARC-IP-Address: {ip}\r\nWARC-Concurrent-To: {ids[1]}\r\n",
+                "application/http; msgtype=request",
+                request,
+            ),
+            _record(
+                "response",
+                ids[1],
+                common + f"WARC-IP-Address: {ip}\r\nWARC-Concurrent-To: {ids[0]}\r\n"
+                f"WARC-Identified-Payload-Type: {r['ptype']}\r\n",
+                "application/http; msgtype=response",
+                head.encode("latin-1", "replace") + payload,
+            ),
             _record("metadata", ids[2], common + f"WARC-Concurrent-To: {ids[1]}\r\n", "application/warc-fields", meta),
         ]
 
 
 def _record(kind: str, rid: str, headers: str, ctype: str, block: bytes) -> bytes:
-    return (f"WARC/1.0\r\nWARC-Type: {kind}\r\nWARC-Record-ID: {rid}\r\n{headers}Content-Type: {ctype}\r\n"
-            f"Content-Length: {len(block)}\r\n\r\n").encode() + block + b"\r\n\r\n"
+    return (
+        (
+            f"WARC/1.0\r\nWARC-Type: {kind}\r\nWARC-Record-ID: {rid}\r\n{headers}Content-Type: {ctype}\r\n"
+            f"Content-Length: {len(block)}\r\n\r\n"
+        ).encode()
+        + block
+        + b"\r\n\r\n"
+    )
 
 
 def generate(path: Path, size_bytes: int, seed: int = 0, mean_capture_kib: float = 165.0) -> dict:
@@ -263,8 +296,13 @@ def generate(path: Path, size_bytes: int, seed: int = 0, mean_capture_kib: float
     tmp = path.with_suffix(".tmp")
     raw = written = captures = 0
     with open(tmp, "wb") as out:
-        info = _record("warcinfo", gen.warcinfo_id, "WARC-Date: 2024-12-01T00:00:00Z\r\nWARC-Filename: big.warc.gz\r\n",
-                       "application/warc-fields", b"software: benchmarks/big_warc.py\r\nformat: WARC File Format 1.0\r\n")
+        info = _record(
+            "warcinfo",
+            gen.warcinfo_id,
+            "WARC-Date: 2024-12-01T00:00:00Z\r\nWARC-Filename: big.warc.gz\r\n",
+            "application/warc-fields",
+            b"software: benchmarks/big_warc.py\r\nformat: WARC File Format 1.0\r\n",
+        )
         for rec in [info]:
             data = igzip.compress(rec, 3)
             out.write(data)
@@ -276,12 +314,21 @@ def generate(path: Path, size_bytes: int, seed: int = 0, mean_capture_kib: float
                 raw, written = raw + len(rec), written + len(data)
             captures += 1
     tmp.rename(path)
-    return {"captures": captures, "records": 3 * captures + 1, "compressed_bytes": written, "uncompressed_bytes": raw,
-            "seconds": round(time.perf_counter() - t0, 1), "seed": seed, **dict(gen.counts),
-            "sample_responses": len(gen.responses), "paragraph_pool": {k: len(v) for k, v in sorted(gen.paragraphs.items())}}
+    return {
+        "captures": captures,
+        "records": 3 * captures + 1,
+        "compressed_bytes": written,
+        "uncompressed_bytes": raw,
+        "seconds": round(time.perf_counter() - t0, 1),
+        "seed": seed,
+        **dict(gen.counts),
+        "sample_responses": len(gen.responses),
+        "paragraph_pool": {k: len(v) for k, v in sorted(gen.paragraphs.items())},
+    }
 
 
 # ----------------------------------------------------------------------------- the run
+
 
 def _object_store(session: str | None) -> dict:
     """Object store use and spilling from the raylet's debug_state.txt (rewritten every ~10 s)."""
@@ -292,13 +339,19 @@ def _object_store(session: str | None) -> dict:
     except OSError:
         return {}
     out = {}
-    m = re.search(r'Local resources: \{"total":\{[^}]*object_store_memory: '
-        r'\[(\d+)\][^}]*\}, "available": \{[^}]*object_store_memory: \[(\d+)\]', text)
+    m = re.search(
+        r'Local resources: \{"total":\{[^}]*object_store_memory: '
+        r'\[(\d+)\][^}]*\}, "available": \{[^}]*object_store_memory: \[(\d+)\]',
+        text,
+    )
     if m:
         out["store_total"] = int(m.group(1)) / 1e4
         out["store_used"] = (int(m.group(1)) - int(m.group(2))) / 1e4
-    for key, name in (("num bytes currently spilled", "spilled_now"), ("cumulative spill requests", "spill_requests"),
-                      ("pinned objects size", "pinned")):
+    for key, name in (
+        ("num bytes currently spilled", "spilled_now"),
+        ("cumulative spill requests", "spill_requests"),
+        ("pinned objects size", "pinned"),
+    ):
         m = re.search(rf"- {key}: (\d+)", text)
         if m:
             out[name] = int(m.group(1))
@@ -347,10 +400,18 @@ class Timeline:
             if rss > largest:
                 largest, name = rss, _name(p)
         store = _object_store(self.session)
-        row = {"t": round(time.perf_counter() - self.t0, 1), "phase": self.phase, "total": total, "largest": largest,
-               "name": name, **store}
+        row = {
+            "t": round(time.perf_counter() - self.t0, 1),
+            "phase": self.phase,
+            "total": total,
+            "largest": largest,
+            "name": name,
+            **store,
+        }
         self.rows.append(row)
-        ph = self.per_phase.setdefault(self.phase, {"total": 0, "largest": 0, "name": "", "store_used": 0, "spilled": 0})
+        ph = self.per_phase.setdefault(
+            self.phase, {"total": 0, "largest": 0, "name": "", "store_used": 0, "spilled": 0}
+        )
         ph["total"] = max(ph["total"], total)
         if largest > ph["largest"]:
             ph["largest"], ph["name"] = largest, name
@@ -362,7 +423,7 @@ class Timeline:
             self._sample()
             time.sleep(self.interval)
 
-    def start(self) -> "Timeline":
+    def start(self) -> Timeline:
         self._thread.start()
         return self
 
@@ -380,7 +441,9 @@ def run_curate(warc: Path, out: Path, phases: str | None, no_progress_timeout: f
     if phases:
         cmd += ["--phases", phases]
     env = {**os.environ, "PYTHONPATH": ""}
-    if no_progress_timeout is not None:  # Ray Data's DataContext.execution_no_progress_timeout_s (Ray's default: 1800 s)
+    if (
+        no_progress_timeout is not None
+    ):  # Ray Data's DataContext.execution_no_progress_timeout_s (Ray's default: 1800 s)
         env["RAY_DATA_EXECUTION_NO_PROGRESS_TIMEOUT_S"] = str(no_progress_timeout)
     load0 = os.getloadavg()
     t0 = time.perf_counter()
@@ -412,13 +475,27 @@ def run_curate(warc: Path, out: Path, phases: str | None, no_progress_timeout: f
             except (OSError, IsADirectoryError):
                 continue
     record = json.loads((out / "run.json").read_text()) if (out / "run.json").exists() else {}
-    return {"rc": rc, "wall": wall, "cpu": cpu.seconds, "load": [load0, load1], "peak_rss": mem.peak_rss,
-            "peak_name": mem.peak_name, "peak_total": mem.peak_total, "per_phase": timeline.per_phase,
-            "timeline": timeline.rows, "session": timeline.session, "spill_lines": spill_lines[:20],
-            "phase_start": phase_start, "record": record, "log_tail": log_lines[-40:], "command": " ".join(cmd)}
+    return {
+        "rc": rc,
+        "wall": wall,
+        "cpu": cpu.seconds,
+        "load": [load0, load1],
+        "peak_rss": mem.peak_rss,
+        "peak_name": mem.peak_name,
+        "peak_total": mem.peak_total,
+        "per_phase": timeline.per_phase,
+        "timeline": timeline.rows,
+        "session": timeline.session,
+        "spill_lines": spill_lines[:20],
+        "phase_start": phase_start,
+        "record": record,
+        "log_tail": log_lines[-40:],
+        "command": " ".join(cmd),
+    }
 
 
 # ----------------------------------------------------------------------------- S3 requests per file
+
 
 def s3_requests(warc: Path) -> dict:
     """Read ``warc`` from an S3 server as phase 1 does (core.storage.open_input + WarcReader); count the requests.
@@ -441,7 +518,14 @@ def s3_requests(warc: Path) -> dict:
         upstream = f"http://127.0.0.1:{server._server.server_port}"
         state, proxy = s3_proxy.start(upstream)
         url = state.url
-        fs = pafs.S3FileSystem(endpoint_override=url.removeprefix("http://"), scheme="http", access_key="testing", secret_key="testing", region="us-east-1", allow_bucket_creation=True)
+        fs = pafs.S3FileSystem(
+            endpoint_override=url.removeprefix("http://"),
+            scheme="http",
+            access_key="testing",
+            secret_key="testing",
+            region="us-east-1",
+            allow_bucket_creation=True,
+        )
         fs.create_dir("bench")
         with open(warc, "rb") as src, fs.open_output_stream("bench/file.warc.gz", compression=None) as dst:
             shutil.copyfileobj(src, dst, 8 << 20)
@@ -454,13 +538,19 @@ def s3_requests(warc: Path) -> dict:
         requests = state.forwarded - before
         size = warc.stat().st_size
         proxy.shutdown()
-        return {"bytes": size, "requests": requests, "bytes_per_request": size / max(requests, 1), "responses": responses,
-                "seconds": round(time.perf_counter() - t0, 1)}
+        return {
+            "bytes": size,
+            "requests": requests,
+            "bytes_per_request": size / max(requests, 1),
+            "responses": responses,
+            "seconds": round(time.perf_counter() - t0, 1),
+        }
     finally:
         server.stop()
 
 
 # ----------------------------------------------------------------------------- report
+
 
 def report(gen: dict, res: dict, warc: Path) -> str:
     rec = res["record"]
@@ -469,63 +559,96 @@ def report(gen: dict, res: dict, warc: Path) -> str:
     responses = ex.get("responses", 0)
     html = sum(v for k, v in gen.items() if k in ("rewritten_html",)) or 0
     mib = MIB
-    lines = ["# A 1 GB WARC through `curate run` (memory-safe defaults)", "",
-             f"- {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC · {os.cpu_count()} CPUs · "
-             f"{psutil.virtual_memory().total / 2**30:.1f} GiB · Python {sys.version.split()[0]}",
-             f"- load average (1, 5, 15 min) at the start {tuple(round(x, 2) for x in res['load'][0])}, at the end "
-             f"{tuple(round(x, 2) for x in res['load'][1])}"
-             + (": the machine was shared with other jobs, so wall seconds are inflated; CPU seconds (the run's process "
-                "tree, user + system) are the steadier figure" if max(res["load"][0][0], res["load"][1][0]) > os.cpu_count()
-                else ": nothing else ran (the run's own processes)"),
-             f"- command: `python benchmarks/big_warc.py"
-             + (f" --ray-no-progress-timeout {res['ray_no_progress_timeout']:g}" if res.get("ray_no_progress_timeout") is not None else "")
-             + f"` → `{res['command'].replace(str(ROOT) + '/', '')}` "
-             "(jobs/sample.yaml's settings, inputs and output overridden; embedded Ray on all CPUs)", "",
-             "## The file", "",
-             f"`{warc}`: **{gen['compressed_bytes'] / 2**30:.2f} GiB** compressed ({gen['compressed_bytes']:,} bytes), "
-             f"{gen['uncompressed_bytes'] / 2**30:.2f} GiB uncompressed (ratio "
-                 f"{gen['uncompressed_bytes'] / gen['compressed_bytes']:.1f}), "
-             f"**{gen['captures']:,} captures** = {gen['records']:,} records (request, response, metadata; one warcinfo), "
-             "one gzip member per record (ISA-L level 3); generated in "
-                 f"{gen['seconds']:.0f} s by `Generator` (seed {gen['seed']}).",
-             "",
-             "| | this file | CC-MAIN-2024-51 per file (2.64 B pages, 394 TiB, ~90,000 files of ~1 GB) |",
-             "|---|---:|---:|",
-             f"| captures | {gen['captures']:,} | {CC_PAGES / CC_FILES:,.0f} |",
-             f"| compressed bytes per capture | {gen['compressed_bytes'] / gen['captures'] / 1024:,.1f} KiB | "
-             f"{2**30 / (CC_PAGES / CC_FILES) / 1024:,.1f} KiB (1 GiB / pages per file) |",
-             f"| uncompressed bytes per capture | {gen['uncompressed_bytes'] / gen['captures'] / 1024:,.1f} KiB | "
-             f"{CC_UNCOMPRESSED / CC_PAGES / 1024:,.1f} KiB (394 TiB / 2.64 B) |",
-             "",
-             f"Captures: {html:,} HTML pages rewritten with new paragraphs "
-                 f"(of which {gen.get('near_duplicate_pages', 0):,} near "
-             "duplicates of an earlier generated page), "
-                 f"{gen.get('exact_duplicate_pages', 0):,} exact repeats of an earlier payload, "
-             f"{gen.get('copied_html', 0):,} HTML pages copied as they are (no paragraphs, errors, redirects, odd pages), "
-             f"{gen.get('copied_other', 0):,} non-HTML payloads. Paragraph pool from the samples: "
-             + ", ".join(f"{k} {v}" for k, v in gen["paragraph_pool"].items()) + ".", "",
-             "## The run", "",
-             f"Exit code {res['rc']}, status `{rec.get('status')}`. **Wall {res['wall']:.0f} s, CPU {res['cpu']:.0f} s** "
-             f"(process tree). HTTP responses read: {responses:,}; kept after phase 1: {ex.get('kept', 0):,}.", "",
-             f"- **docs/s per core** (responses ÷ wall ÷ {os.cpu_count()} cores): "
-             f"{responses / res['wall'] / (os.cpu_count() or 1):,.1f}; per CPU-second (responses ÷ CPU s of the tree): "
-             f"{responses / res['cpu']:,.1f}",
-             f"- **peak RSS, largest process: {res['peak_rss'] / mib:,.0f} MiB** ({res['peak_name']}); "
-             f"**peak RSS, whole tree: {res['peak_total'] / mib:,.0f} MiB** (sampled every 0.2 s; RSS counts object-store "
-             "pages a process touched, so it over- rather than under-states)", ""]
-    lines += ["| phase | seconds (run.json) | units | peak tree RSS MiB | peak largest process MiB (which) | "
-              "object store in use, peak MiB | spilled, peak MiB |", "|---|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "# A 1 GB WARC through `curate run` (memory-safe defaults)",
+        "",
+        f"- {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC · {os.cpu_count()} CPUs · "
+        f"{psutil.virtual_memory().total / 2**30:.1f} GiB · Python {sys.version.split()[0]}",
+        f"- load average (1, 5, 15 min) at the start {tuple(round(x, 2) for x in res['load'][0])}, at the end "
+        f"{tuple(round(x, 2) for x in res['load'][1])}"
+        + (
+            ": the machine was shared with other jobs, so wall seconds are inflated; CPU seconds (the run's process "
+            "tree, user + system) are the steadier figure"
+            if max(res["load"][0][0], res["load"][1][0]) > os.cpu_count()
+            else ": nothing else ran (the run's own processes)"
+        ),
+        "- command: `python benchmarks/big_warc.py"
+        + (
+            f" --ray-no-progress-timeout {res['ray_no_progress_timeout']:g}"
+            if res.get("ray_no_progress_timeout") is not None
+            else ""
+        )
+        + f"` → `{res['command'].replace(str(ROOT) + '/', '')}` "
+        "(jobs/sample.yaml's settings, inputs and output overridden; embedded Ray on all CPUs)",
+        "",
+        "## The file",
+        "",
+        f"`{warc}`: **{gen['compressed_bytes'] / 2**30:.2f} GiB** compressed ({gen['compressed_bytes']:,} bytes), "
+        f"{gen['uncompressed_bytes'] / 2**30:.2f} GiB uncompressed (ratio "
+        f"{gen['uncompressed_bytes'] / gen['compressed_bytes']:.1f}), "
+        f"**{gen['captures']:,} captures** = {gen['records']:,} records (request, response, metadata; one warcinfo), "
+        "one gzip member per record (ISA-L level 3); generated in "
+        f"{gen['seconds']:.0f} s by `Generator` (seed {gen['seed']}).",
+        "",
+        "| | this file | CC-MAIN-2024-51 per file (2.64 B pages, 394 TiB, ~90,000 files of ~1 GB) |",
+        "|---|---:|---:|",
+        f"| captures | {gen['captures']:,} | {CC_PAGES / CC_FILES:,.0f} |",
+        f"| compressed bytes per capture | {gen['compressed_bytes'] / gen['captures'] / 1024:,.1f} KiB | "
+        f"{2**30 / (CC_PAGES / CC_FILES) / 1024:,.1f} KiB (1 GiB / pages per file) |",
+        f"| uncompressed bytes per capture | {gen['uncompressed_bytes'] / gen['captures'] / 1024:,.1f} KiB | "
+        f"{CC_UNCOMPRESSED / CC_PAGES / 1024:,.1f} KiB (394 TiB / 2.64 B) |",
+        "",
+        f"Captures: {html:,} HTML pages rewritten with new paragraphs "
+        f"(of which {gen.get('near_duplicate_pages', 0):,} near "
+        "duplicates of an earlier generated page), "
+        f"{gen.get('exact_duplicate_pages', 0):,} exact repeats of an earlier payload, "
+        f"{gen.get('copied_html', 0):,} HTML pages copied as they are (no paragraphs, errors, redirects, odd pages), "
+        f"{gen.get('copied_other', 0):,} non-HTML payloads. Paragraph pool from the samples: "
+        + ", ".join(f"{k} {v}" for k, v in gen["paragraph_pool"].items())
+        + ".",
+        "",
+        "## The run",
+        "",
+        f"Exit code {res['rc']}, status `{rec.get('status')}`. **Wall {res['wall']:.0f} s, CPU {res['cpu']:.0f} s** "
+        f"(process tree). HTTP responses read: {responses:,}; kept after phase 1: {ex.get('kept', 0):,}.",
+        "",
+        f"- **docs/s per core** (responses ÷ wall ÷ {os.cpu_count()} cores): "
+        f"{responses / res['wall'] / (os.cpu_count() or 1):,.1f}; per CPU-second (responses ÷ CPU s of the tree): "
+        f"{responses / res['cpu']:,.1f}",
+        f"- **peak RSS, largest process: {res['peak_rss'] / mib:,.0f} MiB** ({res['peak_name']}); "
+        f"**peak RSS, whole tree: {res['peak_total'] / mib:,.0f} MiB** (sampled every 0.2 s; RSS counts object-store "
+        "pages a process touched, so it over- rather than under-states)",
+        "",
+    ]
+    lines += [
+        "| phase | seconds (run.json) | units | peak tree RSS MiB | peak largest process MiB (which) | "
+        "object store in use, peak MiB | spilled, peak MiB |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
     for name, ph in res["per_phase"].items():
         s = phases.get(name, {})
-        lines.append(f"| {name} | {s.get('seconds', '')} | {s.get('units', '')} | {ph['total'] / mib:,.0f} | "
-                     f"{ph['largest'] / mib:,.0f} ({ph['name']}) | {ph['store_used'] / mib:,.0f} | {ph['spilled'] / mib:,.0f} |")
+        lines.append(
+            f"| {name} | {s.get('seconds', '')} | {s.get('units', '')} | {ph['total'] / mib:,.0f} | "
+            f"{ph['largest'] / mib:,.0f} ({ph['name']}) | {ph['store_used'] / mib:,.0f} | {ph['spilled'] / mib:,.0f} |"
+        )
     total_store = next((r.get("store_total") for r in res["timeline"] if r.get("store_total")), None)
-    lines += ["", f"Object store capacity (Ray's default, 30% of RAM): {total_store / mib:,.0f} MiB." if total_store else "",
-              f"Spill lines in the Ray session's logs: {len(res['spill_lines'])}" + (": " + "; ".join(res["spill_lines"][:5]) if res["spill_lines"] else "."),
-              ""]
+    lines += [
+        "",
+        f"Object store capacity (Ray's default, 30% of RAM): {total_store / mib:,.0f} MiB." if total_store else "",
+        f"Spill lines in the Ray session's logs: {len(res['spill_lines'])}"
+        + (": " + "; ".join(res["spill_lines"][:5]) if res["spill_lines"] else "."),
+        "",
+    ]
     if ex:
-        lines += ["Phase 1 summary: " + json.dumps({k: ex.get(k) for k in ("files", "responses", "kept", "rejected", "malformed_records", "errors")}),
-                  "", "Phase 1 stage seconds (summed over workers): " + json.dumps(ex.get("stage_seconds", {})), ""]
+        lines += [
+            "Phase 1 summary: "
+            + json.dumps(
+                {k: ex.get(k) for k in ("files", "responses", "kept", "rejected", "malformed_records", "errors")}
+            ),
+            "",
+            "Phase 1 stage seconds (summed over workers): " + json.dumps(ex.get("stage_seconds", {})),
+            "",
+        ]
     for name in ("deduped", "final", "shards", "card"):
         if name in phases:
             s = {k: v for k, v in phases[name].items() if not isinstance(v, (dict, list)) or k in ("step_seconds",)}
@@ -533,16 +656,20 @@ def report(gen: dict, res: dict, warc: Path) -> str:
     if res.get("s3"):
         s3 = res["s3"]
         per_file = gen["compressed_bytes"] / s3["bytes_per_request"]
-        lines += ["## S3 requests per input file", "",
-                  f"A {s3['bytes'] / MIB:,.0f} MiB WARC from the same generator, read from a local S3 server (moto behind "
-                  "tests/s3_proxy.py, which counts requests) by "
-                      "`core.storage.open_input` + `WarcReader` (phase 1's reading, "
-                  f"no extraction): **{s3['requests']:,} requests, one per {s3['bytes_per_request'] / 1024:,.0f} KiB** "
-                  f"({s3['responses']:,} responses framed). `open_input` "
-                      "returns pyarrow's random-access S3 file, and the gzip "
-                  f"member loop reads it 64 KiB at a time (stages/gunzip.py `_CHUNK`): each read is one ranged GET. "
-                  f"For this 1 GiB file that is **~{per_file:,.0f} GET requests**; for the snapshot's 90,000 files "
-                  f"~{per_file * CC_FILES / 1e9:,.2f} billion.", ""]
+        lines += [
+            "## S3 requests per input file",
+            "",
+            f"A {s3['bytes'] / MIB:,.0f} MiB WARC from the same generator, read from a local S3 server (moto behind "
+            "tests/s3_proxy.py, which counts requests) by "
+            "`core.storage.open_input` + `WarcReader` (phase 1's reading, "
+            f"no extraction): **{s3['requests']:,} requests, one per {s3['bytes_per_request'] / 1024:,.0f} KiB** "
+            f"({s3['responses']:,} responses framed). `open_input` "
+            "returns pyarrow's random-access S3 file, and the gzip "
+            f"member loop reads it 64 KiB at a time (stages/gunzip.py `_CHUNK`): each read is one ranged GET. "
+            f"For this 1 GiB file that is **~{per_file:,.0f} GET requests**; for the snapshot's 90,000 files "
+            f"~{per_file * CC_FILES / 1e9:,.2f} billion.",
+            "",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -554,11 +681,18 @@ def main(argv=None) -> int:
     ap.add_argument("--workdir", default="/tmp/big-warc", help="where the WARC and the run's output go (not the repo)")
     ap.add_argument("--phases", help="run only these phases (default: all of jobs/sample.yaml)")
     ap.add_argument("--generate-only", action="store_true")
-    ap.add_argument("--ray-no-progress-timeout", type=float,
-                    help="set RAY_DATA_EXECUTION_NO_PROGRESS_TIMEOUT_S for the run (Ray Data ends a dataset after 1800 s without "
-                    "output: one 1 GB file is one unit, so a slow core can pass it; -1 = never)")
-    ap.add_argument("--s3-mib", type=float, default=64,
-                    help="also read a WARC of this size (same generator) from a local S3 server and count the requests (0: skip)")
+    ap.add_argument(
+        "--ray-no-progress-timeout",
+        type=float,
+        help="set RAY_DATA_EXECUTION_NO_PROGRESS_TIMEOUT_S for the run (Ray Data ends a dataset after 1800 s without "
+        "output: one 1 GB file is one unit, so a slow core can pass it; -1 = never)",
+    )
+    ap.add_argument(
+        "--s3-mib",
+        type=float,
+        default=64,
+        help="also read a WARC of this size (same generator) from a local S3 server and count the requests (0: skip)",
+    )
     ap.add_argument("--results", default=str(RESULTS))
     args = ap.parse_args(argv)
     work = Path(args.workdir)

@@ -44,8 +44,10 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "bounds.md"
 BEFORE = "d13895f"  # the revision issue 42 was filed at
 TOKENIZER = ROOT / "samples" / "tokenizer" / "tokenizer.json"
-WORDS = ("the river rose two metres overnight while residents of the valley moved to the school and the mayor said "
-         "that engineers will inspect the dam on monday").split()
+WORDS = (
+    "the river rose two metres overnight while residents of the valley moved to the school and the mayor said "
+    "that engineers will inspect the dam on monday"
+).split()
 MiB = 1 << 20
 
 
@@ -111,8 +113,13 @@ def make_input(case: str, work: Path) -> Path:
         if not path.exists():
             rng = random.Random(7)
             rows = 20
-            table = pa.table({"id": [f"b{i}" for i in range(rows)], "text": [_prose(rng, 3000) for _ in range(rows)],
-                              "image": [rng.randbytes(20_000_000) for _ in range(rows)]})
+            table = pa.table(
+                {
+                    "id": [f"b{i}" for i in range(rows)],
+                    "text": [_prose(rng, 3000) for _ in range(rows)],
+                    "image": [rng.randbytes(20_000_000) for _ in range(rows)],
+                }
+            )
             pq.write_table(table, path, row_group_size=rows)
     elif case.startswith("line-"):
         mb = int(case.split("-")[1].rstrip("m"))
@@ -169,8 +176,14 @@ class Watch:
         while not self._stop.wait(0.2):
             if self.peak.peak_total > self.cap:
                 self.capped_at = round(time.perf_counter() - t0, 1)
-                report(self.result({"capped": f"stopped after {self.capped_at} s: the tree held more than "
-                                               f"{self.cap / 2**30:.0f} GB"}))
+                report(
+                    self.result(
+                        {
+                            "capped": f"stopped after {self.capped_at} s: the tree held more than "
+                            f"{self.cap / 2**30:.0f} GB"
+                        }
+                    )
+                )
                 os.killpg(0, signal.SIGKILL)
 
     def __enter__(self) -> Watch:
@@ -185,10 +198,14 @@ class Watch:
         self.seconds = round(time.perf_counter() - self.t0, 1)
 
     def result(self, extra: dict) -> dict:
-        return {"seconds": getattr(self, "seconds", round(time.perf_counter() - self.t0, 1)),
-                "largest_process_mb": round(self.peak.peak_rss / MiB), "largest_process": self.peak.peak_name,
-                "tree_mb": round(self.peak.peak_total / MiB),
-                "driver_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024), **extra}
+        return {
+            "seconds": getattr(self, "seconds", round(time.perf_counter() - self.t0, 1)),
+            "largest_process_mb": round(self.peak.peak_rss / MiB),
+            "largest_process": self.peak.peak_name,
+            "tree_mb": round(self.peak.peak_total / MiB),
+            "driver_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+            **extra,
+        }
 
 
 def report(result: dict) -> None:
@@ -214,8 +231,15 @@ def read_case(path: Path, watch: Watch) -> dict:
         if writer is not None:
             writer.close()
             rejected_bytes = Path(tmp, "rejected.parquet").stat().st_size
-    return watch.result({"rows": rows, "documents": stats.documents, "rejected": dict(stats.rejected),
-                         "rejected_parquet_bytes": rejected_bytes, "file_bytes": path.stat().st_size})
+    return watch.result(
+        {
+            "rows": rows,
+            "documents": stats.documents,
+            "rejected": dict(stats.rejected),
+            "rejected_parquet_bytes": rejected_bytes,
+            "file_bytes": path.stat().st_size,
+        }
+    )
 
 
 def run_case(case: str, path: Path, out: Path, watch: Watch) -> dict:
@@ -230,10 +254,16 @@ def run_case(case: str, path: Path, out: Path, watch: Watch) -> dict:
     if case.startswith("line-"):
         config["documents"] = {"max_record_bytes": 256 << 20}
     if case == "mix-1e12":
-        config = {"sources": [{"name": "ten", "inputs": [str(path)]}], "output": str(out), "card": {"enabled": False},
-                  "mix": {"weights": {"ten": 1}, "tokens": 10**12}, "dedup": {"enabled": False},
-                  "filters": filters, "langid": {"enabled": False},
-                  "shards": {"tokenize": {"tokenizer": str(TOKENIZER)}, "shuffle": {"groups": 2}}}
+        config = {
+            "sources": [{"name": "ten", "inputs": [str(path)]}],
+            "output": str(out),
+            "card": {"enabled": False},
+            "mix": {"weights": {"ten": 1}, "tokens": 10**12},
+            "dedup": {"enabled": False},
+            "filters": filters,
+            "langid": {"enabled": False},
+            "shards": {"tokenize": {"tokenizer": str(TOKENIZER)}, "shuffle": {"groups": 2}},
+        }
     if case == "eval-1m":
         config.update(inputs=[str(path.parent / "docs.jsonl")], decontam={"eval_sets": [str(path)]})
     with watch:
@@ -266,8 +296,11 @@ def child(case: str, work: Path, cap_gb: float) -> None:
 
 
 def archive(ref: str, into: Path) -> None:
-    tar = subprocess.run(["git", "-C", str(ROOT), "archive", "--format=tar", ref, "core", "stages", "pipeline",
-                          "classifiers"], check=True, capture_output=True).stdout
+    tar = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", "--format=tar", ref, "core", "stages", "pipeline", "classifiers"],
+        check=True,
+        capture_output=True,
+    ).stdout
     with tarfile.open(fileobj=io.BytesIO(tar)) as t:
         t.extractall(into, filter="data")
 
@@ -276,8 +309,16 @@ def side(case: str, tree: Path, work: Path, cap_gb: float, timeout: float) -> di
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
         result_path = Path(f.name)
     env = {**os.environ, "PYTHONPATH": str(tree), "BOUNDS_RESULT": str(result_path)}
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", case, "--work", str(work),
-           "--cap-gb", str(cap_gb)]
+    cmd = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--child",
+        case,
+        "--work",
+        str(work),
+        "--cap-gb",
+        str(cap_gb),
+    ]
     proc = subprocess.Popen(cmd, env=env, cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         _, err = proc.communicate(timeout=timeout)
@@ -297,11 +338,21 @@ def side(case: str, tree: Path, work: Path, cap_gb: float, timeout: float) -> di
 def describe(r: dict) -> str:
     if "failed" in r or "timeout" in r:
         return r.get("failed") or r["timeout"]
-    keys = ("rows", "documents", "rejected", "rejected_parquet_bytes", "status", "final_documents",
-            "final_metadata_bytes", "capped")
+    keys = (
+        "rows",
+        "documents",
+        "rejected",
+        "rejected_parquet_bytes",
+        "status",
+        "final_documents",
+        "final_metadata_bytes",
+        "capped",
+    )
     shown = ", ".join(f"{k} {r[k]}" for k in keys if k in r)
-    return (f"{r['seconds']} s; largest process {r['largest_process_mb']:,} MB ({r['largest_process']}), driver "
-            f"{r['driver_mb']:,} MB, tree {r['tree_mb']:,} MB; {shown}")
+    return (
+        f"{r['seconds']} s; largest process {r['largest_process_mb']:,} MB ({r['largest_process']}), driver "
+        f"{r['driver_mb']:,} MB, tree {r['tree_mb']:,} MB; {shown}"
+    )
 
 
 def main() -> int:
@@ -330,12 +381,21 @@ def main() -> int:
                 r = side(case, trees[name], args.work, args.cap_gb, args.timeout)
                 rows.append((case, name if name == "after" else f"before ({args.ref})", describe(r)))
                 print(f"  {rows[-1][2]}", file=sys.stderr, flush=True)
-    text = "\n".join(["# Bounds of issue 42 (items 5-8): peaks before and after", "",
-                      f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} · Python {sys.version.split()[0]} · "
-                      f"{os.cpu_count()} CPUs. Re-run: `python benchmarks/bounds.py --cases ...` (module docstring).",
-                      "",
-                      "| case | tree | result |", "| --- | --- | --- |",
-                      *[f"| {c} | {s} | {d.replace('|', '/')} |" for c, s, d in rows]]) + "\n"
+    text = (
+        "\n".join(
+            [
+                "# Bounds of issue 42 (items 5-8): peaks before and after",
+                "",
+                f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} · Python {sys.version.split()[0]} · "
+                f"{os.cpu_count()} CPUs. Re-run: `python benchmarks/bounds.py --cases ...` (module docstring).",
+                "",
+                "| case | tree | result |",
+                "| --- | --- | --- |",
+                *[f"| {c} | {s} | {d.replace('|', '/')} |" for c, s, d in rows],
+            ]
+        )
+        + "\n"
+    )
     print(text)
     if args.results:
         args.results.write_text(text)

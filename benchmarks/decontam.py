@@ -86,15 +86,26 @@ def _rss_mb() -> float:
 def child_build(kind: str, eval_path: str, out: str) -> dict:
     from stages.decontam import DecontamConfig, build_index
 
-    config = DecontamConfig(eval_sets=[{"path": eval_path, "fields": ["question", "choices"], "id_field": "id"}], index=kind)
+    config = DecontamConfig(
+        eval_sets=[{"path": eval_path, "fields": ["question", "choices"], "id_field": "id"}], index=kind
+    )
     before = _rss_mb()
     with Measure() as m:
         index = build_index(config)
     data = pickle.dumps(index, protocol=pickle.HIGHEST_PROTOCOL)
     Path(out).write_bytes(data)
     s = index.stats
-    return {**m.result(), "rss_before_mb": before, "items": sum(e.items for e in s.eval_sets), "pairs": sum(e.ngrams for e in s.eval_sets),
-            "keys": s.keys, "index_mb": s.nbytes / 1e6, "pickle_mb": len(data) / 1e6, "bloom_fpr": s.bloom_fpr, "bloom_hashes": s.bloom_hashes}
+    return {
+        **m.result(),
+        "rss_before_mb": before,
+        "items": sum(e.items for e in s.eval_sets),
+        "pairs": sum(e.ngrams for e in s.eval_sets),
+        "keys": s.keys,
+        "index_mb": s.nbytes / 1e6,
+        "pickle_mb": len(data) / 1e6,
+        "bloom_fpr": s.bloom_fpr,
+        "bloom_hashes": s.bloom_hashes,
+    }
 
 
 def _batches(docs: str):
@@ -158,7 +169,9 @@ def child_main(args: list[str]) -> None:
 
 
 def run(argv: list[str], folder: Path, name: str) -> dict:
-    r = run_child([str(Path(__file__).resolve()), "--child", *argv], pick_cpu(), folder / f"{name}.log", timeout_s=3600)
+    r = run_child(
+        [str(Path(__file__).resolve()), "--child", *argv], pick_cpu(), folder / f"{name}.log", timeout_s=3600
+    )
     if "failed" in r:
         raise SystemExit(f"{name}: {r['failed']}")
     print(name, {k: v for k, v in r.items() if k != "counters"}, flush=True)
@@ -196,42 +209,101 @@ def main() -> int:
                 removed = s["counters"].get("documents", 0)
                 assert removed == planted, f"{kind} {size}: {removed} documents matched, {planted} planted"
                 rate = n_docs / s["cpu_s"]
-                rows.append([f"decontam {kind}", f"{size:,}", f"{rate:,.0f}", f"{n_docs / s['wall_s']:,.0f}", f"{rate / pii_rate:.1f}x",
-                             f"{removed} / {planted}", f"{s['counters'].get('false_hits', 0):,}", f"{s['peak_rss_mb']:,.0f}"])
+                rows.append(
+                    [
+                        f"decontam {kind}",
+                        f"{size:,}",
+                        f"{rate:,.0f}",
+                        f"{n_docs / s['wall_s']:,.0f}",
+                        f"{rate / pii_rate:.1f}x",
+                        f"{removed} / {planted}",
+                        f"{s['counters'].get('false_hits', 0):,}",
+                        f"{s['peak_rss_mb']:,.0f}",
+                    ]
+                )
                 fpr = f"{b['bloom_fpr']:.1e} ({b['bloom_hashes']} hashes)" if b["bloom_fpr"] is not None else "-"
-                cost.append([kind, f"{size:,}", f"{b['pairs']:,}", f"{b['cpu_s']:.1f}", f"{b['wall_s']:.1f}", f"{b['index_mb']:.1f}",
-                             f"{b['pickle_mb']:.1f}", f"{b['peak_rss_mb'] - b['rss_before_mb']:,.0f}", fpr])
-        rows.append(["pii (PiiConfig())", "-", f"{pii_rate:,.0f}", f"{n_docs / pii['wall_s']:,.0f}", "1.0x", "-", "-", f"{pii['peak_rss_mb']:,.0f}"])
+                cost.append(
+                    [
+                        kind,
+                        f"{size:,}",
+                        f"{b['pairs']:,}",
+                        f"{b['cpu_s']:.1f}",
+                        f"{b['wall_s']:.1f}",
+                        f"{b['index_mb']:.1f}",
+                        f"{b['pickle_mb']:.1f}",
+                        f"{b['peak_rss_mb'] - b['rss_before_mb']:,.0f}",
+                        fpr,
+                    ]
+                )
+        rows.append(
+            [
+                "pii (PiiConfig())",
+                "-",
+                f"{pii_rate:,.0f}",
+                f"{n_docs / pii['wall_s']:,.0f}",
+                "1.0x",
+                "-",
+                "-",
+                f"{pii['peak_rss_mb']:,.0f}",
+            ]
+        )
     info = machine_info()
-    report = "\n".join([
-        "# Decontamination throughput and the cost of the eval index",
-        "",
-        f"- {info['date']} · {info['nproc']} CPUs ({info['cpu']}) "
+    report = "\n".join(
+        [
+            "# Decontamination throughput and the cost of the eval index",
+            "",
+            f"- {info['date']} · {info['nproc']} CPUs ({info['cpu']}) "
             f"· {info['mem_gib']} GiB · Python {info['python']}",
-        f"- load average at the start {info0['load_avg']}, at the end {info['load_avg']} "
+            f"- load average at the start {info0['load_avg']}, at the end {info['load_avg']} "
             "(2 CPUs shared with other work: compare docs per CPU-second, not wall)",
-        f"- command: `python benchmarks/decontam.py{' --quick' if args.quick else ''}`; "
+            f"- command: `python benchmarks/decontam.py{' --quick' if args.quick else ''}`; "
             f"each row in its own process pinned to one CPU, best of {repeats}",
-        f"- documents: {n_docs:,} texts decode + extract keep from "
+            f"- documents: {n_docs:,} texts decode + extract keep from "
             f"`samples/*.warc.gz` ({chars / n_docs:,.0f} characters each on average), "
-        f"{planted} of them with an eval question planted; batches of {BATCH_ROWS}",
-        "- eval sets: MMLU-shaped JSON lines (question of 10-90 words + four "
+            f"{planted} of them with an eval question planted; batches of {BATCH_ROWS}",
+            "- eval sets: MMLU-shaped JSON lines (question of 10-90 words + four "
             "choices of 1-8 words, random words of the samples' vocabulary), "
-        f"{MMLU_TEST_ITEMS:,} items (MMLU's test split) and 100,000; n-grams of 13 words",
-        "",
-        "## Throughput (the final phase: decontamination sits before PII)",
-        "",
-        markdown_table(["stage", "eval items", "docs/s per core (CPU)", "docs/s (wall)", "vs PII", "matched / planted", "false hits", "peak RSS MB"], rows),
-        "",
-        "## Building the index (on the driver, once per run)",
-        "",
-        "`pairs`: distinct (13-gram, item) pairs; `index MB`: "
+            f"{MMLU_TEST_ITEMS:,} items (MMLU's test split) and 100,000; n-grams of 13 words",
+            "",
+            "## Throughput (the final phase: decontamination sits before PII)",
+            "",
+            markdown_table(
+                [
+                    "stage",
+                    "eval items",
+                    "docs/s per core (CPU)",
+                    "docs/s (wall)",
+                    "vs PII",
+                    "matched / planted",
+                    "false hits",
+                    "peak RSS MB",
+                ],
+                rows,
+            ),
+            "",
+            "## Building the index (on the driver, once per run)",
+            "",
+            "`pairs`: distinct (13-gram, item) pairs; `index MB`: "
             "the arrays and the normalized item text a worker holds; "
-        "`build RSS MB`: the build process's peak RSS over its RSS before reading the file.",
-        "",
-        markdown_table(["index", "eval items", "pairs", "build CPU s", "build wall s", "index MB", "pickled MB", "build RSS MB", "Bloom FPR"], cost),
-        "",
-    ])
+            "`build RSS MB`: the build process's peak RSS over its RSS before reading the file.",
+            "",
+            markdown_table(
+                [
+                    "index",
+                    "eval items",
+                    "pairs",
+                    "build CPU s",
+                    "build wall s",
+                    "index MB",
+                    "pickled MB",
+                    "build RSS MB",
+                    "Bloom FPR",
+                ],
+                cost,
+            ),
+            "",
+        ]
+    )
     print(report)
     if not args.quick:
         (ROOT / "benchmarks" / "results" / "decontam.md").write_text(report)

@@ -52,13 +52,24 @@ def timed_run(root: Path, workers: int, against: list[str], **dedup) -> dict:
     from pipeline.config import parse_config
     from tests.dedup_standalone import run_dedup
 
-    cfg = parse_config({"inputs": ["unused"], "output": str(root), "dedup": {"against": against, **dedup},
-                        "ray": {"num_cpus": workers}})
+    cfg = parse_config(
+        {
+            "inputs": ["unused"],
+            "output": str(root),
+            "dedup": {"against": against, **dedup},
+            "ray": {"num_cpus": workers},
+        }
+    )
     t0 = time.perf_counter()
     with PeakMemory() as mem:
         summary = run_dedup(cfg, Storage(str(root)), workers, progress=False)
-    return {"wall": time.perf_counter() - t0, "peak_rss": mem.peak_rss, "peak_name": mem.peak_name, "peak_total": mem.peak_total,
-            "summary": summary}
+    return {
+        "wall": time.perf_counter() - t0,
+        "peak_rss": mem.peak_rss,
+        "peak_name": mem.peak_name,
+        "peak_total": mem.peak_total,
+        "summary": summary,
+    }
 
 
 def join_path(r: dict) -> str:
@@ -91,11 +102,21 @@ def cluster_members(first: pa.Table, c1: np.ndarray, second: pa.Table, c2: np.nd
     run1: dict[int, list] = {}
     wanted = set(c2[in_run1].tolist())
     pick = np.isin(c1, list(wanted))
-    for i, c, t in zip(first.column("id").filter(pa.array(pick)).to_pylist(), c1[pick].tolist(),
-                       first.column("text").filter(pa.array(pick)).to_pylist(), strict=False):
+    for i, c, t in zip(
+        first.column("id").filter(pa.array(pick)).to_pylist(),
+        c1[pick].tolist(),
+        first.column("text").filter(pa.array(pick)).to_pylist(),
+        strict=False,
+    ):
         run1.setdefault(c, []).append((i, t))
-    run2 = list(zip(second.column("id").filter(pa.array(in_run1)).to_pylist(), c2[in_run1].tolist(),
-                    second.column("text").filter(pa.array(in_run1)).to_pylist(), strict=False))
+    run2 = list(
+        zip(
+            second.column("id").filter(pa.array(in_run1)).to_pylist(),
+            c2[in_run1].tolist(),
+            second.column("text").filter(pa.array(in_run1)).to_pylist(),
+            strict=False,
+        )
+    )
     return {"run1": run1, "run2": run2}
 
 
@@ -121,13 +142,16 @@ def main(argv=None) -> int:
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--results", default=str(RESULTS))
     ap.add_argument("--keep", action="store_true", help="keep the outputs")
-    ap.add_argument("--both-joins", action="store_true",
-                    help="when step 2d shuffles, run 2 once more with its joins in the driver (partition_rows raised)")
+    ap.add_argument(
+        "--both-joins",
+        action="store_true",
+        help="when step 2d shuffles, run 2 once more with its joins in the driver (partition_rows raised)",
+    )
     args = ap.parse_args(argv)
 
     from benchmarks import synth_corpus as sc
-    from pipeline.runner import init_ray
     from pipeline.config import parse_config
+    from pipeline.runner import init_ray
 
     n = args.docs
     base = Path(tempfile.mkdtemp(prefix="dedup-against-"))
@@ -142,7 +166,10 @@ def main(argv=None) -> int:
     write_snapshot(run1, first, args.parts)
     write_snapshot(run2, second, args.parts)
     write_snapshot(plain, second, args.parts)
-    print(f"corpus: 2 x {n} documents ({time.perf_counter() - t0:.1f} s), {len(truth)} copies of run 1's in run 2", flush=True)
+    print(
+        f"corpus: 2 x {n} documents ({time.perf_counter() - t0:.1f} s), {len(truth)} copies of run 1's in run 2",
+        flush=True,
+    )
 
     init_ray(parse_config({"inputs": ["unused"], "output": str(base), "ray": {"num_cpus": args.workers}}))
     r1 = timed_run(run1, args.workers, [])
@@ -150,7 +177,9 @@ def main(argv=None) -> int:
     r2p = timed_run(plain, args.workers, [])
     print(f"run 2 alone: {r2p['wall']:.1f} s", flush=True)
     r2 = timed_run(run2, args.workers, [str(run1)])
-    print(f"run 2 against run 1: {r2['wall']:.1f} s ({r2['summary'].get('earlier_partitions')} partitions)", flush=True)
+    print(
+        f"run 2 against run 1: {r2['wall']:.1f} s ({r2['summary'].get('earlier_partitions')} partitions)", flush=True
+    )
     r2h = None
     if args.both_joins and r2["summary"].get("earlier_partitions", 1) > 1:  # the same run, the joins in the driver
         here = base / "run2-here"
@@ -178,22 +207,32 @@ def main(argv=None) -> int:
     gib = 1 << 30
     mem = lambda r: f"{r['peak_rss'] / gib:.2f} GiB ({r['peak_name']}); tree {r['peak_total'] / gib:.2f} GiB"  # noqa: E731
     lines = [
-        f"# Dedup against an earlier run: {n:,} + {n:,} documents", "",
-        f"`python benchmarks/dedup_against.py --docs {n}` ({machine_info()}; {args.workers} workers).", "",
+        f"# Dedup against an earlier run: {n:,} + {n:,} documents",
+        "",
+        f"`python benchmarks/dedup_against.py --docs {n}` ({machine_info()}; {args.workers} workers).",
+        "",
         "One synthetic corpus (benchmarks/synth_corpus.py, dup fraction "
         f"{args.dup_fraction}) cut in two snapshots; run 2's copies "
-            "of run 1's documents are the documents of a cluster "
-        "that has a member in run 1.", "",
-        "| run | wall s | largest process peak | removed |", "|---|---:|---|---:|",
+        "of run 1's documents are the documents of a cluster "
+        "that has a member in run 1.",
+        "",
+        "| run | wall s | largest process peak | removed |",
+        "|---|---:|---|---:|",
         f"| run 1 (writes its index) | {r1['wall']:.1f} | {mem(r1)} | {s1['rejected']:,} of {s1['in']:,} |",
         f"| run 2 alone | {r2p['wall']:.1f} | {mem(r2p)} | {r2p['summary']['rejected']:,} |",
         f"| run 2 with `against: [run 1]` ({join_path(r2)}) | "
-            f"{r2['wall']:.1f} | {mem(r2)} | {r2['summary']['rejected']:,} "
+        f"{r2['wall']:.1f} | {mem(r2)} | {r2['summary']['rejected']:,} "
         f"({r2['summary']['rejected_by_reason'].get('duplicate_earlier', 0):,} `duplicate_earlier`) |",
-        *([f"| run 2 with `against: [run 1]` ({join_path(r2h)}) | {r2h['wall']:.1f} | {mem(r2h)} | "
-           f"{r2h['summary']['rejected']:,} "
-               f"({r2h['summary']['rejected_by_reason'].get('duplicate_earlier', 0):,} "
-           f"`duplicate_earlier`; the against step {r2h['summary']['step_seconds'].get('earlier', 0):.2f} s) |"] if r2h else []),
+        *(
+            [
+                f"| run 2 with `against: [run 1]` ({join_path(r2h)}) | {r2h['wall']:.1f} | {mem(r2h)} | "
+                f"{r2h['summary']['rejected']:,} "
+                f"({r2h['summary']['rejected_by_reason'].get('duplicate_earlier', 0):,} "
+                f"`duplicate_earlier`; the against step {r2h['summary']['step_seconds'].get('earlier', 0):.2f} s) |"
+            ]
+            if r2h
+            else []
+        ),
         "",
         f"- the against step (2d): {r2['summary']['step_seconds'].get('earlier', 0):.2f} s "
         f"(of which exact matches {r2['summary'].get('duplicate_earlier_exact', 0):,}, through a copy in run 2 "
@@ -201,14 +240,21 @@ def main(argv=None) -> int:
         f"steps of run 2: {json.dumps(r2['summary']['step_seconds'])}",
         f"- `duplicate_earlier` vs the truth ({len(truth):,} copies): precision {precision:.4f}, recall {recall:.4f}",
         "- recall by how much a copy differs from the document run 1 kept of its cluster (Jaccard of the word 5-grams "
-        "of the body, without the site's header, footer and the date line; the best of run 1's kept members):", "",
-        "| edit class | Jaccard to run 1's kept copy | copies | share | found | recall |", "|---|---|---:|---:|---:|---:|",
-        *[f"| {name} | {span} | {n:,} | {n / max(1, len(truth)):.1%} | {f:,} | {f / max(1, n):.4f} |" for name, span, n, f in by_class],
+        "of the body, without the site's header, footer and the date line; the best of run 1's kept members):",
+        "",
+        "| edit class | Jaccard to run 1's kept copy | copies | share | found | recall |",
+        "|---|---|---:|---:|---:|---:|",
+        *[
+            f"| {name} | {span} | {n:,} | {n / max(1, len(truth)):.1%} | {f:,} | {f / max(1, n):.4f} |"
+            for name, span, n, f in by_class
+        ],
         "",
         f"- run 1's index: {index_bytes:,} bytes for {s1['kept']:,} "
-            f"kept documents = **{per_m / 1e6:.1f} MB per million "
+        f"kept documents = **{per_m / 1e6:.1f} MB per million "
         f"documents** (zstd Parquet; settings.json {settings_bytes} bytes); by column: "
-        + ", ".join(f"{k} {v / s1['kept'] * 1e6 / 1e6:.1f} MB/M" for k, v in sorted(columns.items(), key=lambda kv: -kv[1])),
+        + ", ".join(
+            f"{k} {v / s1['kept'] * 1e6 / 1e6:.1f} MB/M" for k, v in sorted(columns.items(), key=lambda kv: -kv[1])
+        ),
     ]
     text = "\n".join(lines) + "\n"
     print(text)

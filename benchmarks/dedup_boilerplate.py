@@ -53,8 +53,8 @@ import pyarrow.parquet as pq  # noqa: E402
 
 from benchmarks.dedup_boilerplate_corpus import generate, truth_rows, write_warcs  # noqa: E402
 from benchmarks.dedup_samples import read_ids, score  # noqa: E402
-from pipeline.config import parse_config  # noqa: E402
 from core.storage import Storage  # noqa: E402
+from pipeline.config import parse_config  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "dedup_boilerplate.md"
 
@@ -84,7 +84,10 @@ def config(warcs: list[str], out: Path, filters: bool, dedup: dict | None = None
 
 def largest_cluster(out: Path) -> int:
     files = sorted((out / "documents" / "deduped").glob("*.parquet"))
-    return max((max(pq.read_table(f, columns=["dup_cluster_size"]).column(0).to_pylist(), default=1) for f in files), default=0)
+    return max(
+        (max(pq.read_table(f, columns=["dup_cluster_size"]).column(0).to_pylist(), default=1) for f in files),
+        default=0,
+    )
 
 
 def run_phase1(warcs: list[str], out: Path, filters: bool) -> None:
@@ -100,8 +103,13 @@ def run_dedup(warcs: list[str], out: Path, filters: bool, dedup: dict, truth: di
     t0 = time.perf_counter()
     summary = phase2(config(warcs, out, filters, dedup), Storage(str(out)), 2, progress=False)
     s = score(Storage(str(out)), truth)
-    return {**s, **linked(Storage(str(out)), truth), "largest": largest_cluster(out), "seconds": time.perf_counter() - t0,
-            "summary": summary}
+    return {
+        **s,
+        **linked(Storage(str(out)), truth),
+        "largest": largest_cluster(out),
+        "seconds": time.perf_counter() - t0,
+        "summary": summary,
+    }
 
 
 def linked(storage: Storage, truth: dict) -> dict:
@@ -113,12 +121,15 @@ def linked(storage: Storage, truth: dict) -> dict:
     """
     reached = {r["id"] for r in read_ids(storage, "documents", "extracted")}
     kept = {r["id"] for r in read_ids(storage, "documents", "deduped")}
-    removed = {r["id"]: json.loads(r["details"])["kept_id"]
-               for r in read_ids(storage, "rejected", "deduped", columns=("id", "details"))}
+    removed = {
+        r["id"]: json.loads(r["details"])["kept_id"]
+        for r in read_ids(storage, "rejected", "deduped", columns=("id", "details"))
+    }
     clusters = defaultdict(list)
     for doc_id, t in truth.items():
         if t.get("dup_cluster") and doc_id in reached:
             clusters[t["dup_cluster"]].append(doc_id)
+
     def hit(m, members):
         return removed.get(m) in members
 
@@ -133,21 +144,27 @@ def linked(storage: Storage, truth: dict) -> dict:
                 for v in truth[m].get("dup_variation") or ["original"]:
                     by_var[v] += 1
                     by_var_hit[v] += hit(m, members)
-    return {"recall_linked": tp / should if should else 1.0,
-            "linked_by_variation": {v: f"{by_var_hit[v]}/{by_var[v]}" for v in sorted(by_var)}}
+    return {
+        "recall_linked": tp / should if should else 1.0,
+        "linked_by_variation": {v: f"{by_var_hit[v]}/{by_var[v]}" for v in sorted(by_var)},
+    }
 
 
 def row(label: str, s: dict, *cells) -> str:
     byvar = ", ".join(f"{k} {v}" for k, v in s["recall_by_variation"].items() if k != "original")
     linkvar = ", ".join(f"{k} {v}" for k, v in s["linked_by_variation"].items() if k != "original")
-    return (f"| {label} | {' | '.join(str(c) for c in cells)} | {s['reached']} | {s['should_remove']} | {s['removed']} | "
-            f"{s['precision']:.3f} | {s['recall']:.3f} | {s['recall_linked']:.3f} | {s['largest']} | {byvar} | {linkvar} |")
+    return (
+        f"| {label} | {' | '.join(str(c) for c in cells)} | {s['reached']} | {s['should_remove']} | {s['removed']} | "
+        f"{s['precision']:.3f} | {s['recall']:.3f} | {s['recall_linked']:.3f} | {s['largest']} | {byvar} | {linkvar} |"
+    )
 
 
-HEADER = ("| phase 1 | settings | docs in | should remove | removed "
+HEADER = (
+    "| phase 1 | settings | docs in | should remove | removed "
     "| precision | recall | recall, linked | largest cluster | "
-          "recall by variation | linked by variation |",
-          "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|")
+    "recall by variation | linked by variation |",
+    "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|",
+)
 
 
 def main(argv=None) -> int:
@@ -161,17 +178,23 @@ def main(argv=None) -> int:
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="dedup-boilerplate-"))
     warcs, truth = make_corpus(work / "corpus", args.pages)
     init_ray(config(warcs, work / "unused", True))
-    lines = ["# Deduplication when the pages of a site share a long block", "",
-             f"Corpus: benchmarks/dedup_boilerplate_corpus.py, {args.pages} "
-                 "articles on each of 3 block sites (block = 30-60% "
-             "of the words), true copies of a quarter of them (other site, other block site, own site) plus one body per "
-             f"site posted 4 times, 30 unrelated articles: {len(truth)} pages; the largest true cluster has 4 pages. "
-             "Phase 1 with the heuristic filters on (defaults) and off; default extractor. "
-             "`python benchmarks/dedup_boilerplate.py`.", "",
-             "*recall*: as benchmarks/dedup_samples.py (a removed page is right when a member of its true cluster is "
-             "kept, wherever); *recall, linked*: only removed pages whose kept page is in their own true cluster (a copy "
-             "removed into a cluster of unrelated pages is not found). *no content candidates*: the defaults with "
-             "`boilerplate.content_candidates: false` (the first release of the boilerplate fix).", "", *HEADER]
+    lines = [
+        "# Deduplication when the pages of a site share a long block",
+        "",
+        f"Corpus: benchmarks/dedup_boilerplate_corpus.py, {args.pages} "
+        "articles on each of 3 block sites (block = 30-60% "
+        "of the words), true copies of a quarter of them (other site, other block site, own site) plus one body per "
+        f"site posted 4 times, 30 unrelated articles: {len(truth)} pages; the largest true cluster has 4 pages. "
+        "Phase 1 with the heuristic filters on (defaults) and off; default extractor. "
+        "`python benchmarks/dedup_boilerplate.py`.",
+        "",
+        "*recall*: as benchmarks/dedup_samples.py (a removed page is right when a member of its true cluster is "
+        "kept, wherever); *recall, linked*: only removed pages whose kept page is in their own true cluster (a copy "
+        "removed into a cluster of unrelated pages is not found). *no content candidates*: the defaults with "
+        "`boilerplate.content_candidates: false` (the first release of the boilerplate fix).",
+        "",
+        *HEADER,
+    ]
     for filters in (True, False):
         out = work / ("filters" if filters else "nofilters")
         run_phase1(warcs, out, filters)
@@ -190,9 +213,16 @@ def main(argv=None) -> int:
             s = run_dedup(warcs, out, False, {"minhash": {"boilerplate": {"identical_threshold": identical}}}, truth)
             lines.append(row("no filters", s, f"identical_threshold {identical}"))
             print(lines[-1], flush=True)
-        lines += ["", "## Block share (filters off)", "", "Other corpora from the same generator, the block's share of an "
-                  "article's words drawn from the range given.", "",
-                  HEADER[0].replace("| phase 1 |", "| block share |"), HEADER[1]]
+        lines += [
+            "",
+            "## Block share (filters off)",
+            "",
+            "Other corpora from the same generator, the block's share of an "
+            "article's words drawn from the range given.",
+            "",
+            HEADER[0].replace("| phase 1 |", "| block share |"),
+            HEADER[1],
+        ]
         for lo in (0.3, 0.4, 0.5, 0.6, 0.7):
             share = (lo, round(lo + 0.1, 1))
             folder = work / f"share-{lo}"

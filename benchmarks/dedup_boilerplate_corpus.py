@@ -222,9 +222,9 @@ class Page:
     date: str
     body: list[str]
     block: list[str] = field(default_factory=list)
-    kind: str = "article"        # article | copy | filler
+    kind: str = "article"  # article | copy | filler
     variation: str | None = None  # for copies: other_site | block_site | same_site | reposts
-    cluster: str | None = None    # ground-truth duplicate cluster (the original's url)
+    cluster: str | None = None  # ground-truth duplicate cluster (the original's url)
     id: str = ""
 
     @property
@@ -241,8 +241,14 @@ def _title(rng: random.Random) -> str:
     return f"The {rng.choice(ADJECTIVES)} {rng.choice(NOUNS)} of the {rng.choice(NOUNS)}".title()
 
 
-def generate(pages: int = 40, seed: int = 0, plain_sites: int = 8, fillers: int = 30,
-             copy_fraction: float = 0.25, share: tuple[float, float] = (0.3, 0.6)) -> list[Page]:
+def generate(
+    pages: int = 40,
+    seed: int = 0,
+    plain_sites: int = 8,
+    fillers: int = 30,
+    copy_fraction: float = 0.25,
+    share: tuple[float, float] = (0.3, 0.6),
+) -> list[Page]:
     """Every page of the corpus, in a fixed order; ``cluster`` is set on each member of a duplicate group.
 
     ``share``: the range of the block's share of an article's words.
@@ -281,12 +287,31 @@ def generate(pages: int = 40, seed: int = 0, plain_sites: int = 8, fillers: int 
         orig.cluster = orig.url
         for r in range(3):
             body = edit_words(rng, orig.body, 2)
-            out.append(Page(f"{orig.url}/repost-{r}", host, orig.title, _date(rng), body, blocks[host],
-                            kind="copy", variation="reposts", cluster=orig.url))
+            out.append(
+                Page(
+                    f"{orig.url}/repost-{r}",
+                    host,
+                    orig.title,
+                    _date(rng),
+                    body,
+                    blocks[host],
+                    kind="copy",
+                    variation="reposts",
+                    cluster=orig.url,
+                )
+            )
     for i in range(fillers):
         host = plain[i % len(plain)]
-        out.append(Page(f"https://{host}/story/{i:03d}", host, _title(rng), _date(rng), paragraphs(rng, rng.randint(150, 400)),
-                        kind="filler"))
+        out.append(
+            Page(
+                f"https://{host}/story/{i:03d}",
+                host,
+                _title(rng),
+                _date(rng),
+                paragraphs(rng, rng.randint(150, 400)),
+                kind="filler",
+            )
+        )
     for p in out:
         p.id = f"<urn:uuid:{uuid.uuid5(uuid.NAMESPACE_URL, f'boilerplate-corpus/{seed}/{p.url}')}>"
     return out
@@ -299,15 +324,17 @@ def page_text(page: Page) -> str:
 
 def page_html(page: Page) -> str:
     """The page as served: site navigation and footer around an article that holds the block."""
-    nav = "".join(f'<li><a href="https://{page.site}/{s}">{s.title()}</a></li>' for s in ("news", "science", "travel", "about"))
+    nav = "".join(
+        f'<li><a href="https://{page.site}/{s}">{s.title()}</a></li>' for s in ("news", "science", "travel", "about")
+    )
     body = "".join(f"<p>{escape(p)}</p>" for p in page.body)
     block = "".join(f"<p>{escape(p)}</p>" for p in page.block)
     return (
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         f"<title>{escape(page.title)} | {page.site}</title></head>"
-        f"<body><header><a href=\"https://{page.site}/\">{page.site}</a><nav><ul>{nav}</ul></nav></header>"
-        f"<main><article><h1>{escape(page.title)}</h1><p class=\"dateline\">Published {page.date}.</p>{body}"
-        f"<div class=\"notice\">{block}</div></article></main>"
+        f'<body><header><a href="https://{page.site}/">{page.site}</a><nav><ul>{nav}</ul></nav></header>'
+        f'<main><article><h1>{escape(page.title)}</h1><p class="dateline">Published {page.date}.</p>{body}'
+        f'<div class="notice">{block}</div></article></main>'
         f"<footer><p>Copyright {page.site}. All rights reserved.</p></footer></body></html>"
     )
 
@@ -328,15 +355,32 @@ def write_warcs(pages: list[Page], out: Path, files: int = 3) -> list[Path]:
             for i in order[f::files]:
                 p = pages[i]
                 http = StatusAndHeaders("200 OK", [("Content-Type", "text/html; charset=utf-8")], protocol="HTTP/1.1")
-                w.write_record(w.create_warc_record(p.url, "response", payload=io.BytesIO(page_html(p).encode()),
-                                                    http_headers=http, warc_headers_dict={"WARC-Record-ID": p.id}))
+                w.write_record(
+                    w.create_warc_record(
+                        p.url,
+                        "response",
+                        payload=io.BytesIO(page_html(p).encode()),
+                        http_headers=http,
+                        warc_headers_dict={"WARC-Record-ID": p.id},
+                    )
+                )
         paths.append(path)
     return paths
 
 
 def truth_rows(pages: list[Page]) -> list[dict]:
-    return [{"id": p.id.strip("<>"), "url": p.url, "site": p.site, "kind": p.kind, "block_share": p.block_share if p.block else 0.0,
-             "dup_cluster": p.cluster, "dup_variation": [p.variation] if p.variation else []} for p in pages]
+    return [
+        {
+            "id": p.id.strip("<>"),
+            "url": p.url,
+            "site": p.site,
+            "kind": p.kind,
+            "block_share": p.block_share if p.block else 0.0,
+            "dup_cluster": p.cluster,
+            "dup_variation": [p.variation] if p.variation else [],
+        }
+        for p in pages
+    ]
 
 
 def main(argv=None) -> int:

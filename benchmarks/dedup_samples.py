@@ -31,8 +31,8 @@ import pyarrow.parquet as pq
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipeline.config import load_config  # noqa: E402
 from core.storage import Storage  # noqa: E402
+from pipeline.config import load_config  # noqa: E402
 from stages.extract import ExtractConfig  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "dedup_samples.md"
@@ -138,7 +138,9 @@ def main(argv=None) -> int:
     global SAMPLES
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sweep", action="store_true", help="also sweep threshold, n-gram size and shingle type")
-    ap.add_argument("--extractors", nargs="*", default=list(typing.get_args(ExtractConfig.model_fields["extractor"].annotation)))
+    ap.add_argument(
+        "--extractors", nargs="*", default=list(typing.get_args(ExtractConfig.model_fields["extractor"].annotation))
+    )
     ap.add_argument("--sweep-extractor", default="trafilatura", help="phase-1 output the sweep runs on")
     ap.add_argument("--keep", help="keep the outputs in this folder (a rerun with the same folder reuses phase 1)")
     ap.add_argument("--samples", default=str(SAMPLES), help="folder with the sample WARCs and ground_truth.jsonl")
@@ -146,29 +148,42 @@ def main(argv=None) -> int:
     SAMPLES = Path(args.samples)
     truth = ground_truth(SAMPLES / "ground_truth.jsonl")
     workdir = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="dedup-samples-"))
-    lines = ["# Deduplication on samples/ (ground truth)", "",
-             "Default dedup settings. *filters*: phase 1 as configured in jobs/sample.yaml; *no filters*: heuristic "
-             "filters off, so every duplicate page reaches phase 2. Precision: removed documents that have a kept "
-             "twin in their ground-truth cluster; recall: over all cluster members but one that reached phase 2.", "",
-             "| extractor | phase 1 | docs in | dup clusters | should "
-                 "remove | removed | precision | recall | recall by variation |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---|"]
+    lines = [
+        "# Deduplication on samples/ (ground truth)",
+        "",
+        "Default dedup settings. *filters*: phase 1 as configured in jobs/sample.yaml; *no filters*: heuristic "
+        "filters off, so every duplicate page reaches phase 2. Precision: removed documents that have a kept "
+        "twin in their ground-truth cluster; recall: over all cluster members but one that reached phase 2.",
+        "",
+        "| extractor | phase 1 | docs in | dup clusters | should "
+        "remove | removed | precision | recall | recall by variation |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
     for extractor in args.extractors:
         for filters in (True, False):
             s = run_one(extractor, filters, workdir, truth)
             byvar = ", ".join(f"{k} {v}" for k, v in s["recall_by_variation"].items())
-            lines.append(f"| {extractor} | {'filters' if filters else 'no filters'} | {s['reached']} | {s['clusters']} | "
-                         f"{s['should_remove']} | {s['removed']} | {s['precision']:.3f} | {s['recall']:.3f} | {byvar} |")
+            lines.append(
+                f"| {extractor} | {'filters' if filters else 'no filters'} | {s['reached']} | {s['clusters']} | "
+                f"{s['should_remove']} | {s['removed']} | {s['precision']:.3f} | {s['recall']:.3f} | {byvar} |"
+            )
             print(lines[-1], flush=True)
             if s["false_positives"]:
                 print(f"  false positives: {s['false_positives']}", flush=True)
     if args.sweep:
         extractor = args.sweep_extractor
-        lines += ["", f"## Settings sweep ({extractor}, filters on)", "",
-                  "| shingle | n | threshold | removed | precision | recall |", "|---|---:|---:|---:|---:|---:|"]
+        lines += [
+            "",
+            f"## Settings sweep ({extractor}, filters on)",
+            "",
+            "| shingle | n | threshold | removed | precision | recall |",
+            "|---|---:|---:|---:|---:|---:|",
+        ]
         for m, s in sweep(extractor, workdir, truth):
-            lines.append(f"| {m['shingle']} | {m['ngram']} | {m['threshold']} | "
-                f"{s['removed']} | {s['precision']:.3f} | {s['recall']:.3f} |")
+            lines.append(
+                f"| {m['shingle']} | {m['ngram']} | {m['threshold']} | "
+                f"{s['removed']} | {s['precision']:.3f} | {s['recall']:.3f} |"
+            )
             print(lines[-1], flush=True)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text("\n".join(lines) + "\n")

@@ -64,8 +64,12 @@ def score(removed: set[str], truth: pa.Table) -> dict:
         if c is not None and any(m not in removed for m in members[c]):
             tp += 1
     should = sum(len(m) - 1 for m in members.values())
-    return {"removed": len(removed), "tp": tp, "precision": tp / len(removed) if removed else 1.0,
-            "recall": tp / should if should else 1.0}
+    return {
+        "removed": len(removed),
+        "tp": tp,
+        "precision": tp / len(removed) if removed else 1.0,
+        "recall": tp / should if should else 1.0,
+    }
 
 
 def agreement(a: set[str], b: set[str], truth: pa.Table) -> str:
@@ -85,20 +89,24 @@ def agreement(a: set[str], b: set[str], truth: pa.Table) -> str:
     same = sum(count_a.get(c, 0) == count_b.get(c, 0) for c in planted)
     stray_a = {k for k in count_a if isinstance(k, tuple)}
     stray_b = {k for k in count_b if isinstance(k, tuple)}
-    return (f"same number removed in {same:,} of {len(planted):,} planted clusters; "
-            f"removed outside planted clusters: ours {len(stray_a)}, DataTrove {len(stray_b)}")
+    return (
+        f"same number removed in {same:,} of {len(planted):,} planted clusters; "
+        f"removed outside planted clusters: ours {len(stray_a)}, DataTrove {len(stray_b)}"
+    )
 
 
 def removed_ids(root: str) -> set[str]:
     folder = Path(root) / "rejected" / "deduped"
-    return {i for f in sorted(folder.glob("*.parquet")) for i in pq.read_table(f, columns=["id"]).column("id").to_pylist()}
+    return {
+        i for f in sorted(folder.glob("*.parquet")) for i in pq.read_table(f, columns=["id"]).column("id").to_pylist()
+    }
 
 
 def run_ours(root: str, workers: int, distributed: bool, boilerplate: bool = True) -> dict:
-    from pipeline.config import parse_config
-    from tests.dedup_standalone import run_dedup
-    from pipeline.runner import init_ray
     from core.storage import Storage
+    from pipeline.config import parse_config
+    from pipeline.runner import init_ray
+    from tests.dedup_standalone import run_dedup
 
     dedup = {"components": {"local_max_edges": 0}} if distributed else {}
     if not boilerplate:
@@ -114,8 +122,15 @@ def run_ours(root: str, workers: int, distributed: bool, boilerplate: bool = Tru
     import ray
 
     ray.shutdown()
-    return {"wall": wall, "peak_rss": mem.peak_rss, "peak_name": mem.peak_name, "peak_total": mem.peak_total,
-            "summary": summary, "cpu": cpu.seconds, "load": [round(load0[0], 2), round(load1[0], 2)]}
+    return {
+        "wall": wall,
+        "peak_rss": mem.peak_rss,
+        "peak_name": mem.peak_name,
+        "peak_total": mem.peak_total,
+        "summary": summary,
+        "cpu": cpu.seconds,
+        "load": [round(load0[0], 2), round(load1[0], 2)],
+    }
 
 
 def run_datatrove(root: str, workers: int, bands: int, rows: int) -> dict:
@@ -134,7 +149,9 @@ def run_datatrove(root: str, workers: int, bands: int, rows: int) -> dict:
 
     work = Path(root) / "datatrove"
     shutil.rmtree(work, ignore_errors=True)
-    config = MinhashConfig(n_grams=5, num_buckets=bands, hashes_per_bucket=rows, hash_config=HashConfig(hash_fc="sha1", precision=64))
+    config = MinhashConfig(
+        n_grams=5, num_buckets=bands, hashes_per_bucket=rows, hash_config=HashConfig(hash_fc="sha1", precision=64)
+    )
     inputs = str(Path(root) / "documents" / "extracted")
     tasks = len(list(Path(inputs).glob("*.parquet")))
 
@@ -143,27 +160,52 @@ def run_datatrove(root: str, workers: int, bands: int, rows: int) -> dict:
 
     stages = [
         ([reader(), MinhashDedupSignature(output_folder=str(work / "sigs"), config=config)], tasks),
-        ([MinhashDedupBuckets(input_folder=str(work / "sigs"), output_folder=str(work / "buckets"), config=config)], bands),
-        ([MinhashDedupCluster(input_folder=str(work / "buckets"), output_folder=str(work / "remove_ids"), config=config)], 1),
-        ([reader(), MinhashDedupFilter(input_folder=str(work / "remove_ids"),
-                                       exclusion_writer=ParquetWriter(str(work / "removed")))], tasks),
+        (
+            [MinhashDedupBuckets(input_folder=str(work / "sigs"), output_folder=str(work / "buckets"), config=config)],
+            bands,
+        ),
+        (
+            [
+                MinhashDedupCluster(
+                    input_folder=str(work / "buckets"), output_folder=str(work / "remove_ids"), config=config
+                )
+            ],
+            1,
+        ),
+        (
+            [
+                reader(),
+                MinhashDedupFilter(
+                    input_folder=str(work / "remove_ids"), exclusion_writer=ParquetWriter(str(work / "removed"))
+                ),
+            ],
+            tasks,
+        ),
     ]
     t0 = time.perf_counter()
     step_seconds = []
     with PeakMemory() as mem:
         for pipeline, n_tasks in stages:
             s0 = time.perf_counter()
-            LocalPipelineExecutor(pipeline=pipeline, tasks=n_tasks, workers=workers,
-                                  logging_dir=str(work / f"logs-{len(step_seconds)}")).run()
+            LocalPipelineExecutor(
+                pipeline=pipeline, tasks=n_tasks, workers=workers, logging_dir=str(work / f"logs-{len(step_seconds)}")
+            ).run()
             step_seconds.append(round(time.perf_counter() - s0, 1))
     wall = time.perf_counter() - t0
-    return {"wall": wall, "peak_rss": mem.peak_rss, "peak_name": mem.peak_name, "peak_total": mem.peak_total,
-            "step_seconds": step_seconds}
+    return {
+        "wall": wall,
+        "peak_rss": mem.peak_rss,
+        "peak_name": mem.peak_name,
+        "peak_total": mem.peak_total,
+        "step_seconds": step_seconds,
+    }
 
 
 def datatrove_removed(root: str) -> set[str]:
     folder = Path(root) / "datatrove" / "removed"
-    return {i for f in sorted(folder.glob("*.parquet")) for i in pq.read_table(f, columns=["id"]).column("id").to_pylist()}
+    return {
+        i for f in sorted(folder.glob("*.parquet")) for i in pq.read_table(f, columns=["id"]).column("id").to_pylist()
+    }
 
 
 def write_chunked(root: Path, docs: int, per_chunk: int, docs_per_part: int, dup_fraction: float, cache: Path) -> dict:
@@ -189,8 +231,12 @@ def write_chunked(root: Path, docs: int, per_chunk: int, docs_per_part: int, dup
         n = min(per_chunk, docs - c * per_chunk)
         folder = cache / f"seed-{c}-{n}-{parts_per_chunk}"
         same = root.parent / f"corpus-{n}"  # chunk 0 is the one-chunk corpus of its size: reuse it when it is there
-        if c == 0 and not (folder / "truth.parquet").exists() and (same / "truth.parquet").exists() and \
-                len(list((same / "documents" / "extracted").glob("*.parquet"))) == parts_per_chunk:
+        if (
+            c == 0
+            and not (folder / "truth.parquet").exists()
+            and (same / "truth.parquet").exists()
+            and len(list((same / "documents" / "extracted").glob("*.parquet"))) == parts_per_chunk
+        ):
             for sub in ("documents/extracted", "_done/extracted"):
                 (folder / sub).mkdir(parents=True, exist_ok=True)
                 for f in (same / sub).iterdir():
@@ -200,17 +246,23 @@ def write_chunked(root: Path, docs: int, per_chunk: int, docs_per_part: int, dup
             shutil.rmtree(folder, ignore_errors=True)
             original = sc.vocabulary
             vocab0 = original(np.random.default_rng(0))
-            sc.vocabulary = lambda rng, original=original, vocab0=vocab0: (original(rng), vocab0)[1]  # the chunk's rng advances as usual; seed 0's words
+            sc.vocabulary = lambda rng, original=original, vocab0=vocab0: (original(rng), vocab0)[
+                1
+            ]  # the chunk's rng advances as usual; seed 0's words
             try:
                 table, cluster = sc.generate(n, dup_fraction, seed=c)
             finally:
                 sc.vocabulary = original
             if c:
                 table = table.set_column(0, "id", pc_replace(table.column("id"), "synth-", f"synth{c}-"))
-                table = table.set_column(1, "url", pc_replace(table.column("url"), "https://site", f"https://site{c}x"))
+                table = table.set_column(
+                    1, "url", pc_replace(table.column("url"), "https://site", f"https://site{c}x")
+                )
             chunk_store = Storage(str(folder))
             sc.write_parts(chunk_store, table, parts_per_chunk, first=c * parts_per_chunk)
-            chunk_store.write_parquet(pa.table({"id": table.column("id"), "cluster": pa.array(cluster, mask=cluster < 0)}), "truth.parquet")
+            chunk_store.write_parquet(
+                pa.table({"id": table.column("id"), "cluster": pa.array(cluster, mask=cluster < 0)}), "truth.parquet"
+            )
             del table, cluster
         for sub in ("documents/extracted", "_done/extracted"):
             (root / sub).mkdir(parents=True, exist_ok=True)
@@ -219,7 +271,11 @@ def write_chunked(root: Path, docs: int, per_chunk: int, docs_per_part: int, dup
                     os.link(f, root / sub / f.name)
         t = pq.read_table(folder / "truth.parquet")
         cl = t.column("cluster").to_numpy(zero_copy_only=False)
-        cl = np.where(np.isnan(cl.astype(float)), -1, cl).astype(np.int64) if t.column("cluster").null_count else cl.astype(np.int64)
+        cl = (
+            np.where(np.isnan(cl.astype(float)), -1, cl).astype(np.int64)
+            if t.column("cluster").null_count
+            else cl.astype(np.int64)
+        )
         sizes = np.bincount(cl[cl >= 0]) if (cl >= 0).any() else np.zeros(0, np.int64)
         info["clusters"] += int((sizes > 0).sum())
         info["in_clusters"] += int(sizes.sum())
@@ -244,10 +300,12 @@ def measure(args: list[str], command: list[str] | None = None) -> dict:
     out = subprocess.run(command or [sys.executable, __file__, "--measure", *args], capture_output=True, text=True)
     if out.returncode != 0:
         raise RuntimeError(f"measurement {args} failed:\n{out.stderr[-3000:]}")
-    return json.loads([line for line in out.stdout.splitlines() if line.startswith("RESULT ")][-1][len("RESULT "):])
+    return json.loads([line for line in out.stdout.splitlines() if line.startswith("RESULT ")][-1][len("RESULT ") :])
 
 
-def data_juicer_row(python: str, root: Path, n: int, workers: int, sm: dict, truth: pa.Table, ours_removed: set[str]) -> str:
+def data_juicer_row(
+    python: str, root: Path, n: int, workers: int, sm: dict, truth: pa.Table, ours_removed: set[str]
+) -> str:
     """Data-Juicer's Ray MinHash dedup on the same corpus, in its own venv, as one table row."""
     script = str(ROOT / "benchmarks" / "dedup_datajuicer.py")
     d = measure([], [python, script, str(root), str(workers), str(sm["bands"]), str(sm["rows"])])
@@ -255,15 +313,17 @@ def data_juicer_row(python: str, root: Path, n: int, workers: int, sm: dict, tru
     s = score(removed, truth)
     agree = agreement(ours_removed, removed, truth).replace("DataTrove", "Data-Juicer")
     mib = 1 << 20
-    return ("| Data-Juicer 1.6 `ray_bts_minhash_deduplicator` (Ray) | "
+    return (
+        "| Data-Juicer 1.6 `ray_bts_minhash_deduplicator` (Ray) | "
         f"{n:,} | {d['wall']:.1f} | {n / d['wall'] / workers:,.0f} | "
-            f"{d['peak_rss'] / mib:,.0f} MiB | {d['peak_total'] / mib:,.0f} "
-                f"MiB | {s['removed']:,} | {s['precision']:.4f} | "
-            f"{s['recall']:.4f} | CPU path: word 5-grams of the "
-                f"lower-cased text without `\\p{{P}}`, sha1, 128 permutations, "
-            f"{sm['bands']}x{sm['rows']} bands, BTS union-find actors: {max(1, workers // 2)} (its auto: half the CPUs); "
-            f"CPU {d['cpu']:,.0f} s ({n / d['cpu']:,.0f} docs per "
-                f"CPU-second); largest process: {d['peak_name']}; {agree} |")
+        f"{d['peak_rss'] / mib:,.0f} MiB | {d['peak_total'] / mib:,.0f} "
+        f"MiB | {s['removed']:,} | {s['precision']:.4f} | "
+        f"{s['recall']:.4f} | CPU path: word 5-grams of the "
+        f"lower-cased text without `\\p{{P}}`, sha1, 128 permutations, "
+        f"{sm['bands']}x{sm['rows']} bands, BTS union-find actors: {max(1, workers // 2)} (its auto: half the CPUs); "
+        f"CPU {d['cpu']:,.0f} s ({n / d['cpu']:,.0f} docs per "
+        f"CPU-second); largest process: {d['peak_name']}; {agree} |"
+    )
 
 
 def main(argv=None) -> int:
@@ -274,15 +334,30 @@ def main(argv=None) -> int:
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--distributed", action="store_true", help="force distributed connected components")
     ap.add_argument("--no-datatrove", dest="datatrove", action="store_false")
-    ap.add_argument("--data-juicer", metavar="PYTHON", default=str(DATA_JUICER_PYTHON) if DATA_JUICER_PYTHON.exists() else None,
-                    help="the Python of a venv with py-data-juicer 1.6 (default: .venv-dj/bin/python when it exists)")
+    ap.add_argument(
+        "--data-juicer",
+        metavar="PYTHON",
+        default=str(DATA_JUICER_PYTHON) if DATA_JUICER_PYTHON.exists() else None,
+        help="the Python of a venv with py-data-juicer 1.6 (default: .venv-dj/bin/python when it exists)",
+    )
     ap.add_argument("--no-data-juicer", dest="data_juicer", action="store_const", const=None)
-    ap.add_argument("--no-boilerplate", dest="boilerplate", action="store_false",
-                    help="turn off the host-boilerplate step of the signature checks (dedup.minhash.boilerplate.enabled)")
-    ap.add_argument("--chunk-docs", type=int, default=1_000_000,
-                    help="a larger corpus is built from chunks of this many documents (synth_corpus overflows past ~1M)")
-    ap.add_argument("--cpu", action="store_true",
-                    help="also report the CPU seconds of the run's process tree and the 1-minute load average at start and end")
+    ap.add_argument(
+        "--no-boilerplate",
+        dest="boilerplate",
+        action="store_false",
+        help="turn off the host-boilerplate step of the signature checks (dedup.minhash.boilerplate.enabled)",
+    )
+    ap.add_argument(
+        "--chunk-docs",
+        type=int,
+        default=1_000_000,
+        help="a larger corpus is built from chunks of this many documents (synth_corpus overflows past ~1M)",
+    )
+    ap.add_argument(
+        "--cpu",
+        action="store_true",
+        help="also report the CPU seconds of the run's process tree and the 1-minute load average at start and end",
+    )
     ap.add_argument("--results", default=str(RESULTS), help="markdown table output")
     ap.add_argument("--workdir", help="keep corpora and outputs here (default: a temporary folder)")
     ap.add_argument("--measure", nargs="+", help=argparse.SUPPRESS)  # internal: ours|datatrove ROOT WORKERS ...
@@ -298,19 +373,24 @@ def main(argv=None) -> int:
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="dedup-scale-"))
     mib = 1 << 20
     m = machine_info()
-    lines = ["# Phase 2 at scale (synthetic corpora)", "",
-             f"- {m['date']} · {m['nproc']} CPUs ({m['cpu']}) · "
-                 f"{m['mem_gib']} GiB · Python {m['python']} · load average at the "
-             f"start {m['load_avg']} (well above 0: other work shared the machine, compare CPU seconds)",
-             f"- command: `python benchmarks/dedup_scale.py {' '.join(argv if argv is not None else sys.argv[1:])}`", "",
-             "Corpus: benchmarks/synth_corpus.py, ~330 words per "
-                 f"document, {args.dup_fraction:.0%} of documents in planted "
-             "clusters of 2-10 (copies on other site templates, with a changed date line, and edited words / a dropped or "
-             f"added paragraph). Default dedup settings; {args.workers} workers on this machine. Peak RSS: largest single "
-             "process of the run's process tree (psutil, every 0.2 s); total: largest sum over the tree.", "",
-             "| system | docs | wall s | docs/s per core | peak RSS, largest process "
-                 "| peak RSS, all processes | removed | precision | recall | notes |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    lines = [
+        "# Phase 2 at scale (synthetic corpora)",
+        "",
+        f"- {m['date']} · {m['nproc']} CPUs ({m['cpu']}) · "
+        f"{m['mem_gib']} GiB · Python {m['python']} · load average at the "
+        f"start {m['load_avg']} (well above 0: other work shared the machine, compare CPU seconds)",
+        f"- command: `python benchmarks/dedup_scale.py {' '.join(argv if argv is not None else sys.argv[1:])}`",
+        "",
+        "Corpus: benchmarks/synth_corpus.py, ~330 words per "
+        f"document, {args.dup_fraction:.0%} of documents in planted "
+        "clusters of 2-10 (copies on other site templates, with a changed date line, and edited words / a dropped or "
+        f"added paragraph). Default dedup settings; {args.workers} workers on this machine. Peak RSS: largest single "
+        "process of the run's process tree (psutil, every 0.2 s); total: largest sum over the tree.",
+        "",
+        "| system | docs | wall s | docs/s per core | peak RSS, largest process "
+        "| peak RSS, all processes | removed | precision | recall | notes |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
     first = None
     for n in args.docs:
         root = workdir / f"corpus-{n}"
@@ -318,29 +398,44 @@ def main(argv=None) -> int:
             shutil.rmtree(root, ignore_errors=True)
             t0 = time.perf_counter()
             if n > args.chunk_docs:
-                info = write_chunked(root, n, args.chunk_docs, args.docs_per_part, args.dup_fraction, workdir / "chunks")
+                info = write_chunked(
+                    root, n, args.chunk_docs, args.docs_per_part, args.dup_fraction, workdir / "chunks"
+                )
             else:
                 info = write_corpus(str(root), n, max(1, n // args.docs_per_part), args.dup_fraction)
             print(f"corpus {n}: {json.dumps(info)} ({time.perf_counter() - t0:.0f}s)", flush=True)
         for folder in ("documents/deduped", "rejected/deduped", "_done/deduped", "dedup"):
             shutil.rmtree(root / folder, ignore_errors=True)
         truth = pq.read_table(root / "truth.parquet")
-        r = measure(["ours", str(root), str(args.workers), *(["distributed"] if args.distributed else []),
-                     *([] if args.boilerplate else ["no-boilerplate"])])
+        r = measure(
+            [
+                "ours",
+                str(root),
+                str(args.workers),
+                *(["distributed"] if args.distributed else []),
+                *([] if args.boilerplate else ["no-boilerplate"]),
+            ]
+        )
         r["removed"] = removed_ids(str(root))
         s = score(r["removed"], truth)
         sm = r["summary"]
-        notes = (f"{sm['bands']}x{sm['rows']} bands x rows, {sm['edges']} edges, components {sm['components_path']}, "
-                 f"steps {json.dumps(sm['step_seconds'])}, largest process: {r['peak_name']}")
+        notes = (
+            f"{sm['bands']}x{sm['rows']} bands x rows, {sm['edges']} edges, components {sm['components_path']}, "
+            f"steps {json.dumps(sm['step_seconds'])}, largest process: {r['peak_name']}"
+        )
         if not args.boilerplate:
             notes = "boilerplate step off, " + notes
         if args.cpu:
-            notes += (f", CPU {r['cpu']:,.0f} s ({n / r['cpu']:,.0f} docs per "
-                f"CPU-second), load average {r['load'][0]} -> {r['load'][1]}")
-        lines.append(f"| ours (Ray) | {n:,} | {r['wall']:.1f} | "
+            notes += (
+                f", CPU {r['cpu']:,.0f} s ({n / r['cpu']:,.0f} docs per "
+                f"CPU-second), load average {r['load'][0]} -> {r['load'][1]}"
+            )
+        lines.append(
+            f"| ours (Ray) | {n:,} | {r['wall']:.1f} | "
             f"{n / r['wall'] / args.workers:,.0f} | {r['peak_rss'] / mib:,.0f} MiB | "
-                     f"{r['peak_total'] / mib:,.0f} MiB | {s['removed']:,} "
-                         f"| {s['precision']:.4f} | {s['recall']:.4f} | {notes} |")
+            f"{r['peak_total'] / mib:,.0f} MiB | {s['removed']:,} "
+            f"| {s['precision']:.4f} | {s['recall']:.4f} | {notes} |"
+        )
         print(lines[-1], flush=True)
         if args.data_juicer:
             lines.append(data_juicer_row(args.data_juicer, root, n, args.workers, sm, truth, r["removed"]))
@@ -355,12 +450,14 @@ def main(argv=None) -> int:
         d["removed"] = datatrove_removed(str(root))
         s = score(d["removed"], truth)
         agree = agreement(ours["removed"], d["removed"], truth)
-        lines.append(f"| DataTrove 0.10 MinHash (4 stages) | {n:,} | {d['wall']:.1f} | {n / d['wall'] / args.workers:,.0f} | "
-                     f"{d['peak_rss'] / mib:,.0f} MiB | {d['peak_total'] / mib:,.0f} "
-                         f"MiB | {s['removed']:,} | {s['precision']:.4f} | "
-                     f"{s['recall']:.4f} | sha1 64-bit hashes (its xxhash path fails with xxhash 4: str "
-                         f"input), same 5-gram shingles and {sm['bands']}x{sm['rows']} bands; stage seconds "
-                     f"{d['step_seconds']}; {agree} |")
+        lines.append(
+            f"| DataTrove 0.10 MinHash (4 stages) | {n:,} | {d['wall']:.1f} | {n / d['wall'] / args.workers:,.0f} | "
+            f"{d['peak_rss'] / mib:,.0f} MiB | {d['peak_total'] / mib:,.0f} "
+            f"MiB | {s['removed']:,} | {s['precision']:.4f} | "
+            f"{s['recall']:.4f} | sha1 64-bit hashes (its xxhash path fails with xxhash 4: str "
+            f"input), same 5-gram shingles and {sm['bands']}x{sm['rows']} bands; stage seconds "
+            f"{d['step_seconds']}; {agree} |"
+        )
         print(lines[-1], flush=True)
     lines.insert(3, f"- load average at the end {machine_info()['load_avg']}")
     Path(args.results).parent.mkdir(parents=True, exist_ok=True)

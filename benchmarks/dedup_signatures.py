@@ -48,12 +48,13 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import datasketch  # noqa: E402
 import regex  # noqa: E402
+from synth_corpus import join_words, vocabulary, zipf_words  # noqa: E402
 
 from stages.dedup.config import MinHashConfig  # noqa: E402
-from _common import machine_info, pick_cpu, pin_to_cpu  # noqa: E402
 from stages.dedup.minhash import datasketch_hashfunc, minhash_from_hashes, shingle_hashes, signatures  # noqa: E402
 from stages.dedup.normalize import _NUMBER, _PUNCT, _UNICODE_SPACES, normalize_batch  # noqa: E402
-from synth_corpus import join_words, vocabulary, zipf_words  # noqa: E402
+
+from _common import machine_info, pick_cpu, pin_to_cpu  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "dedup_signatures.md"
 
@@ -64,7 +65,10 @@ def documents(n: int, words: int) -> pa.Array:
     sentences = join_words(vocab, zipf_words(rng, n * words), 20).to_numpy(zero_copy_only=False)
     per = words // 20
     # sentences with capitals and punctuation, so that normalization has work to do
-    return pa.array([". ".join(s.capitalize() for s in sentences[i * per : (i + 1) * per]) + "." for i in range(n)], pa.large_string())
+    return pa.array(
+        [". ".join(s.capitalize() for s in sentences[i * per : (i + 1) * per]) + "." for i in range(n)],
+        pa.large_string(),
+    )
 
 
 def shingles(text: str, n: int = 5) -> list[bytes]:
@@ -74,7 +78,9 @@ def shingles(text: str, n: int = 5) -> list[bytes]:
 
 _NUMBER_RE = regex.compile(_NUMBER)
 # RE2 writes code points as \x{85}; Python's regex module as \u0085
-_SPACES_RE = regex.compile(regex.sub(r"\\x\{([0-9A-F]+)\}", lambda m: f"\\u{int(m.group(1), 16):04x}", f"[{_PUNCT}{_UNICODE_SPACES}]+"))
+_SPACES_RE = regex.compile(
+    regex.sub(r"\\x\{([0-9A-F]+)\}", lambda m: f"\\u{int(m.group(1), 16):04x}", f"[{_PUNCT}{_UNICODE_SPACES}]+")
+)
 
 
 def py_normalize(text: str) -> str:
@@ -89,7 +95,9 @@ def cjk_documents(n: int, chars: int) -> pa.Array:
     alphabet = np.array([chr(c) for c in range(0x4E00, 0x4E00 + 3000)])
     p = 1.0 / np.arange(1, len(alphabet) + 1)
     drawn = alphabet[rng.choice(len(alphabet), size=(n, chars), p=p / p.sum())]
-    return pa.array(["。".join("".join(row[i : i + 40]) for i in range(0, chars, 40)) + "。" for row in drawn], pa.large_string())
+    return pa.array(
+        ["。".join("".join(row[i : i + 40]) for i in range(0, chars, 40)) + "。" for row in drawn], pa.large_string()
+    )
 
 
 def best(fn, repeat: int) -> float:
@@ -138,7 +146,9 @@ def rust_kernels(texts: pa.Array, num_perm: int, repeat: int) -> list[str]:
 
     def dupekit_char(batch_texts: pa.Array):
         batch = pa.RecordBatch.from_arrays([batch_texts.cast(pa.string())], ["text"])
-        return lambda: dupekit.transform(batch, [T.CleanText("text", "clean"), T.MinHash("clean", "sig", num_perm, 5, 1)])
+        return lambda: dupekit.transform(
+            batch, [T.CleanText("text", "clean"), T.MinHash("clean", "sig", num_perm, 5, 1)]
+        )
 
     rows = [
         ("word 5-grams", "raw text -> signature", "**ours** (`shingle: word`, datasketch-compatible)",
@@ -169,13 +179,19 @@ def rust_kernels(texts: pa.Array, num_perm: int, repeat: int) -> list[str]:
         ("char 5-grams, CJK text", "raw text -> signature", "marin-dupekit `transform(CleanText, MinHash)`",
          dupekit_char(cjk)),
     ]  # fmt: skip
-    lines = ["", f"## Rust kernels: rensa {_version('rensa')}, marin-dupekit {_version('marin-dupekit')}", "",
-             f"Same {n:,} documents ({len(cjk):,} for the CJK rows: 800 "
-                 f"ideographs each, sentences of 40), {num_perm} permutations, "
-             "one pinned CPU, `RAYON_NUM_THREADS=1`; best of "
-             f"{repeat}. **× ours** compares docs per CPU-second with ours' first row of the same shingles and input "
-             "(– where ours has no such row: ours never takes Python shingle lists).", "",
-             "| shingles | input | implementation | docs/s | docs/CPU-s | × ours (CPU) |", "|---|---|---|---:|---:|---:|"]
+    lines = [
+        "",
+        f"## Rust kernels: rensa {_version('rensa')}, marin-dupekit {_version('marin-dupekit')}",
+        "",
+        f"Same {n:,} documents ({len(cjk):,} for the CJK rows: 800 "
+        f"ideographs each, sentences of 40), {num_perm} permutations, "
+        "one pinned CPU, `RAYON_NUM_THREADS=1`; best of "
+        f"{repeat}. **× ours** compares docs per CPU-second with ours' first row of the same shingles and input "
+        "(– where ours has no such row: ours never takes Python shingle lists).",
+        "",
+        "| shingles | input | implementation | docs/s | docs/CPU-s | × ours (CPU) |",
+        "|---|---|---|---:|---:|---:|",
+    ]
     ours: dict[tuple[str, str], float] = {}
     for shingles, given, name, fn in rows:
         wall, cpu = timed(fn, repeat)
@@ -183,8 +199,10 @@ def rust_kernels(texts: pa.Array, num_perm: int, repeat: int) -> list[str]:
         if name.startswith("**ours**"):
             ours.setdefault((shingles, given), rate)  # the group's first ours row is its reference
         ref = ours.get((shingles, given))
-        lines.append(f"| {shingles} | {given} | {name} | {n / wall:,.0f} | "
-            f"{rate:,.0f} | {f'{rate / ref:.2f}x' if ref else '–'} |")
+        lines.append(
+            f"| {shingles} | {given} | {name} | {n / wall:,.0f} | "
+            f"{rate:,.0f} | {f'{rate / ref:.2f}x' if ref else '–'} |"
+        )
     return lines
 
 
@@ -257,29 +275,39 @@ def main(argv=None) -> int:
         "# MinHash signature throughput (one core)",
         "",
         f"{args.docs:,} documents of {args.words} words, word 5-grams, "
-            f"{args.num_perm} permutations, seed 1, scheme affine32; "
+        f"{args.num_perm} permutations, seed 1, scheme affine32; "
         f"best of {args.repeat}; docs per CPU-second of the pinned process (= docs/s on an idle core). "
         "Signatures checked equal to datasketch's before timing.",
         "",
         "| implementation | docs/CPU-s | vs datasketch update_batch, "
-            "pre-normalized text | vs datasketch update_batch, raw text |",
+        "pre-normalized text | vs datasketch update_batch, raw text |",
         "|---|---:|---:|---:|",
     ]
     for name, t in rows:
         lines.append(f"| {name} | {rate(t):,.0f} | {rate(t) / base:.1f}x | {rate(t) / base_raw:.1f}x |")
     # what the settings cost: ours at other signature lengths and shingle kinds
-    lines += ["", "Cost of the settings (ours, `hash: poly`, same documents):", "",
-              "| shingles | num_perm | docs/CPU-s |", "|---|---:|---:|"]
+    lines += [
+        "",
+        "Cost of the settings (ours, `hash: poly`, same documents):",
+        "",
+        "| shingles | num_perm | docs/CPU-s |",
+        "|---|---:|---:|",
+    ]
     for shingle, n in (("word", 3), ("word", 5), ("char", 5)):
         for num_perm in (64, 128, 256):
             cfg = MinHashConfig(num_perm=num_perm, shingle=shingle, ngram=n)
-            lines.append(f"| {shingle} {n}-grams | {num_perm} | "
-                f"{rate(best(lambda cfg=cfg: signatures(texts, cfg), args.repeat)):,.0f} |")
+            lines.append(
+                f"| {shingle} {n}-grams | {num_perm} | "
+                f"{rate(best(lambda cfg=cfg: signatures(texts, cfg), args.repeat)):,.0f} |"
+            )
     lines += rust_kernels(texts, args.num_perm, args.repeat)
     load_end = os.getloadavg()
-    lines[1:1] = ["", f"- {machine['date']} · {machine['nproc']} CPUs ({machine['cpu']}) · Python {machine['python']} · one process "
-                  f"pinned to one CPU · load average at the start {machine['load_avg']}, at the end "
-                  f"{tuple(round(x, 2) for x in load_end)} (above ~1 other work shared the machine: compare docs/CPU-s)"]
+    lines[1:1] = [
+        "",
+        f"- {machine['date']} · {machine['nproc']} CPUs ({machine['cpu']}) · Python {machine['python']} · one process "
+        f"pinned to one CPU · load average at the start {machine['load_avg']}, at the end "
+        f"{tuple(round(x, 2) for x in load_end)} (above ~1 other work shared the machine: compare docs/CPU-s)",
+    ]
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -52,8 +52,17 @@ def sample_texts() -> list[str]:
 
 
 def records(texts: list[str], lines: int) -> list[dict]:
-    return [{"id": f"doc-{i}", "url": f"https://example.org/{i}", "date": f"2024-{1 + i % 12:02d}-01T00:00:00Z",
-             "text": texts[i % len(texts)], "lang": "en", "score": i % 97 / 97} for i in range(lines)]
+    return [
+        {
+            "id": f"doc-{i}",
+            "url": f"https://example.org/{i}",
+            "date": f"2024-{1 + i % 12:02d}-01T00:00:00Z",
+            "text": texts[i % len(texts)],
+            "lang": "en",
+            "score": i % 97 / 97,
+        }
+        for i in range(lines)
+    ]
 
 
 def write_inputs(folder: Path, docs: list[dict]) -> dict[str, Path]:
@@ -136,21 +145,32 @@ def main() -> int:
             r = measure(fn, repeats)
             assert r["docs"] == lines, (name, r["docs"])
             size = paths[name.split(",")[0].split(":")[0]].stat().st_size / 1e6
-            rows.append([name, f"{size:.1f}", f"{r['cpu_s']:.2f}", f"{r['wall_s']:.2f}", f"{lines / r['cpu_s']:,.0f}", f"{text_mb / r['cpu_s']:.1f}"])
+            rows.append(
+                [
+                    name,
+                    f"{size:.1f}",
+                    f"{r['cpu_s']:.2f}",
+                    f"{r['wall_s']:.2f}",
+                    f"{lines / r['cpu_s']:,.0f}",
+                    f"{text_mb / r['cpu_s']:.1f}",
+                ]
+            )
             print(rows[-1], flush=True)
     info = machine_info()
     table = markdown_table(["input", "file MB", "CPU s", "wall s", "docs/s per core", "text MB/s"], rows)
-    report = "\n".join([
-        "# Document source: reading JSON lines and Parquet",
-        "",
-        f"{lines:,} documents ({len(texts):,} distinct texts from "
+    report = "\n".join(
+        [
+            "# Document source: reading JSON lines and Parquet",
+            "",
+            f"{lines:,} documents ({len(texts):,} distinct texts from "
             f"`samples/`, {text_mb:.0f} MB of text), one CPU, best of {repeats}.",
-        f"Machine: {info['cpu']}, {info['nproc']} CPUs, load average "
+            f"Machine: {info['cpu']}, {info['nproc']} CPUs, load average "
             f"{info['load_avg']} at the end (the machine is shared: see the load).",
-        "",
-        table,
-        "",
-    ])
+            "",
+            table,
+            "",
+        ]
+    )
     print(report)
     if not args.quick:
         (ROOT / "benchmarks" / "results" / "documents_read.md").write_text(report)

@@ -48,6 +48,8 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from phase1 import DEVSET, HTML_TYPES, SAMPLES, _step_name, fmt, job_config, system_spec, warc_head  # noqa: E402
+
 from _common import (  # noqa: E402
     SINGLE_THREAD_ENV,
     TreeUsage,
@@ -60,7 +62,6 @@ from _common import (  # noqa: E402
     pin_to_cpu,
     wait_or_kill,
 )
-from phase1 import DEVSET, HTML_TYPES, SAMPLES, _step_name, fmt, job_config, system_spec, warc_head  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "e2e.md"
@@ -84,7 +85,9 @@ def wcxb_warcs(root: Path, folder: Path, quick: bool, files: int = 8) -> list[Pa
     dev = root / "dev"
     pages = sorted((dev / "ground-truth").glob("*.json"))[: QUICK_DEVSET_PAGES if quick else None]
     if not pages:
-        raise SystemExit(f"no WCXB dev split under {root} (dev/ground-truth/*.json): see benchmarks/wcxb.py for a checkout")
+        raise SystemExit(
+            f"no WCXB dev split under {root} (dev/ground-truth/*.json): see benchmarks/wcxb.py for a checkout"
+        )
     folder.mkdir(parents=True, exist_ok=True)
     out = [folder / f"wcxb-dev-{i:02d}.warc.gz" for i in range(files)]
     handles = [open(f, "wb") for f in out]
@@ -92,12 +95,22 @@ def wcxb_warcs(root: Path, folder: Path, quick: bool, files: int = 8) -> list[Pa
         for n, truth in enumerate(pages):
             url = json.loads(truth.read_text(encoding="utf-8")).get("url") or f"https://wcxb.invalid/{truth.stem}"
             html = gzip.decompress((dev / "html" / f"{truth.stem}.html.gz").read_bytes())
-            block = f"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {len(html)}\r\n\r\n".encode() + html
-            headers = {"WARC-Type": "response", "WARC-Record-ID": f"<urn:uuid:{uuid.uuid5(uuid.NAMESPACE_URL, 'wcxb-dev/' + truth.stem)}>",
-                       "WARC-Date": "2026-01-12T00:00:00Z", "WARC-Target-URI": url, "WARC-Identified-Payload-Type": "text/html",
-                       "Content-Type": "application/http; msgtype=response", "Content-Length": str(len(block))}
+            block = (
+                f"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {len(html)}\r\n\r\n".encode() + html
+            )
+            headers = {
+                "WARC-Type": "response",
+                "WARC-Record-ID": f"<urn:uuid:{uuid.uuid5(uuid.NAMESPACE_URL, 'wcxb-dev/' + truth.stem)}>",
+                "WARC-Date": "2026-01-12T00:00:00Z",
+                "WARC-Target-URI": url,
+                "WARC-Identified-Payload-Type": "text/html",
+                "Content-Type": "application/http; msgtype=response",
+                "Content-Length": str(len(block)),
+            }
             head = "WARC/1.0\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n"
-            handles[n % files].write(gzip.compress(head.encode("utf-8") + block + b"\r\n\r\n", compresslevel=6, mtime=0))
+            handles[n % files].write(
+                gzip.compress(head.encode("utf-8") + block + b"\r\n\r\n", compresslevel=6, mtime=0)
+            )
     finally:
         for h in handles:
             h.close()
@@ -147,7 +160,9 @@ def write_copy(src: Path, dst: Path, n: int, docs: list[dict]) -> None:
     from fastwarc.warc import ArchiveIterator, WarcRecordType
 
     with open(dst, "wb") as out:
-        for rec in ArchiveIterator(str(src), parse_http=False, fsspec_args=False, record_types=WarcRecordType.any_type):
+        for rec in ArchiveIterator(
+            str(src), parse_http=False, fsspec_args=False, record_types=WarcRecordType.any_type
+        ):
             is_response = rec.headers.get("WARC-Type") == "response"
             if n and not is_response:
                 continue
@@ -160,8 +175,14 @@ def write_copy(src: Path, dst: Path, n: int, docs: list[dict]) -> None:
             if is_response:
                 h = dict(headers)
                 ptype = h.get("WARC-Identified-Payload-Type", "").split(";")[0].strip().lower()
-                docs.append({"id": h["WARC-Record-ID"].strip("<>"), "url": h.get("WARC-Target-URI", ""),
-                             "page": COPY_MARK.sub("", h.get("WARC-Target-URI", "")), "html": ptype in HTML_TYPES})
+                docs.append(
+                    {
+                        "id": h["WARC-Record-ID"].strip("<>"),
+                        "url": h.get("WARC-Target-URI", ""),
+                        "page": COPY_MARK.sub("", h.get("WARC-Target-URI", "")),
+                        "html": ptype in HTML_TYPES,
+                    }
+                )
 
 
 def build_corpus(args, tmp: Path) -> dict:
@@ -175,15 +196,22 @@ def build_corpus(args, tmp: Path) -> dict:
             write_copy(src, dst, n, docs)
             files.append(str(dst))
     urls = Counter(d["url"] for d in docs)
-    return {"files": files, "docs": docs, "html": sum(d["html"] for d in docs), "responses": len(docs),
-            "repeated_urls": sum(c > 1 for c in urls.values()), "bytes": sum(os.path.getsize(f) for f in files)}
+    return {
+        "files": files,
+        "docs": docs,
+        "html": sum(d["html"] for d in docs),
+        "responses": len(docs),
+        "repeated_urls": sum(c > 1 for c in urls.values()),
+        "bytes": sum(os.path.getsize(f) for f in files),
+    }
 
 
 # ---------------------------------------------------------------- measuring a process tree
 
 
-def run_measured(argv: list[str], cpu: int | None, log_path: Path, timeout_s: float, env: dict | None = None,
-                 alone: bool = True) -> dict:
+def run_measured(
+    argv: list[str], cpu: int | None, log_path: Path, timeout_s: float, env: dict | None = None, alone: bool = True
+) -> dict:
     """Run argv pinned to ``cpu``; wall, CPU and peak PSS of its whole process tree, from outside.
 
     CPU seconds: the sampled tree, or what the reaped children report if more (only when ``alone``:
@@ -201,8 +229,13 @@ def run_measured(argv: list[str], cpu: int | None, log_path: Path, timeout_s: fl
     wall = time.perf_counter() - t0
     children1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     reaped = (children1.ru_utime + children1.ru_stime) - (children0.ru_utime + children0.ru_stime)
-    out = {"wall_s": wall, "cpu_s": max(usage.cpu_s, reaped if alone else 0.0), "tree_pss_mb": usage.peak_mb, "mean_load": usage.mean_load,
-           "memory": usage.roles()}
+    out = {
+        "wall_s": wall,
+        "cpu_s": max(usage.cpu_s, reaped if alone else 0.0),
+        "tree_pss_mb": usage.peak_mb,
+        "mean_load": usage.mean_load,
+        "memory": usage.roles(),
+    }
     if rc != 0:
         tail = " / ".join(log_path.read_text(errors="replace").strip().splitlines()[-3:])
         out["failed"] = f"exit {rc}: {tail[-300:]}".replace("|", "/")
@@ -236,7 +269,7 @@ def run_ours(corpus: dict, tmp: Path, cpu: int | None, timeout_s: float, alone: 
         print(f"ours: Ray did not start in time (attempt {attempt + 1}); again", file=sys.stderr, flush=True)
         shutil.rmtree(out, ignore_errors=True)
     r["ray_start_retries"] = attempt
-    r["cmd"] = f"curate run jobs/sample.yaml (+ ray.num_cpus: 1) -i TMP/corpus/*.warc.gz -o TMP/ours --no-progress -v"
+    r["cmd"] = "curate run jobs/sample.yaml (+ ray.num_cpus: 1) -i TMP/corpus/*.warc.gz -o TMP/ours --no-progress -v"
     if r.get("failed"):
         return r
     record = json.loads((out / "run.json").read_text())
@@ -255,7 +288,12 @@ def ours_outcome(out: Path, record: dict) -> dict:
     for f in sorted(glob.glob(str(out / "rejected" / "*" / "*.parquet"))):
         t = pq.read_table(f, columns=["id", "reason"])
         phase = Path(f).parent.name
-        removed.update({i: f"{phase}: {r}" for i, r in zip(t.column("id").to_pylist(), t.column("reason").to_pylist(), strict=False)})
+        removed.update(
+            {
+                i: f"{phase}: {r}"
+                for i, r in zip(t.column("id").to_pylist(), t.column("reason").to_pylist(), strict=False)
+            }
+        )
     return {
         "kept_ids": list(language),
         "language": language,
@@ -343,7 +381,9 @@ def datatrove_stages(spec: dict, tmp: Path, seen: dict) -> list[tuple[str, list,
     paths.write_text("".join(os.path.relpath(f, folder) + "\n" for f in spec["files"]))
     bands, rows = spec["bands_rows"]
     # Same 5-gram shingles, bands and rows as ours; sha1 64-bit: its xxhash path fails with xxhash 4 (dedup_scale.py).
-    mh = MinhashConfig(n_grams=5, num_buckets=bands, hashes_per_bucket=rows, hash_config=HashConfig(hash_fc="sha1", precision=64))
+    mh = MinhashConfig(
+        n_grams=5, num_buckets=bands, hashes_per_bucket=rows, hash_config=HashConfig(hash_fc="sha1", precision=64)
+    )
     w = {k: str(tmp / k) for k in ("filtered", "sigs", "buckets", "remove_ids", "tokens")}
     first = [
         WarcReader(folder, paths_file=str(paths)), tap("read", seen),
@@ -579,8 +619,12 @@ def ours_profile(r: dict) -> str:
         detail = " · ".join(f"{k} {v:.2f}" for k, v in sorted(split.items(), key=lambda kv: -kv[1]))
         rows.append([name, fmt(p["seconds"], 2), detail])
     outside = r["wall_s"] - sum(p["seconds"] for p in r["phases"].values())
-    rows.append(["outside the phases", fmt(outside, 2), "Python start-up and imports, Ray start and stop, planning, run.json"])
-    return markdown_table(["phase (ours)", "seconds", "split (phase 1: stage seconds; dedup: step seconds; final: stages)"], rows, "lrl")
+    rows.append(
+        ["outside the phases", fmt(outside, 2), "Python start-up and imports, Ray start and stop, planning, run.json"]
+    )
+    return markdown_table(
+        ["phase (ours)", "seconds", "split (phase 1: stage seconds; dedup: step seconds; final: stages)"], rows, "lrl"
+    )
 
 
 def datatrove_profile(r: dict) -> str:
@@ -608,31 +652,57 @@ def memory_section(results: dict) -> list[str]:
     for name, r in ok.items():
         m = r["memory"]
         at, big, rss = m["at_peak"], m["largest"], m.get("largest_rss", {})
-        rows.append([f"**{SYSTEM_LABEL[name]}**", fmt(r["tree_pss_mb"], 0),
-                     *[fmt(at.get(role), 0) for role in ("driver", "Ray daemons", "Ray workers", "helpers")],
-                     f"{fmt(big.get('driver'), 0)} ({fmt(rss.get('driver'), 0)})",
-                     f"{fmt(big.get('Ray workers'), 0)} ({fmt(rss.get('Ray workers'), 0)})" if "Ray workers" in big else "–",
-                     f"{fmt(big.get('helpers'), 0)} ({fmt(rss.get('helpers'), 0)})" if "helpers" in big else "–"])
-    headers = ["system", "peak tree PSS MB", "at the peak: driver", "Ray daemons", "Ray workers", "helpers",
-               "largest: driver PSS (RSS) MB", "largest Ray worker PSS (RSS)", "largest helper PSS (RSS)"]
-    out = ["## Where the memory is", "", markdown_table(headers, rows), "",
-           "PSS splits shared pages between the processes that share them (so the columns add up); RSS counts them in "
-           "every process. *Driver*: the process started (ours: `curate run`, which also holds Ray's driver; DataTrove: "
-           "its task process, `LocalPipelineExecutor(workers=1)` runs "
-               "the task in it); *Ray daemons*: GCS, raylet, its runtime-"
-           "env agent, its dashboard agent (ours: a stand-in unless `ray.metrics`), the "
-               "log monitor (not in ours: a thread of its driver shows the workers' lines); "
-               "*helpers*: our extraction helper, DataTrove's extraction sandbox (a fork).", ""]
+        rows.append(
+            [
+                f"**{SYSTEM_LABEL[name]}**",
+                fmt(r["tree_pss_mb"], 0),
+                *[fmt(at.get(role), 0) for role in ("driver", "Ray daemons", "Ray workers", "helpers")],
+                f"{fmt(big.get('driver'), 0)} ({fmt(rss.get('driver'), 0)})",
+                f"{fmt(big.get('Ray workers'), 0)} ({fmt(rss.get('Ray workers'), 0)})"
+                if "Ray workers" in big
+                else "–",
+                f"{fmt(big.get('helpers'), 0)} ({fmt(rss.get('helpers'), 0)})" if "helpers" in big else "–",
+            ]
+        )
+    headers = [
+        "system",
+        "peak tree PSS MB",
+        "at the peak: driver",
+        "Ray daemons",
+        "Ray workers",
+        "helpers",
+        "largest: driver PSS (RSS) MB",
+        "largest Ray worker PSS (RSS)",
+        "largest helper PSS (RSS)",
+    ]
+    out = [
+        "## Where the memory is",
+        "",
+        markdown_table(headers, rows),
+        "",
+        "PSS splits shared pages between the processes that share them (so the columns add up); RSS counts them in "
+        "every process. *Driver*: the process started (ours: `curate run`, which also holds Ray's driver; DataTrove: "
+        "its task process, `LocalPipelineExecutor(workers=1)` runs "
+        "the task in it); *Ray daemons*: GCS, raylet, its runtime-"
+        "env agent, its dashboard agent (ours: a stand-in unless `ray.metrics`), the "
+        "log monitor (not in ours: a thread of its driver shows the workers' lines); "
+        "*helpers*: our extraction helper, DataTrove's extraction sandbox (a fork).",
+        "",
+    ]
     ours, dt = ok["ours"]["memory"], ok.get("datatrove", {}).get("memory")
     checks = [f"driver peak RSS {fmt(ours['largest_rss'].get('driver'), 0)} MB (target: under {DRIVER_MAX_RSS_MB} MB)"]
     if dt:
         task = max(dt["largest"].get("driver", 0), dt["largest"].get("helpers", 0))
         worker = ours["largest"].get("Ray workers", 0)
-        checks.append(f"largest worker process {worker:,.0f} MB PSS = {worker / task:.2f}× DataTrove's largest process "
-                      f"({task:,.0f} MB; target ≤ {WORKER_MAX}×)")
-        checks.append(f"process tree {ok['ours']['tree_pss_mb']:,.0f} MB = "
+        checks.append(
+            f"largest worker process {worker:,.0f} MB PSS = {worker / task:.2f}× DataTrove's largest process "
+            f"({task:,.0f} MB; target ≤ {WORKER_MAX}×)"
+        )
+        checks.append(
+            f"process tree {ok['ours']['tree_pss_mb']:,.0f} MB = "
             f"{ok['ours']['tree_pss_mb'] / ok['datatrove']['tree_pss_mb']:.2f}× "
-                      f"DataTrove's ({ok['datatrove']['tree_pss_mb']:,.0f} MB; target ≤ {TREE_MAX}×)")
+            f"DataTrove's ({ok['datatrove']['tree_pss_mb']:,.0f} MB; target ≤ {TREE_MAX}×)"
+        )
     return [*out, "Ours against the targets: " + "; ".join(checks) + ".", ""]
 
 
@@ -640,9 +710,11 @@ def ray_line(r: dict) -> str:
     if r.get("failed"):
         return f"- Ray fixed cost: failed ({r['failed']})"
     parts = " · ".join(f"{k} {v:.2f}" for k, v in r["seconds"].items())
-    return (f"- **Ray's fixed cost alone** (a process that starts embedded Ray with one CPU, runs one task and one "
-            f"Ray Data map, and stops): **{r['wall_s']:.1f} s wall**, {r['cpu_s']:.1f} CPU s, peak tree PSS "
-            f"{r['tree_pss_mb']:,.0f} MB ({parts}; the rest is Python start-up).")
+    return (
+        f"- **Ray's fixed cost alone** (a process that starts embedded Ray with one CPU, runs one task and one "
+        f"Ray Data map, and stops): **{r['wall_s']:.1f} s wall**, {r['cpu_s']:.1f} CPU s, peak tree PSS "
+        f"{r['tree_pss_mb']:,.0f} MB ({parts}; the rest is Python start-up)."
+    )
 
 
 def reason_table(counter: Counter, who: str, limit: int = 12) -> str:
@@ -653,12 +725,22 @@ def reason_table(counter: Counter, who: str, limit: int = 12) -> str:
     return markdown_table([f"removed by {who} because", "docs"], rows)
 
 
-def render(args, machine: dict, cpu: int | None, corpus: dict, results: dict, ov: dict | None, scale: dict | None = None,
-           ov_nemo: dict | None = None) -> str:
+def render(
+    args,
+    machine: dict,
+    cpu: int | None,
+    corpus: dict,
+    results: dict,
+    ov: dict | None,
+    scale: dict | None = None,
+    ov_nemo: dict | None = None,
+) -> str:
     ours, dt, ray = results.get("ours"), results.get("datatrove"), results.get("ray")
     pinned = f"pinned to CPU {cpu}" if cpu is not None else "not pinned"
     if args.parallel:
-        pinned = f"ours and DataTrove **at the same time** (`--parallel`), each {pinned.replace(str(cpu), 'of its own')}"
+        pinned = (
+            f"ours and DataTrove **at the same time** (`--parallel`), each {pinned.replace(str(cpu), 'of its own')}"
+        )
     runs = f"the fastest of {args.repeat} interleaved runs" if args.repeat > 1 else "one run each"
     docs = corpus["html"]
     baselines = (("datatrove", "DataTrove"), ("nemo", "NeMo Curator"))
@@ -667,63 +749,71 @@ def render(args, machine: dict, cpu: int | None, corpus: dict, results: dict, ov
         "(WARC → … → tokens), one core each",
         "",
         f"- {machine['date']} · {machine['nproc']} CPUs ({machine['cpu']}) "
-            f"· {machine['mem_gib']} GiB · Python {machine['python']}",
+        f"· {machine['mem_gib']} GiB · Python {machine['python']}",
         f"- load average at the start {machine['load_avg']}, at "
-            f"the end {machine['load_avg_end']}; the table gives each "
+        f"the end {machine['load_avg_end']}; the table gives each "
         "run's mean 1-minute load (the machine is shared: above ~1 "
-            "other work competed for the core, so compare docs/CPU-s)",
+        "other work competed for the core, so compare docs/CPU-s)",
         f"- command: `{' '.join(['python benchmarks/e2e.py', *sys.argv[1:]])}`",
         f"- each system as whole processes {pinned}, math libraries single-threaded; {runs}; wall = spawn to exit "
         "(start-up, imports, Ray start included), CPU s and peak "
-            "PSS over the whole process tree; every system byte-compiled "
+        "PSS over the whole process tree; every system byte-compiled "
         "as an installed package is (ours first compiled as pip "
-            "compiles the baselines, whatever PYTHONDONTWRITEBYTECODE says)",
+        "compiles the baselines, whatever PYTHONDONTWRITEBYTECODE says)",
         f"- corpus: {len(corpus['files'])} WARC files "
-            f"({corpus['bytes'] / 2**20:,.0f} MiB gz), {corpus['responses']:,} "
+        f"({corpus['bytes'] / 2**20:,.0f} MiB gz), {corpus['responses']:,} "
         f"response records, **{docs:,} HTML docs** "
-            "(`WARC-Identified-Payload-Type` HTML: what DataTrove's WarcReader reads; "
+        "(`WARC-Identified-Payload-Type` HTML: what DataTrove's WarcReader reads; "
         f"docs/s uses this number for both): {corpus_sources(args)}"
         + f", {args.copies}× — every copy after the first has a new WARC-Record-ID and URL (`?e2e-copy=N`), so "
         f"{(args.copies - 1) / args.copies:.0%} of the corpus are exact duplicates both systems' dedup must remove"
-        + (f"; {corpus['repeated_urls']} URLs occur twice in the sources themselves" if corpus["repeated_urls"] else ""),
+        + (
+            f"; {corpus['repeated_urls']} URLs occur twice in the sources themselves"
+            if corpus["repeated_urls"]
+            else ""
+        ),
         "",
         results_table(docs, results),
         "",
         "- **ours**: `curate run` on `jobs/sample.yaml` with `ray.num_cpus: 1` (embedded Ray), every phase: extracted "
         "(boilerplate extractor, language ID, URL/Gopher/C4/FineWeb "
-            "filters, quality score), deduped (exact + MinHash-LSH "
+        "filters, quality score), deduped (exact + MinHash-LSH "
         "25×5 on word 5-grams), final (quality threshold 0.5, PII redaction with presidio-style recognizers), shards "
         "(tokenize, global shuffle, MDS + WebDataset), card (stats, plots, README)",
         "- **DataTrove**: `WarcReader → URLFilter → Trafilatura(favour_precision=True, timeout=1) → "
         f"LanguageFilter(languages={dt['spec']['languages'] if dt else None}, language_threshold="
         f"{dt['spec']['language_threshold'] if dt else '–'}) → GopherRepetitionFilter → GopherQualityFilter → "
         "C4QualityFilter(filter_no_terminal_punct=False) → "
-            "FineWebQualityFilter → JsonlWriter`, then MinHash signatures "
+        "FineWebQualityFilter → JsonlWriter`, then MinHash signatures "
         "(sha1, 64-bit; its xxhash path fails with xxhash 4), buckets, clusters, and `MinhashDedupFilter → "
         "DocumentTokenizer(samples/tokenizer/tokenizer.json, eos_token=<|endoftext|>)`, each on "
         "`LocalPipelineExecutor(tasks=1, workers=1)` (buckets: one task per band, one worker). Same shingles "
         f"(word 5-grams), bands × rows ({'×'.join(map(str, dt['spec']['bands_rows'])) if dt else '–'}), languages, "
         "threshold and tokenizer as ours. Its URLFilter gets what ours uses: the bundled RefinedWeb word lists and no "
         "domain/URL blocklist (`use_integrated_lists=False`; its "
-            "integrated UT1 domain list is not in our sample config), "
+        "integrated UT1 domain list is not in our sample config), "
         "and the bundled public-suffix list (no network). It does not score quality, redact PII, shuffle globally or "
         "write MDS/WebDataset or a card: ours does more work in this table.",
         "- **tokens**: ours from `run.json` (shards), DataTrove from its "
-            "tokenizer's stats; both with one `<|endoftext|>` per document.",
+        "tokenizer's stats; both with one `<|endoftext|>` per document.",
     ]
     if not dt:
         out = [line for line in out if not line.startswith("- **DataTrove**")]
     if results.get("nemo"):
         out += [nemo_line(results["nemo"]), *per_core_vs(docs, ours, results["nemo"], "NeMo Curator")]
     if ours and ours.get("ray_start_retries"):
-        out.append(f"- ours: `ray.init` timed out {ours['ray_start_retries']} time(s) on the busy machine (its raylet must "
-                   "register within a fixed 30 s); the run was started again and the table reports the run that started")
+        out.append(
+            f"- ours: `ray.init` timed out {ours['ray_start_retries']} time(s) on the busy machine (its raylet must "
+            "register within a fixed 30 s); the run was started again and the table reports the run that started"
+        )
     if ray:
         out.append(ray_line(ray))
         if ours and not ours.get("failed") and not ray.get("failed"):
             net = ours["wall_s"] - ray["wall_s"]
-            out.append(f"- ours without that fixed cost: {net:.1f} s, {docs / net:.2f} docs/s"
-                       + (f", {docs / net / (docs / dt['wall_s']):.2f}× DataTrove" if dt and not dt.get("failed") else ""))
+            out.append(
+                f"- ours without that fixed cost: {net:.1f} s, {docs / net:.2f} docs/s"
+                + (f", {docs / net / (docs / dt['wall_s']):.2f}× DataTrove" if dt and not dt.get("failed") else "")
+            )
     out.append("")
     out += memory_section(results)
     if scale:
@@ -742,8 +832,10 @@ def render(args, machine: dict, cpu: int | None, corpus: dict, results: dict, ov
 
 
 def overlap_section(ov: dict, other: str = "DataTrove", why: list[str] | None = None) -> list[str]:
-    rows = [["documents (record id / URL)", ov["both"], ov["only_ours"], ov["only_dt"], ov["neither"]],
-            ["pages (URL without the copy mark)", ov["pages_both"], ov["pages_only_ours"], ov["pages_only_dt"], ""]]
+    rows = [
+        ["documents (record id / URL)", ov["both"], ov["only_ours"], ov["only_dt"], ov["neither"]],
+        ["pages (URL without the copy mark)", ov["pages_both"], ov["pages_only_ours"], ov["pages_only_dt"], ""],
+    ]
     return [
         "## Kept documents: overlap and why they differ" + ("" if other == "DataTrove" else f" (ours vs {other})"),
         "",
@@ -774,36 +866,43 @@ def nemo_line(r: dict) -> str:
         return f"- **NeMo Curator**: did not run: {r['failed']}"
     return (
         "- **NeMo Curator 1.4** (its own venv; benchmarks/e2e_nemo.py): "
-            "`FilePartitioningStage → DocumentIterateExtractStage("
+        "`FilePartitioningStage → DocumentIterateExtractStage("
         "CommonCrawlWarcIterator, CommonCrawlHTMLExtractor)` (warcio; "
-            "charset decoding, pycld2 language detection, its default "
+        "charset decoding, pycld2 language detection, its default "
         "jusText with the detected language's stop list) `→` its English heuristic filter set, the "
         f"{len(r.get('filters', []))} `ScoreFilter` stages of its "
-            "packaged `heuristic_filter_english_pipeline.yaml`, in order "
+        "packaged `heuristic_filter_english_pipeline.yaml`, in order "
         "(non-alphanumeric, symbols, numbers, URLs, white space, "
-            "parentheses, boilerplate strings, repeated lines/paragraphs, "
+        "parentheses, boilerplate strings, repeated lines/paragraphs, "
         "word count 50–100,000, punctuation, words without letters, "
-            "common English words, mean and longest word, ellipses, "
+        "common English words, mean and longest word, ellipses, "
         "top 2–4-grams, duplicate 5–10-grams, bullets) `→ "
-            f"JsonlWriter`, `{r.get('executor')}` on an embedded Ray with one "
+        f"JsonlWriter`, `{r.get('executor')}` on an embedded Ray with one "
         "CPU. **Not run: its exact and fuzzy deduplication** — in 1.4 both are cuDF stages that ask Ray for a GPU "
         "(`Resources(gpus=1.0)`) and this machine has none; so "
-            "its kept documents still hold the corpus's exact copies. "
+        "its kept documents still hold the corpus's exact copies. "
         "No quality score, PII, tokenizing or shards either. Installed offline from the registry only: "
         "`pip install torch==2.13.0 'nemo-curator[text-cpu]==1.4.0'` "
-            "(benchmarks/README.md); nothing is downloaded at run time."
+        "(benchmarks/README.md); nothing is downloaded at run time."
     )
 
 
 def corpus_sources(args) -> str:
     """What the corpus is made of, for the report."""
     if getattr(args, "corpus", "e2e") == "wcxb":
-        return ("WCXB's dev split (github.com/Murrough-Foley/web-content-extraction-benchmark, CC-BY-4.0): "
-                + ("its first 100 pages" if args.quick else "1,497 real pages of seven types (article, service, product, "
-                   "collection, forum, listing, documentation), 272 KB of HTML on average")
-                + ", each page's own bytes as a WARC response with its URL")
-    return (f"`samples/*.warc.gz` and `{Path(args.devset).name}`"
-            + (" (in --quick: one samples file and the dev set's first 100 pages)" if args.quick else ""))
+        return (
+            "WCXB's dev split (github.com/Murrough-Foley/web-content-extraction-benchmark, CC-BY-4.0): "
+            + (
+                "its first 100 pages"
+                if args.quick
+                else "1,497 real pages of seven types (article, service, product, "
+                "collection, forum, listing, documentation), 272 KB of HTML on average"
+            )
+            + ", each page's own bytes as a WARC response with its URL"
+        )
+    return f"`samples/*.warc.gz` and `{Path(args.devset).name}`" + (
+        " (in --quick: one samples file and the dev set's first 100 pages)" if args.quick else ""
+    )
 
 
 def per_core_vs(docs: int, ours: dict | None, other: dict, label: str) -> list[str]:
@@ -811,10 +910,12 @@ def per_core_vs(docs: int, ours: dict | None, other: dict, label: str) -> list[s
     if not ours or ours.get("failed") or other.get("failed"):
         return []
     wall, cpu = other["wall_s"] / ours["wall_s"], other["cpu_s"] / ours["cpu_s"]
-    return [f"- **ours vs {label}**: **{wall:.2f}×** its docs/s on one core, {cpu:.2f}× its docs per CPU-second, "
-            f"peak tree PSS {ours['tree_pss_mb']:,.0f} vs {other['tree_pss_mb']:,.0f} "
-                f"MB ({ours['tree_pss_mb'] / other['tree_pss_mb']:.2f}×); "
-            "ours runs every phase (dedup, PII, shards, card) in that time"]
+    return [
+        f"- **ours vs {label}**: **{wall:.2f}×** its docs/s on one core, {cpu:.2f}× its docs per CPU-second, "
+        f"peak tree PSS {ours['tree_pss_mb']:,.0f} vs {other['tree_pss_mb']:,.0f} "
+        f"MB ({ours['tree_pss_mb'] / other['tree_pss_mb']:.2f}×); "
+        "ours runs every phase (dedup, PII, shards, card) in that time"
+    ]
 
 
 WHY_NEMO = [
@@ -822,7 +923,7 @@ WHY_NEMO = [
     "",
     "- **No deduplication on its side.** Its exact and fuzzy dedup need a GPU (see above), so every copy of a page it "
     "keeps stays: the documents only NeMo Curator kept that "
-        "ours removed as `exact_duplicate` / `duplicate` are those.",
+    "ours removed as `exact_duplicate` / `duplicate` are those.",
     "- **English rules on every language.** Its packaged heuristic set is the English one (common English words, "
     "English word splitting), applied to all pages as the sample config keeps every language; its extractor also "
     "returns nothing for a language without a jusText stop list.",
@@ -840,7 +941,7 @@ WHY = [
     "`languages=None` and passes German, Spanish, Russian, Japanese... pages on to Gopher, C4 and FineWeb rules that "
     "DataTrove applies as if the text were English: GopherQualityFilter wants 2 English stop words and splits words "
     "with an English tokenizer (punctuation counts as words), "
-        "so it removes most non-English pages; ours has stop words "
+    "so it removes most non-English pages; ours has stop words "
     "in 32 languages, ICU word breaking, and skips a rule where it has no data. FineWeb itself runs these filters on "
     "English only. This is the largest group of documents only ours kept.",
     "- **Extraction.** DataTrove's WarcReader hands every HTML response to trafilatura, error pages and redirects "
@@ -852,8 +953,8 @@ WHY = [
     "- **Deduplication.** Both remove the planted copies and the samples' own near duplicates with the same 5-gram "
     "shingles and bands × rows, but keep a different member of a cluster: ours the highest `quality_score` (ties: "
     "smallest id), DataTrove the root of its union-find (in effect any member). Those documents appear once on "
-    "each side with \"(another copy of the "
-    "page kept)\"; by page they agree. Ours also verifies candidate pairs and leaves host boilerplate out.",
+    'each side with "(another copy of the '
+    'page kept)"; by page they agree. Ours also verifies candidate pairs and leaves host boilerplate out.',
     "- **After dedup** ours removes low `quality_score` documents (`final: quality`) and redacts PII; DataTrove's "
     "pipeline here has neither.",
     "",
@@ -862,12 +963,15 @@ WHY = [
 
 def language_notes(ov: dict, other: str = "DataTrove") -> list[str]:
     """The languages (ours' language ID) behind the largest one-sided groups: the main systematic difference."""
+
     def share(c: Counter) -> str:
         total = sum(c.values())
         return ", ".join(f"{k} {v}" for k, v in c.most_common(6)) + f" (English {c.get('en', 0) / max(total, 1):.0%})"
 
-    lines = [f"- languages of what ours kept: {share(ov['kept_lang']['ours'])}; "
-        f"of what both kept: {share(ov['kept_lang']['both'])}"]
+    lines = [
+        f"- languages of what ours kept: {share(ov['kept_lang']['ours'])}; "
+        f"of what both kept: {share(ov['kept_lang']['both'])}"
+    ]
     lines += [f"- only ours kept, {other} removed by `{why}`: {share(c)}" for why, c in ov["only_ours_lang"].items()]
     return ["Languages (ours' language ID) of the kept documents:", "", *lines]
 
@@ -884,8 +988,12 @@ def run_scale(args, job: dict, tmp: Path, cpu: int | None) -> dict:
     print(f"scale corpus: {len(corpus['files'])} files, {corpus['html']} HTML docs", file=sys.stderr, flush=True)
     runs = run_round(["ours", "datatrove"], corpus, job, where, cpu, args.timeout, args.parallel)
     keep = ("wall_s", "cpu_s", "tree_pss_mb", "mean_load", "kept", "tokens", "failed")
-    return {"copies": args.scale, "html": corpus["html"], "files": len(corpus["files"]),
-            "results": {n: {k: r[k] for k in keep if k in r} for n, r in runs.items()}}
+    return {
+        "copies": args.scale,
+        "html": corpus["html"],
+        "files": len(corpus["files"]),
+        "results": {n: {k: r[k] for k in keep if k in r} for n, r in runs.items()},
+    }
 
 
 def scale_section(docs: int, results: dict, scale: dict) -> list[str]:
@@ -894,8 +1002,13 @@ def scale_section(docs: int, results: dict, scale: dict) -> list[str]:
     big = scale["results"]
     names = [n for n in ("ours", "datatrove") if n in results and n in big]
     if any(results[n].get("failed") or big[n].get("failed") for n in names):
-        return ["## Fixed and per-document cost", "", "- a run failed: " + "; ".join(
-            f"{n}: {r.get('failed')}" for n in names for r in (results[n], big[n]) if r.get("failed")), ""]
+        return [
+            "## Fixed and per-document cost",
+            "",
+            "- a run failed: "
+            + "; ".join(f"{n}: {r.get('failed')}" for n in names for r in (results[n], big[n]) if r.get("failed")),
+            "",
+        ]
     extra = scale["html"] - docs
     rows, per_doc = [], {}
     for n in names:
@@ -903,13 +1016,36 @@ def scale_section(docs: int, results: dict, scale: dict) -> list[str]:
         d_wall, d_cpu = large["wall_s"] - small["wall_s"], large["cpu_s"] - small["cpu_s"]
         per_doc[n] = (extra / d_wall, extra / d_cpu)
         fixed = small["wall_s"] - docs * d_wall / extra  # the line through both runs, at zero documents
-        rows.append([f"**{n}**", fmt(small["wall_s"]), fmt(small["cpu_s"]), fmt(large["wall_s"]), fmt(large["cpu_s"]),
-                     fmt(per_doc[n][0], 1), fmt(per_doc[n][1], 1), fmt(fixed)])
+        rows.append(
+            [
+                f"**{n}**",
+                fmt(small["wall_s"]),
+                fmt(small["cpu_s"]),
+                fmt(large["wall_s"]),
+                fmt(large["cpu_s"]),
+                fmt(per_doc[n][0], 1),
+                fmt(per_doc[n][1], 1),
+                fmt(fixed),
+            ]
+        )
     for row, n in zip(rows, names, strict=False):
         base = per_doc.get("datatrove")
-        row += [f"**{per_doc[n][0] / base[0]:.2f}×**" if base else "–", f"{per_doc[n][1] / base[1]:.2f}×" if base else "–"]
-    headers = ["system", f"wall s ({docs:,} docs)", "CPU s", f"wall s ({scale['html']:,} docs)", "CPU s",
-               "added docs/s (wall)", "added docs/CPU-s", "fixed s (wall at 0 docs)", "× DataTrove (wall)", "× DataTrove (CPU)"]
+        row += [
+            f"**{per_doc[n][0] / base[0]:.2f}×**" if base else "–",
+            f"{per_doc[n][1] / base[1]:.2f}×" if base else "–",
+        ]
+    headers = [
+        "system",
+        f"wall s ({docs:,} docs)",
+        "CPU s",
+        f"wall s ({scale['html']:,} docs)",
+        "CPU s",
+        "added docs/s (wall)",
+        "added docs/CPU-s",
+        "fixed s (wall at 0 docs)",
+        "× DataTrove (wall)",
+        "× DataTrove (CPU)",
+    ]
     return [
         "## Fixed and per-document cost",
         "",
@@ -917,7 +1053,7 @@ def scale_section(docs: int, results: dict, scale: dict) -> list[str]:
         f"{scale['files']} files): the documents the bigger corpus adds cost what a document costs once the run is "
         "going, the start-up and per-phase fixed costs being in both runs. At Common Crawl scale (~30,000 documents "
         "per WARC file, 90,000 files) a run is all per-document "
-            "cost: these columns are the per-core rate to plan with.",
+        "cost: these columns are the per-core rate to plan with.",
         "",
         markdown_table(headers, rows),
         "",
@@ -943,8 +1079,9 @@ def run_one(name: str, corpus: dict, job: dict, tmp: Path, cpu: int | None, time
     return r
 
 
-def run_round(systems: list[str], corpus: dict, job: dict, tmp: Path, cpu: int | None, timeout_s: float,
-              parallel: bool) -> dict:
+def run_round(
+    systems: list[str], corpus: dict, job: dict, tmp: Path, cpu: int | None, timeout_s: float, parallel: bool
+) -> dict:
     """One run of each system; with ``parallel``, ours and DataTrove at once on two different CPUs."""
     both = parallel and {"ours", "datatrove"} <= set(systems)
     if not both:
@@ -953,8 +1090,10 @@ def run_round(systems: list[str], corpus: dict, job: dict, tmp: Path, cpu: int |
 
     other = min(os.sched_getaffinity(0)) if cpu is not None else None
     with ThreadPoolExecutor(2) as pool:
-        futures = {"ours": pool.submit(run_one, "ours", corpus, job, tmp, cpu, timeout_s, False),
-                   "datatrove": pool.submit(run_one, "datatrove", corpus, job, tmp, other, timeout_s, False)}
+        futures = {
+            "ours": pool.submit(run_one, "ours", corpus, job, tmp, cpu, timeout_s, False),
+            "datatrove": pool.submit(run_one, "datatrove", corpus, job, tmp, other, timeout_s, False),
+        }
         out = {n: f.result() for n, f in futures.items()}
     for n in systems:
         if n not in out:
@@ -964,31 +1103,60 @@ def run_round(systems: list[str], corpus: dict, job: dict, tmp: Path, cpu: int |
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="one samples file + the first 100 dev-set pages; print only")
-    parser.add_argument("--copies", type=int, default=2, help="copies of the corpus (every copy after the first: new ids and URLs)")
-    parser.add_argument("--repeat", type=int, default=1, help="rounds, interleaved; the fastest of each system is reported")
+    parser.add_argument(
+        "--quick", action="store_true", help="one samples file + the first 100 dev-set pages; print only"
+    )
+    parser.add_argument(
+        "--copies", type=int, default=2, help="copies of the corpus (every copy after the first: new ids and URLs)"
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="rounds, interleaved; the fastest of each system is reported"
+    )
     parser.add_argument("--systems", nargs="+", default=ORDER, choices=ORDER, help="what to run")
     parser.add_argument("--devset", default=str(DEVSET), help="the extraction dev set WARC (left out if absent)")
-    parser.add_argument("--corpus", choices=["e2e", "wcxb"], default="e2e",
-                        help="e2e: samples/ and the extraction dev set; wcxb: WCXB's dev split, 1,497 large real pages of "
-                        "seven types (--wcxb; writes results/e2e_wcxb.md)")
-    parser.add_argument("--wcxb", default=str(WCXB), help="a checkout of WCXB (its dev split only; benchmarks/wcxb.py)")
+    parser.add_argument(
+        "--corpus",
+        choices=["e2e", "wcxb"],
+        default="e2e",
+        help="e2e: samples/ and the extraction dev set; wcxb: WCXB's dev split, 1,497 large real pages of "
+        "seven types (--wcxb; writes results/e2e_wcxb.md)",
+    )
+    parser.add_argument(
+        "--wcxb", default=str(WCXB), help="a checkout of WCXB (its dev split only; benchmarks/wcxb.py)"
+    )
     parser.add_argument("--cpu", type=int, default=None, help="CPU to pin to (default: the last one)")
     parser.add_argument("--no-pin", action="store_true", help="let the OS schedule the processes")
-    parser.add_argument("--parallel", action="store_true",
-                        help="run ours and DataTrove at the same time, each pinned to its own CPU (halves the elapsed time; "
-                        "compare docs/CPU-s)")
-    parser.add_argument("--scale", type=int, metavar="COPIES", default=None,
-                        help="also run ours and DataTrove on COPIES copies of the corpus: what the extra documents cost "
-                        "(per-document cost, fixed costs cancelled) is reported beside the main table")
-    parser.add_argument("--nemo-python", default=str(NEMO_PYTHON),
-                        help="the Python of a venv with nemo-curator[text-cpu] 1.4 (default: .venv-nemo/bin/python)")
-    parser.add_argument("--nemo-executor", choices=["xenna", "ray_data"], default="ray_data",
-                        help="NeMo Curator's executor: ray_data (its fastest on one CPU) "
-                            "or xenna (its default, batch mode: ~8x slower on one CPU)")
+    parser.add_argument(
+        "--parallel",
+        action="store_true",
+        help="run ours and DataTrove at the same time, each pinned to its own CPU (halves the elapsed time; "
+        "compare docs/CPU-s)",
+    )
+    parser.add_argument(
+        "--scale",
+        type=int,
+        metavar="COPIES",
+        default=None,
+        help="also run ours and DataTrove on COPIES copies of the corpus: what the extra documents cost "
+        "(per-document cost, fixed costs cancelled) is reported beside the main table",
+    )
+    parser.add_argument(
+        "--nemo-python",
+        default=str(NEMO_PYTHON),
+        help="the Python of a venv with nemo-curator[text-cpu] 1.4 (default: .venv-nemo/bin/python)",
+    )
+    parser.add_argument(
+        "--nemo-executor",
+        choices=["xenna", "ray_data"],
+        default="ray_data",
+        help="NeMo Curator's executor: ray_data (its fastest on one CPU) "
+        "or xenna (its default, batch mode: ~8x slower on one CPU)",
+    )
     parser.add_argument("--timeout", type=float, default=3600, help="seconds before a run is killed")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder (corpus, outputs, logs)")
-    parser.add_argument("--out", default=None, help="markdown output (default benchmarks/results/e2e.md; none with --quick)")
+    parser.add_argument(
+        "--out", default=None, help="markdown output (default benchmarks/results/e2e.md; none with --quick)"
+    )
     parser.add_argument("--from-raw", metavar="RAW_JSON", help="render again from a kept run's raw.json (no run)")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -1008,11 +1176,20 @@ def main() -> int:
     try:
         corpus = build_corpus(args, tmp)
         print(f"corpus: {len(corpus['files'])} files, {corpus['html']} HTML docs", file=sys.stderr, flush=True)
-        rounds = [run_round(args.systems, corpus, job, tmp, cpu, args.timeout, args.parallel) for _ in range(args.repeat)]
+        rounds = [
+            run_round(args.systems, corpus, job, tmp, cpu, args.timeout, args.parallel) for _ in range(args.repeat)
+        ]
         results = {n: fastest([r[n] for r in rounds]) for n in args.systems}
         scale = run_scale(args, job, tmp, cpu) if args.scale else None
         machine["load_avg_end"] = machine_info()["load_avg"]
-        raw = {"machine": machine, "cpu": cpu, "corpus": corpus, "results": results, "scale": scale, "argv": sys.argv[1:]}
+        raw = {
+            "machine": machine,
+            "cpu": cpu,
+            "corpus": corpus,
+            "results": results,
+            "scale": scale,
+            "argv": sys.argv[1:],
+        }
         (tmp / "raw.json").write_text(json.dumps(raw))
         report = render_raw(args, raw)
     finally:
@@ -1031,8 +1208,16 @@ def render_raw(args, raw: dict) -> str:
         return bool(ours and other and not ours.get("failed") and not other.get("failed"))
 
     sys.argv[1:] = raw["argv"]  # the command shown is the one that ran
-    return render(args, raw["machine"], raw["cpu"], corpus, results, overlap(corpus, ours, dt) if ok(dt) else None,
-                  raw.get("scale"), overlap(corpus, ours, nemo) if ok(nemo) else None)
+    return render(
+        args,
+        raw["machine"],
+        raw["cpu"],
+        corpus,
+        results,
+        overlap(corpus, ours, dt) if ok(dt) else None,
+        raw.get("scale"),
+        overlap(corpus, ours, nemo) if ok(nemo) else None,
+    )
 
 
 def publish(args, report: str) -> int:

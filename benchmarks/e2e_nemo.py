@@ -98,8 +98,10 @@ def build_stages(files: list[str], taps: str, out: str) -> list:
     from nemo_curator.stages.text.io.writer import JsonlWriter
 
     # FilePartitioningStage matches the last suffix only
-    stages = [FilePartitioningStage(file_paths=files, files_per_partition=1, file_extensions=[".gz", ".warc"]),
-              DocumentIterateExtractStage(iterator=CommonCrawlWarcIterator(), extractor=CommonCrawlHTMLExtractor())]
+    stages = [
+        FilePartitioningStage(file_paths=files, files_per_partition=1, file_extensions=[".gz", ".warc"]),
+        DocumentIterateExtractStage(iterator=CommonCrawlWarcIterator(), extractor=CommonCrawlHTMLExtractor()),
+    ]
     stages += [traced(f, f"{i:02d}_{filter_name(f)}", taps) for i, f in enumerate(heuristic_filters())]
     return [*stages, JsonlWriter(path=out)]
 
@@ -135,7 +137,11 @@ def response_ids(files: list[str]) -> list[str]:
     ids = []
     for path in files:
         with open(path, "rb") as f:
-            ids += [r.rec_headers.get_header("WARC-Record-ID").strip("<>") for r in ArchiveIterator(f) if r.rec_type == "response"]
+            ids += [
+                r.rec_headers.get_header("WARC-Record-ID").strip("<>")
+                for r in ArchiveIterator(f)
+                if r.rec_type == "response"
+            ]
     return ids
 
 
@@ -148,7 +154,9 @@ def run(spec: dict, tmp: Path) -> dict:
     taps, out = tmp / "taps", tmp / "kept"
     taps.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    ray.init(num_cpus=1, log_to_driver=False)  # with the dashboard: Xenna's monitor lists actors through Ray's state API
+    ray.init(
+        num_cpus=1, log_to_driver=False
+    )  # with the dashboard: Xenna's monitor lists actors through Ray's state API
     os.environ["RAY_ADDRESS"] = ray.get_runtime_context().gcs_address  # that API must find this cluster, not another's
     t_ray = time.perf_counter() - t0
     stages = build_stages(spec["files"], str(taps), str(out))

@@ -212,8 +212,9 @@ def run_extractor_rounds(names: list[str], inputs: Path, tmp: Path, n_pages: dic
     for part in range(parts):
         for name in names:
             print(f"round {part + 1}/{parts}: {name} ...", file=sys.stderr, flush=True)
-            r = run_child([__file__, "--child", name, str(inputs), str(part), str(parts)], cpu,
-                          tmp / f"{name}-{part}.log", 3600)
+            r = run_child(
+                [__file__, "--child", name, str(inputs), str(part), str(parts)], cpu, tmp / f"{name}-{part}.log", 3600
+            )
             if "failed" in r:
                 print(f"{name}: {r['failed']}", file=sys.stderr)
             got[name].append(r)
@@ -308,14 +309,21 @@ def near_duplicate_similarity(ids: list[str], texts: list[str], truth: dict) -> 
 def error_section(names: list[str], results: dict, gold: list[dict], html: list[str], below: float = 0.7) -> list[str]:
     """Markdown: pages under ``below`` F1 per extractor; the default extractor's errors on them by cause."""
     low = {n: [i for i, f in enumerate(page_scores(results[n]["texts"], gold)) if f < below] for n in names}
-    out = ["", f"Pages whose own F1 is below {below}: " + ", ".join(f"{DESCRIPTION.get(n, n)} {len(low[n])}" for n in names)]
+    out = [
+        "",
+        f"Pages whose own F1 is below {below}: " + ", ".join(f"{DESCRIPTION.get(n, n)} {len(low[n])}" for n in names),
+    ]
     if "boilerplate" not in low:
         return out
     lost, leaked = error_classes(html, gold, low["boilerplate"])
     rows = [[f"lost: {k}", v] for k, v in lost.most_common()] + [[f"leaked: {k}", v] for k, v in leaked.most_common()]
-    out += ["", f"Where the default extractor's error snippets on its {len(low['boilerplate'])} pages below {below} come "
-            "from (see docs/extraction.md for what each class is and what was done about it):", "",
-            markdown_table(["error snippets", "count"], rows)]
+    out += [
+        "",
+        f"Where the default extractor's error snippets on its {len(low['boilerplate'])} pages below {below} come "
+        "from (see docs/extraction.md for what each class is and what was done about it):",
+        "",
+        markdown_table(["error snippets", "count"], rows),
+    ]
     return out
 
 
@@ -381,10 +389,14 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="the first 200 pages of the dev set")
     ap.add_argument("--devset", help="folder with extraction-devset.warc.gz and -gold.jsonl")
     ap.add_argument("--wcxb", help="a checkout of WCXB (its dev split is read; see benchmarks/wcxb.py)")
-    ap.add_argument("--samples", default=str(ROOT / "samples"), help="folder with the sample WARCs and ground_truth.jsonl")
+    ap.add_argument(
+        "--samples", default=str(ROOT / "samples"), help="folder with the sample WARCs and ground_truth.jsonl"
+    )
     ap.add_argument("--extractors", default=",".join(EXTRACTORS))
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "extraction.md"))
-    ap.add_argument("--rounds", type=int, default=4, help="run the extractors round-robin on this many parts of the pages")
+    ap.add_argument(
+        "--rounds", type=int, default=4, help="run the extractors round-robin on this many parts of the pages"
+    )
     ap.add_argument("--child", nargs=4, metavar=("EXTRACTOR", "INPUTS", "PART", "PARTS"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -409,7 +421,9 @@ def main() -> None:
         inputs = Path(tmp) / "inputs.pkl"
         with open(inputs, "wb") as f:
             pickle.dump({"sets": sets, "near": near_html}, f)
-        results = run_extractor_rounds(names, inputs, Path(tmp), {k: len(v["html"]) for k, v in sets.items()}, args.rounds)
+        results = run_extractor_rounds(
+            names, inputs, Path(tmp), {k: len(v["html"]) for k, v in sets.items()}, args.rounds
+        )
     print(report(names, results, gold, langs, near_ids, truth, args, html, wcxb_pages))
 
 
@@ -434,14 +448,27 @@ def report(names, results, gold, langs, near_ids, truth, args, html, wcxb_pages=
         fa = score(r["texts"][0::2], even)[2]
         fb = score(r["texts"][1::2], odd)[2]
         tmpl, every, _ = near_duplicate_similarity(near_ids, r["near"], truth) if near_ids else (None, None, 0)
-        rows.append([
-            DESCRIPTION.get(n, n), f"{speed[n][0]:.0f}", f"{speed[n][1]:.0f}", _ratio(speed, n, "trafilatura"),
-            _ratio(speed, n, "trafilatura-default"),
-            f"{r['peak_mb']:.0f} (+{r['added_mb']:.0f})", f"{p:.3f}", f"{rc:.3f}", f"**{f:.3f}**", f"{fa:.3f}", f"{fb:.3f}",
-            "" if r["slow_fraction"] is None else f"{r['slow_fraction']:.1%}",
-            "" if tmpl is None else f"{tmpl:.3f}", "" if every is None else f"{every:.3f}",
-        ])
-    n_template = sum(1 for rid in near_ids if truth[rid]["dup_variation"] and set(truth[rid]["dup_variation"]) <= TEMPLATE_ONLY)
+        rows.append(
+            [
+                DESCRIPTION.get(n, n),
+                f"{speed[n][0]:.0f}",
+                f"{speed[n][1]:.0f}",
+                _ratio(speed, n, "trafilatura"),
+                _ratio(speed, n, "trafilatura-default"),
+                f"{r['peak_mb']:.0f} (+{r['added_mb']:.0f})",
+                f"{p:.3f}",
+                f"{rc:.3f}",
+                f"**{f:.3f}**",
+                f"{fa:.3f}",
+                f"{fb:.3f}",
+                "" if r["slow_fraction"] is None else f"{r['slow_fraction']:.1%}",
+                "" if tmpl is None else f"{tmpl:.3f}",
+                "" if every is None else f"{every:.3f}",
+            ]
+        )
+    n_template = sum(
+        1 for rid in near_ids if truth[rid]["dup_variation"] and set(truth[rid]["dup_variation"]) <= TEMPLATE_ONLY
+    )
     top = [lang for lang, _ in Counter(langs).most_common(5)]
     lang_rows = []
     for n in ok:
@@ -452,8 +479,12 @@ def report(names, results, gold, langs, near_ids, truth, args, html, wcxb_pages=
         lang_rows.append([DESCRIPTION.get(n, n), *cells])
     counts = Counter(langs)
     info = machine_info()
-    cmd = "python benchmarks/extraction.py" + (" --quick" if args.quick else "") + (
-        f" --rounds {args.rounds}" if args.rounds != 4 else "") + (" --wcxb WCXB" if args.wcxb else "")
+    cmd = (
+        "python benchmarks/extraction.py"
+        + (" --quick" if args.quick else "")
+        + (f" --rounds {args.rounds}" if args.rounds != 4 else "")
+        + (" --wcxb WCXB" if args.wcxb else "")
+    )
     errors = ", ".join(f"{n}: {results[n]['errors']}" for n in ok if results[n]["errors"])
     out = [
         "# Extraction: accuracy and speed",
@@ -464,21 +495,35 @@ def report(names, results, gold, langs, near_ids, truth, args, html, wcxb_pages=
         f"load average {info['load_avg']} at the end, {info['date']}.",
         "",
         markdown_table(
-            ["extractor", "docs/s", "docs/CPU-s", "vs trafilatura (per CPU-s)", "vs trafilatura default", "peak MB",
-             "precision", "recall", "F1", "F1 tuning half",
-             "F1 held-out half", "to slow path", "near-dup Jaccard (template/date)", "near-dup Jaccard (all copies)"],
+            [
+                "extractor",
+                "docs/s",
+                "docs/CPU-s",
+                "vs trafilatura (per CPU-s)",
+                "vs trafilatura default",
+                "peak MB",
+                "precision",
+                "recall",
+                "F1",
+                "F1 tuning half",
+                "F1 held-out half",
+                "to slow path",
+                "near-dup Jaccard (template/date)",
+                "near-dup Jaccard (all copies)",
+            ],
             rows,
         ),
         "",
         "F1 per language (lid.176 on the gold snippets; pages: "
-        + ", ".join(f"{lang} {counts[lang]}" for lang in top) + ")",
+        + ", ".join(f"{lang} {counts[lang]}" for lang in top)
+        + ")",
         "",
         markdown_table(["extractor", *top], lang_rows),
         "",
         "- F1 tuning half / held-out half: even / odd pages of the set; the boilerplate extractor's defaults were "
         "chosen looking at the even half.",
         "- peak MB: the child's peak RSS while extracting (its "
-            "peak is reset after loading the pages), and in brackets "
+        "peak is reset after loading the pages), and in brackets "
         "what it added to the RSS it had with the pages loaded (the extractor's own memory: library, DOM, caches).",
         f"- near-dup Jaccard: word 5-gram sets of each copy against its cluster's original, on samples/ "
         f"({len(near_ids)} near-duplicate pages; {n_template} copies differ only by site template, date or charset; "
@@ -512,8 +557,14 @@ def wcxb_section(names: list[str], results: dict, pages: list, root: Path) -> li
     f1_rows = [[f"{t} ({counts[t]})", *(f"{scores[n][t].f1:.3f}" for n in ok)] for t in types]
     pr_rows = [[t, *(f"{scores[n][t].precision:.3f} / {scores[n][t].recall:.3f}" for n in ok)] for t in types]
     speed_rows = [
-        [DESCRIPTION.get(n, n), f"{speed[n][0]:.0f}", f"{speed[n][1]:.1f}", _ratio(speed, n, "trafilatura"),
-         _ratio(speed, n, "trafilatura-default"), f"**{scores[n]['all'].f1:.3f}**"]
+        [
+            DESCRIPTION.get(n, n),
+            f"{speed[n][0]:.0f}",
+            f"{speed[n][1]:.1f}",
+            _ratio(speed, n, "trafilatura"),
+            _ratio(speed, n, "trafilatura-default"),
+            f"**{scores[n]['all'].f1:.3f}**",
+        ]
         for n in ok
     ]
     short = {n: DESCRIPTION.get(n, n).split(" (")[0].replace("`", "").replace("**", "") for n in ok}
@@ -523,8 +574,11 @@ def wcxb_section(names: list[str], results: dict, pages: list, root: Path) -> li
         "",
         "WCXB's word-level F1 (benchmarks/wcxb.py: lower-cased `\\w+` tokens, bag-of-words overlap per page, "
         "averaged over the pages of a type), in the same run and child processes as the table above"
-        + (f"; every page's score checked against the checkout's evaluate.py ({checked} page scores, identical)."
-           if checked else "."),
+        + (
+            f"; every page's score checked against the checkout's evaluate.py ({checked} page scores, identical)."
+            if checked
+            else "."
+        ),
         "",
         "F1 per page type (pages):",
         "",
@@ -536,8 +590,10 @@ def wcxb_section(names: list[str], results: dict, pages: list, root: Path) -> li
         "",
         "Speed on these pages (one core each, extraction calls only):",
         "",
-        markdown_table(["extractor", "docs/s", "docs/CPU-s", "vs trafilatura (per CPU-s)", "vs trafilatura default",
-                        "F1"], speed_rows),
+        markdown_table(
+            ["extractor", "docs/s", "docs/CPU-s", "vs trafilatura (per CPU-s)", "vs trafilatura default", "F1"],
+            speed_rows,
+        ),
     ]
     if "boilerplate" in ok:
         out += ["", *page_kind_section(pages)]
@@ -564,11 +620,17 @@ def page_kind_section(pages: list) -> list[str]:
     for t in wcxb.TYPES:
         n = sum(seen[(t, k)] for k in [*kinds, "refused"])
         if n:
-            rows.append([t, *(seen[(t, k)] or "" for k in kinds), f"{sum(seen[(t, k)] for k in kinds if (t, k) in agree) / n:.0%}"])
+            rows.append(
+                [
+                    t,
+                    *(seen[(t, k)] or "" for k in kinds),
+                    f"{sum(seen[(t, k)] for k in kinds if (t, k) in agree) / n:.0%}",
+                ]
+            )
     right = sum(seen[pair] for pair in agree)
     return [
         "Page kinds the boilerplate extractor chose "
-            "(stages/extract/pagetype.py; qa: a forum to WCXB), rows: WCXB's label; "
+        "(stages/extract/pagetype.py; qa: a forum to WCXB), rows: WCXB's label; "
         f"{right / max(len(pages), 1):.0%} agree:",
         "",
         markdown_table(["WCXB type \\ taken for", *kinds, "agree"], rows),

@@ -214,7 +214,8 @@ def agreement_table(docs: list[dict], ours: dict, theirs: dict) -> tuple[str, st
         if (ours[d["id"]] is None) != (theirs[d["id"]] is None)
     )
     diff_table = markdown_table(
-        ["DataTrove's verdict", "ours (FineWeb's C4 setting)", "docs"], [[a, b, n] for (a, b), n in diffs.most_common()]
+        ["DataTrove's verdict", "ours (FineWeb's C4 setting)", "docs"],
+        [[a, b, n] for (a, b), n in diffs.most_common()],
     )
     return table, diff_table
 
@@ -226,7 +227,9 @@ def retention_by_language(docs: list[dict], results: dict[str, dict], corpus: st
     rows = []
     for lang in langs + ["other", "all"]:
         group = [
-            d for d in sel if lang == "all" or d["language"] == lang or (lang == "other" and d["language"] not in langs)
+            d
+            for d in sel
+            if lang == "all" or d["language"] == lang or (lang == "other" and d["language"] not in langs)
         ]
         if not group:
             continue

@@ -34,8 +34,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import child_report, child_setup, machine_info, markdown_table, pick_cpu, run_child  # noqa: E402
 from filters import vm_mb  # noqa: E402
+
+from _common import child_report, child_setup, machine_info, markdown_table, pick_cpu, run_child  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "filters_stages.md"

@@ -16,7 +16,7 @@ holds the value), and the verdict of the default chain; then it compares
 the two sides field by field.  Exit status 1 on any difference but the
 deliberate changes (``CHANGES``).  C4's line-end rule changed after the
 reference revision (issue 42.9: C4's reference removes ``(see above.)``,
-tests/test_filters_c4.py); this tree runs with ``end_mark_brackets: true``,
+tests/stages/filters/test_filters_c4.py); this tree runs with ``end_mark_brackets: true``,
 the rule the revision had, so that every field still measures the speed-up.
 
 The corpus: the shared extraction dev set and ``samples/`` (texts extracted as
@@ -48,8 +48,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import child_report, machine_info, markdown_table, pick_cpu, run_child  # noqa: E402
 from filters_stages import BEFORE, archive  # noqa: E402
+
+from _common import child_report, machine_info, markdown_table, pick_cpu, run_child  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "filters_verdicts.md"
@@ -248,7 +249,9 @@ def verdicts(t: pa.Table, with_probes: bool = True) -> dict[str, dict]:
         for doc_id in kept.column("id").to_pylist():
             out[doc_id]["chain"] = None
         for r in rejected:
-            for doc_id, reason, details in zip(*(r.column(c).to_pylist() for c in ("id", "reason", "details")), strict=False):
+            for doc_id, reason, details in zip(
+                *(r.column(c).to_pylist() for c in ("id", "reason", "details")), strict=False
+            ):
                 out[doc_id]["chain"] = [reason, details]
     return out
 
@@ -280,16 +283,28 @@ def compare(before: dict, after: dict) -> list[tuple[str, str, object, object]]:
 VERTICAL_TAB_FIELDS = ("fineweb", "fineweb_after_c4", "probe:fineweb:new_line_ratio", "chain")
 # 2. (issue 42.9, docs/filters.md) C4: an ellipsis inside closing brackets ("(and so on...)") is no end, with
 #    end_mark_brackets too; it changes C4's text and what runs on it.
-C4_TEXT_FIELDS = ("c4", "fineweb_after_c4", "chain", "probe:c4:sentences:punct=True", "probe:c4:no_document_rules",
-                  *(f"probe:fineweb:{k}" for k in ("line_punct_thr", "short_line_thr", "char_duplicates_ratio",
-                                                   "new_line_ratio")))
+C4_TEXT_FIELDS = (
+    "c4",
+    "fineweb_after_c4",
+    "chain",
+    "probe:c4:sentences:punct=True",
+    "probe:c4:no_document_rules",
+    *(f"probe:fineweb:{k}" for k in ("line_punct_thr", "short_line_thr", "char_duplicates_ratio", "new_line_ratio")),
+)
 _BRACKETED_ELLIPSIS = re.compile(r"\.\.\.[)\]）]+\s*$")
 CHANGES = (
-    ("the vertical-tab fix (a document with U+000B, a FineWeb field: FineWeb's word count now splits words at a "
-     "vertical tab, as `split_words` always did; see docs/filters.md)", lambda t: "\x0b" in t, VERTICAL_TAB_FIELDS),
-    ("C4's ellipsis in brackets (a document with a line ending in `...)`, `...]` or `...）`, a field of C4 or of "
-     "what runs on its text: no end mark, as in C4's reference; see docs/filters.md)",
-     lambda t: any(_BRACKETED_ELLIPSIS.search(line) for line in t.splitlines()), C4_TEXT_FIELDS),
+    (
+        "the vertical-tab fix (a document with U+000B, a FineWeb field: FineWeb's word count now splits words at a "
+        "vertical tab, as `split_words` always did; see docs/filters.md)",
+        lambda t: "\x0b" in t,
+        VERTICAL_TAB_FIELDS,
+    ),
+    (
+        "C4's ellipsis in brackets (a document with a line ending in `...)`, `...]` or `...）`, a field of C4 or of "
+        "what runs on its text: no end mark, as in C4's reference; see docs/filters.md)",
+        lambda t: any(_BRACKETED_ELLIPSIS.search(line) for line in t.splitlines()),
+        C4_TEXT_FIELDS,
+    ),
 )
 
 
@@ -308,8 +323,11 @@ def explained(corpus: pa.Table, diffs: list) -> list[int]:
 def unexplained(corpus: pa.Table, diffs: list) -> list:
     """The differences no deliberate change (CHANGES) explains."""
     texts = dict(zip(corpus.column("id").to_pylist(), corpus.column("text").to_pylist(), strict=True))
-    return [d for d in diffs
-            if not any(d[1] in fields and touches(texts.get(d[0]) or "") for _, touches, fields in CHANGES)]
+    return [
+        d
+        for d in diffs
+        if not any(d[1] in fields and touches(texts.get(d[0]) or "") for _, touches, fields in CHANGES)
+    ]
 
 
 def changed(b, a):

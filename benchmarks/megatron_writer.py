@@ -40,8 +40,10 @@ from stages.tokenize import SAMPLE_TOKENIZER, TokenizeConfig, TokenizeStage  # n
 from stages.writers.megatron import MegatronConfig, MegatronWriter  # noqa: E402
 from stages.writers.sink import LocalSink  # noqa: E402
 
-WORDS = ("the server module configuration request Konfiguration "
-    "Datei serveur fichier сервер файл 設定 ファイル 模块 配置 한국어 설정").split()
+WORDS = (
+    "the server module configuration request Konfiguration "
+    "Datei serveur fichier сервер файл 設定 ファイル 模块 配置 한국어 설정"
+).split()
 
 
 def samples(n: int) -> tuple[pa.Table, int]:
@@ -96,7 +98,9 @@ def main() -> None:
             files[name] = [Path(f"{prefix}.{ext}").read_bytes() for ext in ("bin", "idx")]
             shutil.rmtree(out)
     assert all(f == files["MegatronWriter"] for f in files.values()), "the three wrote different bytes"
-    print(f"{args.docs:,} documents, {tokens:,} tokens (uint16), best of {args.repeats}; load average {os.getloadavg()}")
+    print(
+        f"{args.docs:,} documents, {tokens:,} tokens (uint16), best of {args.repeats}; load average {os.getloadavg()}"
+    )
     print("| writer | CPU s | tokens/s | × builder (numpy) |\n| --- | ---: | ---: | ---: |")
     ref = best["IndexedDatasetBuilder (numpy)"]
     for name, cpu in best.items():

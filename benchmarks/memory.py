@@ -65,7 +65,7 @@ class PeakMemory:
             self._sample()
             time.sleep(self.interval)
 
-    def __enter__(self) -> "PeakMemory":
+    def __enter__(self) -> PeakMemory:
         self._thread.start()
         return self
 
@@ -112,7 +112,7 @@ class TreeCpu:
                 self.last[k] = max(self.last.get(k, 0.0), v)
             time.sleep(self.interval)
 
-    def __enter__(self) -> "TreeCpu":
+    def __enter__(self) -> TreeCpu:
         self.start = self._read()
         self._thread.start()
         return self

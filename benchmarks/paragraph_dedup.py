@@ -73,7 +73,9 @@ class Doc:
     cluster: str | None  # true duplicate cluster (document level)
     variation: str | None
     lines: list[str] = field(default_factory=list)
-    keys: list[tuple | None] = field(default_factory=list)  # provenance; None: a short line (title, date), never counted
+    keys: list[tuple | None] = field(
+        default_factory=list
+    )  # provenance; None: a short line (title, date), never counted
 
     @property
     def text(self) -> str:
@@ -131,7 +133,9 @@ def _normalized_chars(texts: list[str]) -> list[int]:
     from stages.dedup.config import NormalizeConfig
     from stages.dedup.normalize import collapse_whitespace, normalize_texts
 
-    return pc.utf8_length(collapse_whitespace(normalize_texts(pa.array(texts, pa.large_string()), NormalizeConfig()))).to_pylist()
+    return pc.utf8_length(
+        collapse_whitespace(normalize_texts(pa.array(texts, pa.large_string()), NormalizeConfig()))
+    ).to_pylist()
 
 
 def _quote(text: str, style: str) -> str:
@@ -149,13 +153,20 @@ def write_parts(storage, docs: list[Doc], parts: int = 3, seed: int = 0) -> dict
     random.Random(seed).shuffle(order)
     out = {f"part-{i}": order[i::parts] for i in range(parts)}
     for unit, rows in out.items():
-        storage.write_parquet(pa.table({
-            "id": pa.array([d.id for d in rows], pa.string()),
-            "url": pa.array([d.url for d in rows], pa.string()),
-            "source": pa.array([unit] * len(rows), pa.string()),
-            "text": pa.array([d.text for d in rows], pa.large_string()),
-            "language": pa.array(["en"] * len(rows), pa.string()),
-        }), "documents", "extracted", f"part-{unit}.parquet")
+        storage.write_parquet(
+            pa.table(
+                {
+                    "id": pa.array([d.id for d in rows], pa.string()),
+                    "url": pa.array([d.url for d in rows], pa.string()),
+                    "source": pa.array([unit] * len(rows), pa.string()),
+                    "text": pa.array([d.text for d in rows], pa.large_string()),
+                    "language": pa.array(["en"] * len(rows), pa.string()),
+                }
+            ),
+            "documents",
+            "extracted",
+            f"part-{unit}.parquet",
+        )
         storage.write_json({"unit": unit}, "_done", "extracted", f"{unit}.json")
     return out
 
@@ -163,8 +174,9 @@ def write_parts(storage, docs: list[Doc], parts: int = 3, seed: int = 0) -> dict
 # ------------------------------------------------------------------------------------------ the truth
 
 
-def expected_removals(parts: dict[str, list[Doc]], survivors: set[str], mode: str = "keep_first",
-                      min_count: int = 2) -> dict[str, set[int]]:
+def expected_removals(
+    parts: dict[str, list[Doc]], survivors: set[str], mode: str = "keep_first", min_count: int = 2
+) -> dict[str, set[int]]:
     """doc id -> the line positions paragraph dedup must remove, from the provenance alone."""
     seen: dict[tuple, list[tuple[str, int]]] = defaultdict(list)
     for unit in sorted(parts):
@@ -212,17 +224,25 @@ class Outcome:
 def outcome(storage, parts: dict[str, list[Doc]], mode: str = "keep_first", min_count: int = 2) -> Outcome:
     """Compare documents/deduped (and paragraph_dedup rejections, text kept) with the truth."""
     by_id = {d.id: d for docs in parts.values() for d in docs}
-    doc_removed = {r["id"] for r in read_rows(storage, "rejected", "deduped", columns=["id", "stage"]) if r["stage"] == "dedup"}
-    after = {r["id"]: r["text"] for r in read_rows(storage, "rejected", "deduped", columns=["id", "stage", "text"])
-             if r["stage"] == "paragraph_dedup"}
+    doc_removed = {
+        r["id"] for r in read_rows(storage, "rejected", "deduped", columns=["id", "stage"]) if r["stage"] == "dedup"
+    }
+    after = {
+        r["id"]: r["text"]
+        for r in read_rows(storage, "rejected", "deduped", columns=["id", "stage", "text"])
+        if r["stage"] == "paragraph_dedup"
+    }
     kept = {r["id"]: r["text"] for r in read_rows(storage, "documents", "deduped", columns=["id", "text"])}
     survivors = set(kept) | set(after)
     assert not survivors & doc_removed and len(survivors) + len(doc_removed) == len(by_id)
     expected = expected_removals(parts, survivors, mode, min_count)
     occurrences = Counter(k for i in survivors for k in by_id[i].keys if k is not None)
     firsts = expected_removals(parts, survivors, "keep_first")
-    o = Outcome(documents=len(survivors), rejected_after=len(after),
-                repeated_keys=sum(1 for n in occurrences.values() if n > 1))
+    o = Outcome(
+        documents=len(survivors),
+        rejected_after=len(after),
+        repeated_keys=sum(1 for n in occurrences.values() if n > 1),
+    )
     for doc_id in sorted(survivors):
         d = by_id[doc_id]
         out = (kept.get(doc_id) if doc_id in kept else after[doc_id]) or ""
@@ -235,7 +255,12 @@ def outcome(storage, parts: dict[str, list[Doc]], mode: str = "keep_first", min_
         for i in got:
             key = d.keys[i]
             o.wrong_unique += key is None or occurrences[key] == 1
-            o.wrong_first += mode == "keep_first" and key is not None and occurrences[key] > 1 and i not in firsts.get(doc_id, set())
+            o.wrong_first += (
+                mode == "keep_first"
+                and key is not None
+                and occurrences[key] > 1
+                and i not in firsts.get(doc_id, set())
+            )
         o.missed += len(expected.get(doc_id, set()) - got)
     return o
 
@@ -256,9 +281,9 @@ def _removed_lines(lines: list[str], out: str) -> set[int]:
 
 
 def run_dedup(root: Path, dedup: dict, workers: int = 2, filters: bool = True) -> tuple[dict, float]:
+    from core.storage import Storage
     from pipeline.config import parse_config
     from tests.dedup_standalone import run_dedup as phase2
-    from core.storage import Storage
 
     data = {"inputs": ["unused"], "output": str(root), "dedup": dedup}
     if not filters:
@@ -286,10 +311,12 @@ def exactness_rows(work: Path, pages: int, workers: int) -> list[str]:
     from core.storage import Storage
 
     docs = quoted_corpus(pages)
-    lines = ["| mode | filters | documents after doc dedup | lines | "
+    lines = [
+        "| mode | filters | documents after doc dedup | lines | "
         "repeated paragraphs | extra copies to remove | removed | "
-             "unique or first removed | missed | output text exact | rejected after the rewrite |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        "unique or first removed | missed | output text exact | rejected after the rewrite |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for mode, filters in (("keep_first", True), ("keep_first", False), ("min_count", False)):
         root = work / f"exact-{mode}-{filters}"
         shutil.rmtree(root, ignore_errors=True)
@@ -297,10 +324,12 @@ def exactness_rows(work: Path, pages: int, workers: int) -> list[str]:
         parts = write_parts(storage, docs)
         run_dedup(root, {"paragraphs": {"enabled": True, "mode": mode}}, workers, filters)
         o = outcome(storage, parts, mode)
-        lines.append(f"| {mode} | {'on' if filters else 'off'} | {o.documents} "
+        lines.append(
+            f"| {mode} | {'on' if filters else 'off'} | {o.documents} "
             f"| {o.lines} | {o.repeated_keys} | {o.to_remove} | "
-                     f"{o.removed} | {o.wrong_unique + o.wrong_first} | {o.missed} "
-                         f"| {o.exact_texts}/{o.documents} | {o.rejected_after} |")
+            f"{o.removed} | {o.wrong_unique + o.wrong_first} | {o.missed} "
+            f"| {o.exact_texts}/{o.documents} | {o.rejected_after} |"
+        )
         print(lines[-1], flush=True)
     return lines
 
@@ -309,13 +338,24 @@ def placement_rows(work: Path, pages: int, workers: int, filters: bool) -> list[
     from core.storage import Storage
 
     docs = quoted_corpus(pages)
-    lines = ["| placement | filters | document dedup precision | recall | documents removed as duplicates | removed by the "
-             "paragraph step (empty or a rule) | paragraphs removed | phase 2 seconds |", "|---|---|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| placement | filters | document dedup precision | recall | documents removed as duplicates | removed by the "
+        "paragraph step (empty or a rule) | paragraphs removed | phase 2 seconds |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
 
     def removed(root: Path, stage: str) -> set[str]:
-        return {r["id"] for r in read_rows(Storage(str(root)), "rejected", "deduped", columns=["id", "stage"]) if r["stage"] == stage}
+        return {
+            r["id"]
+            for r in read_rows(Storage(str(root)), "rejected", "deduped", columns=["id", "stage"])
+            if r["stage"] == stage
+        }
 
-    for label in ("document dedup alone", "paragraphs after document dedup (pipeline)", "paragraphs before document dedup"):
+    for label in (
+        "document dedup alone",
+        "paragraphs after document dedup (pipeline)",
+        "paragraphs before document dedup",
+    ):
         root = work / f"place-{filters}-{len(lines)}"
         shutil.rmtree(root, ignore_errors=True)
         write_parts(Storage(str(root)), docs)
@@ -340,9 +380,11 @@ def placement_rows(work: Path, pages: int, workers: int, filters: bool) -> list[
             para_removed = removed(root, "paragraph_dedup")
         precision, recall = doc_score(docs, dups)
         p = summary.get("paragraphs", {})
-        lines.append(f"| {label} | {'on' if filters else 'off'} | {precision:.3f} | {recall:.3f} "
+        lines.append(
+            f"| {label} | {'on' if filters else 'off'} | {precision:.3f} | {recall:.3f} "
             f"| {len(dups)} | {len(para_removed)} | {p.get('removed', 0)} | "
-                     f"{seconds:.1f} |")
+            f"{seconds:.1f} |"
+        )
         print(lines[-1], flush=True)
     return lines
 
@@ -357,10 +399,13 @@ def scale_rows(work: Path, n: int, workers: int, variants: list[int] | None = No
     root = work / f"synth-{n}"
     if not (root / "truth.parquet").exists():
         write_corpus(str(root), n, max(1, n // 10_000), 0.1)
-    lines = ["| documents | document dedup | paragraphs | filters again | wall s | CPU s (process "
+    lines = [
+        "| documents | document dedup | paragraphs | filters again | wall s | CPU s (process "
         "tree) | docs per CPU-s | peak RSS, largest process | paragraph step s | write step s | "
-             "pieces counted | shuffle rows | shuffle MiB (Arrow) | partitions | paragraphs removed | chars removed | "
-             "documents rejected after | steps | load |", "|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
+        "pieces counted | shuffle rows | shuffle MiB (Arrow) | partitions | paragraphs removed | chars removed | "
+        "documents rejected after | steps | load |",
+        "|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|",
+    ]
     for i, (docs, on, filters) in enumerate(VARIANTS):
         if variants is not None and i not in variants:
             continue
@@ -369,14 +414,16 @@ def scale_rows(work: Path, n: int, workers: int, variants: list[int] | None = No
         r = _measure(root, workers, docs, on, filters)
         s, p = r["summary"], r["summary"].get("paragraphs", {})
         steps = s["step_seconds"]
-        lines.append(f"| {n:,} | {'on' if docs else 'off'} | {'on' if on else 'off'} "
+        lines.append(
+            f"| {n:,} | {'on' if docs else 'off'} | {'on' if on else 'off'} "
             f"| {('on' if filters else 'off') if on else ''} | "
             f"{r['wall']:.1f} | {r['cpu']:,.0f} | {n / r['cpu']:,.0f} | "
-                     f"{r['peak_rss'] / 2**20:,.0f} MiB ({r['peak_name']}) | "
-                         f"{steps.get('paragraphs', 0)} | {steps.get('write', 0)} | "
-                     f"{p.get('pieces', 0):,} | {p.get('shuffle_rows', 0):,} | {p.get('shuffle_bytes', 0) / 2**20:,.0f} | "
-                     f"{p.get('partitions', 0)} | {p.get('removed', 0):,} | {p.get('chars_removed', 0):,} | "
-                     f"{p.get('documents_rejected', 0):,} | {json.dumps(steps)} | {r['load'][0]} -> {r['load'][1]} |")
+            f"{r['peak_rss'] / 2**20:,.0f} MiB ({r['peak_name']}) | "
+            f"{steps.get('paragraphs', 0)} | {steps.get('write', 0)} | "
+            f"{p.get('pieces', 0):,} | {p.get('shuffle_rows', 0):,} | {p.get('shuffle_bytes', 0) / 2**20:,.0f} | "
+            f"{p.get('partitions', 0)} | {p.get('removed', 0):,} | {p.get('chars_removed', 0):,} | "
+            f"{p.get('documents_rejected', 0):,} | {json.dumps(steps)} | {r['load'][0]} -> {r['load'][1]} |"
+        )
         print(lines[-1], flush=True)
     return lines
 
@@ -384,8 +431,9 @@ def scale_rows(work: Path, n: int, workers: int, variants: list[int] | None = No
 def _measure(root: Path, workers: int, documents: bool, paragraphs: bool, filters: bool) -> dict:
     """Phase 2 in a fresh process (its process tree is all that is measured)."""
     flags = [str(int(x)) for x in (documents, paragraphs, filters)]
-    out = subprocess.run([sys.executable, __file__, "--measure", str(root), str(workers), *flags],
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, __file__, "--measure", str(root), str(workers), *flags], capture_output=True, text=True
+    )
     if out.returncode != 0:
         raise RuntimeError(out.stderr[-3000:])
     return json.loads([x for x in out.stdout.splitlines() if x.startswith("RESULT ")][-1][7:])
@@ -393,21 +441,33 @@ def _measure(root: Path, workers: int, documents: bool, paragraphs: bool, filter
 
 def measure_child(root: str, workers: int, documents: bool, paragraphs: bool, filters: bool) -> dict:
     from benchmarks.memory import PeakMemory, TreeCpu
-    from pipeline.config import parse_config
-    from tests.dedup_standalone import run_dedup as phase2
-    from pipeline.runner import init_ray
     from core.storage import Storage
+    from pipeline.config import parse_config
+    from pipeline.runner import init_ray
+    from tests.dedup_standalone import run_dedup as phase2
 
-    cfg = parse_config({"inputs": ["unused"], "output": root, "ray": {"num_cpus": workers},
-                        "dedup": {"paragraphs": {"enabled": paragraphs}, **({} if documents else DOCUMENTS_OFF)},
-                        **({} if filters else {"filters": FILTERS_OFF})})
+    cfg = parse_config(
+        {
+            "inputs": ["unused"],
+            "output": root,
+            "ray": {"num_cpus": workers},
+            "dedup": {"paragraphs": {"enabled": paragraphs}, **({} if documents else DOCUMENTS_OFF)},
+            **({} if filters else {"filters": FILTERS_OFF}),
+        }
+    )
     init_ray(cfg)
     load0 = os.getloadavg()[0]
     t0 = time.perf_counter()
     with PeakMemory() as mem, TreeCpu() as cpu:
         summary = phase2(cfg, Storage(root), workers, progress=False)
-    return {"wall": time.perf_counter() - t0, "cpu": cpu.seconds, "peak_rss": mem.peak_rss, "peak_name": mem.peak_name, "summary": summary,
-            "load": [round(load0, 1), round(os.getloadavg()[0], 1)]}
+    return {
+        "wall": time.perf_counter() - t0,
+        "cpu": cpu.seconds,
+        "peak_rss": mem.peak_rss,
+        "peak_name": mem.peak_name,
+        "summary": summary,
+        "load": [round(load0, 1), round(os.getloadavg()[0], 1)],
+    }
 
 
 def main(argv=None) -> int:
@@ -420,31 +480,54 @@ def main(argv=None) -> int:
     ap.add_argument("--variants", type=int, nargs="+", help="only these scale runs (indexes into VARIANTS)")
     ap.add_argument("--workdir", help="keep corpora and outputs here")
     ap.add_argument("--results", default=str(RESULTS))
-    ap.add_argument("--measure", nargs=5, help=argparse.SUPPRESS)  # internal: ROOT WORKERS DOCUMENTS PARAGRAPHS FILTERS
+    ap.add_argument(
+        "--measure", nargs=5, help=argparse.SUPPRESS
+    )  # internal: ROOT WORKERS DOCUMENTS PARAGRAPHS FILTERS
     args = ap.parse_args(argv)
     if args.measure:
         root, workers, *flags = args.measure
-        print("RESULT " + json.dumps(measure_child(root, int(workers), *(f == "1" for f in flags)), default=str), flush=True)
+        print(
+            "RESULT " + json.dumps(measure_child(root, int(workers), *(f == "1" for f in flags)), default=str),
+            flush=True,
+        )
         return 0
     work = Path(args.workdir or tempfile.mkdtemp(prefix="paragraph-dedup-"))
-    lines = ["# Paragraph dedup (`dedup.paragraphs`)", "", f"`python benchmarks/paragraph_dedup.py` on {os.cpu_count()} CPUs, "
-             f"{args.workers} workers; 1-minute load average at start: {os.getloadavg()[0]:.1f}.", ""]
+    lines = [
+        "# Paragraph dedup (`dedup.paragraphs`)",
+        "",
+        f"`python benchmarks/paragraph_dedup.py` on {os.cpu_count()} CPUs, "
+        f"{args.workers} workers; 1-minute load average at start: {os.getloadavg()[0]:.1f}.",
+        "",
+    ]
     if args.exactness:
-        from pipeline.runner import init_ray
         from pipeline.config import parse_config
+        from pipeline.runner import init_ray
 
-        init_ray(parse_config({"inputs": ["unused"], "output": str(work / "unused"), "ray": {"num_cpus": args.workers}}))
+        init_ray(
+            parse_config({"inputs": ["unused"], "output": str(work / "unused"), "ray": {"num_cpus": args.workers}})
+        )
         n = len(quoted_corpus(args.pages))
-        lines += ["## Exactness", "", f"{n} pages (`--pages {args.pages}`), lines joined by newlines as the extractor writes "
-                  "them, 3 parts; default settings (`unit: paragraph`, `min_chars: 30`). *unique or first removed*: lines "
-                  "removed whose provenance occurs once, or (keep_first) the first occurrence itself.", ""]
+        lines += [
+            "## Exactness",
+            "",
+            f"{n} pages (`--pages {args.pages}`), lines joined by newlines as the extractor writes "
+            "them, 3 parts; default settings (`unit: paragraph`, `min_chars: 30`). *unique or first removed*: lines "
+            "removed whose provenance occurs once, or (keep_first) the first occurrence itself.",
+            "",
+        ]
         lines += exactness_rows(work, args.pages, args.workers)
         n = len(quoted_corpus(args.placement_pages))
-        lines += ["", "## Placement relative to document dedup", "", f"{n:,} pages (`--placement-pages {args.placement_pages}`). "
-                  "*before*: phase 2 with document dedup off and paragraphs on, its output the input of a phase 2 with "
-                  "paragraphs off (two runs: the seconds include two fixed costs).", ""]
+        lines += [
+            "",
+            "## Placement relative to document dedup",
+            "",
+            f"{n:,} pages (`--placement-pages {args.placement_pages}`). "
+            "*before*: phase 2 with document dedup off and paragraphs on, its output the input of a phase 2 with "
+            "paragraphs off (two runs: the seconds include two fixed costs).",
+            "",
+        ]
         for filters in (False, True):
-            lines += placement_rows(work, args.placement_pages, args.workers, filters)[0 if not filters else 2:]
+            lines += placement_rows(work, args.placement_pages, args.workers, filters)[0 if not filters else 2 :]
         import ray
 
         ray.shutdown()

@@ -499,7 +499,14 @@ def ray_section(ray: dict, samples: dict, machine: dict) -> list[str]:
     if ray.get("failed"):
         return out + [f"`{ray['cmd']}` failed: {ray['failed']}", ""]
     docs = samples["docs"]
-    row = [f"`{ray['cmd']}`", docs, ray.get("kept"), fmt(ray["wall_s"], 1), fmt(docs / ray["wall_s"]), fmt(ray["tree_pss_mb"], 0)]
+    row = [
+        f"`{ray['cmd']}`",
+        docs,
+        ray.get("kept"),
+        fmt(ray["wall_s"], 1),
+        fmt(docs / ray["wall_s"]),
+        fmt(ray["tree_pss_mb"], 0),
+    ]
     headers = ["command", "docs", "kept", "wall s (Ray start-up included)", "docs/s", "peak tree PSS MB"]
     return out + [
         markdown_table(headers, [row], "lrrrrr"),
@@ -516,17 +523,25 @@ def ray_section(ray: dict, samples: dict, machine: dict) -> list[str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="one samples file and the first 200 dev-set pages; print only")
+    parser.add_argument(
+        "--quick", action="store_true", help="one samples file and the first 200 dev-set pages; print only"
+    )
     parser.add_argument("--repeat", type=int, default=1, help="runs per system, interleaved; the fastest is reported")
     parser.add_argument("--systems", nargs="+", metavar="NAME", help="which systems to run (listed below)")
-    parser.add_argument("--samples", default=SAMPLES, help=f"samples glob, relative to the repository (default {SAMPLES})")
-    parser.add_argument("--devset", default=str(DEVSET), help="the extraction dev set WARC (skipped with a note if absent)")
+    parser.add_argument(
+        "--samples", default=SAMPLES, help=f"samples glob, relative to the repository (default {SAMPLES})"
+    )
+    parser.add_argument(
+        "--devset", default=str(DEVSET), help="the extraction dev set WARC (skipped with a note if absent)"
+    )
     parser.add_argument("--no-ray", action="store_true", help="skip the end-to-end `curate run` through Ray")
     parser.add_argument("--cpu", type=int, default=None, help="CPU to pin the children to (default: the last one)")
     parser.add_argument("--no-pin", action="store_true", help="let the OS schedule the children")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds before a child is killed")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder (children's logs and stats)")
-    parser.add_argument("--out", default=None, help="markdown output (default benchmarks/results/phase1.md; none with --quick)")
+    parser.add_argument(
+        "--out", default=None, help="markdown output (default benchmarks/results/phase1.md; none with --quick)"
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     job = job_config()
     known = systems_for(job)

@@ -59,15 +59,17 @@ BATCH_ROWS = 2048
 QUICK_DOCS = 150
 # Processed once before the clock starts, by both systems: first calls compile patterns and load
 # phone metadata, which an actor pays once.
-WARM_UP = ("Call +49 30 1234567 or 030 / 1234 567, mail ada@example.org, host 203.0.113.9 or 2001:db8::1, "
-           "card 4111 1111 1111 1111, IBAN DE89 3704 0044 0532 0130 "
-               "00, SSN 987-65-4321, https://u:p@example.com/ on 2024-03-12.")
+WARM_UP = (
+    "Call +49 30 1234567 or 030 / 1234 567, mail ada@example.org, host 203.0.113.9 or 2001:db8::1, "
+    "card 4111 1111 1111 1111, IBAN DE89 3704 0044 0532 0130 "
+    "00, SSN 987-65-4321, https://u:p@example.com/ on 2024-03-12."
+)
 
 
 # ---------------------------------------------------------------- documents
 
 
-def phase1_documents(files: list[str]) -> "pa.Table":  # noqa: F821
+def phase1_documents(files: list[str]) -> pa.Table:  # noqa: F821
     """text, language and url of the documents phase 1 keeps (jobs/sample.yaml's settings), in this process."""
     import yaml
 
@@ -80,8 +82,14 @@ def phase1_documents(files: list[str]) -> "pa.Table":  # noqa: F821
 def document_sets(args, tmp: Path) -> list[dict]:
     import pyarrow.parquet as pq
 
-    sets = [("samples", "samples: `samples/*.warc.gz`", sorted(str(p) for p in (ROOT / "samples").glob("*.warc.gz"))),
-            ("devset", f"extraction dev set (real Common Crawl pages): `{DEVSET}`", [str(DEVSET)] if DEVSET.is_file() else [])]
+    sets = [
+        ("samples", "samples: `samples/*.warc.gz`", sorted(str(p) for p in (ROOT / "samples").glob("*.warc.gz"))),
+        (
+            "devset",
+            f"extraction dev set (real Common Crawl pages): `{DEVSET}`",
+            [str(DEVSET)] if DEVSET.is_file() else [],
+        ),
+    ]
     out = []
     for name, title, files in sets:
         if not files:
@@ -117,7 +125,9 @@ def child_ours(path: str) -> dict:
     with Measure() as m:
         for batch in table.to_batches(BATCH_ROWS):
             out = stage(pa_table(batch))
-            found += sum(sum(out.column(c).to_pylist()) for c in [*stage.columns.values(), "pii_url"] if c in out.column_names)
+            found += sum(
+                sum(out.column(c).to_pylist()) for c in [*stage.columns.values(), "pii_url"] if c in out.column_names
+            )
     counters = stage.drain_counters()
     return {**m.result(), "setup_s": setup, "findings": found, "counters": counters}
 
@@ -165,30 +175,36 @@ def fmt(x: float, nd: int = 1) -> str:
 
 def report(sets: list[dict], results: dict, args, info0: dict, load_end) -> str:
     cpu = pick_cpu()
-    lines = ["# PII redaction throughput: ours vs presidio", "",
-             f"- {info0['date']} · {info0['nproc']} CPUs ({info0['cpu']}) "
-                 f"· {info0['mem_gib']} GiB · Python {info0['python']}",
-             f"- load average at the start {info0['load_avg']}, at the end {load_end} "
-                 "(well above 0 means other work shared the machine: compare docs/CPU-s)",
-             f"- command: `python benchmarks/pii.py{' --quick' if args.quick else ''}"
-             f"{f' --repeat {args.repeat}' if args.repeat > 1 else ''}`",
-             f"- each system in its own process, pinned to CPU {cpu}, math libraries "
-                 f"single-threaded; the fastest of {args.repeat} interleaved run(s)",
-             "- **ours**: `PiiStage(PiiConfig())` on Arrow batches of 2,048 "
-                 "rows; **presidio**: `AnalyzerEngine()` (all default recognizers, "
-             "`spacy.blank(\"en\")`) `.analyze(text, language=\"en\")` + `AnonymizerEngine().anonymize` per document",
-             "- **docs/s**: documents ÷ wall seconds of the processing (building the engines "
-                 "and one warm-up paragraph apart: **setup s**, once per actor; imports not counted); "
-             "**docs/CPU-s** uses CPU seconds; **× presidio**: ratio of "
-                 "docs/s (and of docs/CPU-s) to presidio's on the same documents",
-             ""]
+    lines = [
+        "# PII redaction throughput: ours vs presidio",
+        "",
+        f"- {info0['date']} · {info0['nproc']} CPUs ({info0['cpu']}) "
+        f"· {info0['mem_gib']} GiB · Python {info0['python']}",
+        f"- load average at the start {info0['load_avg']}, at the end {load_end} "
+        "(well above 0 means other work shared the machine: compare docs/CPU-s)",
+        f"- command: `python benchmarks/pii.py{' --quick' if args.quick else ''}"
+        f"{f' --repeat {args.repeat}' if args.repeat > 1 else ''}`",
+        f"- each system in its own process, pinned to CPU {cpu}, math libraries "
+        f"single-threaded; the fastest of {args.repeat} interleaved run(s)",
+        "- **ours**: `PiiStage(PiiConfig())` on Arrow batches of 2,048 "
+        "rows; **presidio**: `AnalyzerEngine()` (all default recognizers, "
+        '`spacy.blank("en")`) `.analyze(text, language="en")` + `AnonymizerEngine().anonymize` per document',
+        "- **docs/s**: documents ÷ wall seconds of the processing (building the engines "
+        "and one warm-up paragraph apart: **setup s**, once per actor; imports not counted); "
+        "**docs/CPU-s** uses CPU seconds; **× presidio**: ratio of "
+        "docs/s (and of docs/CPU-s) to presidio's on the same documents",
+        "",
+    ]
     for s in sets:
         lines += [f"## {s['title']}", ""]
         if "skipped" in s:
             lines += [f"skipped: {s['skipped']}", ""]
             continue
-        lines += [f"{s['docs']:,} documents (what phase 1 keeps), {s['chars'] / 1e6:.1f} "
-            f"M characters, {s['chars'] / max(1, s['docs']):,.0f} per document.", ""]
+        lines += [
+            f"{s['docs']:,} documents (what phase 1 keeps), {s['chars'] / 1e6:.1f} "
+            f"M characters, {s['chars'] / max(1, s['docs']):,.0f} per document.",
+            "",
+        ]
         rows = []
         base = results[s["name"]].get("presidio", {})
         for system in SYSTEMS:
@@ -200,33 +216,77 @@ def report(sets: list[dict], results: dict, args, info0: dict, load_end) -> str:
             ok = base and "failed" not in base
             x = f"**{dps / (s['docs'] / base['wall_s']):.1f}×**" if ok else "–"
             xc = f"{dpc / (s['docs'] / max(base['cpu_s'], 1e-9)):.1f}×" if ok else "–"
-            rows.append([f"**{system}**", fmt(r["setup_s"], 2), fmt(r["wall_s"], 2), fmt(r["cpu_s"], 2), fmt(dps), fmt(dpc), x, xc,
-                         f"{r['findings']:,}", f"{r['peak_rss_mb']:.0f}"])
-        lines += [markdown_table(["system", "setup s", "wall s", "CPU s", "docs/s", "docs/CPU-s", "× presidio", "× presidio (CPU)",
-                                  "findings", "peak RSS MB"], rows), ""]
+            rows.append(
+                [
+                    f"**{system}**",
+                    fmt(r["setup_s"], 2),
+                    fmt(r["wall_s"], 2),
+                    fmt(r["cpu_s"], 2),
+                    fmt(dps),
+                    fmt(dpc),
+                    x,
+                    xc,
+                    f"{r['findings']:,}",
+                    f"{r['peak_rss_mb']:.0f}",
+                ]
+            )
+        lines += [
+            markdown_table(
+                [
+                    "system",
+                    "setup s",
+                    "wall s",
+                    "CPU s",
+                    "docs/s",
+                    "docs/CPU-s",
+                    "× presidio",
+                    "× presidio (CPU)",
+                    "findings",
+                    "peak RSS MB",
+                ],
+                rows,
+            ),
+            "",
+        ]
         ours = results[s["name"]].get("ours", {})
         c = ours.get("counters") or {}
         if c:
-            lines += [f"- ours: {c.get('docs_with_candidates', 0):,} of "
+            lines += [
+                f"- ours: {c.get('docs_with_candidates', 0):,} of "
                 f"{s['docs']:,} documents had a candidate and went to presidio "
-                      f"({c.get('presidio_calls', 0):,} calls, "
-                          f"{c.get('chars_analyzed', 0) / max(1, s['chars']):.1%} of the characters); "
-                      f"{c.get('docs_changed', 0):,} documents changed; findings by type: "
-                      + ", ".join(f"{k.split('.', 1)[1]} {v:,}" for k, v in sorted(c.items()) if k.startswith("found.")), ""]
+                f"({c.get('presidio_calls', 0):,} calls, "
+                f"{c.get('chars_analyzed', 0) / max(1, s['chars']):.1%} of the characters); "
+                f"{c.get('docs_changed', 0):,} documents changed; findings by type: "
+                + ", ".join(f"{k.split('.', 1)[1]} {v:,}" for k, v in sorted(c.items()) if k.startswith("found.")),
+                "",
+            ]
             if "url.read" in c:
-                lines += [f"- URLs: {c['url.read']:,} of {s['docs']:,} passed "
+                lines += [
+                    f"- URLs: {c['url.read']:,} of {s['docs']:,} passed "
                     "the RE2 prefilter and were read value by value, "
-                          f"{c.get('url.changed', 0):,} changed; findings by type: "
-                          + (", ".join(f"{k.split('.', 2)[2]} {v:,}" for k, v in sorted(c.items()) if k.startswith("url.found.")) or "none"), ""]
-        lines += ["- findings differ by design: presidio's default engine "
+                    f"{c.get('url.changed', 0):,} changed; findings by type: "
+                    + (
+                        ", ".join(
+                            f"{k.split('.', 2)[2]} {v:,}" for k, v in sorted(c.items()) if k.startswith("url.found.")
+                        )
+                        or "none"
+                    ),
+                    "",
+                ]
+        lines += [
+            "- findings differ by design: presidio's default engine "
             "also reports DATE_TIME, URL, UUID, US_DRIVER_LICENSE, ... "
-                  "and look-alikes (see benchmarks/results/pii_eval.md for what is right)", ""]
+            "and look-alikes (see benchmarks/results/pii_eval.md for what is right)",
+            "",
+        ]
     return "\n".join(lines)
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help=f"the first {QUICK_DOCS} documents of each set; print, write nothing")
+    ap.add_argument(
+        "--quick", action="store_true", help=f"the first {QUICK_DOCS} documents of each set; print, write nothing"
+    )
     ap.add_argument("--repeat", type=int, default=1, help="interleaved runs per system; the fastest counts")
     ap.add_argument("--timeout", type=float, default=3600, help="seconds before a child is stopped")
     ap.add_argument("--child", nargs=2, metavar=("SYSTEM", "PARQUET"), help=argparse.SUPPRESS)
@@ -246,12 +306,24 @@ def main(argv=None) -> None:
             results[s["name"]] = {}
             for rep in range(args.repeat):
                 for system in SYSTEMS:
-                    r = run_child([str(Path(__file__).resolve()), "--child", system, s["path"]], cpu,
-                                  tmp / f"{s['name']}-{system}-{rep}.log", args.timeout, cwd=ROOT)
-                    print(f"{s['name']} {system} run {rep + 1}: "
-                        f"{json.dumps({k: v for k, v in r.items() if k != 'counters'})}", flush=True)
+                    r = run_child(
+                        [str(Path(__file__).resolve()), "--child", system, s["path"]],
+                        cpu,
+                        tmp / f"{s['name']}-{system}-{rep}.log",
+                        args.timeout,
+                        cwd=ROOT,
+                    )
+                    print(
+                        f"{s['name']} {system} run {rep + 1}: "
+                        f"{json.dumps({k: v for k, v in r.items() if k != 'counters'})}",
+                        flush=True,
+                    )
                     best = results[s["name"]].get(system)
-                    if best is None or ("failed" in best and "failed" not in r) or ("failed" not in r and r["wall_s"] < best["wall_s"]):
+                    if (
+                        best is None
+                        or ("failed" in best and "failed" not in r)
+                        or ("failed" not in r and r["wall_s"] < best["wall_s"])
+                    ):
                         results[s["name"]][system] = r
     text = report(sets, results, args, info0, tuple(round(x, 2) for x in os.getloadavg()))
     print(text)

@@ -62,11 +62,20 @@ TYPES = ("EMAIL_ADDRESS", "PHONE_NUMBER", "IP_ADDRESS", "CREDIT_CARD", "IBAN_COD
 
 
 #: The columns of phase 1's documents kept here: the text and the string columns the PII stage also reads.
-PHASE1_COLUMNS = ("id", "url", "language", "text", "source", "content_type", "http_charset", "charset",
-                  "charset_source")
+PHASE1_COLUMNS = (
+    "id",
+    "url",
+    "language",
+    "text",
+    "source",
+    "content_type",
+    "http_charset",
+    "charset",
+    "charset_source",
+)
 
 
-def run_phase1(data: dict, files: list[str]) -> "pa.Table":  # noqa: F821
+def run_phase1(data: dict, files: list[str]) -> pa.Table:  # noqa: F821
     """PHASE1_COLUMNS of the documents phase 1 keeps from these files (WARC inputs), in this process.
 
     ``data`` is a run config as in a YAML file; phase 1's own chain of stages
@@ -75,10 +84,10 @@ def run_phase1(data: dict, files: list[str]) -> "pa.Table":  # noqa: F821
     """
     import pyarrow as pa
 
+    from core.storage import open_input
     from pipeline.config import parse_config, s3_options
     from pipeline.engine.worker import MapWorker
     from pipeline.phases.extracted import ExtractedPhase
-    from core.storage import open_input
     from stages.base import ChainStats, run_chain
     from stages.sources import check_input, sniff_stream
 
@@ -102,8 +111,11 @@ def extract_samples(pattern: str = str(SAMPLES / "*.warc.gz")) -> list[dict]:
 
     data = yaml.safe_load((ROOT / "jobs" / "sample.yaml").read_text())
     data["langid"] = {"min_score": 0.0}
-    data["filters"] = {name: {"enabled": False} for name, f in FiltersConfig.model_fields.items()
-                       if "enabled" in getattr(f.annotation, "model_fields", {})}
+    data["filters"] = {
+        name: {"enabled": False}
+        for name, f in FiltersConfig.model_fields.items()
+        if "enabled" in getattr(f.annotation, "model_fields", {})
+    }
     return run_phase1(data, sorted(glob.glob(pattern))).to_pylist()
 
 
@@ -203,8 +215,17 @@ def score(docs: list[dict], preds: list[list[tuple]]) -> dict:
                 destroyed.append((typ, text[span[0] : span[1]], hit[0][2], doc.get("id")))
             else:
                 look_kept[typ] += 1
-    return {"gt_n": gt_n, "gt_hit": gt_hit, "pred_n": pred_n, "pred_ok": pred_ok, "look_n": look_n, "look_kept": look_kept,
-            "misses": misses, "false_pos": false_pos, "destroyed": destroyed}
+    return {
+        "gt_n": gt_n,
+        "gt_hit": gt_hit,
+        "pred_n": pred_n,
+        "pred_ok": pred_ok,
+        "look_n": look_n,
+        "look_kept": look_kept,
+        "misses": misses,
+        "false_pos": false_pos,
+        "destroyed": destroyed,
+    }
 
 
 def _ratio(a: int, b: int) -> str:
@@ -216,7 +237,12 @@ def type_table(results: dict[str, dict]) -> str:
     for typ in TYPES:
         row = [typ]
         for r in results.values():
-            row += [r["gt_n"][typ], _ratio(r["gt_hit"][typ], r["gt_n"][typ]), r["pred_n"][typ], _ratio(r["pred_ok"][typ], r["pred_n"][typ])]
+            row += [
+                r["gt_n"][typ],
+                _ratio(r["gt_hit"][typ], r["gt_n"][typ]),
+                r["pred_n"][typ],
+                _ratio(r["pred_ok"][typ], r["pred_n"][typ]),
+            ]
         rows.append(row)
     heads = ["entity"] + [f"{h} ({name})" for name in results for h in ("spans", "recall", "findings", "precision")]
     return markdown_table(heads, rows)
@@ -224,8 +250,10 @@ def type_table(results: dict[str, dict]) -> str:
 
 def lookalike_table(results: dict[str, dict]) -> str:
     first = next(iter(results.values()))
-    rows = [[typ, first["look_n"][typ]] + [_ratio(r["look_kept"][typ], r["look_n"][typ]) for r in results.values()]
-            for typ in sorted(first["look_n"])]
+    rows = [
+        [typ, first["look_n"][typ]] + [_ratio(r["look_kept"][typ], r["look_n"][typ]) for r in results.values()]
+        for typ in sorted(first["look_n"])
+    ]
     total = sum(first["look_n"].values())
     rows.append(["**all**", total] + [f"**{_ratio(sum(r['look_kept'].values()), total)}**" for r in results.values()])
     return markdown_table(["look-alike", "spans"] + [f"kept ({name})" for name in results], rows)
@@ -233,8 +261,14 @@ def lookalike_table(results: dict[str, dict]) -> str:
 
 def examples(r: dict, key: str, k: int = 12) -> str:
     items = Counter(tuple(x[:3]) if key != "destroyed" else (x[0], x[1], x[2]) for x in r[key])
-    return "; ".join(f"{a} `{b}`" + (f" as {c}" if key == "destroyed" else "") for (a, b, *rest), _n in items.most_common(k)
-                     for c in [rest[0] if rest else ""]) or "none"
+    return (
+        "; ".join(
+            f"{a} `{b}`" + (f" as {c}" if key == "destroyed" else "")
+            for (a, b, *rest), _n in items.most_common(k)
+            for c in [rest[0] if rest else ""]
+        )
+        or "none"
+    )
 
 
 def evaluate(sets: dict[str, list[dict]]) -> tuple[dict, dict]:
@@ -251,24 +285,36 @@ def evaluate(sets: dict[str, list[dict]]) -> tuple[dict, dict]:
 
 def report(sets: dict[str, list[dict]], scores: dict, seconds: dict, missing: Counter, command: str) -> str:
     info = machine_info()
-    out = ["# PII detection: ours vs presidio's default engine", "",
-           f"- {info['date']} · {info['nproc']} CPUs ({info['cpu']}) · Python {info['python']}",
-           f"- command: `{command}`",
-           "- **ours**: `PiiStage(PiiConfig())` (defaults); **presidio "
-               "default**: `AnalyzerEngine()` with all its default "
-           "recognizers on `spacy.blank(\"en\")`, default threshold, every document analyzed as English "
-           "(its recognizers are English-only)",
-           "- spans: every occurrence of a listed value; **recall**: spans overlapped by a finding of the same type; "
-           "**precision**: findings that overlap a listed span of their "
-               "type; **kept**: look-alike spans no finding (of any type) touches", ""]
+    out = [
+        "# PII detection: ours vs presidio's default engine",
+        "",
+        f"- {info['date']} · {info['nproc']} CPUs ({info['cpu']}) · Python {info['python']}",
+        f"- command: `{command}`",
+        "- **ours**: `PiiStage(PiiConfig())` (defaults); **presidio "
+        "default**: `AnalyzerEngine()` with all its default "
+        'recognizers on `spacy.blank("en")`, default threshold, every document analyzed as English '
+        "(its recognizers are English-only)",
+        "- spans: every occurrence of a listed value; **recall**: spans overlapped by a finding of the same type; "
+        "**precision**: findings that overlap a listed span of their "
+        "type; **kept**: look-alike spans no finding (of any type) touches",
+        "",
+    ]
     for name, docs in sets.items():
         r = scores[name]
-        out += [f"## {name}: {len(docs)} documents, {sum(len(d['text']) for d in docs):,} characters", "",
-                type_table(r), "", lookalike_table(r), ""]
+        out += [
+            f"## {name}: {len(docs)} documents, {sum(len(d['text']) for d in docs):,} characters",
+            "",
+            type_table(r),
+            "",
+            lookalike_table(r),
+            "",
+        ]
         for system, res in r.items():
-            out += [f"- {system}: {seconds[name][system]:.2f} s; missed: {examples(res, 'misses')}",
-                    f"  - false findings: {examples(res, 'false_pos')}",
-                    f"  - look-alikes touched: {examples(res, 'destroyed')}"]
+            out += [
+                f"- {system}: {seconds[name][system]:.2f} s; missed: {examples(res, 'misses')}",
+                f"  - false findings: {examples(res, 'false_pos')}",
+                f"  - look-alikes touched: {examples(res, 'destroyed')}",
+            ]
         out.append("")
     if missing:
         out += [f"Listed values the extracted text does not contain (left out): {dict(sorted(missing.items()))}", ""]

@@ -64,12 +64,27 @@ markdown_table, pick_cpu, run_child = _common.markdown_table, _common.pick_cpu, 
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 JOB = ROOT / "jobs" / "sample.yaml"
-DEMO_MODELS = [("quality", ROOT / "samples" / "quality" / "model.ftz", "hq"),
-               ("edu", ROOT / "samples" / "classifiers" / "edu.ftz", "edu"),
-               ("toxicity", ROOT / "samples" / "classifiers" / "toxicity.ftz", "toxic")]
+DEMO_MODELS = [
+    ("quality", ROOT / "samples" / "quality" / "model.ftz", "hq"),
+    ("edu", ROOT / "samples" / "classifiers" / "edu.ftz", "edu"),
+    ("toxicity", ROOT / "samples" / "classifiers" / "toxicity.ftz", "toxic"),
+]
 RESULTS = ROOT / "benchmarks" / "results" / "quality.md"
 TARGET = 5000  # docs/s per core, the target on sample-sized documents
-LARGE_ARGS = ["--dim", "256", "--word-ngrams", "2", "--bucket", "2000000", "--epoch", "1", "--lr", "0.1", "--seed", "0"]
+LARGE_ARGS = [
+    "--dim",
+    "256",
+    "--word-ngrams",
+    "2",
+    "--bucket",
+    "2000000",
+    "--epoch",
+    "1",
+    "--lr",
+    "0.1",
+    "--seed",
+    "0",
+]
 
 
 # ---------------------------------------------------------------- children
@@ -79,7 +94,10 @@ def _configs(spec: dict, max_chars: int | None = None) -> list:
     from stages.classify import ClassifierConfig
 
     engine = spec.get("engine", "auto")
-    return [ClassifierConfig(name=name, model=path, label=label, max_chars=max_chars, engine=engine) for name, path, label in spec["models"]]
+    return [
+        ClassifierConfig(name=name, model=path, label=label, max_chars=max_chars, engine=engine)
+        for name, path, label in spec["models"]
+    ]
 
 
 def child_phase1(spec: dict) -> dict:
@@ -148,7 +166,9 @@ def child_score(spec: dict) -> dict:
     t0 = time.perf_counter()
     extra: dict = {}
     tables = [pa.table({"text": pa.array(texts[lo : lo + batch], pa.large_string())}) for lo in range(0, n, batch)]
-    if kind == "datatrove":  # DataTrove's filters, models handed over directly (its loader copies into a download cache)
+    if (
+        kind == "datatrove"
+    ):  # DataTrove's filters, models handed over directly (its loader copies into a download cache)
         from datatrove.data import Document
         from datatrove.pipeline.filters import FastTextClassifierFilter
         from fasttext.FastText import _FastText
@@ -179,14 +199,21 @@ def child_score(spec: dict) -> dict:
         models = [s.model.f for stage in stages for s in stage.scorers if hasattr(s.model, "f")]  # fastText's binding
         if kind == "fasttext":  # the binding alone, on lines prepared outside the timing
             lines = prepared_lines(pa.array(texts, pa.large_string()))
-            timing = _timed_passes(lambda lo, hi: [m.multilinePredict(lines[lo:hi], -1, 0.0, "replace") for m in models], n, batch, spec["min_s"])
+            timing = _timed_passes(
+                lambda lo, hi: [m.multilinePredict(lines[lo:hi], -1, 0.0, "replace") for m in models],
+                n,
+                batch,
+                spec["min_s"],
+            )
         elif kind == "per_doc":  # one preparation, then one predict per document and model (no batching)
+
             def run_batch(lo, hi):
                 lines = prepared_lines(tables[lo // batch].column("text"))
                 return [[m.predict(line, -1, 0.0, "replace") for line in lines] for m in models]
 
             timing = _timed_passes(run_batch, n, batch, spec["min_s"])
         else:  # ours / separate
+
             def run_batch(lo, hi):
                 t = tables[lo // batch]
                 for stage in stages:
@@ -203,12 +230,21 @@ def child_score(spec: dict) -> dict:
             for c in configs:
                 a = np.concatenate([t.column(c.score_column).to_numpy() for t in cut_t])
                 b = np.concatenate([t.column(c.score_column).to_numpy() for t in full])
-                moves[c.name] = {"max_abs_diff": float(np.abs(a - b).max()),
-                                 "mean_abs_diff_long": float(np.abs(a - b)[long_docs].mean()) if long_docs.any() else 0.0,
-                                 "same_side_of_half": float(((a >= 0.5) == (b >= 0.5)).mean())}
+                moves[c.name] = {
+                    "max_abs_diff": float(np.abs(a - b).max()),
+                    "mean_abs_diff_long": float(np.abs(a - b)[long_docs].mean()) if long_docs.any() else 0.0,
+                    "same_side_of_half": float(((a >= 0.5) == (b >= 0.5)).mean()),
+                }
             extra = {"moves": moves, "long_docs": int(long_docs.sum())}
     chars = np.array([len(t) for t in texts])
-    return {**timing, **extra, "docs": n, "load_s": load_s, "mean_chars": float(chars.mean()), "median_chars": float(np.median(chars))}
+    return {
+        **timing,
+        **extra,
+        "docs": n,
+        "load_s": load_s,
+        "mean_chars": float(chars.mean()),
+        "median_chars": float(np.median(chars)),
+    }
 
 
 def child_main(spec_path: str) -> None:
@@ -285,13 +321,28 @@ def systems(max_chars: list[int], k: int) -> dict[str, dict]:
     for mc in max_chars:
         out[f"ours-{mc}"] = {"label": f"ours, `max_chars: {mc}` ({auto})", "kind": "ours", "max_chars": mc}
     if k > 1:
-        out["ours-fasttext"] = {"label": "ours, engine fasttext (one preparation, batched)", "kind": "ours", "engine": "fasttext"}
-        out["separate"] = {"label": "ours, a stage per model (each prepares the text; fastText)", "kind": "separate", "engine": "fasttext"}
+        out["ours-fasttext"] = {
+            "label": "ours, engine fasttext (one preparation, batched)",
+            "kind": "ours",
+            "engine": "fasttext",
+        }
+        out["separate"] = {
+            "label": "ours, a stage per model (each prepares the text; fastText)",
+            "kind": "separate",
+            "engine": "fasttext",
+        }
     else:
         out["ours-projected"] = {"label": "ours, engine projected", "kind": "ours", "engine": "projected"}
-    out["per_doc"] = {"label": "ours, one `predict` per document (no batching; fastText)", "kind": "per_doc", "engine": "fasttext"}
+    out["per_doc"] = {
+        "label": "ours, one `predict` per document (no batching; fastText)",
+        "kind": "per_doc",
+        "engine": "fasttext",
+    }
     out["fasttext"] = {"label": "fastText alone (`multilinePredict`)", "kind": "fasttext", "engine": "fasttext"}
-    out["datatrove"] = {"label": f"DataTrove `FastTextClassifierFilter`{' × ' + str(k) if k > 1 else ''}", "kind": "datatrove"}
+    out["datatrove"] = {
+        "label": f"DataTrove `FastTextClassifierFilter`{' × ' + str(k) if k > 1 else ''}",
+        "kind": "datatrove",
+    }
     return out
 
 
@@ -301,22 +352,29 @@ def render(args, machine, cpu, sets: dict, phase1: dict, scoring: dict, names: d
         "# Classifier scoring: one, two and three fastText models, and the share of phase 1",
         "",
         f"- {machine['date']} · {machine['nproc']} CPUs ({machine['cpu']}) "
-            f"· {machine['mem_gib']} GiB · Python {machine['python']}",
+        f"· {machine['mem_gib']} GiB · Python {machine['python']}",
         f"- load average at the start {machine['load_avg']}, at the end {machine['load_avg_end']} "
         "(well above 0 means other work shared the machine: compare docs/CPU-s)",
         f"- command: `{cmd}`",
         f"- each measurement in its own process, {'pinned to CPU ' + str(cpu) if cpu is not None else 'not pinned'}, "
         "math libraries single-threaded; "
-            f"{'the fastest of ' + str(args.repeat) + ' interleaved runs' if args.repeat > 1 else 'one run each'}; "
+        f"{'the fastest of ' + str(args.repeat) + ' interleaved runs' if args.repeat > 1 else 'one run each'}; "
         f"scoring in batches of {args.batch} documents, whole passes "
-            f"over the documents for at least {args.min_seconds} s; "
+        f"over the documents for at least {args.min_seconds} s; "
         "docs/s = documents scored (by every model of the set) ÷ wall seconds; model loading excluded, shown apart",
         "",
         "## Models",
         "",
     ]
-    rows = [[f"{k}", ", ".join(f"`{m['label']}`" for m in v["models"]), fmt(sum(m["bytes"] for m in v["models"]) / 1e6, 1), v["what"]]
-            for k, v in sets.items()]
+    rows = [
+        [
+            f"{k}",
+            ", ".join(f"`{m['label']}`" for m in v["models"]),
+            fmt(sum(m["bytes"] for m in v["models"]) / 1e6, 1),
+            v["what"],
+        ]
+        for k, v in sets.items()
+    ]
     out += [markdown_table(["set", "models", "MB", "what"], rows, "llrl"), ""]
     some = next((r for res in scoring.values() for r in res.values() if not r.get("failed")), {})
     out += [
@@ -324,7 +382,7 @@ def render(args, machine, cpu, sets: dict, phase1: dict, scoring: dict, names: d
         "",
         f"The {some.get('docs', '?')} documents phase 1 keeps from `samples/*.warc.gz` (the sample run's documents: "
         f"{fmt(some.get('mean_chars'))} characters on average, "
-            f"median {fmt(some.get('median_chars'))}), each scored by "
+        f"median {fmt(some.get('median_chars'))}), each scored by "
         f"every model of the set. Target: ≥ {TARGET:,} docs/s per core.",
         "",
     ]
@@ -352,11 +410,16 @@ def render(args, machine, cpu, sets: dict, phase1: dict, scoring: dict, names: d
         for kind, r in results.items():
             spec = names[sname][kind]
             if "max_chars" in spec and not r.get("failed"):
-                moved = "; ".join(f"`{m}` by {v['mean_abs_diff_long']:.4f} on average (at most {v['max_abs_diff']:.4f}), "
-                                  f"{v['same_side_of_half']:.1%} on the same side of 0.5" for m, v in r["moves"].items())
-                out.append(f"- `max_chars: {spec['max_chars']}`, models {sname}: "
+                moved = "; ".join(
+                    f"`{m}` by {v['mean_abs_diff_long']:.4f} on average (at most {v['max_abs_diff']:.4f}), "
+                    f"{v['same_side_of_half']:.1%} on the same side of 0.5"
+                    for m, v in r["moves"].items()
+                )
+                out.append(
+                    f"- `max_chars: {spec['max_chars']}`, models {sname}: "
                     f"{r['long_docs']} of {r['docs']} documents are "
-                           f"longer; their scores move: {moved}.")
+                    f"longer; their scores move: {moved}."
+                )
     out += [""]
     out += ["## Share of phase 1", "",
             "Phase 1's worker (the engine's `MapWorker`) over the sample WARCs with `jobs/sample.yaml`'s settings "
@@ -373,10 +436,19 @@ def render(args, machine, cpu, sets: dict, phase1: dict, scoring: dict, names: d
         rest = r["wall_s"] - q
         rows.append([sname, r["responses"], r["scored"], fmt(rest, 2), fmt(q, 3), f"**{q / rest:.1%}**",
                      fmt(1e6 * q / max(r["scored"], 1), 1), fmt(r["load_s"], 2)])  # fmt: skip
-    out += [markdown_table(["models", "responses", "scored", "phase 1 s", "classifiers s", "share", "µs/scored doc", "load s"],
-                           rows, "lrrrrrrr"), ""]
-    stage_rows = [[sname, fmt(r["wall_s"], 2), " · ".join(f"{k} {v:.2f}" for k, v in r["stage_seconds"].items())]
-                  for sname, r in phase1.items() if not r.get("failed")]
+    out += [
+        markdown_table(
+            ["models", "responses", "scored", "phase 1 s", "classifiers s", "share", "µs/scored doc", "load s"],
+            rows,
+            "lrrrrrrr",
+        ),
+        "",
+    ]
+    stage_rows = [
+        [sname, fmt(r["wall_s"], 2), " · ".join(f"{k} {v:.2f}" for k, v in r["stage_seconds"].items())]
+        for sname, r in phase1.items()
+        if not r.get("failed")
+    ]
     out += ["Seconds by stage:", "", markdown_table(["models", "wall s", "seconds by stage"], stage_rows, "lrl"), ""]
     return "\n".join(out) + "\n"
 
@@ -384,15 +456,27 @@ def render(args, machine, cpu, sets: dict, phase1: dict, scoring: dict, names: d
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="one samples file, one model; print only")
-    parser.add_argument("--large", action="store_true", help="also one production-sized (2 GB) model, trained here first")
-    parser.add_argument("--repeat", type=int, default=1, help="runs per measurement, interleaved; the fastest is reported")
+    parser.add_argument(
+        "--large", action="store_true", help="also one production-sized (2 GB) model, trained here first"
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="runs per measurement, interleaved; the fastest is reported"
+    )
     parser.add_argument("--batch", type=int, default=64, help="documents per scoring batch (default 64)")
     parser.add_argument("--min-seconds", type=float, default=3.0, help="scoring time per measurement (default 3)")
-    parser.add_argument("--max-chars", type=int, nargs="*", default=[3_000], help="max_chars of the 'ours, max_chars' rows (default 3000)")
+    parser.add_argument(
+        "--max-chars",
+        type=int,
+        nargs="*",
+        default=[3_000],
+        help="max_chars of the 'ours, max_chars' rows (default 3000)",
+    )
     parser.add_argument("--cpu", type=int, default=None, help="CPU to pin the children to (default: the last one)")
     parser.add_argument("--no-pin", action="store_true", help="let the OS schedule the children")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds before a child is killed")
-    parser.add_argument("--out", default=None, help="markdown output (default benchmarks/results/quality.md; none with --quick)")
+    parser.add_argument(
+        "--out", default=None, help="markdown output (default benchmarks/results/quality.md; none with --quick)"
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -404,16 +488,39 @@ def main() -> int:
     min_s = 0.5 if args.quick else args.min_seconds
     tmp = Path(tempfile.mkdtemp(prefix="bench-quality-"))
     try:
-        demo = [{"label": str(path.relative_to(ROOT)), "name": name, "path": str(path), "model_label": label, "bytes": path.stat().st_size}
-                for name, path, label in DEMO_MODELS]
-        sets = {str(k): {"models": demo[:k], "what": "the committed demonstration models (dim 16, word bigrams in 50k buckets, quantized)"}
-                for k in ((1,) if args.quick else (1, 2, 3))}
+        demo = [
+            {
+                "label": str(path.relative_to(ROOT)),
+                "name": name,
+                "path": str(path),
+                "model_label": label,
+                "bytes": path.stat().st_size,
+            }
+            for name, path, label in DEMO_MODELS
+        ]
+        sets = {
+            str(k): {
+                "models": demo[:k],
+                "what": "the committed demonstration models (dim 16, word bigrams in 50k buckets, quantized)",
+            }
+            for k in ((1,) if args.quick else (1, 2, 3))
+        }
         if args.large:
             large = tmp / "large.bin"
             info = train_large_model(large, tmp, args.timeout)
-            sets["1 large"] = {"models": [{"label": "large.bin", "name": "large", "path": str(large), "model_label": "hq", "bytes": info["bytes"]}],
-                               "what": f"trained here (`{' '.join(LARGE_ARGS)}`, "
-                                   f"{info['train_s']:.0f} s) on the quality model's data"}
+            sets["1 large"] = {
+                "models": [
+                    {
+                        "label": "large.bin",
+                        "name": "large",
+                        "path": str(large),
+                        "model_label": "hq",
+                        "bytes": info["bytes"],
+                    }
+                ],
+                "what": f"trained here (`{' '.join(LARGE_ARGS)}`, "
+                f"{info['train_s']:.0f} s) on the quality model's data",
+            }
         phase1, scoring, names = {}, {}, {}
         docs = str(tmp / "out-phase1")  # every set scores the same documents: those phase 1 keeps
         for sname, sset in sets.items():
@@ -422,12 +529,18 @@ def main() -> int:
             runs: dict[str, list[dict]] = {}
             for i in range(args.repeat):  # interleaved, so a busy spell does not hit one system only
                 if sname in ("1", "3") or not Path(docs).exists():
-                    spec = {"kind": "phase1", "files": files, "out": docs if not Path(docs).exists() else str(tmp / f"out-{sname}-{i}"),
-                            "models": models}
+                    spec = {
+                        "kind": "phase1",
+                        "files": files,
+                        "out": docs if not Path(docs).exists() else str(tmp / f"out-{sname}-{i}"),
+                        "models": models,
+                    }
                     runs.setdefault("phase1", []).append(run(spec, f"phase1-{sname}-{i}", cpu, tmp, args.timeout))
                 for kind, sspec in names[sname].items():
                     spec = {**sspec, "docs": docs, "models": models, "batch": args.batch, "min_s": min_s}
-                    runs.setdefault(kind, []).append(run(spec, f"{kind}-{sname.replace(' ', '-')}-{i}", cpu, tmp, args.timeout))
+                    runs.setdefault(kind, []).append(
+                        run(spec, f"{kind}-{sname.replace(' ', '-')}-{i}", cpu, tmp, args.timeout)
+                    )
             if "phase1" in runs:
                 phase1[sname] = fastest(runs.pop("phase1"), "wall_s")
             scoring[sname] = {kind: fastest(rs, "rate") for kind, rs in runs.items()}

@@ -13,52 +13,140 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 SECTIONS = [
-    ("e2e", "python benchmarks/e2e.py --systems ours datatrove nemo --cpu 1 --repeat 2",
-     "The whole pipeline end to end (WARC → … → tokens) against "
-         "DataTrove's FineWeb pipeline and NeMo Curator's CPU pipeline"),
-    ("e2e_wcxb", "python benchmarks/e2e.py --corpus wcxb --systems ours datatrove nemo",
-     "The whole pipeline end to end on large real pages of seven types (WCXB's dev split)"),
-    ("startup", "python benchmarks/startup.py --before acd01ff", "Fixed costs of a run: start-up and each phase's set-up"),
-    ("phase1", "python benchmarks/phase1.py --repeat 3", "Phase 1 end to end (WARC → text → filters → Parquet) against DataTrove"),
-    ("extraction", "python benchmarks/extraction.py", "Main-text extraction: accuracy and speed on the shared dev set"),
+    (
+        "e2e",
+        "python benchmarks/e2e.py --systems ours datatrove nemo --cpu 1 --repeat 2",
+        "The whole pipeline end to end (WARC → … → tokens) against "
+        "DataTrove's FineWeb pipeline and NeMo Curator's CPU pipeline",
+    ),
+    (
+        "e2e_wcxb",
+        "python benchmarks/e2e.py --corpus wcxb --systems ours datatrove nemo",
+        "The whole pipeline end to end on large real pages of seven types (WCXB's dev split)",
+    ),
+    (
+        "startup",
+        "python benchmarks/startup.py --before acd01ff",
+        "Fixed costs of a run: start-up and each phase's set-up",
+    ),
+    (
+        "phase1",
+        "python benchmarks/phase1.py --repeat 3",
+        "Phase 1 end to end (WARC → text → filters → Parquet) against DataTrove",
+    ),
+    (
+        "extraction",
+        "python benchmarks/extraction.py",
+        "Main-text extraction: accuracy and speed on the shared dev set",
+    ),
     ("filters", "python benchmarks/filters.py", "Heuristic filters against DataTrove's"),
     ("dedup_signatures", "python benchmarks/dedup_signatures.py", "MinHash signatures against datasketch"),
     ("dedup_samples", "python benchmarks/dedup_samples.py --sweep", "Deduplication quality on samples/"),
-    ("filters_stages", "python benchmarks/filters_stages.py", "Heuristic filters: CPU time per filter, before and after the speed-up"),
-    ("filters_verdicts", "python benchmarks/filters_verdicts.py", "Heuristic filters: same verdicts before and after the speed-up"),
-    ("dedup_scale", "python benchmarks/dedup_scale.py --docs 100000 1000000", "Deduplication at scale against DataTrove"),
-    ("dedup_scale_datajuicer", "python benchmarks/dedup_scale.py --docs 100000 1000000 --no-datatrove "
+    (
+        "filters_stages",
+        "python benchmarks/filters_stages.py",
+        "Heuristic filters: CPU time per filter, before and after the speed-up",
+    ),
+    (
+        "filters_verdicts",
+        "python benchmarks/filters_verdicts.py",
+        "Heuristic filters: same verdicts before and after the speed-up",
+    ),
+    (
+        "dedup_scale",
+        "python benchmarks/dedup_scale.py --docs 100000 1000000",
+        "Deduplication at scale against DataTrove",
+    ),
+    (
+        "dedup_scale_datajuicer",
+        "python benchmarks/dedup_scale.py --docs 100000 1000000 --no-datatrove "
         "--cpu --results benchmarks/results/dedup_scale_datajuicer.md",
-     "Deduplication at scale against Data-Juicer's Ray MinHash (until `dedup_scale.py` above is re-run with it)"),
-    ("dedup_scale_distributed", "python benchmarks/dedup_scale.py --docs 100000 --distributed "
+        "Deduplication at scale against Data-Juicer's Ray MinHash (until `dedup_scale.py` above is re-run with it)",
+    ),
+    (
+        "dedup_scale_distributed",
+        "python benchmarks/dedup_scale.py --docs 100000 --distributed "
         "--no-datatrove --results benchmarks/results/dedup_scale_distributed.md",
-     "Deduplication at scale: the distributed connected-components path"),
-    ("dedup_scale_sim", "python benchmarks/dedup_scale.py --docs 1000000 2000000 4000000 --distributed --no-datatrove --cpu --results benchmarks/results/dedup_scale_sim.md",
-     "Deduplication at scale: the distributed path at 1M, 2M and 4M documents (the simulation behind [scale.md](scale.md), the plan for a whole snapshot)"),
-    ("snapshot_recurring", "python benchmarks/snapshot.py --shape recurring --files 8000",
-     "A snapshot's shape, every phase: 8,000 small WARC files whose pages recur across files (issue 39)"),
-    ("snapshot_same", "python benchmarks/snapshot.py --shape same --files 8000",
-     "A snapshot's shape, every phase: one WARC given 8,000 times (every record id 8,000 times)"),
-    ("snapshot_heavy", "python benchmarks/snapshot.py --shape heavy --files 2000",
-     "A snapshot's shape, every phase: heavy-tailed duplicate clusters (one of 3,000 copies) in 2,000 small files"),
-    ("snapshot_heavy_20000", "python benchmarks/snapshot.py --shape heavy --files "
-     "--base /tmp/snapshot-bench/heavy/out-2000 --dedup-parts 20000 --results benchmarks/results/snapshot_heavy_20000.md",
-     "A snapshot's shape, dedup alone: 20,000 parts cloned from the heavy-tailed run (clusters grow with the clones)"),
-    ("dedup_boilerplate", "python benchmarks/dedup_boilerplate.py", "Deduplication precision on pages that share a site's boilerplate"),
-    ("paragraph_dedup", "python benchmarks/paragraph_dedup.py --scale 1000000", "Paragraph dedup: exactness, placement against document dedup, cost at 1M documents"),
-    ("dedup_against", "python benchmarks/dedup_against.py", "Dedup against an earlier run's index: the second snapshot's cost and the index's size"),
-    ("quality", "python benchmarks/quality.py --repeat 1", "Classifier scoring (fastText, one to three models) against DataTrove's FastTextClassifierFilter"),
-    ("decontam", "python benchmarks/decontam.py", "Decontamination against eval sets: throughput and the index's cost"),
+        "Deduplication at scale: the distributed connected-components path",
+    ),
+    (
+        "dedup_scale_sim",
+        "python benchmarks/dedup_scale.py --docs 1000000 2000000 4000000 --distributed --no-datatrove --cpu "
+        "--results benchmarks/results/dedup_scale_sim.md",
+        "Deduplication at scale: the distributed path at 1M, 2M and 4M documents "
+        "(the simulation behind [scale.md](scale.md), the plan for a whole snapshot)",
+    ),
+    (
+        "snapshot_recurring",
+        "python benchmarks/snapshot.py --shape recurring --files 8000",
+        "A snapshot's shape, every phase: 8,000 small WARC files whose pages recur across files (issue 39)",
+    ),
+    (
+        "snapshot_same",
+        "python benchmarks/snapshot.py --shape same --files 8000",
+        "A snapshot's shape, every phase: one WARC given 8,000 times (every record id 8,000 times)",
+    ),
+    (
+        "snapshot_heavy",
+        "python benchmarks/snapshot.py --shape heavy --files 2000",
+        "A snapshot's shape, every phase: heavy-tailed duplicate clusters (one of 3,000 copies) in 2,000 small files",
+    ),
+    (
+        "snapshot_heavy_20000",
+        "python benchmarks/snapshot.py --shape heavy --files "
+        "--base /tmp/snapshot-bench/heavy/out-2000 --dedup-parts 20000 "
+        "--results benchmarks/results/snapshot_heavy_20000.md",
+        "A snapshot's shape, dedup alone: 20,000 parts cloned from the heavy-tailed run "
+        "(clusters grow with the clones)",
+    ),
+    (
+        "dedup_boilerplate",
+        "python benchmarks/dedup_boilerplate.py",
+        "Deduplication precision on pages that share a site's boilerplate",
+    ),
+    (
+        "paragraph_dedup",
+        "python benchmarks/paragraph_dedup.py --scale 1000000",
+        "Paragraph dedup: exactness, placement against document dedup, cost at 1M documents",
+    ),
+    (
+        "dedup_against",
+        "python benchmarks/dedup_against.py",
+        "Dedup against an earlier run's index: the second snapshot's cost and the index's size",
+    ),
+    (
+        "quality",
+        "python benchmarks/quality.py --repeat 1",
+        "Classifier scoring (fastText, one to three models) against DataTrove's FastTextClassifierFilter",
+    ),
+    (
+        "decontam",
+        "python benchmarks/decontam.py",
+        "Decontamination against eval sets: throughput and the index's cost",
+    ),
     ("pii", "python benchmarks/pii.py --repeat 3", "PII redaction speed against presidio's default engine"),
     ("pii_eval", "python benchmarks/pii_eval.py", "PII detection quality against presidio's default engine"),
     ("tokenize", "python benchmarks/tokenization.py", "Tokenization and shard writing"),
-    ("megatron_writer", "python benchmarks/megatron_writer.py --docs 3000 --repeats 3", "Megatron IndexedDataset writing against megatron-core's builder"),
-    ("big_warc", "python benchmarks/big_warc.py",
-     "A 1 GB Common-Crawl-sized WARC through `curate run`: memory of the defaults (see also [scale.md](scale.md))"),
-    ("plan_checks", "python benchmarks/plan_checks.py",
-     "Plan-time checks: what `validate` and `run` read of models, eval sets and document inputs before any work"),
-    ("install", "python3.11 -m venv .venv && .venv/bin/pip install -q -e '.[test]' && .venv/bin/pytest",
-     "The test environment: size and time (the README's test command)"),
+    (
+        "megatron_writer",
+        "python benchmarks/megatron_writer.py --docs 3000 --repeats 3",
+        "Megatron IndexedDataset writing against megatron-core's builder",
+    ),
+    (
+        "big_warc",
+        "python benchmarks/big_warc.py",
+        "A 1 GB Common-Crawl-sized WARC through `curate run`: memory of the defaults (see also [scale.md](scale.md))",
+    ),
+    (
+        "plan_checks",
+        "python benchmarks/plan_checks.py",
+        "Plan-time checks: what `validate` and `run` read of models, eval sets and document inputs before any work",
+    ),
+    (
+        "install",
+        "python3.11 -m venv .venv && .venv/bin/pip install -q -e '.[test]' && .venv/bin/pytest",
+        "The test environment: size and time (the README's test command)",
+    ),
 ]
 
 INTRO = """# Benchmarks

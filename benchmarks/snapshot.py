@@ -81,6 +81,7 @@ NEAR_EDIT = 0.01
 
 # ----------------------------------------------------------------------------- the WARC files
 
+
 def _responses() -> list[tuple[list, bytes, str]]:
     """The samples' response records: (WARC headers without id and length, block, record id)."""
     out = []
@@ -88,8 +89,11 @@ def _responses() -> list[tuple[list, bytes, str]]:
         with open(path, "rb") as f:
             for rec in ArchiveIterator(f, no_record_parse=True):
                 if rec.rec_type == "response":
-                    headers = [(k, v) for k, v in rec.rec_headers.headers
-                               if k.lower() not in ("warc-record-id", "content-length")]
+                    headers = [
+                        (k, v)
+                        for k, v in rec.rec_headers.headers
+                        if k.lower() not in ("warc-record-id", "content-length")
+                    ]
                     out.append((headers, rec.raw_stream.read(), rec.rec_headers.get_header("WARC-Record-ID")))
     return out
 
@@ -131,7 +135,7 @@ def cluster_sizes(responses: int, largest: int, share: float, rng: random.Random
     largest = max(2, min(largest, responses // 8))
     sizes, total = [largest], largest
     s = list(range(2, largest + 1))
-    weights = [x ** -2.0 for x in s]
+    weights = [x**-2.0 for x in s]
     while total < share * responses:
         n = min(rng.choices(s, weights)[0], int(share * responses) - total)
         if n < 2:
@@ -147,8 +151,11 @@ def write_heavy(folder: Path, files: int, per: int, largest: int, share: float, 
     rng = random.Random(seed)
     gen = Generator(seed, mean_capture_kib=0.0)  # no inline-script padding: small files, as the recurring shape
     resp = [r for r in gen.responses if r["ptype"] == "text/html"]
-    seeds = [r for r in resp if r["kind"] == "prose" and r["status"] == 200 and not r["encoded"]
-             and r["language"] in gen.paragraphs]
+    seeds = [
+        r
+        for r in resp
+        if r["kind"] == "prose" and r["status"] == 200 and not r["encoded"] and r["language"] in gen.paragraphs
+    ]
     n = files * per
     sizes = cluster_sizes(n, largest, share, rng)
     slots = []  # (cluster, copy) per response: None = a unique page
@@ -166,6 +173,7 @@ def write_heavy(folder: Path, files: int, per: int, largest: int, share: float, 
 
     def near(r: dict, page: bytes) -> bytes:
         text = page.decode(r["charset"], "replace")
+
         def edit(m):
             inner = htmllib.unescape(re.sub(r"<[^>]+>", "", m.group(2)))
             changed = gen._paragraph(r["language"], inner, edit=NEAR_EDIT)
@@ -192,9 +200,13 @@ def write_heavy(folder: Path, files: int, per: int, largest: int, share: float, 
         head_lines = f"{r['protocol']} {r['statusline']}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in r["headers"])
         block = (head_lines + f"Content-Length: {len(body)}\r\n\r\n").encode("latin-1", "replace") + body
         rid = _rid(rng)
-        headers = [("WARC-Type", "response"), ("WARC-Date", "2024-12-01T00:00:00Z"), ("WARC-Target-URI", url),
-                   ("WARC-Identified-Payload-Type", r["ptype"]),
-                   ("Content-Type", "application/http; msgtype=response")]
+        headers = [
+            ("WARC-Type", "response"),
+            ("WARC-Date", "2024-12-01T00:00:00Z"),
+            ("WARC-Target-URI", url),
+            ("WARC-Identified-Payload-Type", r["ptype"]),
+            ("Content-Type", "application/http; msgtype=response"),
+        ]
         records.append(_gz(_record(headers, rid, block)))
         ids.append(rid.strip("<>"))  # phase 1's id: the record id without its brackets
         clusters.append(cluster)
@@ -210,6 +222,7 @@ SHAPES = {"recurring": write_recurring, "same": write_same, "heavy": write_heavy
 
 
 # ----------------------------------------------------------------------------- measuring a run
+
 
 class PhaseUsage(TreeUsage):
     """TreeUsage that also keeps, per phase, the driver's and the largest Ray worker's peak RSS."""
@@ -246,12 +259,23 @@ def _stop(*samplers) -> None:
 def run_all(inputs: str, out: Path, timeout_s: float) -> dict:
     """``curate run jobs/sample.yaml`` on ``inputs`` (every phase), measured from outside."""
     shutil.rmtree(out, ignore_errors=True)
-    cmd = [sys.executable, "-m", "pipeline.cli", "run", "jobs/sample.yaml", "--input", inputs, "--output", str(out),
-           "--no-progress"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pipeline.cli",
+        "run",
+        "jobs/sample.yaml",
+        "--input",
+        inputs,
+        "--output",
+        str(out),
+        "--no-progress",
+    ]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     t0 = time.perf_counter()
-    child = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-                             start_new_session=True)
+    child = subprocess.Popen(
+        cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, start_new_session=True
+    )
     usage, phases = _watch(child.pid)
     log = []
     timer = threading.Timer(timeout_s, lambda: os.killpg(child.pid, 9))
@@ -267,11 +291,21 @@ def run_all(inputs: str, out: Path, timeout_s: float) -> dict:
     wall = time.perf_counter() - t0
     _stop(usage, phases)
     record = json.loads((out / "run.json").read_text()) if (out / "run.json").exists() else {}
-    return {"rc": rc, "wall": wall, "cpu": usage.cpu_s, "load": usage.mean_load, "roles": usage.roles(),
-            "per_phase": phases.per_phase, "record": record, "log_tail": log[-20:], "command": " ".join(cmd[1:])}
+    return {
+        "rc": rc,
+        "wall": wall,
+        "cpu": usage.cpu_s,
+        "load": usage.mean_load,
+        "roles": usage.roles(),
+        "per_phase": phases.per_phase,
+        "record": record,
+        "log_tail": log[-20:],
+        "command": " ".join(cmd[1:]),
+    }
 
 
 # ----------------------------------------------------------------------------- dedup alone on cloned parts
+
 
 def _clone_text(text, suffix: str):
     """Every word of the texts with ``suffix`` appended (letters: the dedup normalization keeps them)."""
@@ -307,8 +341,9 @@ def clone_parts(base: Path, dest: Path, parts: int, truth_path: Path | None) -> 
         if c:
             unique = pa.array([x is None for x in cl])
             text = table.column("text").combine_chunks()
-            table = table.set_column(table.schema.get_field_index("text"), "text",
-                                     pc.if_else(unique, _clone_text(text, _suffix(c)), text))
+            table = table.set_column(
+                table.schema.get_field_index("text"), "text", pc.if_else(unique, _clone_text(text, _suffix(c)), text)
+            )
             for col, sep in (("id", "-c"), ("url", "?c=")):
                 i = table.schema.get_field_index(col)
                 table = table.set_column(i, col, pc.binary_join_element_wise(table.column(col), f"{sep}{c}", ""))
@@ -333,8 +368,8 @@ def measure_dedup(root: str) -> dict:
     """In this (child) process: the deduped phase alone on ``root``'s phase-1 parts."""
     from core.storage import Storage  # the pipeline only in the child that runs it: the parent measures it
     from pipeline.config import load_config
-    from pipeline.phases.deduped import run_dedup
     from pipeline.distribute import init_ray
+    from tests.dedup_standalone import run_dedup
 
     config = load_config(ROOT / "jobs" / "sample.yaml", inputs=["unused"], output=root)
     init_ray(config.ray.num_cpus, config.ray.address, config.ray.shuffle, config.ray.metrics)
@@ -359,11 +394,18 @@ def run_dedup_only(root: Path, timeout_s: float) -> dict:
         rc = child.wait()
     _stop(usage, phases)
     out = json.loads(result.read_text()) if rc == 0 and result.exists() else {}
-    return {"rc": rc, "wall_total": time.perf_counter() - t0, "cpu": usage.cpu_s, "load": usage.mean_load,
-            "roles": usage.roles(), **out}
+    return {
+        "rc": rc,
+        "wall_total": time.perf_counter() - t0,
+        "cpu": usage.cpu_s,
+        "load": usage.mean_load,
+        "roles": usage.roles(),
+        **out,
+    }
 
 
 # ----------------------------------------------------------------------------- scoring and the report
+
 
 def score(root: Path, truth_path: Path) -> dict:
     """Precision and recall of the removed documents against the planted clusters, among the documents dedup saw
@@ -373,18 +415,28 @@ def score(root: Path, truth_path: Path) -> dict:
     for f in (root / "documents" / "extracted").glob("*.parquet"):
         seen.update(pq.read_table(f, columns=["id"]).column("id").to_pylist())
     truth = pq.read_table(truth_path)
-    cluster = {i: c for i, c in zip(truth.column("id").to_pylist(), truth.column("cluster").to_pylist(),
-                                     strict=True) if i in seen}
-    removed = {i for f in (root / "rejected" / "deduped").glob("*.parquet")
-               for i in pq.read_table(f, columns=["id"]).column("id").to_pylist()}
+    cluster = {
+        i: c
+        for i, c in zip(truth.column("id").to_pylist(), truth.column("cluster").to_pylist(), strict=True)
+        if i in seen
+    }
+    removed = {
+        i
+        for f in (root / "rejected" / "deduped").glob("*.parquet")
+        for i in pq.read_table(f, columns=["id"]).column("id").to_pylist()
+    }
     size, gone = Counter(c for c in cluster.values() if c is not None), Counter()
     for i in removed:
         if cluster.get(i) is not None:
             gone[cluster[i]] += 1
     tp = sum(n for c, n in gone.items() if n < size[c])  # the cluster kept a member
     should = sum(n - 1 for n in size.values())
-    return {"removed": len(removed), "tp": tp, "precision": tp / len(removed) if removed else 1.0,
-            "recall": tp / should if should else 1.0}
+    return {
+        "removed": len(removed),
+        "tp": tp,
+        "precision": tp / len(removed) if removed else 1.0,
+        "recall": tp / should if should else 1.0,
+    }
 
 
 def _phase_seconds(record: dict) -> dict:
@@ -396,9 +448,12 @@ def main(argv=None) -> int:
     ap.add_argument("--shape", choices=sorted(SHAPES), default="recurring")
     ap.add_argument("--files", type=int, nargs="*", default=[2000], help="input files per run of every phase")
     ap.add_argument("--dedup-parts", type=int, nargs="*", default=[], help="parts per run of the deduped phase alone")
-    ap.add_argument("--base", help="the finished run whose phase-1 parts --dedup-parts clones (default: the largest "
-                    "--files "
-                    "run of this invocation)")
+    ap.add_argument(
+        "--base",
+        help="the finished run whose phase-1 parts --dedup-parts clones (default: the largest "
+        "--files "
+        "run of this invocation)",
+    )
     ap.add_argument("--per-file", type=int, default=12, help="responses per file")
     ap.add_argument("--largest", type=int, default=10_000, help="heavy: copies in the largest cluster")
     ap.add_argument("--share", type=float, default=0.3, help="heavy: share of the responses in planted clusters")
@@ -436,17 +491,31 @@ def main(argv=None) -> int:
         responses = phases.get("extracted", {}).get("responses") or info["responses"]
         pr = score(out, folder.parent / "truth.parquet") if args.shape == "heavy" and r["rc"] == 0 else None
         per = r["per_phase"]
-        rows.append(["every phase", f"{files:,}", f"{responses:,}", f"{docs_in:,}", f"{r['wall']:.0f}",
-                     f"{(dedup.get('seconds') or 0) / 60:.1f}", f"{r['cpu'] / max(responses, 1) * 1000:.1f}",
-                     f"{r['roles']['largest_rss'].get('driver', 0):,.0f}",
-                     f"{r['roles']['largest_rss'].get('Ray workers', 0):,.0f}",
-                     f"{dedup.get('largest_cluster', '')}",
-                     "" if pr is None else f"{pr['precision']:.4f} / {pr['recall']:.4f}",
-                     f"exit {r['rc']}; " + ", ".join(f"{k} {v:.0f} s" for k, v in _phase_seconds(r["record"]).items()
-                                                     if v is not None)
-                     + "; driver MB by phase " + ", ".join(f"{k} {v['driver']:.0f}" for k, v in per.items())])
-        notes.append(f"- {files:,} files: dedup steps (s) {json.dumps(dedup.get('step_seconds', {}))}; "
-                     f"load average during the run {r['load']:.1f}" if r["load"] is not None else "")
+        rows.append(
+            [
+                "every phase",
+                f"{files:,}",
+                f"{responses:,}",
+                f"{docs_in:,}",
+                f"{r['wall']:.0f}",
+                f"{(dedup.get('seconds') or 0) / 60:.1f}",
+                f"{r['cpu'] / max(responses, 1) * 1000:.1f}",
+                f"{r['roles']['largest_rss'].get('driver', 0):,.0f}",
+                f"{r['roles']['largest_rss'].get('Ray workers', 0):,.0f}",
+                f"{dedup.get('largest_cluster', '')}",
+                "" if pr is None else f"{pr['precision']:.4f} / {pr['recall']:.4f}",
+                f"exit {r['rc']}; "
+                + ", ".join(f"{k} {v:.0f} s" for k, v in _phase_seconds(r["record"]).items() if v is not None)
+                + "; driver MB by phase "
+                + ", ".join(f"{k} {v['driver']:.0f}" for k, v in per.items()),
+            ]
+        )
+        notes.append(
+            f"- {files:,} files: dedup steps (s) {json.dumps(dedup.get('step_seconds', {}))}; "
+            f"load average during the run {r['load']:.1f}"
+            if r["load"] is not None
+            else ""
+        )
         print(markdown_table(["", "parts"], [rows[-1][:2]]), "\n", rows[-1], flush=True)
         if r["rc"] == 0 and not args.base:
             base = out
@@ -462,23 +531,53 @@ def main(argv=None) -> int:
         s = r.get("summary", {})
         pr = score(root, root / "truth.parquet") if (root / "truth.parquet").exists() and r["rc"] == 0 else None
         docs = s.get("in", 0)
-        rows.append(["deduped alone (cloned parts)", f"{parts:,}", "", f"{docs:,}", f"{r['wall_total']:.0f}",
-                     f"{r.get('wall', 0) / 60:.1f}", f"{r['cpu'] / max(docs, 1) * 1000:.1f} (per doc into dedup)",
-                     f"{r['roles']['largest_rss'].get('driver', 0):,.0f}",
-                     f"{r['roles']['largest_rss'].get('Ray workers', 0):,.0f}", f"{s.get('largest_cluster', '')}",
-                     "" if pr is None else f"{pr['precision']:.4f} / {pr['recall']:.4f}",
-                     f"exit {r['rc']}; steps (s) {json.dumps(s.get('step_seconds', {}))}"])
+        rows.append(
+            [
+                "deduped alone (cloned parts)",
+                f"{parts:,}",
+                "",
+                f"{docs:,}",
+                f"{r['wall_total']:.0f}",
+                f"{r.get('wall', 0) / 60:.1f}",
+                f"{r['cpu'] / max(docs, 1) * 1000:.1f} (per doc into dedup)",
+                f"{r['roles']['largest_rss'].get('driver', 0):,.0f}",
+                f"{r['roles']['largest_rss'].get('Ray workers', 0):,.0f}",
+                f"{s.get('largest_cluster', '')}",
+                "" if pr is None else f"{pr['precision']:.4f} / {pr['recall']:.4f}",
+                f"exit {r['rc']}; steps (s) {json.dumps(s.get('step_seconds', {}))}",
+            ]
+        )
         print(rows[-1], flush=True)
-    lines = [f"# Dedup at a snapshot's shape: `{args.shape}`", "",
-             f"- {m['date']} · {m['nproc']} CPUs ({m['cpu']}) · {m['mem_gib']} GiB · Python {m['python']} · "
-             "load average "
-             f"at the start {m['load_avg']}, at the end {machine_info()['load_avg']} (other jobs shared the machine: "
-             "compare CPU seconds)",
-             f"- command: `python benchmarks/snapshot.py {' '.join(argv if argv is not None else sys.argv[1:])}`", "",
-             markdown_table(["run", "files / parts", "responses", "docs into dedup", "wall s", "dedup min",
-                             "CPU ms per response", "driver peak RSS MB", "largest worker peak RSS MB",
-                             "largest cluster", "precision / recall", "notes"],
-                            rows, "lrrrrrrrrrrl"), "", *[n for n in notes if n]]
+    lines = [
+        f"# Dedup at a snapshot's shape: `{args.shape}`",
+        "",
+        f"- {m['date']} · {m['nproc']} CPUs ({m['cpu']}) · {m['mem_gib']} GiB · Python {m['python']} · "
+        "load average "
+        f"at the start {m['load_avg']}, at the end {machine_info()['load_avg']} (other jobs shared the machine: "
+        "compare CPU seconds)",
+        f"- command: `python benchmarks/snapshot.py {' '.join(argv if argv is not None else sys.argv[1:])}`",
+        "",
+        markdown_table(
+            [
+                "run",
+                "files / parts",
+                "responses",
+                "docs into dedup",
+                "wall s",
+                "dedup min",
+                "CPU ms per response",
+                "driver peak RSS MB",
+                "largest worker peak RSS MB",
+                "largest cluster",
+                "precision / recall",
+                "notes",
+            ],
+            rows,
+            "lrrrrrrrrrrl",
+        ),
+        "",
+        *[n for n in notes if n],
+    ]
     results = Path(args.results.format(shape=args.shape))
     results.parent.mkdir(parents=True, exist_ok=True)
     results.write_text("\n".join(lines) + "\n")

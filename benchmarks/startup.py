@@ -38,7 +38,10 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "startup.md"
 PHASES = ["extracted", "deduped", "final", "shards", "card"]
 #: A page of samples/ that every phase keeps (docs.python.org, English, quality score 1.0).
-ONE_PAGE = ("samples/CC-MAIN-20260112000513-20260112001755-00000.warc.gz", "<urn:uuid:90267111-7074-4047-9c9e-2417877a2f6c>")
+ONE_PAGE = (
+    "samples/CC-MAIN-20260112000513-20260112001755-00000.warc.gz",
+    "<urn:uuid:90267111-7074-4047-9c9e-2417877a2f6c>",
+)
 
 
 def one_doc_warc(path: Path) -> Path:
@@ -51,10 +54,15 @@ def one_doc_warc(path: Path) -> Path:
         w = WARCWriter(out, gzip=True)
         for rec in ArchiveIterator(f):
             if rec.rec_type == "response" and rec.rec_headers.get_header("WARC-Record-ID") == record_id:
-                w.write_record(w.create_warc_record(rec.rec_headers.get_header("WARC-Target-URI"), "response",
-                                                    payload=io.BytesIO(rec.content_stream().read()),
-                                                    http_headers=rec.http_headers,
-                                                    warc_headers_dict={"WARC-Record-ID": record_id}))
+                w.write_record(
+                    w.create_warc_record(
+                        rec.rec_headers.get_header("WARC-Target-URI"),
+                        "response",
+                        payload=io.BytesIO(rec.content_stream().read()),
+                        http_headers=rec.http_headers,
+                        warc_headers_dict={"WARC-Record-ID": record_id},
+                    )
+                )
                 return path
     raise SystemExit(f"{record_id} is not in {src}")
 
@@ -62,8 +70,9 @@ def one_doc_warc(path: Path) -> Path:
 def checkout(commit: str, tmp: Path) -> Path:
     """``commit`` in a temporary worktree (removed at the end)."""
     where = tmp / f"worktree-{commit}"
-    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(where), commit], check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(where), commit], check=True, capture_output=True
+    )
     return where
 
 
@@ -88,8 +97,14 @@ def run_once(repo: Path, inputs: list[str] | None, out: Path, timeout_s: float) 
     phases = {p: record["phases"][p]["seconds"] for p in PHASES if p in record["phases"]}
     kept = record["phases"].get("shards", {}).get("documents")
     shutil.rmtree(out, ignore_errors=True)
-    return {"wall_s": wall, "cpu_s": usage.cpu_s, "pss_mb": usage.peak_mb, "phases": phases,
-            "outside_s": wall - sum(phases.values()), "documents": kept}
+    return {
+        "wall_s": wall,
+        "cpu_s": usage.cpu_s,
+        "pss_mb": usage.peak_mb,
+        "phases": phases,
+        "outside_s": wall - sum(phases.values()),
+        "documents": kept,
+    }
 
 
 def median_run(runs: list[dict]) -> dict:
@@ -104,21 +119,44 @@ def median_run(runs: list[dict]) -> dict:
 
 
 def render(machine: dict, args, results: dict[str, dict[str, dict]]) -> str:
-    headers = ["input", "checkout", "wall s", "CPU s", "peak tree PSS MB", *PHASES, "outside the phases", "docs in shards"]
+    headers = [
+        "input",
+        "checkout",
+        "wall s",
+        "CPU s",
+        "peak tree PSS MB",
+        *PHASES,
+        "outside the phases",
+        "docs in shards",
+    ]
     rows = []
     for inp, per in results.items():
         for name, r in per.items():
             if "failed" in r:
                 rows.append([inp, name, f"failed: {r['failed']}", *[""] * (len(headers) - 3)])
                 continue
-            rows.append([inp, name, f"{r['wall_s']:.1f}", f"{r['cpu_s']:.1f}", f"{r['pss_mb']:,.0f}",
-                         *[f"{r['phases'][p]:.2f}" for p in PHASES], f"{r['outside_s']:.1f}", r["documents"]])
-    cmd = "python benchmarks/startup.py" + (f" --before {args.before}" if args.before else "") + f" --rounds {args.rounds}"
+            rows.append(
+                [
+                    inp,
+                    name,
+                    f"{r['wall_s']:.1f}",
+                    f"{r['cpu_s']:.1f}",
+                    f"{r['pss_mb']:,.0f}",
+                    *[f"{r['phases'][p]:.2f}" for p in PHASES],
+                    f"{r['outside_s']:.1f}",
+                    r["documents"],
+                ]
+            )
+    cmd = (
+        "python benchmarks/startup.py"
+        + (f" --before {args.before}" if args.before else "")
+        + f" --rounds {args.rounds}"
+    )
     lines = [
         "# Fixed costs of a run (start-up, per phase)",
         "",
         f"- {machine['date']} · {machine['nproc']} CPUs ({machine['cpu']}) "
-            f"· {machine['mem_gib']} GiB · Python {machine['python']}",
+        f"· {machine['mem_gib']} GiB · Python {machine['python']}",
         f"- load average at the start {list(machine['load_avg'])}, at the end {list(os.getloadavg())}",
         f"- command: `{cmd}`; median of {args.rounds} interleaved rounds",
         "- each row: `curate run jobs/sample.yaml` (embedded Ray, every CPU), wall from spawn to exit; CPU s and "
@@ -154,10 +192,15 @@ def main() -> None:
         for rnd in range(args.rounds):
             for inp in args.inputs:
                 for name, repo in repos.items():
-                    r = run_once(repo, inputs[inp], tmp / f"out-{rnd}-{len(runs[inp][name])}-{abs(hash(name))}", args.timeout)
+                    r = run_once(
+                        repo, inputs[inp], tmp / f"out-{rnd}-{len(runs[inp][name])}-{abs(hash(name))}", args.timeout
+                    )
                     runs[inp][name].append(r)
-                    print(f"round {rnd + 1} {inp} {name}: " + (r.get("failed") or f"{r['wall_s']:.1f} s wall, {r['cpu_s']:.1f} CPU s"),
-                          flush=True)
+                    print(
+                        f"round {rnd + 1} {inp} {name}: "
+                        + (r.get("failed") or f"{r['wall_s']:.1f} s wall, {r['cpu_s']:.1f} CPU s"),
+                        flush=True,
+                    )
         results = {inp: {name: median_run(rs) for name, rs in per.items()} for inp, per in runs.items()}
         text = render(machine, args, results)
         print(text)
@@ -168,7 +211,9 @@ def main() -> None:
         if args.before:
             for repo in repos.values():
                 if repo != ROOT:
-                    subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(repo)], capture_output=True)
+                    subprocess.run(
+                        ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(repo)], capture_output=True
+                    )
         shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -109,11 +109,13 @@ def generate(docs: int, dup_fraction: float, seed: int = 0) -> tuple[pa.Table, n
         texts.append("\n\n".join([headers[site[i]], date, *body, footers[site[i]]]))
     order = rng.permutation(docs)  # clusters spread over all parts
     ids = np.array([f"<urn:uuid:synth-{i:08d}>" for i in range(docs)])
-    table = pa.table({
-        "id": pa.array(ids[order]),
-        "url": pa.array([f"https://site{s}.example/{i}" for s, i in zip(site[order], order, strict=False)]),
-        "text": pa.array(np.array(texts, dtype=object)[order], pa.large_string()),
-    })
+    table = pa.table(
+        {
+            "id": pa.array(ids[order]),
+            "url": pa.array([f"https://site{s}.example/{i}" for s, i in zip(site[order], order, strict=False)]),
+            "text": pa.array(np.array(texts, dtype=object)[order], pa.large_string()),
+        }
+    )
     return table, cluster[order]
 
 
@@ -137,8 +139,14 @@ def write(root: str, docs: int, parts: int, dup_fraction: float, seed: int = 0) 
     truth = pa.table({"id": table.column("id"), "cluster": pa.array(cluster, mask=cluster < 0)})
     storage.write_parquet(truth, "truth.parquet")
     sizes = np.bincount(cluster[cluster >= 0])
-    return {"docs": docs, "parts": parts, "clusters": int(len(sizes)), "in_clusters": int(sizes.sum()),
-            "to_remove": int(sizes.sum() - len(sizes)), "cluster_sizes": {int(k): int(v) for k, v in zip(*np.unique(sizes, return_counts=True), strict=False)}}
+    return {
+        "docs": docs,
+        "parts": parts,
+        "clusters": int(len(sizes)),
+        "in_clusters": int(sizes.sum()),
+        "to_remove": int(sizes.sum() - len(sizes)),
+        "cluster_sizes": {int(k): int(v) for k, v in zip(*np.unique(sizes, return_counts=True), strict=False)},
+    }
 
 
 def main(argv=None) -> int:
@@ -146,7 +154,9 @@ def main(argv=None) -> int:
     ap.add_argument("root")
     ap.add_argument("--docs", type=int, default=100_000)
     ap.add_argument("--parts", type=int, default=10)
-    ap.add_argument("--dup-fraction", type=float, default=0.1, help="fraction of documents that are in a planted cluster")
+    ap.add_argument(
+        "--dup-fraction", type=float, default=0.1, help="fraction of documents that are in a planted cluster"
+    )
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     print(json.dumps(write(args.root, args.docs, args.parts, args.dup_fraction, args.seed)))

@@ -54,7 +54,16 @@ RAW = RESULTS.with_suffix(".json")  # the measurements report() renders (--repor
 INSTALL = RESULTS.parent / "tokenize_install.json"  # venv sizes and times, measured by the commands it lists
 BATCH = 256
 REPEATS = 5
-MODES = ["encode_batch", "encode_batch_fast", "stage", "stage+mds", "stage+wds", "stage+both", "packed+mds", "threads=2"]
+MODES = [
+    "encode_batch",
+    "encode_batch_fast",
+    "stage",
+    "stage+mds",
+    "stage+wds",
+    "stage+both",
+    "packed+mds",
+    "threads=2",
+]
 LABELS = {
     "encode_batch": "bare `Tokenizer.encode_batch`",
     "encode_batch_fast": "bare `Tokenizer.encode_batch_fast`",
@@ -138,14 +147,18 @@ def make_run(mode, stage, batches, tables):
             n += sum(batch.column("num_tokens").to_pylist())
             if mode == "stage":
                 continue
-            samples = packer.add(batch.column("tokens"), batch.column("id")) if packer else document_samples(batch, layout)
+            samples = (
+                packer.add(batch.column("tokens"), batch.column("id")) if packer else document_samples(batch, layout)
+            )
             if not writers:
                 schema = schema or samples.schema
                 if "mds" in mode or mode == "stage+both":
                     cols = mds_columns(schema, layout.fixed_len())
                     writers.append(MDSWriter(f"{out}/stage-mds", cols, MDSConfig(), LocalSink(f"{out}/mds")))
                 if "wds" in mode or mode == "stage+both":
-                    writers.append(WebDatasetWriter(f"{out}/stage-wds", WebDatasetConfig(), LocalSink(f"{out}/wds"), "00000"))
+                    writers.append(
+                        WebDatasetWriter(f"{out}/stage-wds", WebDatasetConfig(), LocalSink(f"{out}/wds"), "00000")
+                    )
             for w in writers:
                 w.write(samples)
         for w in writers:
@@ -167,7 +180,10 @@ def mds_write(spec: dict, texts: list[str]) -> dict:
 
     stage = TokenizeStage(TokenizeConfig(tokenizer=str(ROOT / SAMPLE_TOKENIZER)))
     ids = [f"urn:uuid:{i:08d}" for i in range(len(texts))]
-    table = document_samples(stage(pa.table({"id": ids, "url": [f"https://example.org/{i}" for i in range(len(texts))], "text": texts})), LayoutConfig())
+    table = document_samples(
+        stage(pa.table({"id": ids, "url": [f"https://example.org/{i}" for i in range(len(texts))], "text": texts})),
+        LayoutConfig(),
+    )
     table = pa.concat_tables([table] * spec["copies"])  # more samples: writing is fast
     cols = mds_columns(table.schema)
     compression = spec["compression"]
@@ -209,7 +225,9 @@ def mds_write(spec: dict, texts: list[str]) -> dict:
                 sw.write(r)
     best["copies"] = spec["copies"]
     best["one_copy_bytes"] = sum(f.stat().st_size for f in Path(out, "mds").iterdir() if f.name != "index.json")
-    best["one_copy_token_bytes"] = int(pc.sum(pc.list_value_length(one.column("tokens"))).as_py()) * stage.dtype.itemsize
+    best["one_copy_token_bytes"] = (
+        int(pc.sum(pc.list_value_length(one.column("tokens"))).as_py()) * stage.dtype.itemsize
+    )
     return best
 
 
@@ -251,7 +269,16 @@ def main() -> int:
                                for c in (None, "zstd") for w in ("native", "streaming")]  # fmt: skip
     for mode, extra in jobs:
         spec = work / f"{mode}.spec.json"
-        spec.write_text(json.dumps({"mode": mode.rsplit("-", 1)[0] if mode.startswith("mds-") else mode, "texts": str(texts), "repeats": repeats, **extra}))
+        spec.write_text(
+            json.dumps(
+                {
+                    "mode": mode.rsplit("-", 1)[0] if mode.startswith("mds-") else mode,
+                    "texts": str(texts),
+                    "repeats": repeats,
+                    **extra,
+                }
+            )
+        )
         res = run_child([__file__, "--child", str(spec)], cpu, work / f"{mode}.log", args.timeout, cwd=ROOT)
         print(mode, json.dumps(res), flush=True)
         if mode == "tokens":
@@ -290,8 +317,16 @@ def install_section() -> list[str]:
         return []
     m = json.loads(INSTALL.read_text())
     venvs = (("runtime (`pip install .`)", "runtime"), ("runtime + mosaicml-streaming", "with_streaming"))
-    rows = [[name, m[key]["packages"], f"{m[key]['size_mb'] / 1024:.1f} GB", f"{m[key]['wall_s'] / 60:.1f} min",
-             f"{m[key]['cpu_s'] / 60:.1f} min"] for name, key in venvs]
+    rows = [
+        [
+            name,
+            m[key]["packages"],
+            f"{m[key]['size_mb'] / 1024:.1f} GB",
+            f"{m[key]['wall_s'] / 60:.1f} min",
+            f"{m[key]['cpu_s'] / 60:.1f} min",
+        ]
+        for name, key in venvs
+    ]
     return [
         "## Install: the runtime venv with and without mosaicml-streaming",
         "",
@@ -329,7 +364,9 @@ def report(results: dict, repeats: int, info: dict) -> str:
                              f"{r['one_copy_bytes'] / 2**20:.2f}",
                              f"{r['one_copy_bytes'] / r['one_copy_token_bytes']:.2f}"])  # fmt: skip
         if "failed" not in nat and "failed" not in st:
-            mds_rows.append(["**native / streaming**", c, "", "", f"**{st['cpu_s'] / nat['cpu_s']:.1f}x**", "", "", ""])
+            mds_rows.append(
+                ["**native / streaming**", c, "", "", f"**{st['cpu_s'] / nat['cpu_s']:.1f}x**", "", "", ""]
+            )
     return "\n".join(
         [
             "# Tokenization and shard writing",
@@ -337,15 +374,15 @@ def report(results: dict, repeats: int, info: dict) -> str:
             "Generated by `benchmarks/tokenization.py` (see its docstring for the method). "
             f"{info['date']}, {info['cpu']}, {info['nproc']} CPUs (each row one process pinned to one CPU), "
             f"Python {info['python']}, load average {tuple(info['load_avg'])} "
-                f"at the end. Fastest of {repeats} runs after a warm-up.",
+            f"at the end. Fastest of {repeats} runs after a warm-up.",
             "",
             "## Tokens per second per core",
             "",
             f"Texts: what phase 1 keeps from `samples/` ({results['texts']['documents']:,} "
-                f"documents, {results['texts']['characters']:,} characters), "
+            f"documents, {results['texts']['characters']:,} characters), "
             f"tokenized with the 8k demonstration BPE, batches of {BATCH} documents.",
             "The last column is the row's tokens/s over bare `encode_batch`'s "
-                "/ `encode_batch_fast`'s, measured in the same run.",
+            "/ `encode_batch_fast`'s, measured in the same run.",
             "",
             markdown_table(["what", "tokens", "CPU s", "wall s", "tokens/s/core", "vs bare"], rows),
             "",
@@ -353,13 +390,25 @@ def report(results: dict, repeats: int, info: dict) -> str:
             "## MDS writing: native vs `streaming.MDSWriter`",
             "",
             "The same document-layout samples (tokens, id, url, num_tokens), "
-                "pre-tokenized, the texts 8 times over; only the writing is timed.",
+            "pre-tokenized, the texts 8 times over; only the writing is timed.",
             "Shard sizes are from one copy of the texts (repeated copies "
-                "would let zstd find whole documents again); the last column is",
+            "would let zstd find whole documents again); the last column is",
             "their size over the bytes of the token ids alone. Both use "
-                "zstd level 3 (this project: `zstandard`; streaming: `zstd`).",
+            "zstd level 3 (this project: `zstandard`; streaming: `zstd`).",
             "",
-            markdown_table(["writer", "compression", "samples", "CPU s", "samples/s", "token MiB/s", "shards MiB, 1 copy", "over token bytes"], mds_rows),
+            markdown_table(
+                [
+                    "writer",
+                    "compression",
+                    "samples",
+                    "CPU s",
+                    "samples/s",
+                    "token MiB/s",
+                    "shards MiB, 1 copy",
+                    "over token bytes",
+                ],
+                mds_rows,
+            ),
             "",
             *install_section(),
         ]

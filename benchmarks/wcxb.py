@@ -55,7 +55,9 @@ def load(root: Path, limit: int | None = None) -> list[Page]:
     dev = Path(root) / "dev"
     truth = sorted((dev / "ground-truth").glob("*.json"))
     if not truth:
-        raise SystemExit(f"no WCXB dev split under {root} (dev/ground-truth/*.json); see benchmarks/wcxb.py for a checkout")
+        raise SystemExit(
+            f"no WCXB dev split under {root} (dev/ground-truth/*.json); see benchmarks/wcxb.py for a checkout"
+        )
     decoder = Decoder()
     pages = []
     for path in truth[:limit]:
@@ -65,7 +67,9 @@ def load(root: Path, limit: int | None = None) -> list[Page]:
             continue  # evaluate.py skips these too
         raw = gzip.decompress((dev / "html" / f"{path.stem}.html.gz").read_bytes())
         html, _, _ = decoder.decode(raw, None)
-        pages.append(Page(path.stem, _page_type(data), data.get("url") or "", html or "", gt.get("main_content") or ""))
+        pages.append(
+            Page(path.stem, _page_type(data), data.get("url") or "", html or "", gt.get("main_content") or "")
+        )
     return pages
 
 
@@ -100,10 +104,7 @@ def score(pages: list[Page], texts: list[str]) -> dict[str, Score]:
         prf = word_prf(text or "", page.reference)
         by_type.setdefault(page.page_type, []).append(prf)
         by_type.setdefault("all", []).append(prf)
-    return {
-        t: Score(len(v), *(sum(x[i] for x in v) / len(v) for i in range(3)))
-        for t, v in by_type.items()
-    }
+    return {t: Score(len(v), *(sum(x[i] for x in v) / len(v) for i in range(3))) for t, v in by_type.items()}
 
 
 def cross_check(root: Path, pages: list[Page], texts: list[str]) -> int:
@@ -117,5 +118,7 @@ def cross_check(root: Path, pages: list[Page], texts: list[str]) -> int:
     spec.loader.exec_module(theirs)
     for page, text in zip(pages, texts, strict=False):
         ours, ref = word_prf(text or "", page.reference), theirs.word_f1(text or "", page.reference)
-        assert all(abs(a - b) < 1e-12 for a, b in zip(ours, ref, strict=False)), f"{page.file_id}: {ours} != evaluate.py {ref}"
+        assert all(abs(a - b) < 1e-12 for a, b in zip(ours, ref, strict=False)), (
+            f"{page.file_id}: {ours} != evaluate.py {ref}"
+        )
     return len(pages)

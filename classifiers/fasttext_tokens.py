@@ -96,8 +96,10 @@ class Tokens:
                     same = doc[k:] == doc[: len(doc) - k]
                     docs.append(doc[: len(doc) - k][same])
                     hashes.append(acc[same])
-            self._ngrams[n] = (np.concatenate(docs) if docs else np.zeros(0, np.int64),
-                               np.concatenate(hashes) if hashes else np.zeros(0, np.uint64))
+            self._ngrams[n] = (
+                np.concatenate(docs) if docs else np.zeros(0, np.int64),
+                np.concatenate(hashes) if hashes else np.zeros(0, np.uint64),
+            )
         return self._ngrams[n]
 
 
@@ -109,7 +111,9 @@ def tokenize(texts: pa.Array | pa.ChunkedArray) -> Tokens:
     lists = pc.ascii_split_whitespace(arr)  # ' ' \t \n \v \f \r: fastText's separators but NUL
     encoded = lists.flatten().dictionary_encode()
     uniques = encoded.dictionary.cast(pa.large_string())
-    if len(uniques) and pc.any(pc.match_substring(uniques, "\x00")).as_py():  # rare: split at NUL too, as fastText does
+    if (
+        len(uniques) and pc.any(pc.match_substring(uniques, "\x00")).as_py()
+    ):  # rare: split at NUL too, as fastText does
         return tokenize(pc.replace_substring(arr, "\x00", " "))
     counts = np.diff(lists.offsets.to_numpy())
     offsets = np.r_[0, np.cumsum(counts)]
@@ -128,5 +132,7 @@ def tokenize(texts: pa.Array | pa.ChunkedArray) -> Tokens:
         keep = (before - before[starts][doc]) == 0
         doc, uid = doc[keep], uid[keep]
     # Never words: labels, and the empty strings Arrow's split leaves around leading or trailing spaces.
-    uskip = pc.or_(pc.starts_with(uniques, LABEL_PREFIX), pc.equal(pc.binary_length(uniques), 0)).to_numpy(zero_copy_only=False)
+    uskip = pc.or_(pc.starts_with(uniques, LABEL_PREFIX), pc.equal(pc.binary_length(uniques), 0)).to_numpy(
+        zero_copy_only=False
+    )
     return Tokens(len(arr), doc, uid, uniques, fnv1a_array(uniques), uskip)

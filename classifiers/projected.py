@@ -140,13 +140,15 @@ class ProjectedModel:
     projection: np.ndarray
 
     @classmethod
-    def load(cls, path: str) -> "ProjectedModel":
+    def load(cls, path: str) -> ProjectedModel:
         with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
             r = _Reader(mm)
             magic, _version = r.take("ii")
             if magic != MAGIC:
                 raise Unsupported(f"{path!r} is not a fastText model")
-            dim, _ws, _epoch, _min_count, _neg, word_ngrams, loss, model, bucket, minn, maxn, _lr_update, _t = r.take("12id")
+            dim, _ws, _epoch, _min_count, _neg, word_ngrams, loss, model, bucket, minn, maxn, _lr_update, _t = r.take(
+                "12id"
+            )
             if model != SUPERVISED:
                 raise Unsupported("not a supervised model")
             if LOSSES.get(loss) not in ("softmax", "ova", "ns"):
@@ -176,8 +178,21 @@ class ProjectedModel:
         if prune_size >= 0:  # -1: not pruned; else only the kept buckets have rows (0: none)
             bucket_rows = np.full(bucket, -1, np.int64)
             bucket_rows[pairs[:, 0]] = nwords + pairs[:, 1].astype(np.int64)
-        return cls(path, labels, LOSSES[loss], word_ngrams, bucket, nwords, words, hashes[order], order.astype(np.int64),
-                   starts, shift, bucket_rows, np.ascontiguousarray(projection.T))
+        return cls(
+            path,
+            labels,
+            LOSSES[loss],
+            word_ngrams,
+            bucket,
+            nwords,
+            words,
+            hashes[order],
+            order.astype(np.int64),
+            starts,
+            shift,
+            bucket_rows,
+            np.ascontiguousarray(projection.T),
+        )
 
     # ---------------------------------------------------------------- scoring
 
@@ -196,7 +211,9 @@ class ProjectedModel:
         pos = lo[found] + (-2 - at[found])
         out = np.full(len(q), -1, np.int64)
         cand = self.word_ids[pos]
-        same = pc.equal(tokens.uniques.take(pa.array(found)), self.words.take(pa.array(cand))).to_numpy(zero_copy_only=False)
+        same = pc.equal(tokens.uniques.take(pa.array(found)), self.words.take(pa.array(cand))).to_numpy(
+            zero_copy_only=False
+        )
         out[found[same]] = cand[same]
         for i, p in zip(found[~same], pos[~same], strict=False):  # rare: the same hash, another string
             token = tokens.uniques[int(i)].as_py()
@@ -219,7 +236,11 @@ class ProjectedModel:
         word_row = ids[tokens.uid[words]]
         doc_w = tokens.doc[words][word_row >= 0]
         word_row = word_row[word_row >= 0]
-        doc_n, ngram_hash = tokens.ngrams(self.word_ngrams) if self.word_ngrams > 1 else (np.zeros(0, np.int64), np.zeros(0, np.uint64))
+        doc_n, ngram_hash = (
+            tokens.ngrams(self.word_ngrams)
+            if self.word_ngrams > 1
+            else (np.zeros(0, np.int64), np.zeros(0, np.uint64))
+        )
         ngram_row = self.ngram_rows(ngram_hash)
         doc_n, ngram_row = doc_n[ngram_row >= 0], ngram_row[ngram_row >= 0]
         doc = np.concatenate([doc_w, doc_n])
@@ -257,12 +278,12 @@ def _table_sigmoid(x: np.ndarray) -> np.ndarray:
     """fastText's sigmoid (Loss::sigmoid): 0 below -8, 1 above 8, else its 513-entry table."""
     table = 1.0 / (1.0 + np.exp(-(np.arange(SIGMOID_TABLE + 1) * 2 * MAX_SIGMOID / SIGMOID_TABLE - MAX_SIGMOID)))
     table = table.astype(np.float32).astype(np.float64)
-    idx = np.clip(np.nan_to_num((x + MAX_SIGMOID) * SIGMOID_TABLE / MAX_SIGMOID / 2), 0, SIGMOID_TABLE).astype(np.int64)
+    idx = np.clip(np.nan_to_num((x + MAX_SIGMOID) * SIGMOID_TABLE / MAX_SIGMOID / 2), 0, SIGMOID_TABLE).astype(
+        np.int64
+    )
     out = table[idx]
     out = np.where(x < -MAX_SIGMOID, 0.0, np.where(x > MAX_SIGMOID, 1.0, out))
     return np.where(np.isnan(x), np.nan, out)
-
-
 
 
 @functools.lru_cache(maxsize=16)
@@ -289,7 +310,9 @@ class ProjectedScorer:
         positive = positive_label if positive_label.startswith(LABEL_PREFIX) else LABEL_PREFIX + positive_label
         if positive not in self.model.labels:
             names = ", ".join(lab.removeprefix(LABEL_PREFIX) for lab in self.model.labels)
-            raise QualityModelError(f"{field}.label: {positive_label!r} is not a label of {os.fspath(path)} (its labels: {names})")
+            raise QualityModelError(
+                f"{field}.label: {positive_label!r} is not a label of {os.fspath(path)} (its labels: {names})"
+            )
         self.column = self.model.labels.index(positive)
         self.names = pa.array([lab.removeprefix(LABEL_PREFIX) for lab in self.model.labels], pa.string())
 

@@ -42,7 +42,7 @@ class MissingLabel(QualityModelError):
     """The model has no such label (the fault of the ``label`` field, not of the file)."""
 
 
-def check_model_file(path: str, structure: bool = False, label: str | None = None) -> "ModelFile | None":
+def check_model_file(path: str, structure: bool = False, label: str | None = None) -> ModelFile | None:
     """Check that ``path`` is a fastText model file without loading it.
 
     By default only its existence and magic number (cheap, for config
@@ -66,8 +66,9 @@ def check_model_file(path: str, structure: bool = False, label: str | None = Non
     size = os.path.getsize(path)
     found = read_model_file(path)
     if found is None or found.size > size:
-        raise QualityModelError(f"{path!r} is truncated or damaged ({size:,} bytes: less than its headers say; "
-                                "an interrupted copy?)")
+        raise QualityModelError(
+            f"{path!r} is truncated or damaged ({size:,} bytes: less than its headers say; an interrupted copy?)"
+        )
     if found.size < size:
         raise QualityModelError(f"{path!r} has {size - found.size:,} bytes after the model (not a fastText file?)")
     if found.model != SUPERVISED:
@@ -217,8 +218,9 @@ def full_label(model, label: str) -> str:
     return label if label.startswith(prefix) else prefix + label
 
 
-def prepare_texts(texts: pa.Array | pa.ChunkedArray, lowercase: bool = False, max_chars: int | None = None,
-                  one_line: bool = True) -> pa.Array:
+def prepare_texts(
+    texts: pa.Array | pa.ChunkedArray, lowercase: bool = False, max_chars: int | None = None, one_line: bool = True
+) -> pa.Array:
     """One line per document, as the model reads it (vectorized in Arrow; null -> ""); ``one_line=False`` keeps
     the newlines (fastText's tokenizer splits words at them as at spaces: classifiers/fasttext_tokens.py)."""
     arr = texts.combine_chunks() if isinstance(texts, pa.ChunkedArray) else texts
@@ -232,7 +234,9 @@ def prepare_texts(texts: pa.Array | pa.ChunkedArray, lowercase: bool = False, ma
     return arr
 
 
-def prepared_lines(texts: pa.Array | pa.ChunkedArray, lowercase: bool = False, max_chars: int | None = None) -> list[str]:
+def prepared_lines(
+    texts: pa.Array | pa.ChunkedArray, lowercase: bool = False, max_chars: int | None = None
+) -> list[str]:
     """The batch as the Python strings fastText's multi-line predict takes: prepared, each ending with
     "\n" as fastText's own predict() adds it (the end-of-line token </s> is part of every training example)."""
     eol, empty = pa.scalar("\n", pa.large_string()), pa.scalar("", pa.large_string())
@@ -242,8 +246,14 @@ def prepared_lines(texts: pa.Array | pa.ChunkedArray, lowercase: bool = False, m
 class QualityScorer:
     """Probability of the positive label and the top label, for a batch of texts (any supervised fastText model)."""
 
-    def __init__(self, model, positive_label: str = "hq", lowercase: bool = False, max_chars: int | None = None,
-                 field: str = "quality"):
+    def __init__(
+        self,
+        model,
+        positive_label: str = "hq",
+        lowercase: bool = False,
+        max_chars: int | None = None,
+        field: str = "quality",
+    ):
         """``model``: a path (loaded once per process) or an already loaded fastText model; ``field``: the config
         section named in an error (``quality``, ``classifiers.1``)."""
         self.model = load_model(model, f"{field}.model") if isinstance(model, (str, os.PathLike)) else model
@@ -253,7 +263,9 @@ class QualityScorer:
             names = ", ".join(self._short(lab) for lab in self.labels)
             where = model if isinstance(model, (str, os.PathLike)) else "the model"
             key = "positive_label" if field == "quality" else "label"
-            raise QualityModelError(f"{field}.{key}: {positive_label!r} is not a label of {where} (its labels: {names})")
+            raise QualityModelError(
+                f"{field}.{key}: {positive_label!r} is not a label of {where} (its labels: {names})"
+            )
         self.lowercase, self.max_chars = lowercase, max_chars
 
     def _short(self, label: str) -> str:

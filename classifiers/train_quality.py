@@ -163,7 +163,9 @@ def label_token(label: str, prefix: str = LABEL_PREFIX) -> str:
     return prefix + "_".join(label.split())
 
 
-def write_training_file(path: Path, texts: pa.Array, labels: list[str], lowercase: bool, max_chars: int | None) -> None:
+def write_training_file(
+    path: Path, texts: pa.Array, labels: list[str], lowercase: bool, max_chars: int | None
+) -> None:
     """fastText's format: ``__label__X text`` per line, the text prepared as it will be scored."""
     lines = prepare_texts(texts, lowercase, max_chars)
     # A token starting with __label__ inside a text would be read as a second label; at scoring
@@ -234,7 +236,12 @@ def classification_metrics(truth: list[str], predicted: list[str | None], scores
         p = tp / (tp + fp) if tp + fp else 0.0
         r = tp / (tp + fn) if tp + fn else 0.0
         f1 = 2 * p * r / (p + r) if p + r else 0.0
-        per_label[name] = {"precision": round(p, 4), "recall": round(r, 4), "f1": round(f1, 4), "support": int((truth_a == name).sum())}
+        per_label[name] = {
+            "precision": round(p, 4),
+            "recall": round(r, 4),
+            "f1": round(f1, 4),
+            "support": int((truth_a == name).sum()),
+        }
     scored = ~np.isnan(scores)
     auc = roc_auc(scores[scored], (truth_a == positive)[scored]) if scored.any() else None
     return {
@@ -252,20 +259,28 @@ def classification_metrics(truth: list[str], predicted: list[str | None], scores
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The options, so ``curate train-quality`` can reuse them."""
     data = p.add_argument_group("data (either --data, or --positives and --negatives)")
-    data.add_argument("--data", nargs="+", metavar="FILE", help="labeled documents: Parquet/JSONL files, folders or globs")
+    data.add_argument(
+        "--data", nargs="+", metavar="FILE", help="labeled documents: Parquet/JSONL files, folders or globs"
+    )
     data.add_argument("--positives", nargs="+", metavar="FILE", help="documents of the positive class")
     data.add_argument("--negatives", nargs="+", metavar="FILE", help="documents of the negative class")
     data.add_argument("--text-column", default="text", help="column holding the text (default: text)")
     data.add_argument("--label-column", default="label", help="column holding the label, with --data (default: label)")
-    data.add_argument("--positive-label", default="hq", help="the positive label (the score is its probability; default hq, as DCLM)")
+    data.add_argument(
+        "--positive-label", default="hq", help="the positive label (the score is its probability; default hq, as DCLM)"
+    )
     data.add_argument("--negative-label", default="cc", help="the label of --negatives (default cc, as DCLM)")
     data.add_argument("--balance", action="store_true", help="cut every label to the size of the smallest (seeded)")
-    data.add_argument("--valid-fraction", type=float, default=0.1, help="share of each label held out for the metrics (default 0.1)")
+    data.add_argument(
+        "--valid-fraction", type=float, default=0.1, help="share of each label held out for the metrics (default 0.1)"
+    )
     data.add_argument("--seed", type=int, default=0, help="seed of the split, the line order and fastText (default 0)")
 
     text = p.add_argument_group("text preparation (use the same values in the quality config)")
     text.add_argument("--lowercase", action="store_true", help="lowercase the text (then set quality.lowercase: true)")
-    text.add_argument("--max-chars", type=int, default=None, help="train on the first characters only (then set quality.max_chars)")
+    text.add_argument(
+        "--max-chars", type=int, default=None, help="train on the first characters only (then set quality.max_chars)"
+    )
 
     ft = p.add_argument_group("fastText hyperparameters")
     ft.add_argument("--epoch", type=int, default=5, help="passes over the data (default 5)")
@@ -281,8 +296,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
     out = p.add_argument_group("output")
     out.add_argument("--output", "-o", required=True, help="model path (.bin; .ftz quantizes)")
-    out.add_argument("--quantize", action="store_true", help="quantize (product quantization; implied by a .ftz output)")
-    out.add_argument("--cutoff", type=int, default=0, help="with quantization: keep only this many words and n-grams (0: all)")
+    out.add_argument(
+        "--quantize", action="store_true", help="quantize (product quantization; implied by a .ftz output)"
+    )
+    out.add_argument(
+        "--cutoff", type=int, default=0, help="with quantization: keep only this many words and n-grams (0: all)"
+    )
 
 
 def build_parser(prog: str = "python -m classifiers.train_quality") -> argparse.ArgumentParser:
@@ -331,22 +350,45 @@ def train(args) -> dict:
     with tempfile.TemporaryDirectory(prefix="train-quality-") as tmp:
         train_file = Path(tmp) / "train.txt"
         texts = table.column("text").combine_chunks()
-        write_training_file(train_file, texts.take(pa.array(train_rows)), labels[train_rows].tolist(), args.lowercase, args.max_chars)
-        params = dict(lr=args.lr, dim=args.dim, epoch=args.epoch, wordNgrams=args.word_ngrams, minCount=args.min_count,
-                      minn=args.minn, maxn=args.maxn, bucket=args.bucket, loss=args.loss, thread=args.threads, seed=args.seed)
+        write_training_file(
+            train_file, texts.take(pa.array(train_rows)), labels[train_rows].tolist(), args.lowercase, args.max_chars
+        )
+        params = dict(
+            lr=args.lr,
+            dim=args.dim,
+            epoch=args.epoch,
+            wordNgrams=args.word_ngrams,
+            minCount=args.min_count,
+            minn=args.minn,
+            maxn=args.maxn,
+            bucket=args.bucket,
+            loss=args.loss,
+            thread=args.threads,
+            seed=args.seed,
+        )
         fasttext.FastText.eprint = lambda *a, **k: None
         try:
             with zeroed_allocations() as zeroed:
                 model = fasttext.train_supervised(input=str(train_file), verbose=0, **params)
                 if quantize:
-                    model.quantize(input=str(train_file), qnorm=True, retrain=args.cutoff > 0, cutoff=args.cutoff,
-                                   thread=args.threads, verbose=0)
+                    model.quantize(
+                        input=str(train_file),
+                        qnorm=True,
+                        retrain=args.cutoff > 0,
+                        cutoff=args.cutoff,
+                        thread=args.threads,
+                        verbose=0,
+                    )
         except RuntimeError as e:  # "Encountered NaN": the training diverged
             raise TrainError(f"fastText training failed: {e} (a lower --lr usually helps)") from None
         model.save_model(str(output))
 
     scorer = QualityScorer(model, positive, args.lowercase, args.max_chars)
-    scores, top = scorer.score(texts.take(pa.array(valid_rows))) if len(valid_rows) else (np.zeros(0, np.float32), pa.array([], pa.string()))
+    scores, top = (
+        scorer.score(texts.take(pa.array(valid_rows)))
+        if len(valid_rows)
+        else (np.zeros(0, np.float32), pa.array([], pa.string()))
+    )
     record = {
         "model": output.name,
         "sha256": hashlib.sha256(output.read_bytes()).hexdigest(),
@@ -402,7 +444,7 @@ def report(record: dict, output: str) -> str:
     lines = [
         f"model: {output} ({record['size_bytes']:,} bytes{', quantized' if record['quantized'] else ''})",
         f"train: {record['data']['train']}  held out: {record['data']['valid']} "
-            f" empty skipped: {record['data']['empty_skipped']}",
+        f" empty skipped: {record['data']['empty_skipped']}",
         f"held-out accuracy {m['accuracy']}, ROC AUC of {record['positive_label']!r} {m['roc_auc']}",
         f"{'label':<16} {'precision':>9} {'recall':>7} {'F1':>7} {'support':>8}",
     ]
@@ -411,8 +453,12 @@ def report(record: dict, output: str) -> str:
     lines += [
         f"metrics: {metrics_path_for(output)}",
         "score with: classifiers: [{{name: {}, model: {}, label: {}, lowercase: {}, max_chars: {}}}]".format(
-            Path(output).stem.replace("-", "_").lower() or "quality", output, record["positive_label"],
-            str(record["text"]["lowercase"]).lower(), record["text"]["max_chars"] or "null"),
+            Path(output).stem.replace("-", "_").lower() or "quality",
+            output,
+            record["positive_label"],
+            str(record["text"]["lowercase"]).lower(),
+            record["text"]["max_chars"] or "null",
+        ),
     ]
     return "\n".join(lines)
 

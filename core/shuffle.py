@@ -30,6 +30,8 @@ def with_partition(batch: pa.Table, column: str, partitions: int, shift: int = 0
 def group_apply(ds, partitions: int, fn, fn_kwargs: dict, partition=with_partition, **partition_kwargs):
     """``fn(group, **fn_kwargs)`` over ``partitions`` groups of
     ``ds``, split by ``partition(batch, partitions=...)``."""
-    return (ds.map_batches(partition, fn_kwargs={**partition_kwargs, "partitions": partitions}, batch_format="pyarrow")
-            .groupby("p", num_partitions=partitions)
-            .map_groups(fn, fn_kwargs=fn_kwargs, batch_format="pyarrow"))
+    return (
+        ds.map_batches(partition, fn_kwargs={**partition_kwargs, "partitions": partitions}, batch_format="pyarrow")
+        .groupby("p", num_partitions=partitions)
+        .map_groups(fn, fn_kwargs=fn_kwargs, batch_format="pyarrow")
+    )

@@ -18,11 +18,11 @@ import errno
 import json
 import os
 import posixpath
-from dataclasses import dataclass
-from typing import BinaryIO, Iterator
-from urllib.parse import urlparse
-
 import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import BinaryIO
+from urllib.parse import urlparse
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -35,13 +35,18 @@ class OutputError(RuntimeError):
     stops, with one line saying why and what to do."""
 
     @classmethod
-    def of(cls, fault: int, root: str) -> "OutputError":
+    def of(cls, fault: int, root: str) -> OutputError:
         from core.faults import FAULTS
 
-        fix = ("free space (or set another output.root)" if fault in (errno.ENOSPC, errno.EDQUOT)
-               else "make it writable (or set another output.root)")
-        return cls(f"output error: {FAULTS[fault]} writing to {root}: {fix}, then rerun the same command "
-                   f"(finished units are kept)")
+        fix = (
+            "free space (or set another output.root)"
+            if fault in (errno.ENOSPC, errno.EDQUOT)
+            else "make it writable (or set another output.root)"
+        )
+        return cls(
+            f"output error: {FAULTS[fault]} writing to {root}: {fix}, then rerun the same command "
+            f"(finished units are kept)"
+        )
 
 
 #: Bytes per read when a complete local file is uploaded.
@@ -87,7 +92,7 @@ def location(uri: str) -> str:
     absolute, normalized and with its symlinks resolved; an ``s3://`` URI without ``.``, doubled or trailing
     slashes."""
     if is_s3(uri):
-        key = posixpath.normpath("/" + uri[len("s3://"):]).lstrip("/")
+        key = posixpath.normpath("/" + uri[len("s3://") :]).lstrip("/")
         return f"s3://{key}"
     return os.path.realpath(os.path.expanduser(uri))
 
@@ -217,7 +222,9 @@ class Storage:
         with self.fs.open_output_stream(final, compression=None) as out, open(local, "rb") as src:
             while chunk := src.read(UPLOAD_CHUNK):
                 out.write(chunk)
-        if self.fs.get_file_info(final).size != size:  # a local read error cut the upload short: never leave half a file
+        if (
+            self.fs.get_file_info(final).size != size
+        ):  # a local read error cut the upload short: never leave half a file
             self.fs.delete_file(final)
             raise OSError(f"upload of {self.uri(*parts)} was cut short ({size} bytes staged)")
 

@@ -136,7 +136,12 @@ def check_charset(data: bytes) -> None:
     assert (text is None) == (source in ("binary", "undecodable")), source
     if text is not None:
         pa.array([text], pa.large_string())  # raises on a lone surrogate
-    batch = pa.table({"payload": pa.array([payload, payload[: len(payload) // 2]], pa.large_binary()), "http_charset": [label, None]})
+    batch = pa.table(
+        {
+            "payload": pa.array([payload, payload[: len(payload) // 2]], pa.large_binary()),
+            "http_charset": [label, None],
+        }
+    )
     out = _DECODE(batch)
     assert out.num_rows == 2 and "html" in out.column_names
 
@@ -184,7 +189,9 @@ def check_extract(data: bytes) -> None:
     assert cpu < 3 * EXTRACT_TIMEOUT_S, f"{cpu:.1f} s of CPU > 3 x {EXTRACT_TIMEOUT_S} s"
     assert kept.num_rows + sum(r.num_rows for r in rejected) == 1
     for r in rejected:
-        assert set(r.column(REASON).to_pylist()) <= {"no_text", "extract_timeout", "extract_error"}, r.column(REASON).to_pylist()
+        assert set(r.column(REASON).to_pylist()) <= {"no_text", "extract_timeout", "extract_error"}, r.column(
+            REASON
+        ).to_pylist()
     assert not any(k.startswith("extract.error.") or "batch_error" in k for k in stats.counters), stats.counters
 
 
@@ -246,7 +253,6 @@ def check_card(data: bytes) -> None:
     field of a card's stats.json, rendered: the front matter is YAML with our keys only, the Markdown holds
     no HTML but the card's own, every table row keeps its cells, and the plots are well-formed, inert SVG."""
     import tests.pipeline.card.test_card_hostile as card
-
     from pipeline.card import plots
     from pipeline.card.render import render
 
@@ -259,8 +265,18 @@ def check_card(data: bytes) -> None:
         card.evil = original
     readme = render(stats, stats["examples"])
     meta, body = card.split_card(readme)
-    assert set(meta) <= {"pretty_name", "language", "license", "license_name", "license_link", "size_categories",
-                         "source_datasets", "task_categories", "task_ids", "configs"}, sorted(meta)
+    assert set(meta) <= {
+        "pretty_name",
+        "language",
+        "license",
+        "license_name",
+        "license_link",
+        "size_categories",
+        "source_datasets",
+        "task_categories",
+        "task_ids",
+        "configs",
+    }, sorted(meta)
     card.assert_only_our_html(card.rendered(body), {f"{p}.svg" for p in plots.PLOTS})
     card.assert_tables_whole(body)
     if data[:1] and data[0] % 8 == 0:
@@ -272,8 +288,15 @@ def check_card(data: bytes) -> None:
             parse_svg(image)  # well-formed UTF-8 SVG, nothing that runs or links
 
 
-CHECKS = {"gunzip": check_gunzip, "warc": check_warc, "http": check_http, "charset": check_charset, "extract": check_extract,
-          "url": check_url, "card": check_card}
+CHECKS = {
+    "gunzip": check_gunzip,
+    "warc": check_warc,
+    "http": check_http,
+    "charset": check_charset,
+    "extract": check_extract,
+    "url": check_url,
+    "card": check_card,
+}
 
 
 def warm_up(target: str) -> None:

@@ -73,7 +73,9 @@ def main() -> None:
                 text, _, _ = decoder.decode(resp.body, charset)
                 if text:
                     put("extract", text[: 1 << 17].encode("utf-8"))
-                encoded = block.split(b"\r\n\r\n", 1)[0] + b"\r\nContent-Encoding: gzip\r\n\r\n" + gzip.compress(resp.body)
+                encoded = (
+                    block.split(b"\r\n\r\n", 1)[0] + b"\r\nContent-Encoding: gzip\r\n\r\n" + gzip.compress(resp.body)
+                )
                 put("http", encoded[: 1 << 16])
     for path in sorted((ROOT / "samples" / "broken").glob("*.warc.gz")):
         data = path.read_bytes()
@@ -90,11 +92,28 @@ def main() -> None:
         print(target, len(list((OUT / target).glob("*"))), "seeds")
 
 
-HOSTILE_URLS = ["https://user:pass@host.example/peter.parker@yahoo.com/?ssn=536-22-1974&cc=4111%201111%201111%201111",
-                "http://81.2.69.161./x?email=john.smith%2540gmail.com#frag", "https://[::1]:8080/%ZZ%", "mailto:a@b.c",
-                "http://a.example/" + "x" * 10_000, "https://a.example/\r\n\x00?q=%00", "//no-scheme.example/a/../b"]
-HOSTILE_STRINGS = ["$\\foo$.example.com", "`<img src=x onerror=alert(1)>`", "a|b|c\n\n| x |", "\u202eevil", "```yaml\n---\n",
-                   "<details><summary>x</summary>", "[l](javascript:alert(1))", "#", "- item", "&amp;", "\x00"]
+HOSTILE_URLS = [
+    "https://user:pass@host.example/peter.parker@yahoo.com/?ssn=536-22-1974&cc=4111%201111%201111%201111",
+    "http://81.2.69.161./x?email=john.smith%2540gmail.com#frag",
+    "https://[::1]:8080/%ZZ%",
+    "mailto:a@b.c",
+    "http://a.example/" + "x" * 10_000,
+    "https://a.example/\r\n\x00?q=%00",
+    "//no-scheme.example/a/../b",
+]
+HOSTILE_STRINGS = [
+    "$\\foo$.example.com",
+    "`<img src=x onerror=alert(1)>`",
+    "a|b|c\n\n| x |",
+    "\u202eevil",
+    "```yaml\n---\n",
+    "<details><summary>x</summary>",
+    "[l](javascript:alert(1))",
+    "#",
+    "- item",
+    "&amp;",
+    "\x00",
+]
 
 
 def card_stats() -> None:

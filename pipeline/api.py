@@ -32,11 +32,15 @@ def _use(component: type | str) -> str:
     if isinstance(component, str):
         return component
     if not isinstance(component, type):
-        raise ConfigError(f"config error: {component!r}: give the class (or 'module:Class'), not an instance: its "
-                          "settings go in the entry (stage(Class, key=value)), so that they are fingerprinted")
+        raise ConfigError(
+            f"config error: {component!r}: give the class (or 'module:Class'), not an instance: its "
+            "settings go in the entry (stage(Class, key=value)), so that they are fingerprinted"
+        )
     if component.__module__ == "__main__":
-        raise ConfigError(f"config error: {component.__qualname__} is defined in __main__: Ray's workers cannot "
-                          "import it; define it in a module on the path")
+        raise ConfigError(
+            f"config error: {component.__qualname__} is defined in __main__: Ray's workers cannot "
+            "import it; define it in a module on the path"
+        )
     return use_of(component)
 
 
@@ -52,8 +56,9 @@ def reader(component: type | str, **settings: Any) -> dict:
     return {"use": _use(component), "with": settings}
 
 
-def export(name: str, use: type | str = "jsonl", phase: str = "final", columns: Sequence[str] | None = None,
-           **settings: Any) -> dict:
+def export(
+    name: str, use: type | str = "jsonl", phase: str = "final", columns: Sequence[str] | None = None, **settings: Any
+) -> dict:
     """An ``exports:`` entry: ``exports/<name>/``, its format (jsonl, parquet or a format class), the phase whose
     kept documents it copies, the columns it writes."""
     entry: dict[str, Any] = {"name": name, "use": _use(use), "phase": phase, "with": settings}
@@ -81,8 +86,9 @@ def _export_of_class(component: type | str) -> dict:
     return export(name.split(":")[-1].lower(), component)
 
 
-def build(config: str | os.PathLike | dict | RunConfig, stages: Sequence = (), readers: Sequence = (),
-          exports: Sequence = ()) -> RunConfig:
+def build(
+    config: str | os.PathLike | dict | RunConfig, stages: Sequence = (), readers: Sequence = (), exports: Sequence = ()
+) -> RunConfig:
     """The run's config: ``config`` with the components added after its own entries, validated as YAML is."""
     data = _as_dict(config)
     data["stages"] = [*(data.get("stages") or []), *(entry(s, stage) for s in stages)]
@@ -93,9 +99,16 @@ def build(config: str | os.PathLike | dict | RunConfig, stages: Sequence = (), r
     return out
 
 
-def run(config: str | os.PathLike | dict | RunConfig, *, stages: Sequence = (), readers: Sequence = (),
-        exports: Sequence = (), phases: list[str] | None = None, address: str | None = None,
-        progress: bool = False) -> dict:
+def run(
+    config: str | os.PathLike | dict | RunConfig,
+    *,
+    stages: Sequence = (),
+    readers: Sequence = (),
+    exports: Sequence = (),
+    phases: list[str] | None = None,
+    address: str | None = None,
+    progress: bool = False,
+) -> dict:
     """Run a recipe: ``config`` plus its own stages, readers and exports (classes or entries made by
     :func:`stage`, :func:`reader`, :func:`export`); returns the run record (``run.json``)."""
     return run_plan(build(config, stages, readers, exports), address=address, progress=progress, phases=phases)

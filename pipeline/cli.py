@@ -18,54 +18,95 @@ import logging
 import sys
 from typing import NoReturn
 
+from core.storage import OutputError
 from pipeline.config import ConfigError, load_config
 from pipeline.inputs import InputError
 from pipeline.lock import OutputLocked
-from core.storage import OutputError
 
 
 def _add_config_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("config", help="YAML run config (e.g. jobs/sample.yaml)")
-    p.add_argument("--input", "-i", action="append", metavar="PATH_OR_GLOB",
-                   help="input WARC path, glob, s3:// URI or warc.paths listing; repeatable; replaces the config's inputs")
-    p.add_argument("--output", "-o", metavar="ROOT", help="output folder or s3://bucket/prefix; replaces the config's output.root")
+    p.add_argument(
+        "--input",
+        "-i",
+        action="append",
+        metavar="PATH_OR_GLOB",
+        help="input WARC path, glob, s3:// URI or warc.paths listing; repeatable; replaces the config's inputs",
+    )
+    p.add_argument(
+        "--output", "-o", metavar="ROOT", help="output folder or s3://bucket/prefix; replaces the config's output.root"
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="curate", description="Common Crawl WARCs to clean, deduplicated training data on Ray.")
+    parser = argparse.ArgumentParser(
+        prog="curate", description="Common Crawl WARCs to clean, deduplicated training data on Ray."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="run the pipeline", description="Run the pipeline described by CONFIG.")
     _add_config_args(run)
     run.add_argument("--address", help="Ray cluster address (default: RAY_ADDRESS, else an embedded local Ray)")
-    run.add_argument("--phases", metavar="A,B", action="append",
-                     help="run only these phases (comma-separated or repeated), "
-                         "e.g. --phases card; the others are left as they are")
-    run.add_argument("--dry-run", action="store_true",
-                     help="print the plan (inputs, phases, units done and to do) and exit without running anything")
+    run.add_argument(
+        "--phases",
+        metavar="A,B",
+        action="append",
+        help="run only these phases (comma-separated or repeated), "
+        "e.g. --phases card; the others are left as they are",
+    )
+    run.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the plan (inputs, phases, units done and to do) and exit without running anything",
+    )
     run.add_argument("--no-progress", action="store_true", help="no progress bars (logs only)")
-    run.add_argument("-v", "--verbose", action="store_true", help="info-level logs of every library too (Ray, ...); this project's own info lines always show")
+    run.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="info-level logs of every library too (Ray, ...); this project's own info lines always show",
+    )
 
-    val = sub.add_parser("validate", help="check a config and list its inputs", description="Validate CONFIG and expand its inputs without running.")
+    val = sub.add_parser(
+        "validate",
+        help="check a config and list its inputs",
+        description="Validate CONFIG and expand its inputs without running.",
+    )
     _add_config_args(val)
 
-    sub.add_parser("config-reference", help="print every config field, its default and meaning",
-                   description="Print the config reference (the same table as the README's).")
+    sub.add_parser(
+        "config-reference",
+        help="print every config field, its default and meaning",
+        description="Print the config reference (the same table as the README's).",
+    )
 
     from classifiers.train_quality import add_arguments
 
-    add_arguments(sub.add_parser("train-quality", help="train a fastText quality classifier",
-                                 description="Train a supervised fastText quality classifier from labeled Parquet/JSONL "
-                                             "or from positives vs negatives; held-out precision/recall/F1 saved beside the model."))
-    sub.add_parser("report", help="rebuild the dataset card (README.md, card/) of an existing output (see `curate report --help`)")
-    unlock = sub.add_parser("unlock", help="break the lock a dead run left on an output root",
-                            description="Remove the lock of an output root (local or s3://), left by a run that died "
-                                        "without giving it back. A holder that may still run is refused (exit 2): on this "
-                                        "host, its process is alive; on another host, its heartbeat is younger than 5 "
-                                        "minutes. Two live runs on one output mix their outputs.")
+    add_arguments(
+        sub.add_parser(
+            "train-quality",
+            help="train a fastText quality classifier",
+            description="Train a supervised fastText quality classifier from labeled Parquet/JSONL "
+            "or from positives vs negatives; held-out precision/recall/F1 saved beside the model.",
+        )
+    )
+    sub.add_parser(
+        "report", help="rebuild the dataset card (README.md, card/) of an existing output (see `curate report --help`)"
+    )
+    unlock = sub.add_parser(
+        "unlock",
+        help="break the lock a dead run left on an output root",
+        description="Remove the lock of an output root (local or s3://), left by a run that died "
+        "without giving it back. A holder that may still run is refused (exit 2): on this "
+        "host, its process is alive; on another host, its heartbeat is younger than 5 "
+        "minutes. Two live runs on one output mix their outputs.",
+    )
     unlock.add_argument("root", help="output folder or s3://bucket/prefix")
-    unlock.add_argument("--force", action="store_true",
-                        help="remove the lock even if its holder may still run (you know it is dead: its host is gone)")
+    unlock.add_argument(
+        "--force",
+        action="store_true",
+        help="remove the lock even if its holder may still run (you know it is dead: its host is gone)",
+    )
     unlock.add_argument("--endpoint-url", help="S3-compatible endpoint (default: AWS_ENDPOINT_URL or AWS)")
     return parser
 
@@ -76,8 +117,11 @@ OWN_LOGGERS = ("pipeline", "stages", "classifiers", "jobs")
 
 def setup_logging(verbose: bool = False) -> None:
     """WARNING for everything, INFO for this project's loggers; ``-v``: INFO for every library too (Ray...)."""
-    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s", datefmt="%H:%M:%S")
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        datefmt="%H:%M:%S",
+    )
     for name in OWN_LOGGERS:
         logging.getLogger(name).setLevel(logging.INFO)
 
@@ -138,8 +182,13 @@ def main(argv: list[str] | None = None, *, ending: bool = False) -> int:
         from pipeline.runner import run
 
         try:
-            record = run(config, address=args.address, progress=not args.no_progress, phases=phases,
-                         command=["curate", *(argv if argv is not None else sys.argv[1:])])
+            record = run(
+                config,
+                address=args.address,
+                progress=not args.no_progress,
+                phases=phases,
+                command=["curate", *(argv if argv is not None else sys.argv[1:])],
+            )
         finally:
             if not ending:
                 shutdown_local_ray()
@@ -153,8 +202,8 @@ def main(argv: list[str] | None = None, *, ending: bool = False) -> int:
 
 
 def _unlock(root: str, endpoint_url: str | None, force: bool = False) -> int:
-    from pipeline.lock import LockInUse, unlock
     from core.storage import S3Options, Storage
+    from pipeline.lock import LockInUse, unlock
 
     try:
         removed = unlock(Storage(root, S3Options(endpoint_url=endpoint_url)), force=force)
@@ -186,7 +235,10 @@ def _print_plan(config, phases: list[str]) -> int:
         print(f"  {phase.name:<10} reads {r['reads']:<10} {units}  [{'run' if r['selected'] else 'not selected'}]")
         print(f"  {'':<10} {phase.label}")
         for source in phase.sources:
-            print(f"  {'':<10}   source {source.kind}: {source.label}" + (f"; then {', '.join(source.stages)}" if source.stages else ""))
+            print(
+                f"  {'':<10}   source {source.kind}: {source.label}"
+                + (f"; then {', '.join(source.stages)}" if source.stages else "")
+            )
         for name, keys in phase.overrides.items():
             shown = ", ".join(f"{k}={json.dumps(v)}" for k, v in keys.items()) or "the run's settings"
             print(f"  {'':<10}   named source {name}: {shown}")
@@ -220,8 +272,11 @@ def _report(record: dict, output: str) -> int:
     for name, why in lost.items():
         print(f"failed: phase {name}: {why}", file=sys.stderr)
     if lost:
-        return _fail(f"{len(lost)} phases lost every document to errors (the first traceback of each kind is in the "
-                     "worker logs)", 1)
+        return _fail(
+            f"{len(lost)} phases lost every document to errors (the first traceback of each kind is in the "
+            "worker logs)",
+            1,
+        )
     if failed:
         return _fail(f"{failed} units failed; rerun the same command to retry them", 1)
     return 0

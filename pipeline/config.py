@@ -19,24 +19,24 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from core.storage import S3Options
-from stages.classify import ClassifierConfig, check_classifiers
 from pipeline.config_checks import check_config
 from pipeline.paths import resolve_paths
 from pipeline.plugins import ExportConfig, ReaderConfig, UserStageConfig, check_plugins
 from pipeline.sources import SourceConfig, check_sources, effective_config
+from stages.charset import CharsetConfig
+from stages.classify import ClassifierConfig, check_classifiers
 from stages.decontam import DecontamConfig
 from stages.dedup.config import DedupConfig
 from stages.extract import ExtractConfig
 from stages.filters import FiltersConfig
 from stages.langid import LangIdConfig
 from stages.mix import MixConfig
+from stages.named_files import ConfigPath
 from stages.pii import PiiConfig
 from stages.quality import QualityConfig
-from stages.writers.config import ShardsConfig
-from stages.charset import CharsetConfig
 from stages.sources.documents import DocumentsConfig
-from stages.named_files import ConfigPath
 from stages.warc import WarcConfig
+from stages.writers.config import ShardsConfig
 
 log = logging.getLogger(__name__)
 
@@ -50,29 +50,48 @@ class StorageConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    endpoint_url: str | None = Field(None, description="S3-compatible endpoint, e.g. http://127.0.0.1:9000; default AWS_ENDPOINT_URL or AWS")
+    endpoint_url: str | None = Field(
+        None, description="S3-compatible endpoint, e.g. http://127.0.0.1:9000; default AWS_ENDPOINT_URL or AWS"
+    )
     region: str | None = Field(None, description="default AWS_DEFAULT_REGION or us-east-1")
     anonymous: bool = Field(False, description="unsigned requests (public buckets such as commoncrawl)")
-    max_attempts: int = Field(10, ge=1, le=100, description="tries per S3 request before a unit fails: throttling "
-                              "(503 SlowDown) and dropped connections are retried with exponential backoff (AWS standard "
-                              "retry strategy; the SDK's default of 3 is too few for a snapshot's millions of requests)")
+    max_attempts: int = Field(
+        10,
+        ge=1,
+        le=100,
+        description="tries per S3 request before a unit fails: throttling "
+        "(503 SlowDown) and dropped connections are retried with exponential backoff (AWS standard "
+        "retry strategy; the SDK's default of 3 is too few for a snapshot's millions of requests)",
+    )
 
 
 class RayConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    address: str | None = Field(None, description="cluster address; null = embedded local Ray (RAY_ADDRESS also works)")
+    address: str | None = Field(
+        None, description="cluster address; null = embedded local Ray (RAY_ADDRESS also works)"
+    )
     num_cpus: int | None = Field(None, ge=1, le=4096, description="CPUs for the embedded local Ray; null = all")
-    workers: int | None = Field(None, ge=1, le=100_000, description="units run at once in the unit-by-unit phases "
-        "(extracted, final, ...); null = one per CPU of the cluster")
-    metrics: bool = Field(False, description="embedded local Ray only: start Ray's metrics agent and export the run's progress gauges "
-                          "(curate_phase_*) on its metrics port; off, a stand-in takes the place of "
-                              "Ray's dashboard agent (~2.6 CPU-s a run) and the driver neither checks "
-                              "the dashboard's dependencies nor imports the gauges (~0.9 s, measured). "
-                          "A cluster exports them whatever this says")
+    workers: int | None = Field(
+        None,
+        ge=1,
+        le=100_000,
+        description="units run at once in the unit-by-unit phases "
+        "(extracted, final, ...); null = one per CPU of the cluster",
+    )
+    metrics: bool = Field(
+        False,
+        description="embedded local Ray only: start Ray's metrics agent and export the run's progress gauges "
+        "(curate_phase_*) on its metrics port; off, a stand-in takes the place of "
+        "Ray's dashboard agent (~2.6 CPU-s a run) and the driver neither checks "
+        "the dashboard's dependencies nor imports the gauges (~0.9 s, measured). "
+        "A cluster exports them whatever this says",
+    )
     shuffle: Literal["sort", "hash"] = Field(
-        "sort", description="Ray Data's shuffle for dedup and shards: sort (pull-based; measured 0.35 s vs 3-4 s fixed "
-        "cost per shuffle, and 3.1 s vs 6.7 s for 4M rows into 16 groups on 2 CPUs) or hash (aggregator actors)")
+        "sort",
+        description="Ray Data's shuffle for dedup and shards: sort (pull-based; measured 0.35 s vs 3-4 s fixed "
+        "cost per shuffle, and 3.1 s vs 6.7 s for 4M rows into 16 groups on 2 CPUs) or hash (aggregator actors)",
+    )
 
 
 class OutputConfig(BaseModel):
@@ -87,17 +106,22 @@ class OutputConfig(BaseModel):
     @classmethod
     def _named(cls, v: str) -> str:
         if not v.strip():
-            raise ValueError("is empty: give a folder or s3://bucket/prefix (an empty root would be the working "
-                             "directory)")
+            raise ValueError(
+                "is empty: give a folder or s3://bucket/prefix (an empty root would be the working directory)"
+            )
         return v
+
     rejected_text: bool = Field(False, description="also store the text of rejected documents")
 
 
 class CardConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    enabled: bool = Field(True, description="write the dataset card (README.md at the output root; card/: "
-        "stats.json, plots) at the end of the run; `curate report` writes it later")
+    enabled: bool = Field(
+        True,
+        description="write the dataset card (README.md at the output root; card/: "
+        "stats.json, plots) at the end of the run; `curate report` writes it later",
+    )
 
 
 class RunConfig(BaseModel):
@@ -108,9 +132,13 @@ class RunConfig(BaseModel):
     run_only: ClassVar[tuple[str, ...]] = ("storage", "ray")
 
     name: str = "run"
-    inputs: list[str] = Field(..., min_length=1, description="input files (WARC; JSON lines or Parquet documents: told by "
+    inputs: list[str] = Field(
+        ...,
+        min_length=1,
+        description="input files (WARC; JSON lines or Parquet documents: told by "
         "their content), globs, folders, s3:// URIs, or warc.paths listings; "
-        "with `sources`, leave it out (it is then every source's inputs)")
+        "with `sources`, leave it out (it is then every source's inputs)",
+    )
     inputs_base: str = Field(
         "s3://commoncrawl/", description="prefix for the relative paths inside a Common Crawl warc.paths listing"
     )
@@ -118,32 +146,69 @@ class RunConfig(BaseModel):
     storage: StorageConfig = Field(default_factory=StorageConfig)
     ray: RayConfig = Field(default_factory=RayConfig)
     warc: WarcConfig = Field(default_factory=WarcConfig)
-    documents: DocumentsConfig = Field(default_factory=DocumentsConfig, description="JSON lines and Parquet inputs: where a record's text, id, URL and date are")
+    documents: DocumentsConfig = Field(
+        default_factory=DocumentsConfig,
+        description="JSON lines and Parquet inputs: where a record's text, id, URL and date are",
+    )
     charset: CharsetConfig = Field(default_factory=CharsetConfig)
     extract: ExtractConfig = Field(default_factory=ExtractConfig)
     langid: LangIdConfig = Field(default_factory=LangIdConfig)
     filters: FiltersConfig = Field(default_factory=FiltersConfig)
-    classifiers: list[ClassifierConfig] = Field(default_factory=list, description="fastText classifiers: each scores every "
-                                                "document in phase 1 (<name>_score, <name>_label) and may filter after dedup (docs/quality.md)")
-    quality: QualityConfig | None = Field(None, exclude=True, description="the earlier form of one classifier: read as the "
-                                          "classifiers entry named quality (write that instead)")
+    classifiers: list[ClassifierConfig] = Field(
+        default_factory=list,
+        description="fastText classifiers: each scores every "
+        "document in phase 1 (<name>_score, <name>_label) and may filter after dedup (docs/quality.md)",
+    )
+    quality: QualityConfig | None = Field(
+        None,
+        exclude=True,
+        description="the earlier form of one classifier: read as the "
+        "classifiers entry named quality (write that instead)",
+    )
     dedup: DedupConfig = Field(default_factory=DedupConfig)
-    pii: PiiConfig = Field(default_factory=PiiConfig, description="PII detection and redaction in the final phase (docs/pii.md)")
-    shards: ShardsConfig = Field(default_factory=ShardsConfig, description="training shards: tokenizer, layout, shuffle, MDS, WebDataset (docs/shards.md)")
+    pii: PiiConfig = Field(
+        default_factory=PiiConfig, description="PII detection and redaction in the final phase (docs/pii.md)"
+    )
+    shards: ShardsConfig = Field(
+        default_factory=ShardsConfig,
+        description="training shards: tokenizer, layout, shuffle, MDS, WebDataset (docs/shards.md)",
+    )
     card: CardConfig = Field(default_factory=CardConfig, description="the dataset card (docs/card.md)")
-    decontam: DecontamConfig = Field(default_factory=DecontamConfig, description="decontamination against eval sets, first in the final phase (docs/decontam.md)")
-    sources: list[SourceConfig] = Field(default_factory=list, max_length=1000, description="named sources instead of one `inputs` "
-                                        "list: [{name, inputs, ...overrides of warc, documents, charset, extract, langid, filters, "
-                                        "classifiers}] (docs/mix.md)")
-    mix: MixConfig = Field(default_factory=MixConfig, description="the training mix: shares or epochs per named source, rehydration (docs/mix.md)")
-    stages: list[UserStageConfig] = Field(default_factory=list, max_length=1000, description="stages of your own "
-                                          "module: [{use: module:Class, phase: extracted|final, with: {...}, filter: "
-                                          "{...}}] (the README's \"Your own components\")")
-    readers: list[ReaderConfig] = Field(default_factory=list, max_length=100, description="readers of your own module "
-                                        "for the input files their suffixes name: [{use: module:Class, with: {...}}]")
-    exports: list[ExportConfig] = Field(default_factory=list, max_length=100, description="copies of a phase's kept "
-                                        "documents under exports/<name>/: [{name, use: jsonl|parquet|module:Class, "
-                                        "phase, columns, with}]")
+    decontam: DecontamConfig = Field(
+        default_factory=DecontamConfig,
+        description="decontamination against eval sets, first in the final phase (docs/decontam.md)",
+    )
+    sources: list[SourceConfig] = Field(
+        default_factory=list,
+        max_length=1000,
+        description="named sources instead of one `inputs` "
+        "list: [{name, inputs, ...overrides of warc, documents, charset, extract, langid, filters, "
+        "classifiers}] (docs/mix.md)",
+    )
+    mix: MixConfig = Field(
+        default_factory=MixConfig,
+        description="the training mix: shares or epochs per named source, rehydration (docs/mix.md)",
+    )
+    stages: list[UserStageConfig] = Field(
+        default_factory=list,
+        max_length=1000,
+        description="stages of your own "
+        "module: [{use: module:Class, phase: extracted|final, with: {...}, filter: "
+        '{...}}] (the README\'s "Your own components")',
+    )
+    readers: list[ReaderConfig] = Field(
+        default_factory=list,
+        max_length=100,
+        description="readers of your own module "
+        "for the input files their suffixes name: [{use: module:Class, with: {...}}]",
+    )
+    exports: list[ExportConfig] = Field(
+        default_factory=list,
+        max_length=100,
+        description="copies of a phase's kept "
+        "documents under exports/<name>/: [{name, use: jsonl|parquet|module:Class, "
+        "phase, columns, with}]",
+    )
 
     #: each named source's effective config, built when first asked for (pipeline/sources.py)
     _by_source: dict = PrivateAttr(default_factory=dict)
@@ -168,35 +233,52 @@ class RunConfig(BaseModel):
     def _inputs_of_sources(cls, v: Any) -> Any:
         """With named sources, ``inputs`` is every source's inputs (what the run expands and reads)."""
         if isinstance(v, dict) and isinstance(v.get("sources"), list) and "inputs" not in v:
-            entries = [e for s in v["sources"] if isinstance(s, dict) and isinstance(s.get("inputs"), list) for e in s["inputs"]]
+            entries = [
+                e
+                for s in v["sources"]
+                if isinstance(s, dict) and isinstance(s.get("inputs"), list)
+                for e in s["inputs"]
+            ]
             v = {**v, "inputs": list(dict.fromkeys(entries))}
         return v
 
     @model_validator(mode="after")
-    def _sources_and_mix(self) -> "RunConfig":
+    def _sources_and_mix(self) -> RunConfig:
         names = [s.name for s in self.sources]
         if len(set(names)) != len(names):
-            raise ValueError("sources: two sources have the same name "
-                f"({', '.join(sorted({n for n in names if names.count(n) > 1}))}): give each its own")
+            raise ValueError(
+                "sources: two sources have the same name "
+                f"({', '.join(sorted({n for n in names if names.count(n) > 1}))}): give each its own"
+            )
         if self.sources and self.inputs != list(dict.fromkeys(e for s in self.sources for e in s.inputs)):
-            raise ValueError("inputs: with named sources, give each source its inputs (sources[].inputs) and leave `inputs` out")
+            raise ValueError(
+                "inputs: with named sources, give each source its inputs (sources[].inputs) and leave `inputs` out"
+            )
         mode = "weights" if self.mix.weights is not None else "epochs"
         if self.mix.named and set(self.mix.named) != set(names):
             missing, unknown = sorted(set(names) - set(self.mix.named)), sorted(set(self.mix.named) - set(names))
-            raise ValueError(f"mix.{mode}: " + (f"no {mode[:-1]} for source(s) {', '.join(missing)} (give 0 to leave one out)" if missing
-                             else f"{', '.join(unknown)} is not a named source (sources: "
-                                 f"{', '.join(names) or 'none: name them in `sources`'})"))
+            raise ValueError(
+                f"mix.{mode}: "
+                + (
+                    f"no {mode[:-1]} for source(s) {', '.join(missing)} (give 0 to leave one out)"
+                    if missing
+                    else f"{', '.join(unknown)} is not a named source (sources: "
+                    f"{', '.join(names) or 'none: name them in `sources`'})"
+                )
+            )
         unknown = [n for n in self.dedup.keep.source_priority if n not in names]
         if unknown:
-            raise ValueError(f"dedup.keep.source_priority: {', '.join(unknown)} is not "
-                f"a named source (sources: {', '.join(names) or 'none'})")
+            raise ValueError(
+                f"dedup.keep.source_priority: {', '.join(unknown)} is not "
+                f"a named source (sources: {', '.join(names) or 'none'})"
+            )
         if self.mix.draws and not self.shards.enabled:
             raise ValueError("mix: the mix is drawn by the shards phase: set shards.enabled: true or remove the mix")
         if self.mix.rehydrate.enabled and not self.dedup.enabled:
             raise ValueError("mix.rehydrate: needs the duplicate cluster sizes of dedup: set dedup.enabled: true")
         return self
 
-    def model_copy(self, *, update: dict | None = None, deep: bool = False) -> "RunConfig":
+    def model_copy(self, *, update: dict | None = None, deep: bool = False) -> RunConfig:
         out = super().model_copy(update=update, deep=deep)
         out._by_source = {}  # the copy's own sources' configs: the effective configs of the original may differ
         return out
@@ -206,7 +288,7 @@ class RunConfig(BaseModel):
         """The named source whose effective config this is (pipeline/sources.py), or None for a run's own config."""
         return self._named
 
-    def for_source(self, name: str | None) -> "RunConfig":
+    def for_source(self, name: str | None) -> RunConfig:
         """The config a named source's documents see: the run's with
         the source's overrides (itself for None or no sources)."""
         if name is None or not self.sources:
@@ -225,7 +307,7 @@ class RunConfig(BaseModel):
         return v
 
     @model_validator(mode="after")
-    def _quality_is_a_classifier(self) -> "RunConfig":
+    def _quality_is_a_classifier(self) -> RunConfig:
         """The earlier ``quality:`` section becomes the first
         classifier; dedup's keep policy names a score that exists."""
         legacy = self.quality.as_classifier() if self.quality is not None else None
@@ -239,9 +321,11 @@ class RunConfig(BaseModel):
         scores = [c.score_column for c in self.classifiers]
         scores += [col for s in self.stages if s.phase == "extracted" for col in s.scores()]  # taggers before dedup
         if keep != type(self.dedup.keep)().score_column and keep not in scores:
-            raise ValueError(f"dedup.keep.score_column: no classifier writes {keep!r} (this run's scores: "
-                             f"{', '.join(scores) or 'none'}): name one of them, or add the classifier or a tagger "
-                             "(a stages: entry of phase extracted that declares it in its scores)")
+            raise ValueError(
+                f"dedup.keep.score_column: no classifier writes {keep!r} (this run's scores: "
+                f"{', '.join(scores) or 'none'}): name one of them, or add the classifier or a tagger "
+                "(a stages: entry of phase extracted that declares it in its scores)"
+            )
         return self
 
 

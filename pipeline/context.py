@@ -12,8 +12,7 @@ from dataclasses import dataclass, field
 from core.layout import DOCUMENTS, part_file
 from core.storage import S3Options, Storage
 from pipeline.config import RunConfig, s3_options
-from pipeline.engine import markers as marker_store
-from pipeline.engine import units as engine_units
+from pipeline.engine import markers as marker_store, units as engine_units
 from pipeline.phase import Part, Phase, Unit
 from pipeline.plan import Plan
 from pipeline.result import UnitResult
@@ -47,7 +46,12 @@ class RunContext:
         if self._workers is None:
             from pipeline.distribute import cluster_cpus, init_ray
 
-            init_ray(self.config.ray.num_cpus, self.address or self.config.ray.address, self.config.ray.shuffle, self.config.ray.metrics)
+            init_ray(
+                self.config.ray.num_cpus,
+                self.address or self.config.ray.address,
+                self.config.ray.shuffle,
+                self.config.ray.metrics,
+            )
             self._workers = self.config.ray.workers or cluster_cpus()
         return self._workers
 
@@ -86,8 +90,11 @@ class RunContext:
         list: its documents part)."""
         listed = marker.outputs.get(PUBLISHED)
         if listed is None:
-            listed = [PUBLISHED_SEP.join((DOCUMENTS, phase.name, part_file(marker.unit)))] \
-                if marker.outputs.get("documents_part") else []
+            listed = (
+                [PUBLISHED_SEP.join((DOCUMENTS, phase.name, part_file(marker.unit)))]
+                if marker.outputs.get("documents_part")
+                else []
+            )
         return [p for p in listed if not self.exists(p)]
 
     def exists(self, path: str) -> bool:
@@ -99,7 +106,7 @@ class RunContext:
         folder = parts[:2] if len(parts) > 2 else parts[:1]
         if folder not in self._listed:
             self._listed[folder] = set(self.storage.list(*folder))
-        return PUBLISHED_SEP.join(parts[len(folder):]) in self._listed[folder]
+        return PUBLISHED_SEP.join(parts[len(folder) :]) in self._listed[folder]
 
     def parts(self, phase: Phase | None) -> list[Part]:
         """The finished parts of ``phase`` for the current inputs (none before the first phase)."""

@@ -21,14 +21,15 @@ import time
 import traceback
 import uuid
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Callable, Iterable, Iterator, NoReturn, Protocol
+from typing import NoReturn, Protocol
 
 from tqdm import tqdm
 
+from core.faults import output_fault, quiet_collected_writer_faults
 from pipeline.phase import Unit
 from pipeline.result import UnitResult
-from core.faults import output_fault, quiet_collected_writer_faults
 
 log = logging.getLogger(__name__)
 
@@ -64,8 +65,12 @@ def _agent_stand_in() -> tuple[str, list[str]] | None:
     are not the files :mod:`pipeline.ray_agent_stand_in` writes (then the agent runs, minimal)."""
     try:
         from ray._private import ray_constants
-        from ray._raylet import (DASHBOARD_AGENT_LISTEN_PORT_NAME, METRICS_AGENT_PORT_NAME, METRICS_EXPORT_PORT_NAME,
-                                 get_port_filename)
+        from ray._raylet import (
+            DASHBOARD_AGENT_LISTEN_PORT_NAME,
+            METRICS_AGENT_PORT_NAME,
+            METRICS_EXPORT_PORT_NAME,
+            get_port_filename,
+        )
     except ImportError as e:
         log.debug("Ray's dashboard agent not replaced: %s", e)
         return None
@@ -78,7 +83,11 @@ def _agent_stand_in() -> tuple[str, list[str]] | None:
 
     # -S: the stand-in needs only the standard library, not site-packages' start-up hooks
     return ray_constants.PROCESS_TYPE_DASHBOARD_AGENT, [
-        sys.executable, "-S", ray_agent_stand_in.__file__, "--stand-in-ports=" + ",".join(ports)]
+        sys.executable,
+        "-S",
+        ray_agent_stand_in.__file__,
+        "--stand-in-ports=" + ",".join(ports),
+    ]
 
 
 #: How often a local start asks the GCS whether its raylet has registered (see _prompt_get_node).
@@ -97,7 +106,9 @@ def _prompt_get_node(get_node: Callable) -> Callable:
 
             client = GcsClient(address=gcs_address)
             deadline = time.monotonic() + 60
-            while node_id not in {n.hex() for n in client.get_all_node_info(timeout=10)} and time.monotonic() < deadline:
+            while (
+                node_id not in {n.hex() for n in client.get_all_node_info(timeout=10)} and time.monotonic() < deadline
+            ):
                 time.sleep(NODE_POLL_S)
         except Exception as e:  # noqa: BLE001 - Ray's own wait below still works, only slower
             log.debug("could not poll the GCS for the starting node: %s", e)
@@ -149,7 +160,9 @@ def _local_start(metrics: bool = False):
         ray_services.get_node = get_node
 
 
-def init_ray(num_cpus: int | None = None, address: str | None = None, shuffle: str = "sort", metrics: bool = False) -> None:
+def init_ray(
+    num_cpus: int | None = None, address: str | None = None, shuffle: str = "sort", metrics: bool = False
+) -> None:
     """Join ``address`` (or RAY_ADDRESS), else start an embedded local Ray (once per process, without what
     a local run does not use: LOCAL_SKIPS, and Ray's metrics unless ``metrics``).  Ray Data is set up when a
     phase first uses it (:func:`ray_data`)."""
@@ -308,7 +321,9 @@ def ray_data():
     from ray.data.context import ShuffleStrategy
 
     ctx = ray.data.DataContext.get_current()
-    ctx.shuffle_strategy = ShuffleStrategy.SORT_SHUFFLE_PULL_BASED if _SHUFFLE == "sort" else ShuffleStrategy.HASH_SHUFFLE
+    ctx.shuffle_strategy = (
+        ShuffleStrategy.SORT_SHUFFLE_PULL_BASED if _SHUFFLE == "sort" else ShuffleStrategy.HASH_SHUFFLE
+    )
     ctx.enable_progress_bars = False  # each phase draws its own bar (or logs its progress)
     # A unit is a whole input file (a CC WARC: ~30,000 pages, over 30 min on a slow or shared core):
     # Ray Data's guard (no block out for 30 min -> the dataset fails) would kill a healthy phase 1.
@@ -361,7 +376,11 @@ def _decode(text: str, typed: bool) -> UnitResult | dict:
         result = UnitResult.from_json(msg["result"])
         if typed or result.failed is None:
             return result
-        return {k: v for k, v in (("unit", result.unit), ("failed", result.failed), ("fatal", result.fatal)) if v is not None}
+        return {
+            k: v
+            for k, v in (("unit", result.unit), ("failed", result.failed), ("fatal", result.fatal))
+            if v is not None
+        }
     return msg["data"]
 
 
@@ -476,7 +495,7 @@ def map_units(
     workers: int,
     keep_worker: bool = False,
     extra: dict | None = None,
-    progress: "Progress | None" = None,
+    progress: Progress | None = None,
     typed: bool = False,
     pool: str | None = None,
 ) -> Iterator[UnitResult | dict]:
@@ -500,8 +519,16 @@ def map_units(
     # Each call builds its own workers (the key is new): a kept worker never outlives its phase's run.
     from core.storage import resolve
 
-    job = ray.put({"config": config.model_dump(mode="json"), "extra": extra or {}, "open_worker": open_worker,
-                   "keep_worker": keep_worker, "key": uuid.uuid4().hex, "output_path": resolve(config.output.root)[1]})
+    job = ray.put(
+        {
+            "config": config.model_dump(mode="json"),
+            "extra": extra or {},
+            "open_worker": open_worker,
+            "keep_worker": keep_worker,
+            "key": uuid.uuid4().hex,
+            "output_path": resolve(config.output.root)[1],
+        }
+    )
     task = _remote_unit_task()
     if pool is not None:
         task = task.options(runtime_env={"env_vars": {WORKER_POOL_VAR: pool}})
@@ -554,11 +581,17 @@ class _Metrics:
             if cls._gauges is None:
                 from ray.util.metrics import Gauge
 
-                described = {"units_done": "units of the phase finished", "units_total": "units of the phase",
-                             "docs": "documents counted by the phase so far (tag: count)",
-                             "units_per_min": "units finished per minute", "eta_seconds": "estimated seconds left"}
-                cls._gauges = {k: Gauge(f"curate_phase_{k}", d, tag_keys=("phase", "count") if k == "docs" else ("phase",))
-                               for k, d in described.items()}
+                described = {
+                    "units_done": "units of the phase finished",
+                    "units_total": "units of the phase",
+                    "docs": "documents counted by the phase so far (tag: count)",
+                    "units_per_min": "units finished per minute",
+                    "eta_seconds": "estimated seconds left",
+                }
+                cls._gauges = {
+                    k: Gauge(f"curate_phase_{k}", d, tag_keys=("phase", "count") if k == "docs" else ("phase",))
+                    for k, d in described.items()
+                }
             for k, v in values.items():
                 if isinstance(v, dict):
                     for count, n in v.items():
@@ -574,8 +607,15 @@ class Progress:
     at a steady interval (cluster jobs have no terminal) with units/s and an ETA; and the same
     as Ray metrics (``curate_phase_*`` gauges) for the dashboard."""
 
-    def __init__(self, phase: str, total: int, unit: str, enabled: bool = True, counts: Iterable[str] = ("kept",),
-                 interval_s: float = 30.0):
+    def __init__(
+        self,
+        phase: str,
+        total: int,
+        unit: str,
+        enabled: bool = True,
+        counts: Iterable[str] = ("kept",),
+        interval_s: float = 30.0,
+    ):
         self.phase, self.total, self.unit = phase, total, unit
         self.counts = tuple(counts)
         self.done = 0
@@ -588,7 +628,7 @@ class Progress:
             self.bar = tqdm(total=total, desc=phase, unit=unit, file=sys.stderr)
         self._metrics()
 
-    def update(self, stats: "UnitResult | dict") -> None:
+    def update(self, stats: UnitResult | dict) -> None:
         self.done += 1
         if isinstance(stats, UnitResult):
             stats = {"in": stats.docs_in, "kept": stats.kept, "rejected": stats.rejected, **stats.totals}
@@ -608,8 +648,16 @@ class Progress:
     def _metrics(self) -> None:
         rate = self.rate()
         eta = (self.total - self.done) / rate if rate > 0 else -1.0
-        _Metrics.set(self.phase, {"units_done": self.done, "units_total": self.total, "units_per_min": rate * 60,
-                                  "eta_seconds": eta, "docs": {k: self.docs[k] for k in self.counts}})
+        _Metrics.set(
+            self.phase,
+            {
+                "units_done": self.done,
+                "units_total": self.total,
+                "units_per_min": rate * 60,
+                "eta_seconds": eta,
+                "docs": {k: self.docs[k] for k in self.counts},
+            },
+        )
 
     def line(self) -> str:
         rate = self.rate()

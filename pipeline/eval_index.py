@@ -33,7 +33,7 @@ class Prepared:
     index: Any = None
 
 
-def opener(config: "RunConfig"):
+def opener(config: RunConfig):
     """Opens an eval file: s3:// with the run's endpoint and credentials, a local path as Python does (its
     errors say what is wrong: a folder, a missing file)."""
     from pipeline.config import s3_options
@@ -46,7 +46,7 @@ def opener(config: "RunConfig"):
 INDEX_SHARE = 0.5
 
 
-def build(ctx: "RunContext"):
+def build(ctx: RunContext):
     """The eval index of the run in Ray's object store, built by a task, and its statistics (None, None when
     decontamination is off); EvalSetError (one line) for an eval set that cannot be read or indexed."""
     if not ctx.config.decontam.enabled:
@@ -85,4 +85,3 @@ def unpack(prepared: Any) -> tuple[Any, Any]:
     import ray
 
     return ray.get(prepared.index), prepared.stages
-

@@ -161,9 +161,16 @@ class ExportPhase(MapPhase):
     def sinks(self, config) -> list[Sink]:
         entry = export_of(config, self.export)
         fmt = entry.cls.label
-        return [Sink("export", f"{fmt} of the documents {self.copies} kept", f"{EXPORTS}/{self.export}/", ROLE_EXPORT,
-                     lambda c, name=self.export: settings(c, name), lambda work, c, name=self.export:
-                     _ExportSink(work, c, name))]
+        return [
+            Sink(
+                "export",
+                f"{fmt} of the documents {self.copies} kept",
+                f"{EXPORTS}/{self.export}/",
+                ROLE_EXPORT,
+                lambda c, name=self.export: settings(c, name),
+                lambda work, c, name=self.export: _ExportSink(work, c, name),
+            )
+        ]
 
     def finish(self, summary: dict) -> dict:
         return {**summary, "export": self.export, "copies": self.copies}
@@ -172,9 +179,17 @@ class ExportPhase(MapPhase):
 def phase_of(entry: ExportConfig) -> type[ExportPhase]:
     """The phase class of an ``exports:`` entry (a class, as the engine's workers build their phase from it;
     Ray pickles it by value)."""
-    return type(f"Export_{entry.name}", (ExportPhase,), {
-        "name": f"{PREFIX}{entry.name}", "label": f"export {entry.name}: the documents of {entry.phase} to "
-        f"{EXPORTS}/{entry.name}/", "export": entry.name, "copies": entry.phase, "__module__": __name__})
+    return type(
+        f"Export_{entry.name}",
+        (ExportPhase,),
+        {
+            "name": f"{PREFIX}{entry.name}",
+            "label": f"export {entry.name}: the documents of {entry.phase} to {EXPORTS}/{entry.name}/",
+            "export": entry.name,
+            "copies": entry.phase,
+            "__module__": __name__,
+        },
+    )
 
 
 def with_exports(phases: list[Phase], config) -> list[Phase]:
@@ -187,11 +202,15 @@ def with_exports(phases: list[Phase], config) -> list[Phase]:
         at = next((k for k, p in enumerate(out) if p.name == entry.phase), None)
         documents = [p.name for p in phases if p.role == ROLE_DOCUMENTS]
         if at is None or out[at].role != ROLE_DOCUMENTS:
-            raise ConfigError(f"config error: exports.{i}.phase: {entry.phase!r} is not a phase that writes documents "
-                              f"(phases: {', '.join(documents)})")
+            raise ConfigError(
+                f"config error: exports.{i}.phase: {entry.phase!r} is not a phase that writes documents "
+                f"(phases: {', '.join(documents)})"
+            )
         if not out[at].enabled(config):
-            raise ConfigError(f"config error: exports.{i}.phase: phase {entry.phase!r} does not run with this config "
-                              "(nothing to export): export another phase or turn on what it runs")
+            raise ConfigError(
+                f"config error: exports.{i}.phase: phase {entry.phase!r} does not run with this config "
+                "(nothing to export): export another phase or turn on what it runs"
+            )
         while at + 1 < len(out) and isinstance(out[at + 1], ExportPhase):
             at += 1  # after the exports before it, in their order
         out.insert(at + 1, phase_of(entry)())

@@ -19,7 +19,6 @@ from core import storage
 from core.storage import S3Options
 from stages.pii.names import masked_stem, short_hash
 
-
 log = logging.getLogger(__name__)
 
 
@@ -84,7 +83,12 @@ def check_formats(inputs: list[str]) -> None:
         problems = [p for p in pool.map(problem, local) if p]
     if problems:
         more = len(problems) - MAX_LISTED
-        raise InputError("\n".join(problems[:MAX_LISTED] + ([f"input error: ... and {more} more files that no source reads"] if more > 0 else [])))
+        raise InputError(
+            "\n".join(
+                problems[:MAX_LISTED]
+                + ([f"input error: ... and {more} more files that no source reads"] if more > 0 else [])
+            )
+        )
 
 
 def without_output(inputs: list[str], output_root: str) -> list[str]:
@@ -114,11 +118,22 @@ def unit_name(uri: str) -> str:
     return f"{stem}-{short_hash(uri)}"
 
 
-
 #: Names that tell an input's kind (its content decides how it is read; the name, what columns the run's parts have).
-_KIND_NAMES = {"warc": (".warc", ".warc.gz", ".arc", ".arc.gz"),
-               "documents": (".jsonl", ".jsonl.gz", ".jsonl.zst", ".json.gz", ".json.zst", ".json", ".ndjson",
-                             ".ndjson.gz", ".parquet", ".pq")}
+_KIND_NAMES = {
+    "warc": (".warc", ".warc.gz", ".arc", ".arc.gz"),
+    "documents": (
+        ".jsonl",
+        ".jsonl.gz",
+        ".jsonl.zst",
+        ".json.gz",
+        ".json.zst",
+        ".json",
+        ".ndjson",
+        ".ndjson.gz",
+        ".parquet",
+        ".pq",
+    ),
+}
 
 
 def input_kinds(inputs: list[str]) -> list[str]:

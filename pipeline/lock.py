@@ -62,15 +62,21 @@ class Holder:
     command: list[str] | None = None
 
     @classmethod
-    def me(cls, run: str, command: list[str] | None = None) -> "Holder":
-        return cls(uuid.uuid4().hex, run, socket.gethostname(), os.getpid(),
-                   dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), command)
+    def me(cls, run: str, command: list[str] | None = None) -> Holder:
+        return cls(
+            uuid.uuid4().hex,
+            run,
+            socket.gethostname(),
+            os.getpid(),
+            dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            command,
+        )
 
     def to_json(self) -> bytes:
         return json.dumps(asdict(self), sort_keys=True).encode()
 
     @classmethod
-    def from_json(cls, data: bytes) -> "Holder | None":
+    def from_json(cls, data: bytes) -> Holder | None:
         try:
             return cls(**json.loads(data))
         except (ValueError, TypeError):  # being written, or not ours
@@ -102,16 +108,20 @@ class OutputLocked(OutputError):
 
     def __init__(self, root: str, holder: Holder | None, age_s: float | None):
         who = holder.describe(age_s) if holder is not None else "a run that is starting"
-        super().__init__(f"output error: {root} is in use by {who}: wait for it to end; if that run is dead, "
-                         f"break its lock with: curate unlock {root}")
+        super().__init__(
+            f"output error: {root} is in use by {who}: wait for it to end; if that run is dead, "
+            f"break its lock with: curate unlock {root}"
+        )
 
 
 class LockInUse(OutputError):
     """``curate unlock`` found a holder that may still run: nothing was removed."""
 
     def __init__(self, root: str, who: str, why: str):
-        super().__init__(f"output error: {root} is locked by {who}, which may still be running ({why}): "
-                         f"nothing was removed; if that run is dead, remove its lock anyway with: curate unlock --force {root}")
+        super().__init__(
+            f"output error: {root} is locked by {who}, which may still be running ({why}): "
+            f"nothing was removed; if that run is dead, remove its lock anyway with: curate unlock --force {root}"
+        )
 
 
 def live_because(holder: Holder, age_s: float | None, stale_s: float = STALE_S) -> str | None:
@@ -129,15 +139,21 @@ def live_because(holder: Holder, age_s: float | None, stale_s: float = STALE_S) 
 class OutputLock:
     """The lock of ``storage``'s output root, held by ``holder`` between ``acquire`` and ``release``."""
 
-    def __init__(self, storage: Storage, holder: Holder, heartbeat_s: float = HEARTBEAT_S, stale_s: float = STALE_S,
-                 settle_s: float = SETTLE_S):
+    def __init__(
+        self,
+        storage: Storage,
+        holder: Holder,
+        heartbeat_s: float = HEARTBEAT_S,
+        stale_s: float = STALE_S,
+        settle_s: float = SETTLE_S,
+    ):
         self.storage, self.holder = storage, holder
         self.heartbeat_s, self.stale_s, self.settle_s = heartbeat_s, stale_s, settle_s
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._key = f"{time.time_ns():020d}-{holder.id}"
 
-    def __enter__(self) -> "OutputLock":
+    def __enter__(self) -> OutputLock:
         self.acquire()
         return self
 
@@ -214,7 +230,9 @@ class OutputLock:
         leases = {n.removesuffix(".lease"): t for n, t in infos.items() if n.endswith(".lease")}
         beats = {n.removesuffix(".alive"): t for n, t in infos.items() if n.endswith(".alive")}
         if self._key not in leases:
-            raise OutputError(f"output error: the output lock of {self.storage.root_uri} could not be written (check the bucket)")
+            raise OutputError(
+                f"output error: the output lock of {self.storage.root_uri} could not be written (check the bucket)"
+            )
         now = max(infos.values())  # the server's clock: no client clock is compared
         live = []
         for key, created in leases.items():
@@ -245,6 +263,7 @@ class OutputLock:
 
 
 # -- storage helpers ------------------------------------------------------------------------------
+
 
 def _read_local(path: str) -> tuple[Holder | None, float | None]:
     """The holder in a local lock file and its heartbeat age; (None, None) if there is no lock file."""
@@ -343,7 +362,9 @@ def unlock(storage: Storage, force: bool = False, stale_s: float = STALE_S) -> l
 def _refuse_live(storage: Storage, holder: Holder | None, age_s: float, stale_s: float) -> None:
     if holder is None:
         if age_s <= stale_s:
-            raise LockInUse(storage.root_uri, "a run that is starting", f"its lock names no holder yet and is {age_s:.0f} s old")
+            raise LockInUse(
+                storage.root_uri, "a run that is starting", f"its lock names no holder yet and is {age_s:.0f} s old"
+            )
         return
     why = live_because(holder, age_s, stale_s)
     if why is not None:

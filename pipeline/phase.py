@@ -158,10 +158,19 @@ class _RejectedWriter:
 
 def documents_sinks(phase: str) -> list[Sink]:
     """The default sinks of a phase that writes documents: the kept ones and the rejected ones."""
-    return [Sink("documents", "the documents it kept (Parquet)", f"{DOCUMENTS}/{phase}/", ROLE_DOCUMENTS,
-                 open=_KeptWriter),
-            Sink("rejected", "the documents it removed, with stage and reason (Parquet)", f"{REJECTED}/{phase}/",
-                 "rejected", lambda config: {"rejected_text": config.output.rejected_text}, _RejectedWriter)]
+    return [
+        Sink(
+            "documents", "the documents it kept (Parquet)", f"{DOCUMENTS}/{phase}/", ROLE_DOCUMENTS, open=_KeptWriter
+        ),
+        Sink(
+            "rejected",
+            "the documents it removed, with stage and reason (Parquet)",
+            f"{REJECTED}/{phase}/",
+            "rejected",
+            lambda config: {"rejected_text": config.output.rejected_text},
+            _RejectedWriter,
+        ),
+    ]
 
 
 def _always(config: RunConfig) -> bool:

@@ -9,8 +9,8 @@ sink added to the pipeline shows in all four without an edit to any of them.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
 
 from pipeline.config import ConfigError, RunConfig
 from pipeline.exports import PREFIX as EXPORT_PREFIX, with_exports
@@ -33,13 +33,25 @@ class SourceInfo:
     stages: tuple[str, ...]
 
     def to_json(self) -> dict:
-        return {"kind": self.kind, "label": self.label, "records_label": self.records_label, "provides": list(self.provides),
-                "reasons": list(self.reasons), "stages": list(self.stages)}
+        return {
+            "kind": self.kind,
+            "label": self.label,
+            "records_label": self.records_label,
+            "provides": list(self.provides),
+            "reasons": list(self.reasons),
+            "stages": list(self.stages),
+        }
 
     @classmethod
-    def from_json(cls, data: dict) -> "SourceInfo":
-        return cls(data["kind"], data.get("label") or data["kind"], data.get("records_label") or "records",
-                   tuple(data.get("provides") or ()), tuple(data.get("reasons") or ()), tuple(data.get("stages") or ()))
+    def from_json(cls, data: dict) -> SourceInfo:
+        return cls(
+            data["kind"],
+            data.get("label") or data["kind"],
+            data.get("records_label") or "records",
+            tuple(data.get("provides") or ()),
+            tuple(data.get("reasons") or ()),
+            tuple(data.get("stages") or ()),
+        )
 
 
 #: The stage name of the rows a source rejects at read time (stages.base.run_chain).
@@ -65,7 +77,7 @@ class PhasePlan:
     #: columns the phase adds outside its stages (dedup's cluster sizes)
     adds: tuple[str, ...] = ()
     #: the source kinds a phase that reads the inputs may meet (their read step and their own stages)
-    sources: tuple["SourceInfo", ...] = ()
+    sources: tuple[SourceInfo, ...] = ()
     #: whether the dataset card reports on its documents
     reported: bool = True
     #: named sources (pipeline/sources.py) and the settings each
@@ -75,32 +87,57 @@ class PhasePlan:
     role: str = ROLE_DOCUMENTS
 
     def to_json(self) -> dict:
-        return {"name": self.name, "label": self.label, "enabled": self.enabled, "reads": self.reads,
-                "unit_kind": self.unit_kind, "writes_documents": self.writes_documents, "sections": list(self.sections),
-                "stages": [s.to_json() for s in self.stages],
-                "steps": [{"name": s.name, "label": s.label, "kind": s.kind, "depends": list(s.depends)}
-                          for s in self.steps],
-                "sinks": [{"name": s.name, "label": s.label, "path": s.path, "role": s.role} for s in self.sinks],
-                "adds": list(self.adds), "sources": [s.to_json() for s in self.sources], "reported": self.reported,
-                "overrides": self.overrides, "role": self.role}
+        return {
+            "name": self.name,
+            "label": self.label,
+            "enabled": self.enabled,
+            "reads": self.reads,
+            "unit_kind": self.unit_kind,
+            "writes_documents": self.writes_documents,
+            "sections": list(self.sections),
+            "stages": [s.to_json() for s in self.stages],
+            "steps": [
+                {"name": s.name, "label": s.label, "kind": s.kind, "depends": list(s.depends)} for s in self.steps
+            ],
+            "sinks": [{"name": s.name, "label": s.label, "path": s.path, "role": s.role} for s in self.sinks],
+            "adds": list(self.adds),
+            "sources": [s.to_json() for s in self.sources],
+            "reported": self.reported,
+            "overrides": self.overrides,
+            "role": self.role,
+        }
 
     @classmethod
-    def from_json(cls, data: dict) -> "PhasePlan":
+    def from_json(cls, data: dict) -> PhasePlan:
         writes = bool(data.get("writes_documents", True))
         reported = bool(data.get("reported", True))
         # a record of an earlier version has no roles: what they then were (documents, the card, the shards)
         role = data.get("role") or (ROLE_DOCUMENTS if writes else ROLE_CARD if not reported else ROLE_SHARDS)
-        return cls(data["name"], data.get("label") or data["name"], bool(data.get("enabled", True)), data.get("reads"),
-                   data.get("unit_kind") or "unit", writes, tuple(data.get("sections") or ()),
-                   tuple(StageInfo.from_json(s) for s in data.get("stages") or ()),
-                   tuple(StepInfo(s["name"], s.get("label") or s["name"], s.get("kind") or "",
-                                  tuple(s.get("depends") or ())) for s in data.get("steps") or ()),
-                   tuple(SinkInfo(s["name"], s.get("label") or s["name"], s.get("path") or "", s.get("role") or "")
-                         for s in data.get("sinks") or ()),
-                   tuple(data.get("adds") or ()), tuple(SourceInfo.from_json(s) for s in data.get("sources") or ()),
-                   reported, dict(data.get("overrides") or {}), role)
+        return cls(
+            data["name"],
+            data.get("label") or data["name"],
+            bool(data.get("enabled", True)),
+            data.get("reads"),
+            data.get("unit_kind") or "unit",
+            writes,
+            tuple(data.get("sections") or ()),
+            tuple(StageInfo.from_json(s) for s in data.get("stages") or ()),
+            tuple(
+                StepInfo(s["name"], s.get("label") or s["name"], s.get("kind") or "", tuple(s.get("depends") or ()))
+                for s in data.get("steps") or ()
+            ),
+            tuple(
+                SinkInfo(s["name"], s.get("label") or s["name"], s.get("path") or "", s.get("role") or "")
+                for s in data.get("sinks") or ()
+            ),
+            tuple(data.get("adds") or ()),
+            tuple(SourceInfo.from_json(s) for s in data.get("sources") or ()),
+            reported,
+            dict(data.get("overrides") or {}),
+            role,
+        )
 
-    def source(self, kind: str) -> "SourceInfo | None":
+    def source(self, kind: str) -> SourceInfo | None:
         return next((s for s in self.sources if s.kind == kind), None)
 
     def scores(self) -> tuple[str, ...]:
@@ -133,7 +170,7 @@ class Plan:
         return {"phases": [p.to_json() for p in self.phases]}
 
     @classmethod
-    def from_json(cls, data: dict) -> "Plan":
+    def from_json(cls, data: dict) -> Plan:
         return cls(tuple(PhasePlan.from_json(p) for p in (data or {}).get("phases") or ()))
 
 
@@ -145,8 +182,16 @@ def input_sources(config: RunConfig) -> tuple[list[SourceInfo], list]:
     infos, specs = [], []
     for cls in source_kinds(config):
         own = cls.stages(config)
-        infos.append(SourceInfo(cls.name, cls.label, cls.records_label, tuple(cls.provides), tuple(cls.reasons),
-                                tuple(s.info().name for s in own)))
+        infos.append(
+            SourceInfo(
+                cls.name,
+                cls.label,
+                cls.records_label,
+                tuple(cls.provides),
+                tuple(cls.reasons),
+                tuple(s.info().name for s in own),
+            )
+        )
         specs.append(own)
     return infos, _merge_in_order(specs)
 
@@ -168,18 +213,36 @@ def build_plan(config: RunConfig, phases: Sequence[type[Phase] | Phase]) -> tupl
             reads = INPUTS
         if on and reads == INPUTS:  # it reads the inputs: each source kind adds its read step and its own stages
             sources, own = input_sources(config)
-            read = StageInfo(READ, " / ".join(dict.fromkeys(s.label for s in sources)),
-                             adds=tuple(dict.fromkeys(c for s in sources for c in s.provides)),
-                             reasons=tuple(dict.fromkeys(r for s in sources for r in s.reasons)))
+            read = StageInfo(
+                READ,
+                " / ".join(dict.fromkeys(s.label for s in sources)),
+                adds=tuple(dict.fromkeys(c for s in sources for c in s.provides)),
+                reasons=tuple(dict.fromkeys(r for s in sources for r in s.reasons)),
+            )
             stages = [read, *(s.info() for s in own), *stages]
         steps = tuple(s.info() for s in p.steps(config) if s.when(config)) if on else ()
         sinks = tuple(s.info() for s in p.sinks(config)) if on else ()
         overrides = getattr(p, "overrides", lambda c: {})(config) if on else {}
         reads_here = getattr(p, "copies", None) or reads  # an export reads the phase it names
-        out.append(PhasePlan(p.name, p.label or p.name, on, reads_here if on else None, p.unit_kind,
-                             p.writes_documents,
-                             tuple(p.sections), tuple(stages), steps, sinks, tuple(p.adds), tuple(sources), p.reported,
-                             overrides, p.role))
+        out.append(
+            PhasePlan(
+                p.name,
+                p.label or p.name,
+                on,
+                reads_here if on else None,
+                p.unit_kind,
+                p.writes_documents,
+                tuple(p.sections),
+                tuple(stages),
+                steps,
+                sinks,
+                tuple(p.adds),
+                tuple(sources),
+                p.reported,
+                overrides,
+                p.role,
+            )
+        )
         if on and p.writes_documents:
             reads = p.name
     plan = Plan(tuple(out))
@@ -201,8 +264,10 @@ def check_names(plan: Plan) -> None:
         for stage in phase.stages:
             if stage.name in seen:
                 where = [s.section or "a built-in stage" for s in (seen[stage.name], stage)]
-                raise ConfigError(f"config error: {where[1]}: the stage name {stage.name!r} is taken by {where[0]} "
-                                  f"in phase {phase.name}: give it its own name")
+                raise ConfigError(
+                    f"config error: {where[1]}: the stage name {stage.name!r} is taken by {where[0]} "
+                    f"in phase {phase.name}: give it its own name"
+                )
             seen[stage.name] = stage
 
 
@@ -230,11 +295,16 @@ def check_columns(plan: Plan, config: RunConfig) -> None:
                     continue  # the source's columns are its read step's; another kind's stage does not run on it
                 missing = [c for c in stage.needs if c not in have[kind]]
                 if missing:
-                    later = [s.name for s in stages[i + 1:] if missing[0] in s.adds]
-                    where = (f"{later[0]} adds it after {stage.name}" if later else
-                             f"no stage before it adds it ({_provider(missing[0])})")
-                    raise ConfigError(f"config error: {stage.name} needs the '{missing[0]}' column, but {where}: "
-                                      f"turn that stage on or turn {stage.name} off")
+                    later = [s.name for s in stages[i + 1 :] if missing[0] in s.adds]
+                    where = (
+                        f"{later[0]} adds it after {stage.name}"
+                        if later
+                        else f"no stage before it adds it ({_provider(missing[0])})"
+                    )
+                    raise ConfigError(
+                        f"config error: {stage.name} needs the '{missing[0]}' column, but {where}: "
+                        f"turn that stage on or turn {stage.name} off"
+                    )
                 have[kind].update(stage.adds)
         for kind in have:
             have[kind].update(phase.adds)
@@ -251,8 +321,10 @@ def _check_export_columns(phase: PhasePlan, config: RunConfig, have: dict[str, s
     every = set().union(*have.values()) if have else set()
     missing = [c for c in config.exports[index].columns or () if c not in every]
     if missing:
-        raise ConfigError(f"config error: exports.{index}.columns: the documents of {phase.reads} have no column "
-                          f"{missing[0]!r} (no stage before it adds it): remove it or turn on the stage that adds it")
+        raise ConfigError(
+            f"config error: exports.{index}.columns: the documents of {phase.reads} have no column "
+            f"{missing[0]!r} (no stage before it adds it): remove it or turn on the stage that adds it"
+        )
 
 
 def _only_for(phase: PhasePlan, kind: str) -> set[str]:
@@ -262,8 +334,11 @@ def _only_for(phase: PhasePlan, kind: str) -> set[str]:
 
 
 #: Which config switch adds a column other stages may need (for the column check's message).
-_PROVIDERS = {"language": "language ID (langid.enabled) is off", "language_score": "language ID (langid.enabled) is off",
-              "quality_score": "no classifier named quality scores this run (classifiers:)"}
+_PROVIDERS = {
+    "language": "language ID (langid.enabled) is off",
+    "language_score": "language ID (langid.enabled) is off",
+    "quality_score": "no classifier named quality scores this run (classifiers:)",
+}
 
 
 def _provider(column: str) -> str:
@@ -278,5 +353,7 @@ def _check_shard_metadata(plan: Plan, config: RunConfig, have: dict[str, set[str
     every = set().union(*have.values()) if have else set()
     missing = [c for c in config.shards.layout.metadata if c not in every]
     if missing:
-        raise ConfigError(f"config error: shards.layout.metadata: no stage of this run adds the column(s) "
-                          f"{', '.join(missing)}: remove them or turn on the stage that adds them")
+        raise ConfigError(
+            f"config error: shards.layout.metadata: no stage of this run adds the column(s) "
+            f"{', '.join(missing)}: remove them or turn on the stage that adds them"
+        )

@@ -48,8 +48,10 @@ def load(use: str) -> type:
     except ModuleNotFoundError as e:
         own = e.name is None or module_name == e.name or module_name.startswith(f"{e.name}.")
         where = "" if own else f" (it imports {e.name!r}, which is missing)"
-        raise PluginError(f"module {module_name!r} cannot be imported{where}: put its folder on PYTHONPATH, install "
-                          "it, or ship it to a cluster with Ray's runtime_env (py_modules / working_dir)") from None
+        raise PluginError(
+            f"module {module_name!r} cannot be imported{where}: put its folder on PYTHONPATH, install "
+            "it, or ship it to a cluster with Ray's runtime_env (py_modules / working_dir)"
+        ) from None
     except Exception as e:  # the user's module fails on import: its own error, in one line
         raise PluginError(f"module {module_name!r} fails on import: {type(e).__name__}: {e}") from None
     obj: Any = module
@@ -81,8 +83,11 @@ def check_settings(cls: type, settings: dict) -> None:
     unknown = [k for k in settings if k not in takes]
     if unknown:
         raise PluginError(f"{cls.__name__} takes no setting {unknown[0]!r} (it takes: {', '.join(takes) or 'none'})")
-    needed = [p.name for p in params if p.default is p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-              and p.name not in settings]
+    needed = [
+        p.name
+        for p in params
+        if p.default is p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name not in settings
+    ]
     if needed:
         raise PluginError(f"{cls.__name__} needs the setting {needed[0]!r}: give it under with:")
 
@@ -114,8 +119,10 @@ def check_stage(cls: type) -> None:
     scores = _names(cls, "scores", required=False)
     owned = [c for c in adds if c in _OWNED]
     if owned:
-        raise PluginError(f"{cls.__name__}.adds: {owned[0]!r} is run_chain's (a filter sets reason and details; "
-                          "leave them out of adds)")
+        raise PluginError(
+            f"{cls.__name__}.adds: {owned[0]!r} is run_chain's (a filter sets reason and details; "
+            "leave them out of adds)"
+        )
     stray = [c for c in scores if c not in adds]
     if stray:
         raise PluginError(f"{cls.__name__}.scores: {stray[0]!r} is not a column it adds (add it to adds)")
@@ -180,8 +187,9 @@ def _settings(settings: dict, info: ValidationInfo) -> dict:
 class ScoreFilterConfig(ClassifierFilterConfig):
     """Removal by a tagger's score, after dedup (the final phase), as a classifier's ``filter:``."""
 
-    score: str | None = Field(None, description="the score column it reads: one the stage declares in `scores` "
-                              "(default: its only one)")
+    score: str | None = Field(
+        None, description="the score column it reads: one the stage declares in `scores` (default: its only one)"
+    )
 
 
 class UserStageConfig(BaseModel):
@@ -189,14 +197,25 @@ class UserStageConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True, serialize_by_alias=True)
 
-    use: str = Field(..., description="module:Class (stages/base.py's contract), importable on the driver and "
-                     "every worker")
-    phase: Literal["extracted", "final"] = Field("extracted", description="extracted: after the built-in filters "
-                                                 "(before the classifiers); final: after dedup, before PII redaction")
-    with_: dict[str, Any] = Field(default_factory=dict, alias="with", description="keyword arguments of the class "
-                                  "(part of the fingerprint: a changed one redoes what depends on it)")
-    filter: ScoreFilterConfig | None = Field(None, description="a tagger's score as a filter after dedup: threshold "
-                                             "(remove: below|above), top_fraction, by_language, score")
+    use: str = Field(
+        ..., description="module:Class (stages/base.py's contract), importable on the driver and every worker"
+    )
+    phase: Literal["extracted", "final"] = Field(
+        "extracted",
+        description="extracted: after the built-in filters "
+        "(before the classifiers); final: after dedup, before PII redaction",
+    )
+    with_: dict[str, Any] = Field(
+        default_factory=dict,
+        alias="with",
+        description="keyword arguments of the class "
+        "(part of the fingerprint: a changed one redoes what depends on it)",
+    )
+    filter: ScoreFilterConfig | None = Field(
+        None,
+        description="a tagger's score as a filter after dedup: threshold "
+        "(remove: below|above), top_fraction, by_language, score",
+    )
 
     _use = field_validator("use")(lambda v: _loaded(v, check_stage))
     _with = field_validator("with_")(_settings)
@@ -207,14 +226,19 @@ class UserStageConfig(BaseModel):
         if self.filter is not None:
             scores = _names(cls, "scores", required=False)
             if not scores:
-                raise ValueError(f"filter: {cls.__name__} declares no scores (a tagger lists the columns it adds that "
-                                 "are scores in `scores`)")
+                raise ValueError(
+                    f"filter: {cls.__name__} declares no scores (a tagger lists the columns it adds that "
+                    "are scores in `scores`)"
+                )
             if self.filter.score is None and len(scores) > 1:
-                raise ValueError(f"filter.score: {cls.__name__} declares several scores ({', '.join(scores)}): "
-                                 "name the one to filter on")
+                raise ValueError(
+                    f"filter.score: {cls.__name__} declares several scores ({', '.join(scores)}): "
+                    "name the one to filter on"
+                )
             if self.filter.score is not None and self.filter.score not in scores:
-                raise ValueError(f"filter.score: {self.filter.score!r} is not a score {cls.__name__} declares "
-                                 f"({', '.join(scores)})")
+                raise ValueError(
+                    f"filter.score: {self.filter.score!r} is not a score {cls.__name__} declares ({', '.join(scores)})"
+                )
             if not self.filter.active:
                 raise ValueError("filter: give threshold or top_fraction")
         return self
@@ -231,8 +255,11 @@ class UserStageConfig(BaseModel):
         if self.filter is None:
             return None
         column = self.filter.score or self.scores()[0]
-        return ScoreRule(name=column.removesuffix("_score"), score=column,
-                         filter=ClassifierFilterConfig(**self.filter.model_dump(exclude={"score"})))
+        return ScoreRule(
+            name=column.removesuffix("_score"),
+            score=column,
+            filter=ClassifierFilterConfig(**self.filter.model_dump(exclude={"score"})),
+        )
 
 
 class ScoreRule(BaseModel):
@@ -272,10 +299,16 @@ class ExportConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, serialize_by_alias=True)
 
     name: str = Field(..., description="its folder exports/<name>/ (lowercase letters, digits, _)")
-    use: str = Field("jsonl", description="jsonl (JSON lines, gzip: {id, text, metadata}, as DataTrove and Dolma "
-                     "write them), parquet, or module:Class (an export format: pipeline/plugins.py)")
-    phase: str = Field("final", description="the phase whose kept documents it writes (extracted, deduped, final); "
-                       "before final they are not PII-redacted: the card says so and never offers them for upload")
+    use: str = Field(
+        "jsonl",
+        description="jsonl (JSON lines, gzip: {id, text, metadata}, as DataTrove and Dolma "
+        "write them), parquet, or module:Class (an export format: pipeline/plugins.py)",
+    )
+    phase: str = Field(
+        "final",
+        description="the phase whose kept documents it writes (extracted, deduped, final); "
+        "before final they are not PII-redacted: the card says so and never offers them for upload",
+    )
     columns: list[str] | None = Field(None, description="the columns it writes (default: every column)")
     with_: dict[str, Any] = Field(default_factory=dict, alias="with", description="keyword arguments of the format")
 
@@ -307,8 +340,11 @@ def user_stages(config, phase: str) -> list:
     arguments (its fingerprint: the class and those settings, pipeline/engine/settings.py)."""
     from stages.base import StageSpec
 
-    return [StageSpec(s.cls, dict(s.with_), f"stages.{i}", kwargs=True) for i, s in enumerate(config.stages)
-            if s.phase == phase]
+    return [
+        StageSpec(s.cls, dict(s.with_), f"stages.{i}", kwargs=True)
+        for i, s in enumerate(config.stages)
+        if s.phase == phase
+    ]
 
 
 def score_rules(config) -> list[tuple[int, ScoreRule]]:
@@ -323,8 +359,10 @@ def check_plugins(config) -> list[str]:
     names = [c.name for c in config.classifiers]
     for i, rule in score_rules(config):
         if rule.name in names:
-            problems.append(f"config error: stages.{i}.filter: its reason {rule.name!r} is a classifier's name: "
-                            "rename the score column or the classifier")
+            problems.append(
+                f"config error: stages.{i}.filter: its reason {rule.name!r} is a classifier's name: "
+                "rename the score column or the classifier"
+            )
         names.append(rule.name)
     exports = [e.name for e in config.exports]
     twice = sorted({n for n in exports if exports.count(n) > 1})

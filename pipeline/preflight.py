@@ -23,15 +23,15 @@ import errno
 import os
 import posixpath
 import uuid
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import Iterator
 
 from pydantic import BaseModel
 
+from core.storage import Storage, is_s3, open_input
 from pipeline.config import ConfigError, RunConfig, s3_options
 from pipeline.inputs import MAX_LISTED, InputError, check_formats
 from pipeline.readers import reader_for
-from core.storage import Storage, is_s3, open_input
 from stages.named_files import NamedFile, NamedFileError
 from stages.sources import JSONL_NAMES
 
@@ -129,8 +129,10 @@ def _probe_s3(config: RunConfig) -> list[str]:
         storage.fs.delete_file(probe)
     except OSError as e:
         first = str(e).strip().splitlines()[0][:300] if str(e).strip() else type(e).__name__
-        return [f"config error: output.root: cannot write to {posixpath.join(config.output.root, '')} ({first}): "
-                f"check the bucket, the credentials and storage.endpoint_url"]
+        return [
+            f"config error: output.root: cannot write to {posixpath.join(config.output.root, '')} ({first}): "
+            f"check the bucket, the credentials and storage.endpoint_url"
+        ]
     return []
 
 
@@ -170,7 +172,7 @@ def check_document_fields(config: RunConfig, inputs: list[str]) -> list[str]:
     def problem(uri: str) -> str | None:
         name = owner.get(uri)
         try:
-            with (open_input(uri, s3) if is_s3(uri) else open(os.path.expanduser(uri), "rb")) as f:
+            with open_input(uri, s3) if is_s3(uri) else open(os.path.expanduser(uri), "rb") as f:
                 found = sniff_stream(f, uri)
                 if found.kind != "documents":
                     return None  # WARCs; what no source reads is check_formats' to say

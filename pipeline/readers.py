@@ -39,8 +39,11 @@ class ReaderSource:
         from stages.base import StageSpec
         from stages.filters import url_filter_specs
 
-        return [StageSpec(cls, cfg, "filters.url") for cls, cfg in url_filter_specs(config.filters)] \
-            if "url" in self.provides else []
+        return (
+            [StageSpec(cls, cfg, "filters.url") for cls, cfg in url_filter_specs(config.filters)]
+            if "url" in self.provides
+            else []
+        )
 
     @staticmethod
     def new_stats() -> dict:
@@ -48,8 +51,13 @@ class ReaderSource:
 
     @staticmethod
     def totals(stats: dict) -> dict:
-        return {"records_by_type": {"record": stats["records"]}, "rows": stats["records"], "malformed_records": 0,
-                "read_counters": {}, "bytes": stats["bytes"]}
+        return {
+            "records_by_type": {"record": stats["records"]},
+            "rows": stats["records"],
+            "malformed_records": 0,
+            "read_counters": {},
+            "bytes": stats["bytes"],
+        }
 
     def read(self, stream, uri: str, stats: dict) -> Iterator[pa.Table]:
         for batch in self._reader.read(stream, uri):

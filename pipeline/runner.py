@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import logging
 import traceback
-from typing import Sequence
+from collections.abc import Sequence
 
+from core.faults import output_fault
+from core.storage import OutputError, Storage, resolve
 from pipeline.config import ConfigError, RunConfig, s3_options
 from pipeline.context import RunContext
 from pipeline.engine.run import run_phase
@@ -25,8 +27,6 @@ from pipeline.phases import DEFAULT_PHASES
 from pipeline.plan import build_plan
 from pipeline.preflight import preflight
 from pipeline.record import RunRecord
-from core.storage import OutputError, Storage, resolve
-from core.faults import output_fault
 
 log = logging.getLogger(__name__)
 
@@ -38,8 +38,12 @@ def init_ray(config: RunConfig, address: str | None = None) -> None:
     start(config.ray.num_cpus, address or config.ray.address, config.ray.shuffle)
 
 
-def plan_context(config: RunConfig, address: str | None = None, progress: bool = True,
-                 phases: Sequence[type[Phase] | Phase] = DEFAULT_PHASES) -> RunContext:
+def plan_context(
+    config: RunConfig,
+    address: str | None = None,
+    progress: bool = True,
+    phases: Sequence[type[Phase] | Phase] = DEFAULT_PHASES,
+) -> RunContext:
     """The run's plan, inputs and output, every check that can be made before work done (the columns
     every stage needs, pipeline.preflight): nothing started, nothing left written."""
     s3 = s3_options(config)
@@ -74,11 +78,15 @@ def _check_source(ctx: RunContext, phase: Phase, chosen: list[Phase]) -> None:
     units = ctx.units_of(source)
     done = sum(ctx.marker(source, u) is not None for u in units)
     if done == 0:
-        raise ConfigError(f"config error: --phases: phase {phase.name!r} reads the documents of phase {source.name!r}, "
-                          f"which has not run for these inputs and settings: add {source.name!r} to --phases "
-                          f"(or run without --phases)")
+        raise ConfigError(
+            f"config error: --phases: phase {phase.name!r} reads the documents of phase {source.name!r}, "
+            f"which has not run for these inputs and settings: add {source.name!r} to --phases "
+            f"(or run without --phases)"
+        )
     if done < len(units):
-        log.warning("phase %s reads phase %s, of which only %d of %d units are done", phase.name, source.name, done, len(units))
+        log.warning(
+            "phase %s reads phase %s, of which only %d of %d units are done", phase.name, source.name, done, len(units)
+        )
 
 
 def status(ctx: RunContext, phases: list[Phase]) -> list[dict]:
@@ -87,8 +95,15 @@ def status(ctx: RunContext, phases: list[Phase]) -> list[dict]:
     pending: set[str] = set()  # phases with work to do: what comes after them is known only once they ran
     for phase in ctx.phases:
         source = ctx.source(phase)
-        row = {"phase": phase.name, "reads": source.name if source else "inputs", "unit": phase.unit_kind,
-               "selected": phase in phases, "waits_for": next((p for p in reversed([q.name for q in ctx.phases[:ctx.phases.index(phase)]]) if p in pending), None)}
+        row = {
+            "phase": phase.name,
+            "reads": source.name if source else "inputs",
+            "unit": phase.unit_kind,
+            "selected": phase in phases,
+            "waits_for": next(
+                (p for p in reversed([q.name for q in ctx.phases[: ctx.phases.index(phase)]]) if p in pending), None
+            ),
+        }
         units = ctx.units_of(phase)
         done = [u.name for u in units if ctx.marker(phase, u) is not None]
         row.update({"units": len(units), "done": len(done), "todo": len(units) - len(done)})
@@ -98,8 +113,14 @@ def status(ctx: RunContext, phases: list[Phase]) -> list[dict]:
     return out
 
 
-def run(config: RunConfig, address: str | None = None, progress: bool = True, phases: list[str] | None = None,
-        command: list[str] | None = None, pipeline: Sequence[type[Phase] | Phase] = DEFAULT_PHASES) -> dict:
+def run(
+    config: RunConfig,
+    address: str | None = None,
+    progress: bool = True,
+    phases: list[str] | None = None,
+    command: list[str] | None = None,
+    pipeline: Sequence[type[Phase] | Phase] = DEFAULT_PHASES,
+) -> dict:
     """Run ``pipeline``'s phases (or the named ones); returns (and writes) the run record ``run.json``."""
     ctx = plan_context(config, address, progress, pipeline)
     selected = select(ctx, phases)
@@ -120,8 +141,11 @@ def _run_locked(ctx: RunContext, config: RunConfig, selected: list[Phase], comma
         fault = output_fault(e, resolve(config.output.root)[1]) if not isinstance(e, OutputError) else None
         error = OutputError.of(fault, config.output.root) if fault is not None else e
         try:
-            record.finish(error=str(error) if isinstance(error, (OutputError, ConfigError)) else
-                          "".join(traceback.format_exception_only(type(error), error)).strip())
+            record.finish(
+                error=str(error)
+                if isinstance(error, (OutputError, ConfigError))
+                else "".join(traceback.format_exception_only(type(error), error)).strip()
+            )
         except OSError as failed:  # the disk that stopped the run may refuse the record too: the error still goes on
             log.error("run.json could not record the error: %s", failed)
         if error is not e:

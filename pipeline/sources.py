@@ -41,10 +41,18 @@ class SourceConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(..., pattern=NAME_RE.pattern, description="the source's name (letters, digits, _ and -): the "
-                      "`source_name` column, mix.weights, dedup.keep.source_priority and the card use it")
-    inputs: list[str] = Field(..., min_length=1, description="its input files, globs, folders, s3:// URIs or warc.paths listings "
-                              "(as the run's `inputs`); a file may belong to one source only")
+    name: str = Field(
+        ...,
+        pattern=NAME_RE.pattern,
+        description="the source's name (letters, digits, _ and -): the "
+        "`source_name` column, mix.weights, dedup.keep.source_priority and the card use it",
+    )
+    inputs: list[str] = Field(
+        ...,
+        min_length=1,
+        description="its input files, globs, folders, s3:// URIs or warc.paths listings "
+        "(as the run's `inputs`); a file may belong to one source only",
+    )
     warc: dict[str, Any] | None = Field(None, description=_OVERRIDE.format("warc"))
     documents: dict[str, Any] | None = Field(None, description=_OVERRIDE.format("documents"))
     charset: dict[str, Any] | None = Field(None, description=_OVERRIDE.format("charset"))
@@ -53,9 +61,11 @@ class SourceConfig(BaseModel):
     filters: dict[str, Any] | None = Field(None, description=_OVERRIDE.format("filters"))
     quality: dict[str, Any] | None = Field(None, description=_OVERRIDE.format("quality"))
     classifiers: dict[str, dict[str, Any]] | None = Field(
-        None, description="overrides of the run's classifiers for this source's "
-            "documents, by classifier name (a top_fraction "
-        "is over the whole corpus: a source may set a threshold instead, not another fraction)")
+        None,
+        description="overrides of the run's classifiers for this source's "
+        "documents, by classifier name (a top_fraction "
+        "is over the whole corpus: a source may set a threshold instead, not another fraction)",
+    )
 
     def overrides(self) -> dict[str, dict]:
         """The sections it overrides: ``{section: the keys it sets}``."""
@@ -69,7 +79,9 @@ def merged(base: Any, over: Any, where: str = "") -> Any:
         names = [e["name"] for e in base]
         unknown = [n for n in over if n not in names]
         if unknown:
-            raise ValueError(f"{where}: no entry named {unknown[0]!r} to override (the run's: {', '.join(names) or 'none'})")
+            raise ValueError(
+                f"{where}: no entry named {unknown[0]!r} to override (the run's: {', '.join(names) or 'none'})"
+            )
         return [merged(e, over[e["name"]], f"{where}.{e['name']}") if e["name"] in over else e for e in base]
     if not (isinstance(over, dict) and isinstance(base, dict)):
         return over
@@ -83,7 +95,7 @@ def _top_fraction(over: Any) -> bool:
     return False
 
 
-def effective_config(config: "RunConfig", source: SourceConfig) -> "RunConfig":
+def effective_config(config: RunConfig, source: SourceConfig) -> RunConfig:
     """The run's config as ``source``'s documents see it (a RunConfig without sources); ValueError naming the
     source and the field when the merged settings are not valid."""
     from pipeline.config import RunConfig, _describe
@@ -92,8 +104,10 @@ def effective_config(config: "RunConfig", source: SourceConfig) -> "RunConfig":
     data["dedup"]["keep"]["source_priority"] = []  # names sources: a run-wide setting
     for section, over in source.overrides().items():
         if _top_fraction(over):
-            raise ValueError(f"({source.name}): {section}: a top_fraction is taken over the whole corpus, not per source: "
-                             "give this source a threshold instead")
+            raise ValueError(
+                f"({source.name}): {section}: a top_fraction is taken over the whole corpus, not per source: "
+                "give this source a threshold instead"
+            )
         try:
             data[section] = merged(data.get(section), over, section)
         except ValueError as e:
@@ -107,7 +121,7 @@ def effective_config(config: "RunConfig", source: SourceConfig) -> "RunConfig":
     return out
 
 
-def check_sources(config: "RunConfig") -> list[str]:
+def check_sources(config: RunConfig) -> list[str]:
     """One line per problem of the named sources: their effective settings, each checked."""
     problems = []
     for i, source in enumerate(config.sources):
@@ -118,7 +132,7 @@ def check_sources(config: "RunConfig") -> list[str]:
     return problems
 
 
-def input_sources(config: "RunConfig", inputs: list[str]) -> dict[str, str]:
+def input_sources(config: RunConfig, inputs: list[str]) -> dict[str, str]:
     """The source name of every input file (each source's entries expanded as the run's inputs are), or {}
     without named sources; a ConfigError names a file that two sources claim."""
     if not config.sources:
@@ -130,12 +144,14 @@ def input_sources(config: "RunConfig", inputs: list[str]) -> dict[str, str]:
     for source in config.sources:
         for uri in expand_inputs(source.inputs, config.inputs_base, s3_options(config)):
             if owner.setdefault(uri, source.name) != source.name:
-                raise ConfigError(f"config error: sources: input {uri} is in sources {owner[uri]!r} and {source.name!r}: "
-                                  "give each file to one source")
+                raise ConfigError(
+                    f"config error: sources: input {uri} is in sources {owner[uri]!r} and {source.name!r}: "
+                    "give each file to one source"
+                )
     return {uri: owner[uri] for uri in inputs}
 
 
-def part_sources(ctx: "RunContext") -> dict[str, str | None]:
+def part_sources(ctx: RunContext) -> dict[str, str | None]:
     """The source name of every part (a part keeps the name of its input file's unit), or {} without named sources."""
     if not ctx.config.sources:
         return {}
@@ -143,7 +159,7 @@ def part_sources(ctx: "RunContext") -> dict[str, str | None]:
     return {u.name: u.params.get("source_name") for u in ctx.units_of(first)}
 
 
-def overrides_shown(config: "RunConfig", sections: tuple[str, ...] | None = None) -> dict[str, dict]:
+def overrides_shown(config: RunConfig, sections: tuple[str, ...] | None = None) -> dict[str, dict]:
     """For the plan: each named source and the settings it overrides (those under ``sections``, dotted paths,
     or all), as ``{name: {dotted.key: value}}`` (a source that overrides none of them: ``{}``)."""
 
@@ -156,13 +172,15 @@ def overrides_shown(config: "RunConfig", sections: tuple[str, ...] | None = None
     shown = {}
     for source in config.sources:
         keys = flat({s: o for s, o in source.overrides().items()}, "")
-        shown[source.name] = {k: v for k, v in keys.items() if sections is None or any(k == s or k.startswith(s + ".") for s in sections)}
+        shown[source.name] = {
+            k: v for k, v in keys.items() if sections is None or any(k == s or k.startswith(s + ".") for s in sections)
+        }
     return shown
 
 
-def stages_in_order(lists: list[list["StageSpec"]]) -> list["StageSpec"]:
+def stages_in_order(lists: list[list[StageSpec]]) -> list[StageSpec]:
     """Several sources' stages as one list for the plan: each stage once (by name), in first-seen order."""
-    seen: dict[str, "StageSpec"] = {}
+    seen: dict[str, StageSpec] = {}
     for specs in lists:
         for spec in specs:
             seen.setdefault(spec.info().name, spec)
@@ -176,7 +194,7 @@ class StageCache:
     def __init__(self):
         self._built: dict[tuple, Any] = {}
 
-    def build(self, spec: "StageSpec"):
+    def build(self, spec: StageSpec):
         settings = spec.config.model_dump_json() if isinstance(spec.config, BaseModel) else repr(spec.config)
         key = (spec.cls, settings, tuple(_arg_key(a) for a in spec.args))
         if key not in self._built:

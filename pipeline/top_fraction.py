@@ -25,10 +25,10 @@ from collections import defaultdict
 import numpy as np
 import pyarrow as pa
 
+from core.layout import part_file
+from core.storage import Storage
 from pipeline.config import RunConfig, s3_options
 from pipeline.phase import Unit
-from core.storage import Storage
-from core.layout import part_file
 from stages.top_fraction import Cutoff, Fraction, _languages, _rank_scores, fraction_of, kept_count
 
 BINS = 1 << 16  # bins over [0, 1]; bin 0 holds the missing scores (-inf)
@@ -61,8 +61,12 @@ class ScanWorker:
         want = np.array([self.boundary.get(code, -1) for code in lang], dtype=np.int64)
         hit = np.flatnonzero(bins == want)
         ids = table.column("id").cast(pa.string()).take(pa.array(hit)).to_pylist()
-        return {"unit": unit.name, "rows": [[lang[i], None if math.isinf(score[i]) else float(score[i]), d]
-                                            for i, d in zip(hit, ids, strict=False)]}
+        return {
+            "unit": unit.name,
+            "rows": [
+                [lang[i], None if math.isinf(score[i]) else float(score[i]), d] for i, d in zip(hit, ids, strict=False)
+            ],
+        }
 
 
 def _histograms(lang: np.ndarray, bins: np.ndarray) -> dict[str, list[list[int]]]:
@@ -88,7 +92,7 @@ def boundaries(histograms: list[dict], fraction: Fraction) -> tuple[dict[str, in
         from_top = np.cumsum(c[::-1])  # documents in the highest bins
         b = BINS - int(np.searchsorted(from_top, k))  # the bin where k is reached
         bins[lang] = b
-        kept[lang] = (k, total, int(c[b + 1:].sum()))
+        kept[lang] = (k, total, int(c[b + 1 :].sum()))
     return bins, kept
 
 

@@ -16,16 +16,15 @@ holds the unit's result (pipeline.result.UnitResult) and fingerprint.
 
 from __future__ import annotations
 
-import pyarrow as pa
-
 from collections import Counter
 
+import pyarrow as pa
+
 from core.layout import DOCUMENTS, REJECTED, marker_path, part_file
+from core.storage import PartWriter, Storage
 from pipeline.phase import Unit
 from pipeline.result import UnitResult
-from core.storage import PartWriter, Storage
 from stages.base import REJECTED_SCHEMA
-
 
 #: A marker's ``outputs`` key listing the files its unit published (paths under the output root, "/"-joined): the
 #: unit is done only while every one of them exists.
@@ -48,7 +47,7 @@ class UnitWork:
         self._writers: dict[tuple[str, ...], PartWriter] = {}
 
     @classmethod
-    def for_phase(cls, storage: Storage, phase: str, unit: Unit) -> "UnitWork":
+    def for_phase(cls, storage: Storage, phase: str, unit: Unit) -> UnitWork:
         """The unit's outputs and its marker where the engine keeps it (under its step's folder if it has one)."""
         return cls(storage, unit, marker_path(phase, unit.name, unit.step), phase)
 
@@ -74,7 +73,7 @@ class UnitWork:
         """rejected/<phase>/part-<unit>.parquet: the removed documents (REJECTED_SCHEMA)."""
         return self.writer(REJECTED, self.phase, part_file(self.unit.name), schema=REJECTED_SCHEMA)
 
-    def __enter__(self) -> "UnitWork":
+    def __enter__(self) -> UnitWork:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> bool:

@@ -55,7 +55,7 @@ class _Tail:
         """The line as the console shows it, or None for the markers Ray writes for its monitor."""
         for marker in (_TASK_NAME, _ACTOR_NAME):
             if line.startswith(marker):
-                self.task = line[len(marker):]
+                self.task = line[len(marker) :]
                 return None
         if line.startswith(_JOB_ID):
             return None
@@ -97,7 +97,9 @@ class WorkerLogs:
             for path in glob.glob(os.path.join(self.logs_dir, pattern)):
                 if path not in self._tails:
                     self._tails[path] = _Tail(path)
-        shown = [s for tail in self._tails.values() for line in tail.new_lines() if (s := tail.shown(line)) is not None]
+        shown = [
+            s for tail in self._tails.values() for line in tail.new_lines() if (s := tail.shown(line)) is not None
+        ]
         if shown:
             try:
                 out.write("".join(f"{s}\n" for s in shown))

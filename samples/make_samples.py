@@ -32,8 +32,15 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from samplegen import broken, charsets, debian, dups, pii_pages, synth  # noqa: E402
-from samplegen import pii as P  # noqa: E402
+from samplegen import (  # noqa: E402
+    broken,
+    charsets,
+    debian,
+    dups,
+    pii as P,  # noqa: E402
+    pii_pages,
+    synth,
+)
 from samplegen.sites import SITES, article_html, render, sites_for  # noqa: E402
 from samplegen.warcout import Capture, record_uuid, write_warc  # noqa: E402
 
@@ -49,7 +56,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 # ----------------------------------------------------------------------------- helpers
 
-SERVER_OF_GROUP = {"python": "python-docs", "debref": "debian", "apache": "apache-httpd", "maintguide": "debian", "faq": "debian"}
+SERVER_OF_GROUP = {
+    "python": "python-docs",
+    "debref": "debian",
+    "apache": "apache-httpd",
+    "maintguide": "debian",
+    "faq": "debian",
+}
 
 
 def norm(label: str | None) -> str | None:
@@ -61,8 +74,19 @@ def norm(label: str | None) -> str | None:
         return label.lower()
 
 
-def html_capture(url: str, html: str, *, kind: str, lang: str | None, server: str, charset: str = "utf-8",
-                 http: str = "same", meta: str = "same", ctype_base: str = "text/html", **gt) -> Capture:
+def html_capture(
+    url: str,
+    html: str,
+    *,
+    kind: str,
+    lang: str | None,
+    server: str,
+    charset: str = "utf-8",
+    http: str = "same",
+    meta: str = "same",
+    ctype_base: str = "text/html",
+    **gt,
+) -> Capture:
     """Encode an HTML string and set up its charset declarations.
 
     meta: "same" (in-document declaration says `charset`), "strip" (no declaration), or a label (wrong declaration)
@@ -79,9 +103,18 @@ def html_capture(url: str, html: str, *, kind: str, lang: str | None, server: st
     body = charsets.encode(html, charset)
     http_label = None if http == "none" else charsets.LABELS.get(charset if http == "same" else http, http)
     ctype = f"{ctype_base}; charset={http_label}" if http_label else ctype_base
-    cap = Capture(url=url, kind=kind, body=body, ctype=ctype, payload_type="text/html" if ctype_base == "text/html" else ctype_base,
-                  server=server, language=lang, charset=charset,
-                  charset_declared={"http": http_label, "meta": charsets.meta_declared(html)}, **gt)
+    cap = Capture(
+        url=url,
+        kind=kind,
+        body=body,
+        ctype=ctype,
+        payload_type="text/html" if ctype_base == "text/html" else ctype_base,
+        server=server,
+        language=lang,
+        charset=charset,
+        charset_declared={"http": http_label, "meta": charsets.meta_declared(html)},
+        **gt,
+    )
     return cap
 
 
@@ -118,14 +151,19 @@ def detect_pii_real(html: str) -> list[dict]:
     Dotted quads that start a heading are section numbers (12.2.1.1. Title), not addresses.
     """
     import lxml.html
+
     try:
         tree = lxml.html.fromstring(html.encode("utf-8"), parser=lxml.html.HTMLParser(encoding="utf-8"))
     except Exception:
         return []
     for bad in tree.xpath("//script|//style"):
         bad.drop_tree()
-    headings = {m.group(0) for h in tree.xpath("//h1|//h2|//h3|//h4|//h5|//h6|//title|//dt")
-                for m in [_IPV4.match(h.text_content().strip())] if m}
+    headings = {
+        m.group(0)
+        for h in tree.xpath("//h1|//h2|//h3|//h4|//h5|//h6|//title|//dt")
+        for m in [_IPV4.match(h.text_content().strip())]
+        if m
+    }
     text = tree.text_content()
     found, seen = [], set()
 
@@ -168,10 +206,18 @@ class Planner:
         self.prose_urls: list[tuple[str, str]] = []  # (url, lang) of real pages, redirect targets
 
     # -- page pools
-    def pool(self, group: str | None = None, lang: str | None = None, path_re: str | None = None) -> list[debian.RealPage]:
-        return [p for p in self.pages if p.path not in self.used and (group is None or p.group == group)
-                and (lang is None or p.lang == lang) and (path_re is None or re.search(path_re, p.path))
-                and p.size < 420_000]
+    def pool(
+        self, group: str | None = None, lang: str | None = None, path_re: str | None = None
+    ) -> list[debian.RealPage]:
+        return [
+            p
+            for p in self.pages
+            if p.path not in self.used
+            and (group is None or p.group == group)
+            and (lang is None or p.lang == lang)
+            and (path_re is None or re.search(path_re, p.path))
+            and p.size < 420_000
+        ]
 
     def take(self, pages: list[debian.RealPage], k: int) -> list[debian.RealPage]:
         chosen = self.rng.sample(pages, min(k, len(pages)))
@@ -181,10 +227,15 @@ class Planner:
 
     # -- near duplicates ---------------------------------------------------------------
     NEAR_PLAN = [("en", 26), ("de", 7), ("fr", 7), ("es", 5), ("ja", 6), ("zh", 4), ("ru", 5)]
-    NEAR_SOURCES = {"en": [("python", r"/(howto|tutorial|faq|library|reference|using)/"), ("apache", None)],
-                    "de": [("debref", None), ("apache", None)], "fr": [("debref", None), ("apache", None)],
-                    "es": [("debref", None), ("apache", None)], "ja": [("debref", None), ("apache", None)],
-                    "zh": [("debref", None), ("apache", None)], "ru": [("maintguide", None), ("faq", None)]}
+    NEAR_SOURCES = {
+        "en": [("python", r"/(howto|tutorial|faq|library|reference|using)/"), ("apache", None)],
+        "de": [("debref", None), ("apache", None)],
+        "fr": [("debref", None), ("apache", None)],
+        "es": [("debref", None), ("apache", None)],
+        "ja": [("debref", None), ("apache", None)],
+        "zh": [("debref", None), ("apache", None)],
+        "ru": [("maintguide", None), ("faq", None)],
+    }
 
     def pick_article(self, lang: str) -> debian.Article:
         for _ in range(200):
@@ -245,15 +296,36 @@ class Planner:
                 cs = legacy[lang]
                 var.append("charset")
             found = detect_pii_real(html)
-            self.caps.append(html_capture(
-                site.url(rng, art.title, date), html, kind="near_duplicate", lang=lang, server=site.server, charset=cs,
-                http=rng.choice(["same", "same", "none"]), dup_cluster=cid, dup_variation=var, dup_rank=rank,
-                expect="keep" if rank == 0 else "reject", source=art.source, pii=found,
-                notes=f"article: {art.title!r} from {art.src_url}" + (f"; {PII_NOTE}" if found else "")))
+            self.caps.append(
+                html_capture(
+                    site.url(rng, art.title, date),
+                    html,
+                    kind="near_duplicate",
+                    lang=lang,
+                    server=site.server,
+                    charset=cs,
+                    http=rng.choice(["same", "same", "none"]),
+                    dup_cluster=cid,
+                    dup_variation=var,
+                    dup_rank=rank,
+                    expect="keep" if rank == 0 else "reject",
+                    source=art.source,
+                    pii=found,
+                    notes=f"article: {art.title!r} from {art.src_url}" + (f"; {PII_NOTE}" if found else ""),
+                )
+            )
 
     # -- exact duplicates --------------------------------------------------------------
-    EXACT_PLAN = [("python", "en", 5), ("debref", "en", 1), ("debref", "de", 1), ("apache", "fr", 1), ("apache", "ja", 1),
-                  ("apache", "ko", 1), ("faq", "ru", 1), ("apache", "tr", 1)]
+    EXACT_PLAN = [
+        ("python", "en", 5),
+        ("debref", "en", 1),
+        ("debref", "de", 1),
+        ("apache", "fr", 1),
+        ("apache", "ja", 1),
+        ("apache", "ko", 1),
+        ("faq", "ru", 1),
+        ("apache", "tr", 1),
+    ]
 
     def exact_duplicates(self):
         n = 0
@@ -264,8 +336,12 @@ class Planner:
 
     def _alt_urls(self, url: str) -> list[str]:
         rng = self.rng
-        alts = [url.replace("https://", "http://", 1), url + "?utm_source=twitter&utm_medium=social",
-                url + "#" + rng.choice(["top", "contents", "introduction"]), url + "?ref=" + rng.choice(["hn", "reddit", "newsletter"])]
+        alts = [
+            url.replace("https://", "http://", 1),
+            url + "?utm_source=twitter&utm_medium=social",
+            url + "#" + rng.choice(["top", "contents", "introduction"]),
+            url + "?ref=" + rng.choice(["hn", "reddit", "newsletter"]),
+        ]
         if "docs.python.org/3.11/" in url:
             alts.append(url.replace("/3.11/", "/3/"))
         if "www.debian.org" in url:
@@ -282,36 +358,90 @@ class Planner:
             same_url = rank > 0 and rng.random() < 0.5
             url = page.url if rank == 0 or same_url else alts.pop()
             var = [] if rank == 0 else ["exact", "same_url" if same_url else "different_url"]
-            self.caps.append(html_capture(url, text, kind="exact_duplicate", lang=page.lang, server=SERVER_OF_GROUP[page.group],
-                                          charset=page.charset, http=http, dup_cluster=cid, dup_variation=var, dup_rank=rank,
-                                          pii=detect_pii_real(text), expect="keep" if rank == 0 else "reject", source=page.source,
-                                          notes="; ".join(x for x in ["same URL crawled again" if same_url else "",
-                                                                      PII_NOTE if detect_pii_real(text) else ""] if x) or None))
+            self.caps.append(
+                html_capture(
+                    url,
+                    text,
+                    kind="exact_duplicate",
+                    lang=page.lang,
+                    server=SERVER_OF_GROUP[page.group],
+                    charset=page.charset,
+                    http=http,
+                    dup_cluster=cid,
+                    dup_variation=var,
+                    dup_rank=rank,
+                    pii=detect_pii_real(text),
+                    expect="keep" if rank == 0 else "reject",
+                    source=page.source,
+                    notes="; ".join(
+                        x
+                        for x in [
+                            "same URL crawled again" if same_url else "",
+                            PII_NOTE if detect_pii_real(text) else "",
+                        ]
+                        if x
+                    )
+                    or None,
+                )
+            )
 
     # -- real prose pages --------------------------------------------------------------
-    PROSE_PLAN = [("python", "en", 150), ("debref", None, 5), ("apache", "en", 40), ("apache", "fr", 30),
-                  ("apache", "ja", 30), ("apache", "ko", 28), ("apache", "tr", 25), ("apache", "de", 14),
-                  ("apache", "es", 14), ("apache", "zh", 10), ("apache", "pt", 4), ("apache", "ru", 2),
-                  ("apache", "da", 1), ("maintguide", "ru", 7), ("faq", "ru", 10)]
+    PROSE_PLAN = [
+        ("python", "en", 150),
+        ("debref", None, 5),
+        ("apache", "en", 40),
+        ("apache", "fr", 30),
+        ("apache", "ja", 30),
+        ("apache", "ko", 28),
+        ("apache", "tr", 25),
+        ("apache", "de", 14),
+        ("apache", "es", 14),
+        ("apache", "zh", 10),
+        ("apache", "pt", 4),
+        ("apache", "ru", 2),
+        ("apache", "da", 1),
+        ("maintguide", "ru", 7),
+        ("faq", "ru", 10),
+    ]
     # (language, target charset, how many, meta mode, http mode)
     CHARSET_PLAN = [
-        ("en", "windows-1252", 5, "same", "same"), ("en", "iso-8859-1", 2, "same", "none"), ("en", "windows-1252", 1, "strip", "none"),
-        ("de", "iso-8859-1", 4, "same", "same"), ("de", "windows-1252", 2, "strip", "none"),
-        ("fr", "iso-8859-1", 5, "same", "same"), ("fr", "windows-1252", 2, "same", "none"), ("fr", "iso-8859-1", 1, "strip", "none"),
-        ("es", "iso-8859-1", 3, "same", "same"), ("es", "windows-1252", 1, "strip", "none"), ("pt", "iso-8859-1", 1, "same", "same"),
+        ("en", "windows-1252", 5, "same", "same"),
+        ("en", "iso-8859-1", 2, "same", "none"),
+        ("en", "windows-1252", 1, "strip", "none"),
+        ("de", "iso-8859-1", 4, "same", "same"),
+        ("de", "windows-1252", 2, "strip", "none"),
+        ("fr", "iso-8859-1", 5, "same", "same"),
+        ("fr", "windows-1252", 2, "same", "none"),
+        ("fr", "iso-8859-1", 1, "strip", "none"),
+        ("es", "iso-8859-1", 3, "same", "same"),
+        ("es", "windows-1252", 1, "strip", "none"),
+        ("pt", "iso-8859-1", 1, "same", "same"),
         ("tr", "iso-8859-9", 4, "same", "same"),
-        ("ja", "shift_jis", 7, "same", "same"), ("ja", "euc-jp", 5, "same", "same"), ("ja", "iso-2022-jp", 3, "same", "same"),
-        ("ja", "shift_jis", 2, "strip", "none"), ("ja", "euc-jp", 1, "strip", "none"),
-        ("zh", "gbk", 4, "same", "same"), ("zh", "gb2312", 3, "same", "same"), ("zh", "gbk", 1, "strip", "none"),
-        ("ru", "windows-1251", 5, "same", "same"), ("ru", "koi8-r", 4, "same", "same"), ("ru", "windows-1251", 2, "strip", "none"),
+        ("ja", "shift_jis", 7, "same", "same"),
+        ("ja", "euc-jp", 5, "same", "same"),
+        ("ja", "iso-2022-jp", 3, "same", "same"),
+        ("ja", "shift_jis", 2, "strip", "none"),
+        ("ja", "euc-jp", 1, "strip", "none"),
+        ("zh", "gbk", 4, "same", "same"),
+        ("zh", "gb2312", 3, "same", "same"),
+        ("zh", "gbk", 1, "strip", "none"),
+        ("ru", "windows-1251", 5, "same", "same"),
+        ("ru", "koi8-r", 4, "same", "same"),
+        ("ru", "windows-1251", 2, "strip", "none"),
         ("ru", "koi8-r", 1, "strip", "none"),
         ("ko", "euc-kr", 2, "strip", "none"),  # native EUC-KR pages with their <meta> removed
     ]
     # utf-8 (or native) pages whose HTTP header names the wrong
     # charset: (language, real charset, HTTP label, meta mode)
-    WRONG_HTTP = [("en", "utf-8", "iso-8859-1", "same"), ("fr", "utf-8", "iso-8859-1", "same"), ("de", "utf-8", "iso-8859-1", "same"),
-                  ("ja", "shift_jis", "utf-8", "same"), ("ru", "windows-1251", "utf-8", "same"), ("ko", "euc-kr", "iso-8859-1", "same"),
-                  ("zh", "gbk", "iso-8859-1", "same")]
+    WRONG_HTTP = [
+        ("en", "utf-8", "iso-8859-1", "same"),
+        ("fr", "utf-8", "iso-8859-1", "same"),
+        ("de", "utf-8", "iso-8859-1", "same"),
+        ("ja", "shift_jis", "utf-8", "same"),
+        ("ru", "windows-1251", "utf-8", "same"),
+        ("ko", "euc-kr", "iso-8859-1", "same"),
+        ("zh", "gbk", "iso-8859-1", "same"),
+    ]
 
     def prose(self):
         chosen: list[debian.RealPage] = []
@@ -335,16 +465,40 @@ class Planner:
         for lang, cs, http_label, meta in self.WRONG_HTTP:
             cands = [p for p in by_lang[lang] if p.path not in assigned and (lang != "ko" or p.charset == "euc-kr")]
             if cands:
-                assigned[cands[0].path] = (cs, meta, http_label, f"HTTP header declares {http_label} but the bytes are {cs}")
+                assigned[cands[0].path] = (
+                    cs,
+                    meta,
+                    http_label,
+                    f"HTTP header declares {http_label} but the bytes are {cs}",
+                )
         for p in chosen:
-            cs, meta, http, note = assigned.get(p.path, (p.charset, rng.choice(["same", "same", "same", "strip_http"]),
-                                                         rng.choice(["same", "same", "none"]), None))
+            cs, meta, http, note = assigned.get(
+                p.path,
+                (
+                    p.charset,
+                    rng.choice(["same", "same", "same", "strip_http"]),
+                    rng.choice(["same", "same", "none"]),
+                    None,
+                ),
+            )
             if meta == "strip_http":  # correctly declared in HTTP only
                 meta, http = "strip", "same"
             text = p.read_text()
             ctype_base = "application/xhtml+xml" if p.group == "debref" and rng.random() < 0.15 else "text/html"
-            cap = html_capture(p.url, text, kind="prose", lang=p.lang, server=SERVER_OF_GROUP[p.group], charset=cs, meta=meta,
-                               http=http, ctype_base=ctype_base, pii=detect_pii_real(text), source=p.source, notes=note)
+            cap = html_capture(
+                p.url,
+                text,
+                kind="prose",
+                lang=p.lang,
+                server=SERVER_OF_GROUP[p.group],
+                charset=cs,
+                meta=meta,
+                http=http,
+                ctype_base=ctype_base,
+                pii=detect_pii_real(text),
+                source=p.source,
+                notes=note,
+            )
             if ctype_base != "text/html":
                 cap.payload_type = "application/xhtml+xml"
             if cs != p.charset:
@@ -354,7 +508,9 @@ class Planner:
             self.caps.append(cap)
             self.prose_urls.append((p.url, p.lang))
             try:
-                self.titles[p.lang] += [s.title for s in debian.sections(p)][:6] if len(self.titles[p.lang]) < 300 else []
+                self.titles[p.lang] += (
+                    [s.title for s in debian.sections(p)][:6] if len(self.titles[p.lang]) < 300 else []
+                )
             except Exception:
                 pass
 
@@ -364,72 +520,200 @@ class Planner:
         root = self.root
         py = os.path.join(root, "usr/share/doc/python3.11/html")
         big = open(os.path.join(py, "contents.html"), "rb").read()
-        self.caps.append(Capture("https://docs.python.org/3.11/contents.html", "odd", big, "text/html; charset=utf-8", "text/html",
-                                 server="python-docs", language="en", charset="utf-8",
-                                 charset_declared={"http": "utf-8", "meta": "utf-8"}, expect="reject",
-                                 source="python3.11-doc:doc/python3.11/html/contents.html",
-                                 notes=f"very large page ({len(big)} bytes): the complete table of contents, almost all links"))
+        self.caps.append(
+            Capture(
+                "https://docs.python.org/3.11/contents.html",
+                "odd",
+                big,
+                "text/html; charset=utf-8",
+                "text/html",
+                server="python-docs",
+                language="en",
+                charset="utf-8",
+                charset_declared={"http": "utf-8", "meta": "utf-8"},
+                expect="reject",
+                source="python3.11-doc:doc/python3.11/html/contents.html",
+                notes=f"very large page ({len(big)} bytes): the complete table of contents, almost all links",
+            )
+        )
         idx = open(os.path.join(py, "genindex-all.html"), "rb").read()
-        self.caps.append(Capture("https://docs.python.org/3.11/genindex-all.html", "odd", idx[:1048576], "text/html; charset=utf-8",
-                                 "text/html", server="python-docs", language="en", charset="utf-8",
-                                 charset_declared={"http": "utf-8", "meta": "utf-8"}, expect="reject",
-                                 warc_extra={"WARC-Truncated": "length"}, http_length=len(idx),
-                                 source="python3.11-doc:doc/python3.11/html/genindex-all.html",
-                                 notes=f"payload truncated at 1 MiB like CC does (original {len(idx)} bytes); index page"))
+        self.caps.append(
+            Capture(
+                "https://docs.python.org/3.11/genindex-all.html",
+                "odd",
+                idx[:1048576],
+                "text/html; charset=utf-8",
+                "text/html",
+                server="python-docs",
+                language="en",
+                charset="utf-8",
+                charset_declared={"http": "utf-8", "meta": "utf-8"},
+                expect="reject",
+                warc_extra={"WARC-Truncated": "length"},
+                http_length=len(idx),
+                source="python3.11-doc:doc/python3.11/html/genindex-all.html",
+                notes=f"payload truncated at 1 MiB like CC does (original {len(idx)} bytes); index page",
+            )
+        )
         site = rng.choice(sites_for("en"))
-        self.caps.append(Capture(f"https://{site.domain}/feed/empty-page/", "odd", b"", "text/html; charset=UTF-8", "text/html",
-                                 server=site.server, charset=None, expect="reject", notes="200 OK with an empty body"))
+        self.caps.append(
+            Capture(
+                f"https://{site.domain}/feed/empty-page/",
+                "odd",
+                b"",
+                "text/html; charset=UTF-8",
+                "text/html",
+                server=site.server,
+                charset=None,
+                expect="reject",
+                notes="200 OK with an empty body",
+            )
+        )
         garbage = bytes(rng.getrandbits(8) for _ in range(3000))
-        self.caps.append(Capture(f"https://{site.domain}/download.php?id=8812", "odd", garbage, "text/html", "application/octet-stream",
-                                 server="apache", charset=None, expect="reject", notes="random binary bytes served as text/html"))
+        self.caps.append(
+            Capture(
+                f"https://{site.domain}/download.php?id=8812",
+                "odd",
+                garbage,
+                "text/html",
+                "application/octet-stream",
+                server="apache",
+                charset=None,
+                expect="reject",
+                notes="random binary bytes served as text/html",
+            )
+        )
         # charset mismatch: bytes are windows-1251, header and meta both say UTF-8
         p = self.take(self.pool("faq", "ru") or self.pool("maintguide", "ru"), 1)[0]
         text = p.read_text()
-        self.caps.append(html_capture(p.url, text, kind="odd", lang="ru", server="debian", charset="windows-1251", meta="utf-8",
-                                      http="utf-8", pii=detect_pii_real(text), source=p.source,
-                                      notes="bytes are windows-1251 but HTTP and <meta> both say UTF-8"))
+        self.caps.append(
+            html_capture(
+                p.url,
+                text,
+                kind="odd",
+                lang="ru",
+                server="debian",
+                charset="windows-1251",
+                meta="utf-8",
+                http="utf-8",
+                pii=detect_pii_real(text),
+                source=p.source,
+                notes="bytes are windows-1251 but HTTP and <meta> both say UTF-8",
+            )
+        )
         # Content-Encoding: gzip payload (a real page, compressed on the wire and stored compressed)
         p = self.take(self.pool("python", "en", r"/howto/"), 1)[0]
         text = p.read_text()
         gz = gzip.compress(text.encode("utf-8"), compresslevel=6, mtime=0)
-        self.caps.append(Capture(p.url, "odd", gz, "text/html; charset=utf-8", "application/gzip", server="python-docs",
-                                 content_encoding="gzip", language="en", charset="utf-8",
-                                 charset_declared={"http": "utf-8", "meta": charsets.meta_declared(text)}, pii=detect_pii_real(text),
-                                 expect="keep", source=p.source,
-                                 notes="payload stored with Content-Encoding: gzip; decode it before parsing"))
+        self.caps.append(
+            Capture(
+                p.url,
+                "odd",
+                gz,
+                "text/html; charset=utf-8",
+                "application/gzip",
+                server="python-docs",
+                content_encoding="gzip",
+                language="en",
+                charset="utf-8",
+                charset_declared={"http": "utf-8", "meta": charsets.meta_declared(text)},
+                pii=detect_pii_real(text),
+                expect="keep",
+                source=p.source,
+                notes="payload stored with Content-Encoding: gzip; decode it before parsing",
+            )
+        )
         # UTF-8 with BOM and no other declaration
         p = self.take(self.pool("debref", "ja"), 1)[0]
         text = charsets.strip_declarations(p.read_text())
-        self.caps.append(Capture(p.url, "odd", b"\xef\xbb\xbf" + text.encode("utf-8"), "text/html", "text/html", server="debian",
-                                 language="ja", charset="utf-8", charset_declared={"http": None, "meta": None},
-                                 pii=detect_pii_real(text), expect="keep", source=p.source,
-                                 notes="UTF-8 byte order mark is the only charset signal"))
+        self.caps.append(
+            Capture(
+                p.url,
+                "odd",
+                b"\xef\xbb\xbf" + text.encode("utf-8"),
+                "text/html",
+                "text/html",
+                server="debian",
+                language="ja",
+                charset="utf-8",
+                charset_declared={"http": None, "meta": None},
+                pii=detect_pii_real(text),
+                expect="keep",
+                source=p.source,
+                notes="UTF-8 byte order mark is the only charset signal",
+            )
+        )
         # no Content-Type header at all
         p = self.take(self.pool("apache", "fr"), 1)[0]
         text = p.read_text()
-        cap = html_capture(p.url, text, kind="odd", lang="fr", server="apache-httpd", http="none", pii=detect_pii_real(text),
-                           source=p.source, notes="response has no Content-Type header")
+        cap = html_capture(
+            p.url,
+            text,
+            kind="odd",
+            lang="fr",
+            server="apache-httpd",
+            http="none",
+            pii=detect_pii_real(text),
+            source=p.source,
+            notes="response has no Content-Type header",
+        )
         cap.ctype = None
         self.caps.append(cap)
         # soft 404: status 200, body says "not found"
         for lang in ("en", "de"):
             site = rng.choice(sites_for(lang))
             html = synth.soft404(site, rng, rand_date(rng, 2024, 2025))
-            self.caps.append(html_capture(f"https://{site.domain}/{rng.choice(['old-post', 'p/12345', 'artikel/alt'])}/", html, kind="odd",
-                                          lang=lang, server=site.server, expect="reject", notes="soft 404: status 200 but a not-found page"))
+            self.caps.append(
+                html_capture(
+                    f"https://{site.domain}/{rng.choice(['old-post', 'p/12345', 'artikel/alt'])}/",
+                    html,
+                    kind="odd",
+                    lang=lang,
+                    server=site.server,
+                    expect="reject",
+                    notes="soft 404: status 200 but a not-found page",
+                )
+            )
 
     # -- generated pages ------------------------------------------------------------------
     def spam(self):
         rng = self.rng
-        plan = [("en", "stuffing", 16), ("en", "products", 16), ("en", "spun", 16), ("en", "doorway", 12),
-                ("de", "stuffing", 5), ("de", "spun", 4), ("de", "products", 2), ("fr", "stuffing", 5), ("fr", "doorway", 4),
-                ("ru", "stuffing", 5), ("ru", "spun", 4), ("ja", "stuffing", 4), ("ja", "doorway", 3)]
+        plan = [
+            ("en", "stuffing", 16),
+            ("en", "products", 16),
+            ("en", "spun", 16),
+            ("en", "doorway", 12),
+            ("de", "stuffing", 5),
+            ("de", "spun", 4),
+            ("de", "products", 2),
+            ("fr", "stuffing", 5),
+            ("fr", "doorway", 4),
+            ("ru", "stuffing", 5),
+            ("ru", "spun", 4),
+            ("ja", "stuffing", 4),
+            ("ja", "doorway", 3),
+        ]
         for lang, style, k in plan:
             for _ in range(k):
                 url, title, html = synth.spam_page(rng, lang, style)
-                cs = "windows-1251" if lang == "ru" and rng.random() < 0.5 else ("shift_jis" if lang == "ja" and rng.random() < 0.5 else "utf-8")
-                self.caps.append(html_capture(url, html, kind="spam", lang=lang, server="spam", charset=cs,
-                                              http=rng.choice(["same", "none"]), expect="reject", notes=f"spam style: {style}"))
+                cs = (
+                    "windows-1251"
+                    if lang == "ru" and rng.random() < 0.5
+                    else ("shift_jis" if lang == "ja" and rng.random() < 0.5 else "utf-8")
+                )
+                self.caps.append(
+                    html_capture(
+                        url,
+                        html,
+                        kind="spam",
+                        lang=lang,
+                        server="spam",
+                        charset=cs,
+                        http=rng.choice(["same", "none"]),
+                        expect="reject",
+                        notes=f"spam style: {style}",
+                    )
+                )
 
     def nav(self):
         rng = self.rng
@@ -442,46 +726,105 @@ class Planner:
                 date = rand_date(rng, 2023, 2025)
                 gen = [synth.category_page, synth.sitemap_page, synth.tag_archive_page, synth.category_page][i % 4]
                 url, title, html = gen(site, rng, titles, date)
-                self.caps.append(html_capture(url, html, kind="nav", lang=lang, server=site.server,
-                                              http=rng.choice(["same", "none"]), expect="reject", notes=gen.__name__))
+                self.caps.append(
+                    html_capture(
+                        url,
+                        html,
+                        kind="nav",
+                        lang=lang,
+                        server=site.server,
+                        http=rng.choice(["same", "none"]),
+                        expect="reject",
+                        notes=gen.__name__,
+                    )
+                )
             if lang in ("en", "de", "fr"):
                 site = rng.choice(sites_for(lang))
                 url, title, html = synth.login_page(site, rng, rand_date(rng, 2024, 2025))
-                self.caps.append(html_capture(url, html, kind="nav", lang=lang, server=site.server, expect="reject", notes="login form"))
+                self.caps.append(
+                    html_capture(
+                        url, html, kind="nav", lang=lang, server=site.server, expect="reject", notes="login form"
+                    )
+                )
         en_titles = list(dict.fromkeys(self.titles["en"]))[:300] + synth.HEADLINES["en"]
         for _ in range(8):
             url, title, html = synth.directory_page(rng, en_titles, rand_date(rng, 2012, 2020))
-            self.caps.append(html_capture(url, html, kind="nav", lang="en", server="apache", http="none", expect="reject",
-                                          notes="web directory / link farm"))
+            self.caps.append(
+                html_capture(
+                    url,
+                    html,
+                    kind="nav",
+                    lang="en",
+                    server="apache",
+                    http="none",
+                    expect="reject",
+                    notes="web directory / link farm",
+                )
+            )
         for _ in range(6):
             url, title, html = synth.autoindex_page(rng, rand_date(rng, 2020, 2025))
-            self.caps.append(html_capture(url, html, kind="nav", lang="en", server="apache", meta="strip", charset="iso-8859-1",
-                                          http="same", expect="reject", notes="Apache directory listing"))
+            self.caps.append(
+                html_capture(
+                    url,
+                    html,
+                    kind="nav",
+                    lang="en",
+                    server="apache",
+                    meta="strip",
+                    charset="iso-8859-1",
+                    http="same",
+                    expect="reject",
+                    notes="Apache directory listing",
+                )
+            )
 
     def pii_pages(self):
         rng = self.rng
-        plan = [("en", ["contact", "order", "order", "forum", "books", "paste", "ticket", "ticket"] * 3),
-                ("de", ["contact", "contact", "order", "forum", "books", "paste", "ticket", "order", "forum", "ticket"]),
-                ("fr", ["contact", "order", "forum", "books", "paste", "ticket", "order", "contact"]),
-                ("es", ["contact", "order", "forum", "books", "paste", "ticket", "order", "contact"])]
+        plan = [
+            ("en", ["contact", "order", "order", "forum", "books", "paste", "ticket", "ticket"] * 3),
+            ("de", ["contact", "contact", "order", "forum", "books", "paste", "ticket", "order", "forum", "ticket"]),
+            ("fr", ["contact", "order", "forum", "books", "paste", "ticket", "order", "contact"]),
+            ("es", ["contact", "order", "forum", "books", "paste", "ticket", "order", "contact"]),
+        ]
         for lang, styles in plan:
             for style in styles:
                 date = rand_date(rng, 2019, 2025)
                 url, title, main, site, c = synth.pii_page(rng, lang, style, date)
                 if site is not None:
-                    html = render(site, title, main, date, rng, n_comments=0 if style != "forum" else rng.randint(1, 3))
+                    html = render(
+                        site, title, main, date, rng, n_comments=0 if style != "forum" else rng.randint(1, 3)
+                    )
                     server = site.server
                 else:
                     html = simple_page(title, main, lang, rng)
                     server = rng.choice(["nginx", "apache", "cloudflare"])
-                cs = {"de": "windows-1252", "fr": "iso-8859-1", "es": "iso-8859-1"}.get(lang) if rng.random() < 0.2 else "utf-8"
-                self.caps.append(html_capture(url, html, kind="pii", lang=lang, server=server, charset=cs or "utf-8",
-                                              pii=c.pii, not_pii=c.not_pii, expect="keep", notes=f"pii style: {style}"))
+                cs = (
+                    {"de": "windows-1252", "fr": "iso-8859-1", "es": "iso-8859-1"}.get(lang)
+                    if rng.random() < 0.2
+                    else "utf-8"
+                )
+                self.caps.append(
+                    html_capture(
+                        url,
+                        html,
+                        kind="pii",
+                        lang=lang,
+                        server=server,
+                        charset=cs or "utf-8",
+                        pii=c.pii,
+                        not_pii=c.not_pii,
+                        expect="keep",
+                        notes=f"pii style: {style}",
+                    )
+                )
 
     # -- prose pages with planted PII (the sixth file) -----------------------------------
-    PII_PROSE_SOURCES = {"en": [("python", r"/(howto|tutorial|faq|library|reference|using)/"), ("apache", None)],
-                         "de": [("debref", None), ("apache", None)], "fr": [("debref", None), ("apache", None)],
-                         "es": [("debref", None), ("apache", None)]}
+    PII_PROSE_SOURCES = {
+        "en": [("python", r"/(howto|tutorial|faq|library|reference|using)/"), ("apache", None)],
+        "de": [("debref", None), ("apache", None)],
+        "fr": [("debref", None), ("apache", None)],
+        "es": [("debref", None), ("apache", None)],
+    }
 
     def _pii_articles(self, rng: random.Random, lang: str, k: int) -> list[debian.Article]:
         """k sections of pages no other capture uses, without code (C4 rejects a page with a curly bracket)."""
@@ -490,8 +833,12 @@ class Planner:
         secs = []
         for page in pages:
             self.used.add(page.path)
-            secs += [a for a in debian.sections(page, min_words=150)
-                     if sum(t == "p" for t, _ in a.blocks) >= 4 and not any("{" in x or "}" in x for t, x in a.blocks if t != "pre")]
+            secs += [
+                a
+                for a in debian.sections(page, min_words=150)
+                if sum(t == "p" for t, _ in a.blocks) >= 4
+                and not any("{" in x or "}" in x for t, x in a.blocks if t != "pre")
+            ]
         if len(secs) < k:
             raise RuntimeError(f"only {len(secs)} sections for {lang}")
         return rng.sample(secs, k)
@@ -507,30 +854,69 @@ class Planner:
                     url, html, server, planted = pii_pages.contact_page(rng, lang, art, date)
                 else:
                     url, html, server, planted = pii_pages.post_page(rng, lang, style, art, date)
-                caps.append(html_capture(url, html, kind="pii_prose", lang=lang, server=server, http=rng.choice(["same", "none"]),
-                                         pii=planted.pii, not_pii=planted.not_pii, expect="keep", source=art.source,
-                                         notes=f"{style} page with PII in its sentences; article {art.title!r} from {art.src_url}"))
+                caps.append(
+                    html_capture(
+                        url,
+                        html,
+                        kind="pii_prose",
+                        lang=lang,
+                        server=server,
+                        http=rng.choice(["same", "none"]),
+                        pii=planted.pii,
+                        not_pii=planted.not_pii,
+                        expect="keep",
+                        source=art.source,
+                        notes=f"{style} page with PII in its sentences; article {art.title!r} from {art.src_url}",
+                    )
+                )
         rng.shuffle(caps)
         return caps
 
     def errors_and_redirects(self):
         rng = self.rng
-        for code, style, k in [(404, "nginx", 6), (404, "apache", 5), (404, "site", 8), (403, "apache", 3), (403, "nginx", 2),
-                               (500, "apache", 2), (410, "apache", 2), (503, "nginx", 2)]:
+        for code, style, k in [
+            (404, "nginx", 6),
+            (404, "apache", 5),
+            (404, "site", 8),
+            (403, "apache", 3),
+            (403, "nginx", 2),
+            (500, "apache", 2),
+            (410, "apache", 2),
+            (503, "nginx", 2),
+        ]:
             for _ in range(k):
                 site = rng.choice(SITES)
                 host = site.domain
                 body = synth.error_body(style, code, host, site, rng, rand_date(rng, 2024, 2025))
                 lang = site.lang if style == "site" else None
-                paths = ['wp-content/uploads/2019/03/report.pdf', 'old/page.html', 'admin/', 'news/12345', 'shop/item?id=77',
-                         'blog/2017/05/']
+                paths = [
+                    "wp-content/uploads/2019/03/report.pdf",
+                    "old/page.html",
+                    "admin/",
+                    "news/12345",
+                    "shop/item?id=77",
+                    "blog/2017/05/",
+                ]
                 url = f"https://{host}/{rng.choice(paths)}"
                 extra = [("Retry-After", "3600")] if code == 503 else []
-                cap = Capture(url, "http_error", body.encode("utf-8"), "text/html; charset=utf-8" if style == "site" else "text/html",
-                              "text/html", server="nginx" if style == "nginx" else ("apache" if style == "apache" else site.server),
-                              status=code, reason=synth.REASONS[code], extra_headers=extra, language=lang, charset="utf-8",
-                              charset_declared={"http": "utf-8" if style == "site" else None, "meta": "utf-8" if style == "site" else None},
-                              expect="reject")
+                cap = Capture(
+                    url,
+                    "http_error",
+                    body.encode("utf-8"),
+                    "text/html; charset=utf-8" if style == "site" else "text/html",
+                    "text/html",
+                    server="nginx" if style == "nginx" else ("apache" if style == "apache" else site.server),
+                    status=code,
+                    reason=synth.REASONS[code],
+                    extra_headers=extra,
+                    language=lang,
+                    charset="utf-8",
+                    charset_declared={
+                        "http": "utf-8" if style == "site" else None,
+                        "meta": "utf-8" if style == "site" else None,
+                    },
+                    expect="reject",
+                )
                 self.caps.append(cap)
         targets = rng.sample(self.prose_urls, 15)
         for i in range(30):
@@ -543,17 +929,30 @@ class Planner:
                 site = rng.choice(SITES)
                 kind_r = rng.choice(["slash", "login", "www", "lang"])
                 base = f"https://{site.domain}"
-                frm, to = {"slash": (f"{base}/category/linux", f"{base}/category/linux/"),
-                           "login": (f"{base}/account/", f"{base}/login?next=%2Faccount%2F"),
-                           "www": (f"https://www.{site.domain}/", f"{base}/"),
-                           "lang": (f"{base}/", f"{base}/{site.lang}/")}[kind_r]
+                frm, to = {
+                    "slash": (f"{base}/category/linux", f"{base}/category/linux/"),
+                    "login": (f"{base}/account/", f"{base}/login?next=%2Faccount%2F"),
+                    "www": (f"https://www.{site.domain}/", f"{base}/"),
+                    "lang": (f"{base}/", f"{base}/{site.lang}/"),
+                }[kind_r]
             body = synth.redirect_body(style, code, to, frm.split("/")[2]).encode("utf-8")
-            self.caps.append(Capture(frm, "redirect", body, "text/html; charset=iso-8859-1" if style == "apache" else ("text/html" if body else None),
-                                     "text/html" if body else "application/octet-stream",
-                                     server="nginx" if style == "nginx" else "apache", status=code, reason=synth.REASONS[code],
-                                     extra_headers=[("Location", to)], charset="iso-8859-1" if style == "apache" else ("utf-8" if body else None),
-                                     charset_declared={"http": "iso-8859-1" if style == "apache" else None, "meta": None},
-                                     expect="reject", notes=f"redirect to {to}"))
+            self.caps.append(
+                Capture(
+                    frm,
+                    "redirect",
+                    body,
+                    "text/html; charset=iso-8859-1" if style == "apache" else ("text/html" if body else None),
+                    "text/html" if body else "application/octet-stream",
+                    server="nginx" if style == "nginx" else "apache",
+                    status=code,
+                    reason=synth.REASONS[code],
+                    extra_headers=[("Location", to)],
+                    charset="iso-8859-1" if style == "apache" else ("utf-8" if body else None),
+                    charset_declared={"http": "iso-8859-1" if style == "apache" else None, "meta": None},
+                    expect="reject",
+                    notes=f"redirect to {to}",
+                )
+            )
 
     def non_html(self):
         rng = self.rng
@@ -563,69 +962,153 @@ class Planner:
             self._raw(f"https://{host}/robots.txt", synth.robots_txt(rng, host).encode(), "text/plain", "text/plain")
         for i in range(5):
             site = rng.choice(SITES)
-            self._raw(f"https://{site.domain}/wp-content/uploads/2024/0{i + 1}/thumb-{rng.randint(100, 999)}.png", synth.png_bytes(rng, 16 + i * 8, 16),
-                      "image/png", "image/png")
+            self._raw(
+                f"https://{site.domain}/wp-content/uploads/2024/0{i + 1}/thumb-{rng.randint(100, 999)}.png",
+                synth.png_bytes(rng, 16 + i * 8, 16),
+                "image/png",
+                "image/png",
+            )
         for _ in range(6):
             site = rng.choice(SITES)
-            self._raw(f"https://{site.domain}/img/{rng.randint(2020, 2025)}/{rng.randint(10 ** 5, 10 ** 6)}.jpg", synth.jpeg_bytes(rng),
-                      "image/jpeg", "image/jpeg")
+            self._raw(
+                f"https://{site.domain}/img/{rng.randint(2020, 2025)}/{rng.randint(10**5, 10**6)}.jpg",
+                synth.jpeg_bytes(rng),
+                "image/jpeg",
+                "image/jpeg",
+            )
         self._raw(f"https://{rng.choice(SITES).domain}/pixel.gif?u=1", synth.GIF_PIXEL, "image/gif", "image/gif")
         img_dir = os.path.join(root, "usr/share/doc/apache2-doc/manual/images")
-        for name in ["feather.png", "mod_filter_new.png", "down.gif", "favicon.ico", "home.gif", "SupportApache-small.png"]:
+        for name in [
+            "feather.png",
+            "mod_filter_new.png",
+            "down.gif",
+            "favicon.ico",
+            "home.gif",
+            "SupportApache-small.png",
+        ]:
             data = open(os.path.join(img_dir, name), "rb").read()
             typ = {"png": "image/png", "gif": "image/gif", "ico": "image/vnd.microsoft.icon"}[name.rsplit(".", 1)[1]]
-            self._raw(f"https://httpd.apache.org/docs/2.4/images/{name}", data, typ if name != "favicon.ico" else "image/x-icon", typ,
-                      server="apache-httpd", source=f"apache2-doc:manual/images/{name}")
+            self._raw(
+                f"https://httpd.apache.org/docs/2.4/images/{name}",
+                data,
+                typ if name != "favicon.ico" else "image/x-icon",
+                typ,
+                server="apache-httpd",
+                source=f"apache2-doc:manual/images/{name}",
+            )
         pdf = open(os.path.join(root, "usr/share/doc/maint-guide-ru/maint-guide.ru.pdf"), "rb").read()
-        self._raw("https://www.debian.org/doc/manuals/maint-guide/maint-guide.ru.pdf", pdf, "application/pdf", "application/pdf",
-                  server="debian", source="maint-guide-ru:maint-guide.ru.pdf")
+        self._raw(
+            "https://www.debian.org/doc/manuals/maint-guide/maint-guide.ru.pdf",
+            pdf,
+            "application/pdf",
+            "application/pdf",
+            server="debian",
+            source="maint-guide-ru:maint-guide.ru.pdf",
+        )
         for i in range(2):
             site = rng.choice(SITES)
             data = synth.pdf_bytes(f"Price list {2024 + i}", [f"Item {j}: {P.price(rng, 'en')}" for j in range(6)])
-            self._raw(f"https://{site.domain}/downloads/pricelist-{2024 + i}.pdf", data,
-                      "application/pdf" if i == 0 else "application/octet-stream", "application/pdf")
+            self._raw(
+                f"https://{site.domain}/downloads/pricelist-{2024 + i}.pdf",
+                data,
+                "application/pdf" if i == 0 else "application/octet-stream",
+                "application/pdf",
+            )
         for _ in range(4):
             site = rng.choice(SITES)
-            self._raw(f"https://{site.domain}/wp-json/wp/v2/posts?per_page=4", synth.json_api(rng, site.domain, rand_date(rng, 2024, 2025)).encode(),
-                      "application/json; charset=UTF-8", "application/json")
+            self._raw(
+                f"https://{site.domain}/wp-json/wp/v2/posts?per_page=4",
+                synth.json_api(rng, site.domain, rand_date(rng, 2024, 2025)).encode(),
+                "application/json; charset=UTF-8",
+                "application/json",
+            )
         for _ in range(2):
             site = rng.choice(SITES)
-            self._raw(f"https://{site.domain}/manifest.json", synth.manifest_json(site.name).encode(), "application/manifest+json", "application/json")
+            self._raw(
+                f"https://{site.domain}/manifest.json",
+                synth.manifest_json(site.name).encode(),
+                "application/manifest+json",
+                "application/json",
+            )
         static = os.path.join(root, "usr/share/doc/python3.11/html/_static")
-        for name, typ in [("pydoctheme.css", "text/css"), ("pygments.css", "text/css"), ("doctools.js", "application/javascript"),
-                          ("sidebar.js", "application/javascript"), ("searchtools.js", "application/javascript")]:
+        for name, typ in [
+            ("pydoctheme.css", "text/css"),
+            ("pygments.css", "text/css"),
+            ("doctools.js", "application/javascript"),
+            ("sidebar.js", "application/javascript"),
+            ("searchtools.js", "application/javascript"),
+        ]:
             path = os.path.join(static, name)
             if os.path.exists(path):
-                self._raw(f"https://docs.python.org/3.11/_static/{name}", open(path, "rb").read(), typ + "; charset=utf-8" if typ == "text/css" else typ,
-                          typ, server="python-docs", source=f"python3.11-doc:_static/{name}")
+                self._raw(
+                    f"https://docs.python.org/3.11/_static/{name}",
+                    open(path, "rb").read(),
+                    typ + "; charset=utf-8" if typ == "text/css" else typ,
+                    typ,
+                    server="python-docs",
+                    source=f"python3.11-doc:_static/{name}",
+                )
         css = os.path.join(root, "usr/share/debian-reference/debian-reference.css")
         if os.path.exists(css):
-            self._raw("https://www.debian.org/doc/manuals/debian-reference/debian-reference.css", open(css, "rb").read(), "text/css", "text/css",
-                      server="debian", source="debian-reference-common:debian-reference.css")
+            self._raw(
+                "https://www.debian.org/doc/manuals/debian-reference/debian-reference.css",
+                open(css, "rb").read(),
+                "text/css",
+                "text/css",
+                server="debian",
+                source="debian-reference-common:debian-reference.css",
+            )
         for _ in range(4):
             site = rng.choice(SITES)
-            self._raw(f"https://{site.domain}/sitemap.xml", synth.sitemap_xml(rng, site.domain, rand_date(rng, 2025, 2025)).encode(),
-                      "application/xml", "application/xml", server=site.server)
+            self._raw(
+                f"https://{site.domain}/sitemap.xml",
+                synth.sitemap_xml(rng, site.domain, rand_date(rng, 2025, 2025)).encode(),
+                "application/xml",
+                "application/xml",
+                server=site.server,
+            )
         for site in rng.sample(SITES, 4):
-            self._raw(f"https://{site.domain}/feed/", synth.rss_feed(site, rng, rand_date(rng, 2025, 2025)).encode(),
-                      "application/rss+xml; charset=UTF-8", "application/rss+xml", server=site.server)
+            self._raw(
+                f"https://{site.domain}/feed/",
+                synth.rss_feed(site, rng, rand_date(rng, 2025, 2025)).encode(),
+                "application/rss+xml; charset=UTF-8",
+                "application/rss+xml",
+                server=site.server,
+            )
 
     def _raw(self, url, data, ctype, ptype, server="nginx", source=None):
-        self.caps.append(Capture(url, "non_html", data, ctype, ptype, server=server, expect="reject", source=source,
-                                 charset="utf-8" if ptype.startswith("text/") or "json" in ptype or "xml" in ptype else None,
-                                 charset_declared={"http": (ctype.split("charset=")[1] if "charset=" in ctype else None), "meta": None}))
+        self.caps.append(
+            Capture(
+                url,
+                "non_html",
+                data,
+                ctype,
+                ptype,
+                server=server,
+                expect="reject",
+                source=source,
+                charset="utf-8" if ptype.startswith("text/") or "json" in ptype or "xml" in ptype else None,
+                charset_declared={"http": (ctype.split("charset=")[1] if "charset=" in ctype else None), "meta": None},
+            )
+        )
 
 
 def simple_page(title: str, main: str, lang: str, rng: random.Random) -> str:
     """A plain stand-alone page (shop account page, paste site, company site) without PII in the boilerplate."""
     from html import escape
-    nav = " | ".join(f'<a href="/{x.lower()}">{x}</a>' for x in rng.sample(["Home", "Shop", "Account", "Help", "Blog", "Pricing", "Support"], 4))
-    return (f'<!DOCTYPE html>\n<html lang="{lang}"><head><meta charset="utf-8"><title>{escape(title)}</title>'
-            '<link rel="stylesheet" href="/static/site.css"></head>\n<body><header><div '
-                f'class="logo">{escape(title.split("–")[-1].strip())}</div>'
-            f'<nav>{nav}</nav></header>\n<main><h1>{escape(title)}</h1>\n{main}\n</main>\n'
-            f'<footer><p>© {rng.randint(2019, 2025)} · <a href="/privacy">Privacy</a> '
-                '· <a href="/terms">Terms</a></p></footer></body></html>\n')
+
+    nav = " | ".join(
+        f'<a href="/{x.lower()}">{x}</a>'
+        for x in rng.sample(["Home", "Shop", "Account", "Help", "Blog", "Pricing", "Support"], 4)
+    )
+    return (
+        f'<!DOCTYPE html>\n<html lang="{lang}"><head><meta charset="utf-8"><title>{escape(title)}</title>'
+        '<link rel="stylesheet" href="/static/site.css"></head>\n<body><header><div '
+        f'class="logo">{escape(title.split("–")[-1].strip())}</div>'
+        f"<nav>{nav}</nav></header>\n<main><h1>{escape(title)}</h1>\n{main}\n</main>\n"
+        f'<footer><p>© {rng.randint(2019, 2025)} · <a href="/privacy">Privacy</a> '
+        '· <a href="/terms">Terms</a></p></footer></body></html>\n'
+    )
 
 
 # ----------------------------------------------------------------------------- placement
@@ -697,20 +1180,39 @@ def write_summary(out_dir: str, rows: list[dict], names, counts, sizes, versions
         lines = [f"## {title}", "", f"| {head} | responses |", "| --- | ---: |"]
         lines += [f"| {k} | {v} |" for k, v in sorted(counter.items(), key=lambda kv: (-kv[1], str(kv[0])))]
         return "\n".join(lines) + "\n"
-    md = ["# Ground truth summary", "", "Generated by `samples/make_samples.py`; one row of `ground_truth.jsonl` per response record.", "",
-          "## Files", "", "| file | bytes | warcinfo | request | response | metadata |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
+
+    md = [
+        "# Ground truth summary",
+        "",
+        "Generated by `samples/make_samples.py`; one row of `ground_truth.jsonl` per response record.",
+        "",
+        "## Files",
+        "",
+        "| file | bytes | warcinfo | request | response | metadata |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for (name, _), cnt, size in zip(names, counts, sizes, strict=False):
-        md.append(f"| {name} | {size} | {cnt['warcinfo']} | {cnt['request']} | {cnt['response']} | {cnt['metadata']} |")
-    md.append(f"| **total** | {sum(sizes)} | {sum(c['warcinfo'] for c in counts)} | {sum(c['request'] for c in counts)} | "
-              f"{sum(c['response'] for c in counts)} | {sum(c['metadata'] for c in counts)} |")
+        md.append(
+            f"| {name} | {size} | {cnt['warcinfo']} | {cnt['request']} | {cnt['response']} | {cnt['metadata']} |"
+        )
+    md.append(
+        f"| **total** | {sum(sizes)} | {sum(c['warcinfo'] for c in counts)} | {sum(c['request'] for c in counts)} | "
+        f"{sum(c['response'] for c in counts)} | {sum(c['metadata'] for c in counts)} |"
+    )
     md.append("")
     md.append(table("By kind", collections.Counter(r["kind"] for r in rows), "kind"))
     md.append(table("By expected decision", collections.Counter(r["expect"] for r in rows), "expect"))
-    md.append(table("By language (HTML pages)", collections.Counter(r["language"] or "none" for r in rows), "language"))
+    md.append(
+        table("By language (HTML pages)", collections.Counter(r["language"] or "none" for r in rows), "language")
+    )
     md.append(table("By actual charset", collections.Counter(r["charset"] or "none" for r in rows), "charset"))
     decl = collections.Counter()
     for r in rows:
-        if r["identified_payload_type"] not in ("text/html", "application/xhtml+xml") or r["status"] != 200 or not r["charset"]:
+        if (
+            r["identified_payload_type"] not in ("text/html", "application/xhtml+xml")
+            or r["status"] != 200
+            or not r["charset"]
+        ):
             continue
         h, m = r["charset_declared"]["http"], r["charset_declared"]["meta"]
         cs = norm(r["charset"])
@@ -729,18 +1231,29 @@ def write_summary(out_dir: str, rows: list[dict], names, counts, sizes, versions
             near[r["dup_cluster"]].append(r)
     nn = [c for c in near if c.startswith("near")]
     ne = [c for c in near if c.startswith("exact")]
-    md += ["## Duplicates", "",
-           f"- near-duplicate clusters: {len(nn)} with {sum(len(near[c]) for c in nn)} pages "
-           f"(sizes {dict(sorted(collections.Counter(len(near[c]) for c in nn).items()))}); "
-           f"spread over ≥2 files: {sum(len({r['file'] for r in near[c]}) >= 2 for c in nn)}",
-           f"- exact-duplicate clusters: {len(ne)} with {sum(len(near[c]) for c in ne)} pages",
-           f"- variations: {dict(sorted(collections.Counter(v for r in rows for v in r['dup_variation']).items()))}", "",
-           "## PII", "",
-           f"- pages with PII listed: {sum(bool(r['pii']) for r in rows)}; values by type: "
-           f"{dict(sorted(collections.Counter(p['type'] for r in rows for p in r['pii']).items()))}",
-           "- look-alikes (not PII) by type: "
-               f"{dict(sorted(collections.Counter(p['type'] for r in rows for p in r['not_pii']).items()))}", "",
-           "## Debian packages used", ""] + [f"- {k} {v}" for k, v in versions.items()] + [""]
+    md += (
+        [
+            "## Duplicates",
+            "",
+            f"- near-duplicate clusters: {len(nn)} with {sum(len(near[c]) for c in nn)} pages "
+            f"(sizes {dict(sorted(collections.Counter(len(near[c]) for c in nn).items()))}); "
+            f"spread over ≥2 files: {sum(len({r['file'] for r in near[c]}) >= 2 for c in nn)}",
+            f"- exact-duplicate clusters: {len(ne)} with {sum(len(near[c]) for c in ne)} pages",
+            f"- variations: {dict(sorted(collections.Counter(v for r in rows for v in r['dup_variation']).items()))}",
+            "",
+            "## PII",
+            "",
+            f"- pages with PII listed: {sum(bool(r['pii']) for r in rows)}; values by type: "
+            f"{dict(sorted(collections.Counter(p['type'] for r in rows for p in r['pii']).items()))}",
+            "- look-alikes (not PII) by type: "
+            f"{dict(sorted(collections.Counter(p['type'] for r in rows for p in r['not_pii']).items()))}",
+            "",
+            "## Debian packages used",
+            "",
+        ]
+        + [f"- {k} {v}" for k, v in versions.items()]
+        + [""]
+    )
     with open(os.path.join(out_dir, "ground_truth.md"), "w", encoding="utf-8") as f:
         f.write("\n".join(md))
 

@@ -18,8 +18,9 @@ import logging
 import time
 import traceback
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Protocol, Sequence
+from typing import Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -39,6 +40,7 @@ ERROR_SUFFIX = "_error"
 def is_error(reason: str) -> bool:
     """Whether a rejection reason is of the class *errors* (named ``*_error``) rather than *decisions*."""
     return reason.endswith(ERROR_SUFFIX)
+
 
 #: Columns every rejected row carries (the rejected-set schema).
 REJECTED_SCHEMA = pa.schema(
@@ -96,15 +98,27 @@ class StageInfo:
     scores: tuple[str, ...] = ()
 
     def to_json(self) -> dict:
-        out = {"name": self.name, "label": self.label, "needs": list(self.needs), "adds": list(self.adds),
-               "reasons": list(self.reasons), "section": self.section}
+        out = {
+            "name": self.name,
+            "label": self.label,
+            "needs": list(self.needs),
+            "adds": list(self.adds),
+            "reasons": list(self.reasons),
+            "section": self.section,
+        }
         return out | ({"scores": list(self.scores)} if self.scores else {})
 
     @classmethod
-    def from_json(cls, data: dict) -> "StageInfo":
-        return cls(data["name"], data.get("label") or data["name"], tuple(data.get("needs") or ()),
-                   tuple(data.get("adds") or ()), tuple(data.get("reasons") or ()), data.get("section"),
-                   tuple(data.get("scores") or ()))
+    def from_json(cls, data: dict) -> StageInfo:
+        return cls(
+            data["name"],
+            data.get("label") or data["name"],
+            tuple(data.get("needs") or ()),
+            tuple(data.get("adds") or ()),
+            tuple(data.get("reasons") or ()),
+            data.get("section"),
+            tuple(data.get("scores") or ()),
+        )
 
 
 @dataclass(frozen=True)
@@ -126,12 +140,19 @@ class StageSpec:
 
     def info(self) -> StageInfo:
         c = self.cls
-        declared = {"name": c.name, "label": getattr(c, "label", c.name), "needs": tuple(getattr(c, "needs", ())),
-                    "adds": tuple(getattr(c, "adds", ())), "reasons": tuple(getattr(c, "reasons", ())),
-                    "scores": tuple(getattr(c, "scores", ()))}
+        declared = {
+            "name": c.name,
+            "label": getattr(c, "label", c.name),
+            "needs": tuple(getattr(c, "needs", ())),
+            "adds": tuple(getattr(c, "adds", ())),
+            "reasons": tuple(getattr(c, "reasons", ())),
+            "scores": tuple(getattr(c, "scores", ())),
+        }
         declare = getattr(c, "declare", None)
         if callable(declare):
-            declared.update({k: tuple(v) if isinstance(v, (list, tuple)) else v for k, v in declare(self.config).items()})
+            declared.update(
+                {k: tuple(v) if isinstance(v, (list, tuple)) else v for k, v in declare(self.config).items()}
+            )
         return StageInfo(**declared, section=self.section)
 
 
@@ -157,8 +178,10 @@ class DeclaredReasons:
             given = pc.unique(pc.drop_null(out.column(REASON).cast(pa.string())))
             stray = pc.filter(given, pc.invert(pc.is_in(given, value_set=self.declared)))
             if len(stray):
-                raise UndeclaredReason(f"stage {self.stage.name} gave the reason {stray[0].as_py()!r}, which its "
-                                       f"reasons do not list ({', '.join(self.declared.to_pylist()) or 'none'})")
+                raise UndeclaredReason(
+                    f"stage {self.stage.name} gave the reason {stray[0].as_py()!r}, which its "
+                    f"reasons do not list ({', '.join(self.declared.to_pylist()) or 'none'})"
+                )
         return out
 
 
@@ -171,7 +194,9 @@ def set_column(batch: pa.Table, name: str, values) -> pa.Table:
     return batch.append_column(name, arr)
 
 
-def add_rejections(batch: pa.Table, reasons: Sequence[str | None], details: Sequence[str | None] | None = None) -> pa.Table:
+def add_rejections(
+    batch: pa.Table, reasons: Sequence[str | None], details: Sequence[str | None] | None = None
+) -> pa.Table:
     """Mark rows for rejection, keeping any reason an earlier step already set."""
     new_reason = pa.array(reasons, type=pa.string())
     new_details = pa.array(details if details is not None else [None] * len(reasons), type=pa.string())
@@ -185,7 +210,9 @@ def add_rejections(batch: pa.Table, reasons: Sequence[str | None], details: Sequ
     return set_column(batch, DETAILS, new_details)
 
 
-def reject_where(batch: pa.Table, mask: np.ndarray | pa.Array, reason: str, details: Sequence[str | None] | None = None) -> pa.Table:
+def reject_where(
+    batch: pa.Table, mask: np.ndarray | pa.Array, reason: str, details: Sequence[str | None] | None = None
+) -> pa.Table:
     """Reject the rows where ``mask`` is true with one ``reason``."""
     mask = np.asarray(mask, dtype=bool)
     if not mask.any() and REASON in batch.column_names:
@@ -211,7 +238,10 @@ def note_error(where: str, exc: BaseException, logger: logging.Logger = log) -> 
         _logged_kinds.add((where, kind))
         logger.error(
             "%s: %s: %s (first of its kind in this process; later ones are counted)\n%s",
-            where, kind, exc, "".join(traceback.format_exception(exc)).rstrip(),
+            where,
+            kind,
+            exc,
+            "".join(traceback.format_exception(exc)).rstrip(),
         )
     else:
         logger.debug("%s: %s: %s", where, kind, exc)
@@ -317,7 +347,11 @@ def _call_stage(stage: Stage, batch: pa.Table, stats: ChainStats) -> pa.Table:
         except Exception as e:
             kind = note_error(f"stage {stage.name}", e)
             stats.counters[f"{stage.name}.error.{kind}"] += 1
-            row = set_column(set_column(row, REASON, pa.array([STAGE_ERROR], pa.string())), DETAILS, pa.array([f"{stage.name}: {kind}: {e}"[:300]], pa.string()))
+            row = set_column(
+                set_column(row, REASON, pa.array([STAGE_ERROR], pa.string())),
+                DETAILS,
+                pa.array([f"{stage.name}: {kind}: {e}"[:300]], pa.string()),
+            )
             parts.append(_conform(row, schema))
     return pa.concat_tables(parts)
 

@@ -37,7 +37,9 @@ class CharsetConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    meta_scan_bytes: int = Field(4096, ge=256, le=1 << 20, description="how far into the page to look for <meta charset>")
+    meta_scan_bytes: int = Field(
+        4096, ge=256, le=1 << 20, description="how far into the page to look for <meta charset>"
+    )
     max_control_fraction: float = Field(
         0.05, ge=0, le=1, description="pages whose first 4 KB have more C0 control bytes (not tab/CR/LF) are binary"
     )
@@ -52,7 +54,19 @@ WEB_CODECS = frozenset(
     ["utf-8", "utf-16-le", "utf-16-be", "cp866", "koi8-r", "koi8-u", "mac-roman", "mac-cyrillic", "cp874", "ascii"]
     + [f"iso8859-{n}" for n in (2, 3, 4, 5, 6, 7, 8, 10, 11, 13, 14, 15, 16)]
     + [f"cp{n}" for n in range(1250, 1259)]
-    + ["gbk", "gb2312", "gb18030", "big5", "big5hkscs", "euc_jp", "iso2022_jp", "shift_jis", "cp932", "euc_kr", "cp949"]
+    + [
+        "gbk",
+        "gb2312",
+        "gb18030",
+        "big5",
+        "big5hkscs",
+        "euc_jp",
+        "iso2022_jp",
+        "shift_jis",
+        "cp932",
+        "euc_kr",
+        "cp949",
+    ]
 )
 
 
@@ -158,7 +172,10 @@ class Decoder:
             except UnicodeDecodeError:
                 pass
             else:
-                said = next((source for charset, source in self._declarations(payload, http_charset) if charset == "utf-8"), None)
+                said = next(
+                    (source for charset, source in self._declarations(payload, http_charset) if charset == "utf-8"),
+                    None,
+                )
                 return text, "utf-8", said or "valid_utf8"
         tried = {"utf-8"} if bom or not payload.isascii() else set()
         for charset, source in self.candidates(payload, http_charset):
@@ -227,7 +244,9 @@ class DecodeStage:
                 if utf16_variant(head[:4096]) is not None:
                     slow_rows.append(i)
                 continue
-            charset, source = (None, "bom") if head.startswith(codecs.BOM_UTF8) else self.decoder.declared(head, http_charset)
+            charset, source = (
+                (None, "bom") if head.startswith(codecs.BOM_UTF8) else self.decoder.declared(head, http_charset)
+            )
             if source != "bom" and charset in (None, "utf-8"):
                 utf8_rows.append(i)
                 charsets[i], sources[i] = "utf-8", source if charset else "valid_utf8"

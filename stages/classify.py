@@ -31,7 +31,8 @@ import logging
 import math
 import re
 from collections import Counter
-from typing import Literal, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Literal
 
 import numpy as np
 import pyarrow as pa
@@ -68,24 +69,44 @@ class ClassifierFilterConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    threshold: float | None = Field(None, ge=0, le=1, description="remove documents scoring below it (remove: below; a "
-                                    "missing score too) or above it (remove: above); null = no threshold")
-    remove: Literal["below", "above"] = Field("below", description="which side of the threshold goes: below for a "
-                                              "score where high is good (quality, edu), above for one where high is bad (toxicity)")
-    top_fraction: float | None = Field(None, gt=0, le=1, description="keep the best fraction of each language "
-                                       "(ceil(fraction x n) documents; ties: smallest id); null = off")
-    by_language: dict[str, float] = Field(default_factory=dict, description="per language (lid.176 code or FineWeb-2 "
-                                          "name): its own threshold, or its own fraction with top_fraction")
+    threshold: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description="remove documents scoring below it (remove: below; a "
+        "missing score too) or above it (remove: above); null = no threshold",
+    )
+    remove: Literal["below", "above"] = Field(
+        "below",
+        description="which side of the threshold goes: below for a "
+        "score where high is good (quality, edu), above for one where high is bad (toxicity)",
+    )
+    top_fraction: float | None = Field(
+        None,
+        gt=0,
+        le=1,
+        description="keep the best fraction of each language "
+        "(ceil(fraction x n) documents; ties: smallest id); null = off",
+    )
+    by_language: dict[str, float] = Field(
+        default_factory=dict,
+        description="per language (lid.176 code or FineWeb-2 "
+        "name): its own threshold, or its own fraction with top_fraction",
+    )
 
     @model_validator(mode="after")
-    def _one_rule(self) -> "ClassifierFilterConfig":
+    def _one_rule(self) -> ClassifierFilterConfig:
         if self.threshold is not None and self.top_fraction is not None:
             raise ValueError("set threshold or top_fraction, not both")
         if self.top_fraction is not None and self.remove == "above":
-            raise ValueError("top_fraction keeps the highest scores: for a score where high is bad use threshold with remove: above")
+            raise ValueError(
+                "top_fraction keeps the highest scores: for a score where high is bad use threshold with remove: above"
+            )
         if self.by_language and not self.active:
-            raise ValueError("by_language changes the threshold or top_fraction per language: set one of them "
-                             "for the other languages (threshold: 0 or top_fraction: 1 keeps them all)")
+            raise ValueError(
+                "by_language changes the threshold or top_fraction per language: set one of them "
+                "for the other languages (threshold: 0 or top_fraction: 1 keeps them all)"
+            )
         low = 0.0 if self.threshold is not None else 1e-9
         bad = {k: v for k, v in self.by_language.items() if not low <= v <= 1}
         if bad:
@@ -108,28 +129,47 @@ class ClassifierConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(..., description="its columns <name>_score and <name>_label, and "
-        "its filter's reason (lowercase letters, digits, _)")
+    name: str = Field(
+        ...,
+        description="its columns <name>_score and <name>_label, and "
+        "its filter's reason (lowercase letters, digits, _)",
+    )
     model: ConfigPath = Field(..., description="path to a supervised fastText model (.bin or .ftz) on every worker")
-    label: str = Field(..., min_length=1, description="the label whose probability is the score, with or without "
-                       "__label__ (DCLM: hq; Dolma's Jigsaw models: toxic, nsfw)")
-    lowercase: bool = Field(False, description="lowercase the text first (only if the model was trained on lowercased text)")
-    max_chars: int | None = Field(None, ge=1, le=100_000_000, description="score only the first characters of each "
-                                  "document; null = the whole text (as DCLM does)")
+    label: str = Field(
+        ...,
+        min_length=1,
+        description="the label whose probability is the score, with or without "
+        "__label__ (DCLM: hq; Dolma's Jigsaw models: toxic, nsfw)",
+    )
+    lowercase: bool = Field(
+        False, description="lowercase the text first (only if the model was trained on lowercased text)"
+    )
+    max_chars: int | None = Field(
+        None,
+        ge=1,
+        le=100_000_000,
+        description="score only the first characters of each document; null = the whole text (as DCLM does)",
+    )
     engine: Literal["auto", "fasttext", "projected"] = Field(
-        "auto", description="how the model runs: fasttext (its binding: one predict per model); projected (read from "
+        "auto",
+        description="how the model runs: fasttext (its binding: one predict per model); projected (read from "
         "the file, its rows projected onto its labels at load, "
-            "the tokens shared by every model of the same preparation: "
+        "the tokens shared by every model of the same preparation: "
         "the same scores, faster from two models on, a worker "
-            "holds megabytes instead of the model; not for hierarchical "
-        "softmax or character n-grams); auto: projected when two or more models it supports share a preparation")
-    filter: ClassifierFilterConfig = Field(default_factory=ClassifierFilterConfig, description="removal by score, after dedup")
+        "holds megabytes instead of the model; not for hierarchical "
+        "softmax or character n-grams); auto: projected when two or more models it supports share a preparation",
+    )
+    filter: ClassifierFilterConfig = Field(
+        default_factory=ClassifierFilterConfig, description="removal by score, after dedup"
+    )
 
     @field_validator("name")
     @classmethod
     def _name(cls, v: str) -> str:
         if not NAME.fullmatch(v):
-            raise ValueError(f"{v!r} is not a classifier name: lowercase letters, digits and _, starting with a letter (e.g. edu)")
+            raise ValueError(
+                f"{v!r} is not a classifier name: lowercase letters, digits and _, starting with a letter (e.g. edu)"
+            )
         if v in RESERVED:
             raise ValueError(f"{v!r} is taken: {score_column(v)} is another stage's column; choose another name")
         return v
@@ -177,9 +217,11 @@ class ClassifyStage:
 
     @classmethod
     def declare(cls, config: Sequence[ClassifierConfig]) -> dict:
-        return {"label": "scored by " + ", ".join(c.name for c in config),
-                "adds": [col for c in config for col in (c.score_column, c.label_column)],
-                "scores": [c.score_column for c in config]}
+        return {
+            "label": "scored by " + ", ".join(c.name for c in config),
+            "adds": [col for c in config for col in (c.score_column, c.label_column)],
+            "scores": [c.score_column for c in config],
+        }
 
     @classmethod
     def depends_on(cls, config: Sequence[ClassifierConfig]) -> list:
@@ -238,7 +280,9 @@ def _projected(config: list[ClassifierConfig], members: list[int]) -> list[int]:
             load_projected(c.model)
         except Unsupported as e:
             if c.engine == "projected":
-                raise QualityModelError(f"classifiers.{i}.engine: projected cannot run {c.model!r} ({e}): use fasttext or auto") from None
+                raise QualityModelError(
+                    f"classifiers.{i}.engine: projected cannot run {c.model!r} ({e}): use fasttext or auto"
+                ) from None
             continue
         except QualityModelError as e:
             raise QualityModelError(f"classifiers.{i}.model: {e}") from None
@@ -265,8 +309,12 @@ class ClassifierFilterStage:
 
     @classmethod
     def declare(cls, config: ClassifierConfig) -> dict:
-        return {"name": filter_stage_name(config.name), "label": f"{config.name}-filtered ({describe_rule(config.filter)})",
-                "needs": [config.score_column], "reasons": [config.name]}
+        return {
+            "name": filter_stage_name(config.name),
+            "label": f"{config.name}-filtered ({describe_rule(config.filter)})",
+            "needs": [config.score_column],
+            "reasons": [config.name],
+        }
 
     @classmethod
     def depends_on(cls, config: ClassifierConfig) -> dict:
@@ -278,7 +326,9 @@ class ClassifierFilterStage:
         if not rule.active:
             raise ValueError(f"classifier {config.name}: its filter has neither threshold nor top_fraction")
         if rule.top_fraction is not None and cutoffs is None:
-            raise ValueError(f"classifier {config.name}: top_fraction needs the per-language cutoffs (top_fraction_cutoffs)")
+            raise ValueError(
+                f"classifier {config.name}: top_fraction needs the per-language cutoffs (top_fraction_cutoffs)"
+            )
         self.config, self.rule = config, rule
         self.name, self.reason, self.column = filter_stage_name(config.name), config.name, config.score_column
         self.cutoffs = dict(cutoffs or {})
@@ -286,19 +336,39 @@ class ClassifierFilterStage:
 
     def __call__(self, batch: pa.Table) -> pa.Table:
         if self.column not in batch.column_names:
-            raise ValueError(f"{self.name}: the documents have no {self.column} column (was classifier {self.reason} in phase 1?)")
+            raise ValueError(
+                f"{self.name}: the documents have no {self.column} column (was classifier {self.reason} in phase 1?)"
+            )
         score = _rank_scores(batch.column(self.column)).to_numpy()
-        lang = _languages(batch.column("language")) if "language" in batch.column_names else pa.array([""] * len(batch))
+        lang = (
+            _languages(batch.column("language")) if "language" in batch.column_names else pa.array([""] * len(batch))
+        )
         if self.rule.threshold is not None:
             threshold = self._per_row(lang)
             # -inf (no score) is below any threshold: removed when removing below, kept when removing above
             reject = score < threshold if self.rule.remove == "below" else score > threshold
             extra = {"remove": "above"} if self.rule.remove == "above" else {}
-            return reject_where(batch, reject, self.reason, self._details(lang, reject, score, lambda i: {"threshold": float(threshold[i]), **extra}))
+            return reject_where(
+                batch,
+                reject,
+                self.reason,
+                self._details(lang, reject, score, lambda i: {"threshold": float(threshold[i]), **extra}),
+            )
         reject, cut_score = self._outside_top(batch, lang, score)
-        return reject_where(batch, reject, self.reason, self._details(lang, reject, score, lambda i: {
-            "cutoff": None if math.isinf(cut_score[i]) else float(cut_score[i]),
-            "top_fraction": self.rule.value_for(lang[i].as_py())}))
+        return reject_where(
+            batch,
+            reject,
+            self.reason,
+            self._details(
+                lang,
+                reject,
+                score,
+                lambda i: {
+                    "cutoff": None if math.isinf(cut_score[i]) else float(cut_score[i]),
+                    "top_fraction": self.rule.value_for(lang[i].as_py()),
+                },
+            ),
+        )
 
     def _per_row(self, lang: pa.Array) -> np.ndarray:
         """Each row's threshold (its language's own, else the general one)."""
@@ -330,8 +400,13 @@ class ClassifierFilterStage:
         """JSON details for the rejected rows only (the language lets the card count removals per language)."""
         out: list[str | None] = [None] * len(reject)
         for i in np.flatnonzero(reject):
-            out[i] = json.dumps({"score": None if math.isinf(score[i]) else round(float(score[i]), 6), **extra(i),
-                                 "language": lang[i].as_py()})
+            out[i] = json.dumps(
+                {
+                    "score": None if math.isinf(score[i]) else round(float(score[i]), 6),
+                    **extra(i),
+                    "language": lang[i].as_py(),
+                }
+            )
         return out
 
     def drain_counters(self) -> dict:

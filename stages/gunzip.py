@@ -118,8 +118,10 @@ class Gunzip:
                 if not self._in:
                     return b""  # the input ends between members: a clean end
                 if self._raw_done and _MAGIC.startswith(self._in):
-                    raise EOFError("compressed data ends inside the gzip header at offset "
-                        f"{self._raw_pos - len(self._in)} (the file is truncated)")
+                    raise EOFError(
+                        "compressed data ends inside the gzip header at offset "
+                        f"{self._raw_pos - len(self._in)} (the file is truncated)"
+                    )
                 if not self._in.startswith(_MAGIC):
                     self._resync(self._raw_pos - len(self._in), "bytes that are not a gzip member")
                 self._start_member()
@@ -141,7 +143,12 @@ class Gunzip:
                     # error, so a member after the cut is unlikely: look again
                     # only where that is cheap.
                     big = self._raw_pos - self._member_raw > _RESCAN_MAX
-                    self._resync(self._member_raw, "the gzip member is cut short", skip_from=None if big else self._member_raw + 1, cut=True)
+                    self._resync(
+                        self._member_raw,
+                        "the gzip member is cut short",
+                        skip_from=None if big else self._member_raw + 1,
+                        cut=True,
+                    )
                     continue
             if out:
                 self.member_start, self._first_chunk = self._first_chunk, False
@@ -160,9 +167,13 @@ class Gunzip:
         found = self._find_member()
         if found is None:
             if cut:
-                raise EOFError(f"compressed data ends inside the gzip member at offset {damaged_at} (the file is truncated)")
+                raise EOFError(
+                    f"compressed data ends inside the gzip member at offset {damaged_at} (the file is truncated)"
+                )
             raise GzipError(f"{what} at offset {damaged_at}, and no valid gzip member after it")
-        raise GzipGap(f"{what} at offset {damaged_at}; skipped to the next gzip member at offset {found}", damaged_at, found)
+        raise GzipGap(
+            f"{what} at offset {damaged_at}; skipped to the next gzip member at offset {found}", damaged_at, found
+        )
 
     def _find_member(self) -> int | None:
         """Drop compressed bytes up to the next member that inflates cleanly; its file offset."""

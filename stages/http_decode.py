@@ -150,7 +150,7 @@ class _Budget:
                 raise PayloadRejected(
                     "decompression_bomb",
                     f"Content-Encoding {self.coding}: {n_in} bytes inflate "
-                        f"past {self.out} bytes (ratio > {self.max_ratio:g})",
+                    f"past {self.out} bytes (ratio > {self.max_ratio:g})",
                 )
             raise PayloadRejected(
                 "too_large", f"Content-Encoding {self.coding}: decoded payload > max_payload_bytes {self.max_bytes}"

@@ -24,11 +24,19 @@ class LangIdConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    enabled: bool = Field(True, description="run language ID (filters that need the language, e.g. Gopher's stop words, then need it off too)")
+    enabled: bool = Field(
+        True,
+        description="run language ID (filters that need the language, e.g. Gopher's stop words, then need it off too)",
+    )
     model: ConfigPath | None = Field(None, description="path to a fastText LID model; null = bundled lid.176.ftz")
-    keep: list[str] = Field(default_factory=list, description="language codes to keep (e.g. [en, de]; ru also keeps "
-                            "GlotLID's rus_Cyrl and the other way round); empty = all")
-    min_score: float = Field(0.65, ge=0, le=1, description="reject documents whose top-language score is lower (FineWeb: 0.65)")
+    keep: list[str] = Field(
+        default_factory=list,
+        description="language codes to keep (e.g. [en, de]; ru also keeps "
+        "GlotLID's rus_Cyrl and the other way round); empty = all",
+    )
+    min_score: float = Field(
+        0.65, ge=0, le=1, description="reject documents whose top-language score is lower (FineWeb: 0.65)"
+    )
     min_score_by_language: dict[str, float] = Field(
         default_factory=dict,
         description="the same per language, e.g. {ru: 0.5, ja: 0.8} (ru also matches GlotLID's rus_Cyrl); "
@@ -41,11 +49,15 @@ class LangIdConfig(BaseModel):
         "read when the config is loaded",
     )
     min_score_sources: list[str] = Field(
-        default_factory=list, description="written when the config is loaded: the folders min_score_by_language was read from"
+        default_factory=list,
+        description="written when the config is loaded: the folders min_score_by_language was read from",
     )
     max_chars: int = Field(
-        4000, ge=100, le=1_000_000, description="characters of each document given to the model (on "
-            "samples/ the same labels as the whole text, 2.7x faster)"
+        4000,
+        ge=100,
+        le=1_000_000,
+        description="characters of each document given to the model (on "
+        "samples/ the same labels as the whole text, 2.7x faster)",
     )
 
     def named_files(self) -> list[NamedFile]:
@@ -80,8 +92,10 @@ class LangIdConfig(BaseModel):
         if not self.min_score_by_language:
             return np.full(len(languages), self.min_score)
         encoded = pc.dictionary_encode(languages, null_encoding="encode")
-        per_value = [self.min_score_by_language.get(canonical(v), self.min_score) if v is not None else self.min_score
-                     for v in encoded.dictionary.to_pylist()]
+        per_value = [
+            self.min_score_by_language.get(canonical(v), self.min_score) if v is not None else self.min_score
+            for v in encoded.dictionary.to_pylist()
+        ]
         return np.asarray(per_value, dtype=np.float64)[encoded.indices.to_numpy(zero_copy_only=False)]
 
 

@@ -66,11 +66,13 @@ class RehydrateConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    enabled: bool = Field(False, description="upsample kept documents by their duplicate cluster size (dup_cluster_size; needs dedup)")
+    enabled: bool = Field(
+        False, description="upsample kept documents by their duplicate cluster size (dup_cluster_size; needs dedup)"
+    )
     weights: dict[int, int] = Field(
         default_factory=lambda: dict(FINEWEB2),
         description="smallest cluster size of a range -> copies of its "
-            "documents (FineWeb-2's: 1: 1, 2: 2, 3: 3, 5: 5, "
+        "documents (FineWeb-2's: 1: 1, 2: 2, 3: 3, 5: 5, "
         "100: 8, 1000: 1; a size takes the range of the largest key not above it; very large clusters are often spam)",
     )
 
@@ -96,23 +98,42 @@ class MixConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     weights: dict[str, float] | None = Field(
-        None, description="target share of the output tokens per named source, e.g. {crawl: 0.7, code: 0.3} (normalized to "
-        "sum 1; 0 leaves a source out): sources are subsampled, or repeated whole document by document, to hit it")
+        None,
+        description="target share of the output tokens per named source, e.g. {crawl: 0.7, code: 0.3} (normalized to "
+        "sum 1; 0 leaves a source out): sources are subsampled, or repeated whole document by document, to hit it",
+    )
     epochs: dict[str, float] | None = Field(
-        None, description="or: copies of each named source's tokens (0.5: a half, 2: twice), e.g. {crawl: 1, wiki: 3}")
+        None, description="or: copies of each named source's tokens (0.5: a half, 2: twice), e.g. {crawl: 1, wiki: 3}"
+    )
     tokens: int | None = Field(
-        None, ge=1, le=10**15, description="with weights: the output tokens to draw; null = as many as the sources hold "
-        "(every source's tokens in documents/final, after rehydration)")
-    seed: int = Field(0, ge=0, le=2**63 - 1, description="seed of which documents are drawn (another seed: another subsample)")
+        None,
+        ge=1,
+        le=10**15,
+        description="with weights: the output tokens to draw; null = as many as the sources hold "
+        "(every source's tokens in documents/final, after rehydration)",
+    )
+    seed: int = Field(
+        0, ge=0, le=2**63 - 1, description="seed of which documents are drawn (another seed: another subsample)"
+    )
     max_epochs: float = Field(
-        100, gt=0, le=1000, description="the most epochs a source may be drawn (its drawn tokens / its tokens): a mix "
+        100,
+        gt=0,
+        le=1000,
+        description="the most epochs a source may be drawn (its drawn tokens / its tokens): a mix "
         "asking more is an error before any shard is written (each copy of a document is a sample the shards phase "
         f"holds and writes: tokens 1e12 on 10 documents would be 10^8 copies of each); past {REPEAT_WARNING_EPOCHS} "
-        "epochs the run warns and the card says so")
+        "epochs the run warns and the card says so",
+    )
     max_share_error: float = Field(
-        0.005, gt=0, le=1, description="the shards phase fails, before writing, when a source's share of the drawn tokens "
-        "misses its weight by more (a source of a few large documents cannot be cut finer)")
-    rehydrate: RehydrateConfig = Field(default_factory=RehydrateConfig, description="FineWeb-2's rehydration by duplicate cluster size")
+        0.005,
+        gt=0,
+        le=1,
+        description="the shards phase fails, before writing, when a source's share of the drawn tokens "
+        "misses its weight by more (a source of a few large documents cannot be cut finer)",
+    )
+    rehydrate: RehydrateConfig = Field(
+        default_factory=RehydrateConfig, description="FineWeb-2's rehydration by duplicate cluster size"
+    )
 
     @field_validator("weights", "epochs")
     @classmethod
@@ -126,7 +147,7 @@ class MixConfig(BaseModel):
         return v
 
     @model_validator(mode="after")
-    def _one_mode(self) -> "MixConfig":
+    def _one_mode(self) -> MixConfig:
         if self.weights is not None and self.epochs is not None:
             raise ValueError("give weights (shares of the output tokens) or epochs (copies per source), not both")
         if self.tokens is not None and self.weights is None:
@@ -134,8 +155,10 @@ class MixConfig(BaseModel):
         over = {k: v for k, v in (self.epochs or {}).items() if v > self.max_epochs}
         if over:
             name, value = next(iter(over.items()))
-            raise ValueError(f"epochs.{name}: {value:g} epochs is more than max_epochs ({self.max_epochs:g}): "
-                             "lower it, or raise max_epochs if the shards phase's workers can hold that many copies")
+            raise ValueError(
+                f"epochs.{name}: {value:g} epochs is more than max_epochs ({self.max_epochs:g}): "
+                "lower it, or raise max_epochs if the shards phase's workers can hold that many copies"
+            )
         return self
 
     @property
@@ -157,7 +180,9 @@ def doc_hashes(ids, seed: int) -> np.ndarray:
     than the shuffle plan's: draw and order are independent)."""
     prefix = f"mix:{seed}:".encode()
     values = ids.to_pylist() if isinstance(ids, (pa.Array, pa.ChunkedArray)) else list(ids)
-    return np.fromiter((xxhash.xxh3_64_intdigest(prefix + v.encode("utf-8")) for v in values), np.uint64, count=len(values))
+    return np.fromiter(
+        (xxhash.xxh3_64_intdigest(prefix + v.encode("utf-8")) for v in values), np.uint64, count=len(values)
+    )
 
 
 def pool_items(hashes: np.ndarray, multiplicity: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -179,7 +204,11 @@ def multiplicity(batch: pa.Table, config: MixConfig | dict | None) -> np.ndarray
     rehydrate = _rehydrate(config)
     if rehydrate is None:
         return np.ones(len(batch), np.int64)
-    sizes = pc.fill_null(batch.column(CLUSTER), 1).to_numpy(zero_copy_only=False) if CLUSTER in batch.column_names else np.ones(len(batch))
+    sizes = (
+        pc.fill_null(batch.column(CLUSTER), 1).to_numpy(zero_copy_only=False)
+        if CLUSTER in batch.column_names
+        else np.ones(len(batch))
+    )
     return rehydrate.copies(np.asarray(sizes, np.int64))
 
 
@@ -206,23 +235,43 @@ class Tally:
     by_weight: Counter = field(default_factory=Counter)  # rehydration weight -> documents
     hist: np.ndarray = field(default_factory=lambda: np.zeros(BINS, np.float64))
 
-    def add(self, other: "Tally") -> "Tally":
-        return Tally(self.documents + other.documents, self.tokens + other.tokens, self.pool_documents + other.pool_documents,
-                     self.pool_tokens + other.pool_tokens, self.rejected + other.rejected, self.by_weight + other.by_weight,
-                     self.hist + other.hist)
+    def add(self, other: Tally) -> Tally:
+        return Tally(
+            self.documents + other.documents,
+            self.tokens + other.tokens,
+            self.pool_documents + other.pool_documents,
+            self.pool_tokens + other.pool_tokens,
+            self.rejected + other.rejected,
+            self.by_weight + other.by_weight,
+            self.hist + other.hist,
+        )
 
     def to_json(self) -> dict:
         bins = np.flatnonzero(self.hist)
-        return {"documents": self.documents, "tokens": self.tokens, "pool_documents": self.pool_documents,
-                "pool_tokens": self.pool_tokens, "rejected": self.rejected, "by_weight": {str(k): v for k, v in self.by_weight.items()},
-                "bins": bins.tolist(), "bin_tokens": self.hist[bins].astype(np.int64).tolist()}
+        return {
+            "documents": self.documents,
+            "tokens": self.tokens,
+            "pool_documents": self.pool_documents,
+            "pool_tokens": self.pool_tokens,
+            "rejected": self.rejected,
+            "by_weight": {str(k): v for k, v in self.by_weight.items()},
+            "bins": bins.tolist(),
+            "bin_tokens": self.hist[bins].astype(np.int64).tolist(),
+        }
 
     @classmethod
-    def from_json(cls, data: dict) -> "Tally":
+    def from_json(cls, data: dict) -> Tally:
         hist = np.zeros(BINS, np.float64)
         hist[np.array(data["bins"], np.int64)] = data["bin_tokens"]
-        return cls(data["documents"], data["tokens"], data["pool_documents"], data["pool_tokens"], data["rejected"],
-                   Counter({int(k): v for k, v in data["by_weight"].items()}), hist)
+        return cls(
+            data["documents"],
+            data["tokens"],
+            data["pool_documents"],
+            data["pool_tokens"],
+            data["rejected"],
+            Counter({int(k): v for k, v in data["by_weight"].items()}),
+            hist,
+        )
 
 
 def tally(batch: pa.Table, tokens: np.ndarray, drawn: np.ndarray, config: MixConfig) -> dict[str, Tally]:
@@ -238,9 +287,15 @@ def tally(batch: pa.Table, tokens: np.ndarray, drawn: np.ndarray, config: MixCon
         ok = mine & drawn
         items = mine[doc]
         weights, counts = np.unique(mult[ok], return_counts=True)
-        out[name] = Tally(int(ok.sum()), int(tokens[ok].sum()), int(mult[ok].sum()), int((tokens * mult)[ok].sum()),
-                          int((mine & ~drawn).sum()), Counter({int(w): int(c) for w, c in zip(weights, counts, strict=False)}),
-                          np.bincount(bins[items].astype(np.int64), weights=tokens[doc[items]], minlength=BINS))
+        out[name] = Tally(
+            int(ok.sum()),
+            int(tokens[ok].sum()),
+            int(mult[ok].sum()),
+            int((tokens * mult)[ok].sum()),
+            int((mine & ~drawn).sum()),
+            Counter({int(w): int(c) for w, c in zip(weights, counts, strict=False)}),
+            np.bincount(bins[items].astype(np.int64), weights=tokens[doc[items]], minlength=BINS),
+        )
     return out
 
 
@@ -296,15 +351,23 @@ class MixPlan:
     def share_error(self) -> float:
         """The largest miss of a source's share of the drawn tokens against its weight (0 without weights)."""
         shares = self.shares()
-        return max((abs(shares[s.name] - s.target_share) for s in self.sources if s.target_share is not None), default=0.0)
+        return max(
+            (abs(shares[s.name] - s.target_share) for s in self.sources if s.target_share is not None), default=0.0
+        )
 
     def to_json(self) -> dict:
-        return {"seed": self.seed, "mode": self.mode, "rehydrate": {str(k): v for k, v in self.rehydrate.items()} if self.rehydrate else None,
-                "sources": [{**asdict(s), "by_weight": {str(k): v for k, v in s.by_weight.items()}} for s in self.sources]}
+        return {
+            "seed": self.seed,
+            "mode": self.mode,
+            "rehydrate": {str(k): v for k, v in self.rehydrate.items()} if self.rehydrate else None,
+            "sources": [{**asdict(s), "by_weight": {str(k): v for k, v in s.by_weight.items()}} for s in self.sources],
+        }
 
     @classmethod
-    def from_json(cls, data: dict) -> "MixPlan":
-        sources = tuple(SourceDraw(**{**s, "by_weight": {int(k): v for k, v in s["by_weight"].items()}}) for s in data["sources"])
+    def from_json(cls, data: dict) -> MixPlan:
+        sources = tuple(
+            SourceDraw(**{**s, "by_weight": {int(k): v for k, v in s["by_weight"].items()}}) for s in data["sources"]
+        )
         rehydrate = {int(k): v for k, v in data["rehydrate"].items()} if data.get("rehydrate") else None
         return cls(data["seed"], data["mode"], sources, rehydrate)
 
@@ -330,17 +393,35 @@ def plan_mix(tallies: dict[str, Tally], config: MixConfig) -> MixPlan:
     for n in names:
         t = tallies.get(n, empty)
         if target[n] > 0 and not t.pool_tokens:
-            raise MixError(f"mix.{mode}.{n}: source {n!r} has no tokens in documents/final (every document filtered out?): "
-                           f"set its {mode[:-1]} to 0 or fix its inputs")
+            raise MixError(
+                f"mix.{mode}.{n}: source {n!r} has no tokens in documents/final (every document filtered out?): "
+                f"set its {mode[:-1]} to 0 or fix its inputs"
+            )
         _check_epochs(n, t, target[n], config)  # before the draw is planned: 1e12 tokens of 10 documents never is
         whole, cut, drawn = _cut(t, target[n])
-        draws.append(SourceDraw(n, t.documents, t.tokens, t.pool_documents, t.pool_tokens, t.rejected, round(target[n], 3),
-                                share[n], whole, cut, drawn, dict(sorted(t.by_weight.items()))))
+        draws.append(
+            SourceDraw(
+                n,
+                t.documents,
+                t.tokens,
+                t.pool_documents,
+                t.pool_tokens,
+                t.rejected,
+                round(target[n], 3),
+                share[n],
+                whole,
+                cut,
+                drawn,
+                dict(sorted(t.by_weight.items())),
+            )
+        )
     plan = MixPlan(config.seed, mode, tuple(draws), config.rehydrate.weights if config.rehydrate.enabled else None)
     if plan.share_error() > config.max_share_error:
         got = ", ".join(f"{n} {s:.2%} (asked {plan.source(n).target_share:.2%})" for n, s in plan.shares().items())
-        raise MixError(f"mix.weights: the nearest draw gives {got}, more than mix.max_share_error ({config.max_share_error:.2%}) "
-                       f"off: a source of few large documents cannot be cut finer; raise max_share_error or add documents")
+        raise MixError(
+            f"mix.weights: the nearest draw gives {got}, more than mix.max_share_error ({config.max_share_error:.2%}) "
+            f"off: a source of few large documents cannot be cut finer; raise max_share_error or add documents"
+        )
     return plan
 
 
@@ -349,12 +430,19 @@ def _check_epochs(name: str, t: Tally, target: float, config: MixConfig) -> None
     epochs = target / t.tokens if t.tokens else 0.0
     if epochs <= config.max_epochs:
         return
-    field = ("mix.tokens" if config.tokens is not None else f"mix.weights.{name}") if config.weights is not None else \
-        f"mix.epochs.{name}" if config.epochs is not None else "mix.rehydrate.weights"
-    raise MixError(f"{field}: the mix would repeat source {name or 'all'!r} {epochs:,.1f} times ({target:,.0f} "
-                   f"tokens of its {t.tokens:,} in documents/final), more than mix.max_epochs "
-                   f"({config.max_epochs:g}): lower it, add documents, or raise mix.max_epochs if the shards phase's "
-                   "workers can hold that many copies")
+    field = (
+        ("mix.tokens" if config.tokens is not None else f"mix.weights.{name}")
+        if config.weights is not None
+        else f"mix.epochs.{name}"
+        if config.epochs is not None
+        else "mix.rehydrate.weights"
+    )
+    raise MixError(
+        f"{field}: the mix would repeat source {name or 'all'!r} {epochs:,.1f} times ({target:,.0f} "
+        f"tokens of its {t.tokens:,} in documents/final), more than mix.max_epochs "
+        f"({config.max_epochs:g}): lower it, add documents, or raise mix.max_epochs if the shards phase's "
+        "workers can hold that many copies"
+    )
 
 
 def repeated_sources(plan: MixPlan) -> dict[str, float]:
@@ -384,7 +472,9 @@ def copies(batch: pa.Table, plan: MixPlan) -> np.ndarray:
     doc, bins = pool_items(doc_hashes(batch.column("id"), plan.seed), mult)
     unknown = set(names.tolist()) - {s.name for s in plan.sources}
     if unknown:  # never drop a source's documents silently
-        raise MixError(f"mix: documents of source(s) {sorted(unknown)} that the mix plan does not know (a stale plan?)")
+        raise MixError(
+            f"mix: documents of source(s) {sorted(unknown)} that the mix plan does not know (a stale plan?)"
+        )
     whole = np.zeros(len(batch), np.int64)
     cut = np.zeros(len(batch), np.int64)
     for s in plan.sources:
@@ -404,7 +494,11 @@ def draw(batch: pa.Table, plan: MixPlan) -> pa.Table:
     k = np.arange(len(rows)) - np.repeat(np.cumsum(n) - n, n)
     out = batch.take(pa.array(rows, pa.int64()))
     copy = pa.array(k, pa.int32())
-    ids = pc.if_else(pc.greater(copy, 0), pc.binary_join_element_wise(out.column("id"), pc.cast(copy, pa.string()), "#"), out.column("id"))
+    ids = pc.if_else(
+        pc.greater(copy, 0),
+        pc.binary_join_element_wise(out.column("id"), pc.cast(copy, pa.string()), "#"),
+        out.column("id"),
+    )
     return set_column(set_column(out, "id", ids), COPY, copy)
 
 
@@ -418,8 +512,14 @@ def group_totals(docs: pa.Table) -> dict[str, dict[str, int]]:
     names = _sources(docs)
     first = docs.column(COPY).to_numpy(zero_copy_only=False) == 0
     tokens = np.asarray(docs.column("num_tokens").to_numpy(zero_copy_only=False), np.int64)
-    return {n: {"samples": int((names == n).sum()), "documents": int((first & (names == n)).sum()),
-                "tokens": int(tokens[names == n].sum())} for n in sorted(set(names.tolist()))}
+    return {
+        n: {
+            "samples": int((names == n).sum()),
+            "documents": int((first & (names == n)).sum()),
+            "tokens": int(tokens[names == n].sum()),
+        }
+        for n in sorted(set(names.tolist()))
+    }
 
 
 def manifest_section(plan: MixPlan, totals: dict[str, dict[str, int]]) -> dict:
@@ -430,14 +530,34 @@ def manifest_section(plan: MixPlan, totals: dict[str, dict[str, int]]) -> dict:
         got = totals.get(s.name, {})
         tokens = got.get("tokens", 0)
         sources[s.name or "(all)"] = {
-            "documents": s.documents, "tokens": s.tokens, "rejected": s.rejected, "pool_documents": s.pool_documents,
-            "pool_tokens": s.pool_tokens, "target_share": s.target_share, "target_tokens": s.target_tokens,
-            "samples": got.get("samples", 0), "documents_drawn": got.get("documents", 0), "tokens_drawn": tokens,
+            "documents": s.documents,
+            "tokens": s.tokens,
+            "rejected": s.rejected,
+            "pool_documents": s.pool_documents,
+            "pool_tokens": s.pool_tokens,
+            "target_share": s.target_share,
+            "target_tokens": s.target_tokens,
+            "samples": got.get("samples", 0),
+            "documents_drawn": got.get("documents", 0),
+            "tokens_drawn": tokens,
             "share": round(tokens / written, 6) if written else None,
-            "epochs": round(tokens / s.tokens, 6) if s.tokens else None}
-    return {"mode": plan.mode, "seed": plan.seed, "tokens": written, "planned_tokens": plan.drawn_tokens,
-            "samples": sum(v["samples"] for v in sources.values()), "documents_drawn": sum(v["documents_drawn"] for v in sources.values()),
-            "share_error": round(plan.share_error(), 6), "sources": sources,
-            "rehydration": None if plan.rehydrate is None else {
-                "weights": {str(k): v for k, v in plan.rehydrate.items()},
-                "documents_by_weight": {str(k): v for k, v in sorted(sum((Counter(s.by_weight) for s in plan.sources), Counter()).items())}}}
+            "epochs": round(tokens / s.tokens, 6) if s.tokens else None,
+        }
+    return {
+        "mode": plan.mode,
+        "seed": plan.seed,
+        "tokens": written,
+        "planned_tokens": plan.drawn_tokens,
+        "samples": sum(v["samples"] for v in sources.values()),
+        "documents_drawn": sum(v["documents_drawn"] for v in sources.values()),
+        "share_error": round(plan.share_error(), 6),
+        "sources": sources,
+        "rehydration": None
+        if plan.rehydrate is None
+        else {
+            "weights": {str(k): v for k, v in plan.rehydrate.items()},
+            "documents_by_weight": {
+                str(k): v for k, v in sorted(sum((Counter(s.by_weight) for s in plan.sources), Counter()).items())
+            },
+        },
+    }

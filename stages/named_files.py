@@ -22,8 +22,9 @@ from __future__ import annotations
 import os
 import posixpath
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, BinaryIO, Callable
+from typing import Annotated, BinaryIO
 
 #: Opens a local path or s3:// URI for reading (the plan-time pass gives one with the run's S3 settings).
 Opener = Callable[[str], BinaryIO]
@@ -64,8 +65,9 @@ def _head(path: str, open_file: Opener, what: str, size: int | None = _HEAD) -> 
         with open_file(path) as f:
             return f.read(size) if size is not None else f.read()
     except FileNotFoundError:
-        raise NamedFileError(f"no {what} at {path!r} (check the path; it must exist where the run starts)"
-                             f"{relative_hint(path)}") from None
+        raise NamedFileError(
+            f"no {what} at {path!r} (check the path; it must exist where the run starts){relative_hint(path)}"
+        ) from None
     except IsADirectoryError:
         raise NamedFileError(f"{path!r} is a folder, not a {what} file (give the file's path)") from None
     except OSError as e:
@@ -89,7 +91,9 @@ def fasttext_model(path: str, open_file: Opener, label: str | None = None) -> No
     head = _head(path, open_file, "fastText model")
     magic, version = struct.unpack("<ii", head[:8]) if len(head) >= 8 else (None, None)
     if magic != FASTTEXT_MAGIC:
-        raise NamedFileError(f"{path!r} is not a fastText model (.bin or .ftz): it does not start with fastText's magic number")
+        raise NamedFileError(
+            f"{path!r} is not a fastText model (.bin or .ftz): it does not start with fastText's magic number"
+        )
     if version not in FASTTEXT_VERSIONS:
         raise NamedFileError(f"{path!r} is a fastText model of version {version}, which fastText 0.9 cannot load")
     try:
@@ -142,10 +146,15 @@ def tokenizer_file(specials: dict[str, str | None]) -> Callable[[str, Opener], N
         hint = f"its own special tokens include {', '.join(map(repr, own))}" if own else "it names no special tokens"
         for field, token in specials.items():
             if token is not None and token != FROM_MODEL and tokenizer.token_to_id(token) is None:
-                raise NamedFileError(f"token {token!r} is not in the vocabulary of {path!r} ({hint}; or set it to auto or null)", field)
+                raise NamedFileError(
+                    f"token {token!r} is not in the vocabulary of {path!r} ({hint}; or set it to auto or null)", field
+                )
             if field.endswith(".eos") and token == FROM_MODEL and tokenizer.defaults.eos is None:
-                raise NamedFileError(f"auto: {path!r} names no EOS token of its own ({hint}): give the token that "
-                                     "ends a document, or null for none", field)
+                raise NamedFileError(
+                    f"auto: {path!r} names no EOS token of its own ({hint}): give the token that "
+                    "ends a document, or null for none",
+                    field,
+                )
 
     return check
 
@@ -164,7 +173,9 @@ def spacy_pipeline(name: str, open_file: Opener) -> None:
     except (ImportError, ValueError):
         found = False
     if not found:
-        raise NamedFileError(f"spaCy pipeline {name!r} cannot be imported (pip install it, or give the folder of a saved pipeline)")
+        raise NamedFileError(
+            f"spaCy pipeline {name!r} cannot be imported (pip install it, or give the folder of a saved pipeline)"
+        )
 
 
 @dataclass(frozen=True)

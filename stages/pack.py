@@ -40,22 +40,30 @@ class LayoutConfig(BaseModel):
     #: a check of the run, not of what it writes: out of the fingerprints (pipeline/engine/settings.py)
     run_only: ClassVar[tuple[str, ...]] = ("max_dropped_share",)
 
-    kind: Literal["document", "packed"] = Field("document", description="document: one sample per document; packed: fixed-length sequences of documents joined with EOS")
+    kind: Literal["document", "packed"] = Field(
+        "document",
+        description="document: one sample per document; packed: fixed-length sequences of documents joined with EOS",
+    )
     seq_len: int = Field(2048, ge=2, le=1 << 20, description="tokens per packed sequence")
     remainder: Literal["drop", "pad", "keep"] = Field(
-        "drop", description="the last partial sequence of each shuffle group: drop it, pad it to seq_len, or keep it short"
+        "drop",
+        description="the last partial sequence of each shuffle group: drop it, pad it to seq_len, or keep it short",
     )
     pad: str | None = Field(None, description="pad token string for remainder: pad; null = the EOS token")
     max_dropped_share: float = Field(
-        0.01, ge=0, le=1, description="packed layout, remainder drop: the shards phase fails (no manifest) when it drops more "
+        0.01,
+        ge=0,
+        le=1,
+        description="packed layout, remainder drop: the shards phase fails (no manifest) when it drops more "
         "than this share of the tokens (a seq_len longer than a "
-            "group's tokens drops them all); the dropped documents and "
-        "tokens are counted in the shards' stats and manifest"
+        "group's tokens drops them all); the dropped documents and "
+        "tokens are counted in the shards' stats and manifest",
     )
     text: bool = Field(False, description="document layout: also store each document's text")
     metadata: list[str] = Field(
-        default_factory=list, description="document layout: more columns of documents/final to "
-            "store with each sample (e.g. language, language_score)"
+        default_factory=list,
+        description="document layout: more columns of documents/final to "
+        "store with each sample (e.g. language, language_score)",
     )
 
     def fixed_len(self) -> int | None:
@@ -106,7 +114,9 @@ class Packer:
         """Documents in order (their token lists and ids); returns the full sequences they complete."""
         tokens = tokens.combine_chunks() if isinstance(tokens, pa.ChunkedArray) else tokens
         ids = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
-        flat = np.concatenate([self._flat, tokens.flatten().to_numpy(zero_copy_only=False).astype(self.dtype, copy=False)])
+        flat = np.concatenate(
+            [self._flat, tokens.flatten().to_numpy(zero_copy_only=False).astype(self.dtype, copy=False)]
+        )
         lengths = np.concatenate([self._lengths, list_lengths(tokens)])
         all_ids = pa.concat_arrays([self._ids, ids.cast(pa.string())])
         n_full = len(flat) // self.seq_len
@@ -149,7 +159,9 @@ class Packer:
         n = len(self._flat)
         if n == 0 or self.remainder == "drop":
             self.dropped_tokens += n
-            self.dropped_documents += len(self._lengths) - (1 if n and self._head else 0)  # the first may have started earlier
+            self.dropped_documents += len(self._lengths) - (
+                1 if n and self._head else 0
+            )  # the first may have started earlier
             out = self._sequences(self._flat[:0], self._lengths[:0], self._ids.slice(0, 0), self.seq_len)
         else:
             flat = self._flat

@@ -24,12 +24,19 @@ class QualityConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     enabled: bool = Field(False, description="score every document kept by phase 1 (quality_score, quality_label)")
-    model: ConfigPath | None = Field(None, description="path to a supervised fastText model (.bin or .ftz) on every "
-                                     "worker")
+    model: ConfigPath | None = Field(
+        None, description="path to a supervised fastText model (.bin or .ftz) on every worker"
+    )
     positive_label: str = Field("hq", min_length=1, description="the label whose probability is the score (DCLM: hq)")
-    lowercase: bool = Field(False, description="lowercase the text first (only if the model was trained on lowercased text)")
-    max_chars: int | None = Field(None, ge=1, le=100_000_000, description="score only the first characters of each document")
-    filter: ClassifierFilterConfig = Field(default_factory=ClassifierFilterConfig, description="removal by score, after dedup")
+    lowercase: bool = Field(
+        False, description="lowercase the text first (only if the model was trained on lowercased text)"
+    )
+    max_chars: int | None = Field(
+        None, ge=1, le=100_000_000, description="score only the first characters of each document"
+    )
+    filter: ClassifierFilterConfig = Field(
+        default_factory=ClassifierFilterConfig, description="removal by score, after dedup"
+    )
 
     @field_validator("model")
     @classmethod
@@ -41,7 +48,7 @@ class QualityConfig(BaseModel):
         return v
 
     @model_validator(mode="after")
-    def _needs_model(self) -> "QualityConfig":
+    def _needs_model(self) -> QualityConfig:
         if self.enabled and self.model is None:  # field validators do not run on a missing default
             raise ValueError("quality.model is required when quality.enabled is true")
         if self.filter.active and not self.enabled:
@@ -52,12 +59,21 @@ class QualityConfig(BaseModel):
         """The ``classifiers:`` entry this section means (None when it is off)."""
         if not self.enabled:
             return None
-        return ClassifierConfig(name=NAME, model=self.model, label=self.positive_label, lowercase=self.lowercase,
-                                max_chars=self.max_chars, filter=self.filter)
+        return ClassifierConfig(
+            name=NAME,
+            model=self.model,
+            label=self.positive_label,
+            lowercase=self.lowercase,
+            max_chars=self.max_chars,
+            filter=self.filter,
+        )
 
     def replacement(self) -> str:
         """What to write instead, as YAML."""
         rule = self.filter.model_dump(exclude_defaults=True)
         extra = "".join(f", {k}: {v}" for k, v in (("lowercase", self.lowercase), ("max_chars", self.max_chars)) if v)
-        return (f"classifiers: [{{name: {NAME}, model: {self.model}, label: {self.positive_label}{extra}"
-                + (f", filter: {rule}" if rule else "") + "}]").replace("'", "")
+        return (
+            f"classifiers: [{{name: {NAME}, model: {self.model}, label: {self.positive_label}{extra}"
+            + (f", filter: {rule}" if rule else "")
+            + "}]"
+        ).replace("'", "")

@@ -30,12 +30,17 @@ class ShuffleConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    seed: int = Field(0, ge=0, le=2**63 - 1, description="seed of the shuffle: another seed gives another order and grouping")
+    seed: int = Field(
+        0, ge=0, le=2**63 - 1, description="seed of the shuffle: another seed gives another order and grouping"
+    )
     groups: int = Field(
-        16, ge=1, le=1 << 16, description="shuffle groups = shard folders, each written by one worker "
-            "from its own samples (memory per worker ~ corpus / groups; "
+        16,
+        ge=1,
+        le=1 << 16,
+        description="shuffle groups = shard folders, each written by one worker "
+        "from its own samples (memory per worker ~ corpus / groups; "
         "2.6 billion documents in 65,536 groups is ~40,000 a group); "
-            "fixed by config so the output does not depend on the worker count"
+        "fixed by config so the output does not depend on the worker count",
     )
 
 

@@ -47,24 +47,34 @@ class TokenizeConfig(BaseModel):
     tokenizer: ConfigPath = Field(
         SAMPLE_TOKENIZER,
         description="path (local or s3://) to a Hugging Face tokenizer.json "
-            "(Llama 3, GPT-2) or a SentencePiece .model (Llama 2, "
+        "(Llama 3, GPT-2) or a SentencePiece .model (Llama 2, "
         "Mistral, Gemma), told by its content; the default is the small demonstration BPE trained on samples/",
     )
-    bos: str | None = Field(None, description="token string put before every document (e.g. <|begin_of_text|>); must be in the "
-                            "vocabulary; auto = the tokenizer's own (a SentencePiece model's <s>); null = none")
+    bos: str | None = Field(
+        None,
+        description="token string put before every document (e.g. <|begin_of_text|>); must be in the "
+        "vocabulary; auto = the tokenizer's own (a SentencePiece model's <s>); null = none",
+    )
     eos: str | None = Field(
-        FROM_MODEL, description="token string put after every document; auto (the default) = the tokenizer's own: "
+        FROM_MODEL,
+        description="token string put after every document; auto (the default) = the tokenizer's own: "
         "a SentencePiece model's (</s>), a tokenizer.json's post-processor EOS, else the first of <|endoftext|> "
         "(GPT-2, the demonstration BPE), <|end_of_text|> (Llama 3), </s>, <eos> in its vocabulary (a tokenizer with "
-        "none is a config error); a token string must be in the vocabulary; null = none"
+        "none is a config error); a token string must be in the vocabulary; null = none",
     )
     max_chars: int = Field(
-        1_000_000, ge=1, le=100_000_000, description="longer texts are cut to this many characters before encoding "
-            "(counted as truncated): bounds one document's time and memory"
+        1_000_000,
+        ge=1,
+        le=100_000_000,
+        description="longer texts are cut to this many characters before encoding "
+        "(counted as truncated): bounds one document's time and memory",
     )
     threads: int = Field(
-        1, ge=1, le=256, description="threads the tokenizers library may use in each process (RAYON_NUM_THREADS), at most "
-        "the CPUs of the machine it runs on; 1 for one-CPU Ray tasks, where more threads only compete for the core"
+        1,
+        ge=1,
+        le=256,
+        description="threads the tokenizers library may use in each process (RAYON_NUM_THREADS), at most "
+        "the CPUs of the machine it runs on; 1 for one-CPU Ray tasks, where more threads only compete for the core",
     )
 
 
@@ -82,7 +92,9 @@ def special_id(tokenizer, field: str, token: str | None) -> int | None:
     return tid
 
 
-def add_specials(flat: np.ndarray, lengths: np.ndarray, bos: int | None, eos: int | None) -> tuple[np.ndarray, np.ndarray]:
+def add_specials(
+    flat: np.ndarray, lengths: np.ndarray, bos: int | None, eos: int | None
+) -> tuple[np.ndarray, np.ndarray]:
     """Put BOS/EOS around every document of a flat token buffer; returns (flat, lengths)."""
     extra = (bos is not None) + (eos is not None)
     if extra == 0:

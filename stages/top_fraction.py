@@ -12,8 +12,8 @@ the same cutoffs over the parts of a run without the corpus in one process.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Mapping
 
 import numpy as np
 import pyarrow as pa
@@ -34,10 +34,15 @@ class Cutoff:
     total: int
 
     def to_dict(self) -> dict:
-        return {"score": None if math.isinf(self.score) else self.score, "id": self.id, "kept": self.kept, "total": self.total}
+        return {
+            "score": None if math.isinf(self.score) else self.score,
+            "id": self.id,
+            "kept": self.kept,
+            "total": self.total,
+        }
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "Cutoff":
+    def from_dict(cls, d: Mapping) -> Cutoff:
         score = -math.inf if d["score"] is None else float(d["score"])
         return cls(score, d["id"], int(d["kept"]), int(d["total"]))
 
@@ -93,7 +98,12 @@ def top_fraction_cutoffs(language, score, ids, fraction: Fraction) -> dict[str, 
     starts = np.flatnonzero(np.r_[True, pc.not_equal(lang[1:], lang[:-1]).to_numpy(zero_copy_only=False)])
     sizes = np.diff(np.r_[starts, len(table)])
     names = lang.take(pa.array(starts)).to_pylist()
-    keep = np.array([kept_count(fraction_of(fraction, code), int(n)) for code, n in zip(names, sizes, strict=False)], dtype=np.int64)
+    keep = np.array(
+        [kept_count(fraction_of(fraction, code), int(n)) for code, n in zip(names, sizes, strict=False)],
+        dtype=np.int64,
+    )
     last = starts + keep - 1
     langs, scores, ids_ = (table.column(c).take(pa.array(last)).to_pylist() for c in ("lang", "score", "id"))
-    return {code: Cutoff(s, i, int(k), int(n)) for code, s, i, k, n in zip(langs, scores, ids_, keep, sizes, strict=False)}
+    return {
+        code: Cutoff(s, i, int(k), int(n)) for code, s, i, k, n in zip(langs, scores, ids_, keep, sizes, strict=False)
+    }

@@ -20,9 +20,10 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import BinaryIO, Callable, Iterator
+from datetime import UTC, datetime
+from typing import BinaryIO
 
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
@@ -35,9 +36,7 @@ from stages.warc_stream import Stream
 log = logging.getLogger(__name__)
 
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
-_RECORD_TYPES = frozenset(
-    "warcinfo response resource request metadata revisit conversion continuation".split()
-)
+_RECORD_TYPES = frozenset("warcinfo response resource request metadata revisit conversion continuation".split())
 _LOGGED_ERRORS = 20  # a broken file must not flood the log or bloat the stats
 
 
@@ -46,13 +45,18 @@ class WarcConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    batch_size: int = Field(64, ge=1, le=10_000, description="response records per Arrow batch (64: same CPU as 256 on real pages, half the peak memory)")
+    batch_size: int = Field(
+        64,
+        ge=1,
+        le=10_000,
+        description="response records per Arrow batch (64: same CPU as 256 on real pages, half the peak memory)",
+    )
     max_payload_bytes: int = Field(
         5_000_000,
         ge=1024,
         le=1 << 30,
         description="larger HTTP payloads are rejected as too_large without "
-            "being read whole, before and after Content-Encoding is undone",
+        "being read whole, before and after Content-Encoding is undone",
     )
     max_decoded_ratio: float = Field(
         200,
@@ -127,14 +131,20 @@ def _warc_date(value: str | None) -> datetime | None:
     except ValueError:
         return None
     if date.tzinfo is None:
-        date = date.replace(tzinfo=timezone.utc)
+        date = date.replace(tzinfo=UTC)
     try:
-        return date.astimezone(timezone.utc).replace(microsecond=0)
+        return date.astimezone(UTC).replace(microsecond=0)
     except OverflowError:  # year 1 or 9999 with an offset
         return None
 
 
-_COMPRESSED = {"application/gzip", "application/x-gzip", "application/zstd", "application/x-brotli", "application/brotli"}
+_COMPRESSED = {
+    "application/gzip",
+    "application/x-gzip",
+    "application/zstd",
+    "application/x-brotli",
+    "application/brotli",
+}
 
 
 def _content_type(fields: dict, declared: str, encoded: bool) -> str:
@@ -191,7 +201,10 @@ class WarcReader:
                 row.update(
                     id=f"{rid}@{rec.offset}",
                     payload=b"",
-                    **{REASON: "duplicate_record_id", DETAILS: f"WARC-Record-ID already used by the record at offset {first_offset[rid]}"},
+                    **{
+                        REASON: "duplicate_record_id",
+                        DETAILS: f"WARC-Record-ID already used by the record at offset {first_offset[rid]}",
+                    },
                 )
             else:
                 first_offset[rid] = rec.offset

@@ -75,8 +75,10 @@ class Framer:
                 start = s.pos
                 found, _ = s.find(HEADER_RE)
                 where = f"resynced at offset {found}" if found is not None else "no record after it"
-                self.problem(f"{(found if found is not None else s.pos) - start} bytes "
-                    f"that are not a WARC record at offset {start}; {where}")
+                self.problem(
+                    f"{(found if found is not None else s.pos) - start} bytes "
+                    f"that are not a WARC record at offset {start}; {where}"
+                )
                 continue
             if s.pos <= last:  # every step moves forward; a bug must not become an endless loop
                 raise RuntimeError(f"WARC framer went back from offset {last} to {s.pos}")
@@ -121,7 +123,9 @@ class Framer:
         fields = _parse_fields(buf[off : m.start()])
         length = fields.get("content-length", "").strip()
         if not length.isascii() or not length.isdigit():
-            return self._bad_header(offset, f"Content-Length {length[:40]!r} is not a number" if length else "no Content-Length")
+            return self._bad_header(
+                offset, f"Content-Length {length[:40]!r} is not a number" if length else "no Content-Length"
+            )
         s.read(m.end() - off)
         return RawRecord(offset, fields, int(length), None)
 

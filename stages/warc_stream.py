@@ -58,7 +58,10 @@ class Stream:
         if self.gzipped:
             shared = getattr(self, "_gz", None)
             self._gz = Gunzip(
-                self._raw, raw_offset - self._raw_start, out_offset, resync_prefix=RECORD_MAGIC,
+                self._raw,
+                raw_offset - self._raw_start,
+                out_offset,
+                resync_prefix=RECORD_MAGIC,
                 checkpoints=shared.checkpoints if shared is not None else None,
             )
         self._inner_pos = out_offset
@@ -106,7 +109,7 @@ class Stream:
             if not data:
                 return False
             self._base += self._off
-            self._buf, self._off = self._buf[self._off:] + data, 0
+            self._buf, self._off = self._buf[self._off :] + data, 0
         return True
 
     # ------------------------------------------------------------------ reading

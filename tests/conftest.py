@@ -36,8 +36,10 @@ class Page:
 
 def html(title: str, *paragraphs: str) -> str:
     ps = "".join(f"<p>{p}</p>" for p in paragraphs)
-    return (f"<!doctype html><html><head><title>{title}</title></head>"
-            f"<body><article><h1>{title}</h1>{ps}</article></body></html>")
+    return (
+        f"<!doctype html><html><head><title>{title}</title></head>"
+        f"<body><article><h1>{title}</h1>{ps}</article></body></html>"
+    )
 
 
 def write_warc(path: Path, pages: list[Page], gzip: bool = True, with_requests: bool = False) -> Path:
@@ -51,7 +53,7 @@ def write_warc(path: Path, pages: list[Page], gzip: bool = True, with_requests: 
         for i, p in enumerate(pages):
             rid = f"<urn:uuid:{uuid.uuid5(uuid.NAMESPACE_URL, f'{path.name}/{i}')}>"
             if with_requests:
-                req = StatusAndHeaders(f"GET / HTTP/1.1", [("Host", "example.com")], is_http_request=True)
+                req = StatusAndHeaders("GET / HTTP/1.1", [("Host", "example.com")], is_http_request=True)
                 w.write_record(w.create_warc_record(p.url, "request", http_headers=req))
             if p.record_type == "response":
                 hdrs = list(p.headers)
@@ -65,7 +67,9 @@ def write_warc(path: Path, pages: list[Page], gzip: bool = True, with_requests: 
                     p.url, "response", payload=io.BytesIO(p.body), http_headers=http, warc_headers_dict=warc_headers
                 )
             else:
-                rec = w.create_warc_record(p.url, p.record_type, payload=io.BytesIO(p.body), warc_content_type="text/plain")
+                rec = w.create_warc_record(
+                    p.url, p.record_type, payload=io.BytesIO(p.body), warc_content_type="text/plain"
+                )
             w.write_record(rec)
     return path
 

@@ -28,8 +28,9 @@ class FinishedParts(Phase):
 def finished_parts(storage: Storage, phase: str) -> list[Part]:
     """Parts of ``phase`` with a marker and a documents file, fingerprinted by their marker."""
     names = {n.removesuffix(".json") for n in storage.list("_done", phase, suffix=".json") if "/" not in n}
-    files = {n.removeprefix("part-").removesuffix(".parquet")
-             for n in storage.list("documents", phase, suffix=".parquet")}
+    files = {
+        n.removeprefix("part-").removesuffix(".parquet") for n in storage.list("documents", phase, suffix=".parquet")
+    }
     parts = []
     for name in sorted(names & files):
         marker = storage.read_json("_done", phase, f"{name}.json")
@@ -37,8 +38,9 @@ def finished_parts(storage: Storage, phase: str) -> list[Part]:
     return parts
 
 
-def standalone(config: RunConfig, storage: Storage, workers: int | None = None, progress: bool = True,
-               source: str = SOURCE_PHASE) -> RunContext:
+def standalone(
+    config: RunConfig, storage: Storage, workers: int | None = None, progress: bool = True, source: str = SOURCE_PHASE
+) -> RunContext:
     """A run of the deduped phase alone, over every part of ``source`` that has a marker."""
     ctx = RunContext(config, storage, [], [FinishedParts(source), DedupedPhase()], progress=progress, _workers=workers)
     ctx.use_parts(source, finished_parts(storage, source))
@@ -52,8 +54,9 @@ def corpus_unit(config: RunConfig, storage: Storage, source: str = SOURCE_PHASE)
     return unit
 
 
-def run_dedup(config: RunConfig, storage: Storage, workers: int, progress: bool = True,
-              source: str = SOURCE_PHASE) -> dict:
+def run_dedup(
+    config: RunConfig, storage: Storage, workers: int, progress: bool = True, source: str = SOURCE_PHASE
+) -> dict:
     """Deduplicate every finished part of ``source`` under the output root; returns the phase summary.
 
     A part is finished when it has a marker; its

@@ -17,8 +17,10 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlparse
 
-SLOW_DOWN = (b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code>'
-             b"<Message>Please reduce your request rate.</Message></Error>")
+SLOW_DOWN = (
+    b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code>'
+    b"<Message>Please reduce your request rate.</Message></Error>"
+)
 
 
 @dataclass
@@ -110,7 +112,9 @@ def start(upstream: str) -> tuple[FaultyS3, ThreadingHTTPServer]:
                 self.wfile.write(SLOW_DOWN)
                 return
             conn = http.client.HTTPConnection(target.hostname, target.port, timeout=60)
-            headers = {k: v for k, v in self.headers.items() if k.lower() not in ("transfer-encoding", "content-length")}
+            headers = {
+                k: v for k, v in self.headers.items() if k.lower() not in ("transfer-encoding", "content-length")
+            }
             headers["Content-Length"] = str(len(body))
             conn.request(self.command, self.path, body=body, headers=headers)
             resp = conn.getresponse()
@@ -120,7 +124,9 @@ def start(upstream: str) -> tuple[FaultyS3, ThreadingHTTPServer]:
                 if k.lower() not in ("transfer-encoding", "connection", "content-length"):
                     self.send_header(k, v)
             # A HEAD answer carries the object's length, not its (empty) body's.
-            self.send_header("Content-Length", resp.getheader("Content-Length", "0") if self.command == "HEAD" else str(len(data)))
+            self.send_header(
+                "Content-Length", resp.getheader("Content-Length", "0") if self.command == "HEAD" else str(len(data))
+            )
             self.end_headers()
             if self.command != "HEAD":
                 self.wfile.write(data)

@@ -13,24 +13,31 @@ class CsvSource:
     reasons = ("no_text",)
     suffixes = (".csv",)
 
-    def __init__(self, text_column: str = "text", id_column: str = "id", url_column: str | None = "url",
-                 delimiter: str = ","):
+    def __init__(
+        self, text_column: str = "text", id_column: str = "id", url_column: str | None = "url", delimiter: str = ","
+    ):
         self.text, self.id, self.url, self.delimiter = text_column, id_column, url_column, delimiter
 
     def read(self, stream, uri: str):
         columns = [c for c in (self.id, self.text, self.url) if c]
-        reader = csv.open_csv(stream, parse_options=csv.ParseOptions(delimiter=self.delimiter),
-                              convert_options=csv.ConvertOptions(include_columns=columns, column_types={
-                                  c: pa.string() for c in columns}, strings_can_be_null=True))
+        reader = csv.open_csv(
+            stream,
+            parse_options=csv.ParseOptions(delimiter=self.delimiter),
+            convert_options=csv.ConvertOptions(
+                include_columns=columns, column_types={c: pa.string() for c in columns}, strings_can_be_null=True
+            ),
+        )
         for batch in reader:
             n = len(batch)
             text = batch.column(self.text).cast(pa.large_string())
             empty = pc.fill_null(pc.equal(pc.utf8_trim_whitespace(text), ""), True)
-            yield pa.table({
-                "id": batch.column(self.id),
-                "text": text,
-                "url": batch.column(self.url) if self.url else pa.nulls(n, pa.string()),
-                "source": pa.repeat(pa.scalar(uri), n),
-                "reason": pc.if_else(empty, pa.scalar("no_text"), pa.scalar(None, pa.string())),
-                "details": pa.nulls(n, pa.string()),
-            })
+            yield pa.table(
+                {
+                    "id": batch.column(self.id),
+                    "text": text,
+                    "url": batch.column(self.url) if self.url else pa.nulls(n, pa.string()),
+                    "source": pa.repeat(pa.scalar(uri), n),
+                    "reason": pc.if_else(empty, pa.scalar("no_text"), pa.scalar(None, pa.string())),
+                    "details": pa.nulls(n, pa.string()),
+                }
+            )

@@ -22,8 +22,11 @@ class LinkDensity:
         words = pc.max_element_wise(pc.count_substring_regex(text, r"\S+").cast(pa.float64()), 1.0)
         density = pc.multiply(pc.divide(links, words), 100.0)
         bad = pc.fill_null(pc.greater(density, self.max), False)
-        details = pc.if_else(bad, pc.binary_join_element_wise(
-            '{"per_100_words": ', pc.round(density, 2).cast(pa.string()), "}", ""), pa.scalar(None, pa.string()))
+        details = pc.if_else(
+            bad,
+            pc.binary_join_element_wise('{"per_100_words": ', pc.round(density, 2).cast(pa.string()), "}", ""),
+            pa.scalar(None, pa.string()),
+        )
         reason = pc.if_else(bad, pa.scalar("link_density"), pa.scalar(None, pa.string()))
         if "reason" in batch.column_names:  # a reason an earlier step gave stays
             reason = pc.coalesce(batch.column("reason"), reason)
@@ -32,4 +35,3 @@ class LinkDensity:
             at = batch.schema.get_field_index(column)
             batch = batch.set_column(at, column, values) if at >= 0 else batch.append_column(column, values)
         return batch
-

@@ -6,8 +6,26 @@ import re
 import pyarrow as pa
 import pyarrow.compute as pc
 
-EDU_WORDS = ("learn", "lesson", "study", "theory", "science", "history", "explain", "example", "chapter", "student",
-             "research", "method", "analysis", "definition", "university", "course", "knowledge", "education")
+EDU_WORDS = (
+    "learn",
+    "lesson",
+    "study",
+    "theory",
+    "science",
+    "history",
+    "explain",
+    "example",
+    "chapter",
+    "student",
+    "research",
+    "method",
+    "analysis",
+    "definition",
+    "university",
+    "course",
+    "knowledge",
+    "education",
+)
 
 
 class EduWords:

@@ -14,22 +14,21 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Callable
+from collections.abc import Callable
 
+from core.storage import Storage
 from pipeline.card import collect, names as N
 from pipeline.card.examples import examples, public_redactor
 from pipeline.card.hub import FOLDER, README
 from pipeline.card.manifest import read_manifest
 from pipeline.card.plan import CardPlan
-from pipeline.phase import ROLE_SHARDS
 from pipeline.card.public_paths import publish_paths
 from pipeline.card.redaction import redact_stats
 from pipeline.card.render import render
 from pipeline.card.stats import build_stats, pii_action
-from core.storage import Storage
+from pipeline.phase import ROLE_SHARDS
 
 log = logging.getLogger(__name__)
-
 
 
 def annotated_columns(config: dict) -> list[str]:
@@ -38,7 +37,9 @@ def annotated_columns(config: dict) -> list[str]:
     return [f"{N.PII_PREFIX}{name.lower()}" for name in entities if pii_action(entities, name) == "annotate"]
 
 
-def compute(plan: CardPlan, storage: Storage, *, config=None, workers: int | Callable[[], int] = 1, ray: bool = False) -> dict:
+def compute(
+    plan: CardPlan, storage: Storage, *, config=None, workers: int | Callable[[], int] = 1, ray: bool = False
+) -> dict:
     """stats.json of the output (the redacted examples included), every string from the data redacted."""
     run_config = plan.record.get("config", {})
     units = collect.tasks(plan, annotated_columns(run_config))
@@ -87,7 +88,13 @@ def publish(storage: Storage, stats: dict) -> dict:
     if storage.exists(FOLDER, README):  # where cards before issue 20 were written: its links no longer resolve
         storage.fs.delete_file(storage.path(FOLDER, README))
     log.info("card written: %s", storage.uri(README))
-    return {"card": storage.uri(README), "documents": stats["summary"]["documents"],
-            "tokens": stats["summary"]["tokens"], "plots": len(images), "funnel_adds_up": stats["funnel_adds_up"],
-            "checks_failed": sum(1 for c in stats["checks"] if not c["ok"]),
-            "unreadable": [u["file"] for u in stats["unreadable"]], "plot_errors": sorted(failed)}
+    return {
+        "card": storage.uri(README),
+        "documents": stats["summary"]["documents"],
+        "tokens": stats["summary"]["tokens"],
+        "plots": len(images),
+        "funnel_adds_up": stats["funnel_adds_up"],
+        "checks_failed": sum(1 for c in stats["checks"] if not c["ok"]),
+        "unreadable": [u["file"] for u in stats["unreadable"]],
+        "plot_errors": sorted(failed),
+    }

@@ -17,17 +17,17 @@ from __future__ import annotations
 
 import copy
 import logging
+from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
-from typing import Callable, Iterable
 
 import pyarrow.fs as pafs
 
+from core.storage import S3Options, Storage
 from pipeline.card.escape import one_line
 from pipeline.card.parts import EXAMPLES_PER_REASON, PartStats, cap_examples, merge
 from pipeline.card.plan import CardPlan
 from pipeline.phase import Unit
-from core.storage import S3Options, Storage
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +68,9 @@ class SafePartStats:
         for f in unit.params["files"]:
             phase, kind, name, _ = f
             try:
-                files.update(self.inner.process(Unit(unit.name, unit.fingerprint, {**unit.params, "files": [f]}))["files"])
+                files.update(
+                    self.inner.process(Unit(unit.name, unit.fingerprint, {**unit.params, "files": [f]}))["files"]
+                )
             except Exception as e:  # noqa: BLE001
                 log.warning("card: %s/%s/%s cannot be read, left out: %s", kind, phase, name, _error(e))
                 unreadable.append(asdict(Unreadable(f"{kind}/{phase}/{name}", _error(e))))
@@ -97,8 +99,10 @@ def tasks(plan: CardPlan, annotated: list[str], examples: int = EXAMPLES_PER_REA
             key = f.removeprefix("part-").removesuffix(".parquet") if p.writes_documents else f"{p.name}:{f}"
             files.setdefault(key, []).append([p.name, "rejected", f, False])
     scores = plan.plan.scores()  # the score columns the plan declares (the card never guesses them from names)
-    return [Unit(name, "", {"files": fs, "annotated": annotated, "examples": examples, "scores": scores})
-            for name, fs in sorted(files.items())]
+    return [
+        Unit(name, "", {"files": fs, "annotated": annotated, "examples": examples, "scores": scores})
+        for name, fs in sorted(files.items())
+    ]
 
 
 def total_bytes(storage: Storage, units: list[Unit]) -> int:
@@ -132,8 +136,12 @@ def _unit_files(unit: Unit) -> list[str]:
     return [f"{kind}/{phase}/{name}" for phase, kind, name, _ in unit.params["files"]]
 
 
-def combine(results: Iterable[dict], units: list[Unit] = (), examples: int = EXAMPLES_PER_REASON,
-            kinds: dict[str, str] | None = None) -> tuple[dict[str, dict], list[Unreadable]]:
+def combine(
+    results: Iterable[dict],
+    units: list[Unit] = (),
+    examples: int = EXAMPLES_PER_REASON,
+    kinds: dict[str, str] | None = None,
+) -> tuple[dict[str, dict], list[Unreadable]]:
     """``{"<phase>/<kind>": aggregate}`` summed over every part (in part-name order), and the files left out;
     with ``kinds`` (part -> source kind), also ``out["by_kind"][kind]``: the same over each kind's parts.
 
@@ -201,8 +209,15 @@ def _merge_into(a, b):
     return merge(a, b)  # example lists (concatenated), numbers
 
 
-def aggregate(storage: Storage, units: list[Unit], *, config=None, workers: int | Callable[[], int] = 1,
-              ray: bool = False, kinds: dict[str, str] | None = None) -> tuple[dict[str, dict], list[Unreadable]]:
+def aggregate(
+    storage: Storage,
+    units: list[Unit],
+    *,
+    config=None,
+    workers: int | Callable[[], int] = 1,
+    ray: bool = False,
+    kinds: dict[str, str] | None = None,
+) -> tuple[dict[str, dict], list[Unreadable]]:
     """Aggregates of every part (and the files that could not be read): here when the run is small,
     else on Ray (``ray``) or a process pool.
 

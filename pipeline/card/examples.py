@@ -71,7 +71,16 @@ def examples(aggs: dict[str, dict], phases: list[str], run_pii: dict | None = No
     ids = [e["id"] if e["id"] is None or _RECORD_ID.fullmatch(e["id"]) else public.texts([e["id"]])[0] for e in rows]
     out = []
     for e, text, url, det, rid in zip(rows, texts, urls, details, ids, strict=False):
-        out.append({"phase": e["phase"], "stage": e["stage"], "reason": e["reason"], "id": rid, "url": url,
-                    "details": det, "text": show_text(text, e["text_chars"]),
-                    "text_chars": e["text_chars"]})
+        out.append(
+            {
+                "phase": e["phase"],
+                "stage": e["stage"],
+                "reason": e["reason"],
+                "id": rid,
+                "url": url,
+                "details": det,
+                "text": show_text(text, e["text_chars"]),
+                "text_chars": e["text_chars"],
+            }
+        )
     return out

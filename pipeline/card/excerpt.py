@@ -2,7 +2,7 @@
 
 The README quotes the card of its own command (``curate run jobs/sample.yaml``): the summary's first
 sentence and the funnel table, as ``  > `` lines under the line that announces them.  They come from a
-real run, never by hand: tests/test_readme_card.py runs the README's command and fails when the README
+real run, never by hand: tests/integration/test_readme_card.py runs the README's command and fails when the README
 holds another excerpt.  To refresh it after a change of what the card says::
 
     curate run jobs/sample.yaml && python -m pipeline.card.excerpt out/sample/README.md
@@ -44,8 +44,9 @@ def main(argv: list[str] | None = None) -> int:
     """Rewrite README.md (beside this package) with the excerpt of the card at ``argv[0]``."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        print("usage: python -m pipeline.card.excerpt CARD (the README.md of a run of jobs/sample.yaml)",
-              file=sys.stderr)
+        print(
+            "usage: python -m pipeline.card.excerpt CARD (the README.md of a run of jobs/sample.yaml)", file=sys.stderr
+        )
         return 2
     readme = Path(__file__).resolve().parents[2] / "README.md"
     readme.write_text(readme_with_excerpt(readme.read_text(), Path(args[0]).read_text()))

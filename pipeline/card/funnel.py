@@ -28,7 +28,10 @@ NOT_IN_SHARDS = "not in the shards manifest (unaccounted)"
 #: Documents none of whose tokens reached a sample: the packed layout's remainder drop (the manifest's ``dropped``).
 DROPPED = "dropped whole by packing (layout.remainder: drop)"
 #: The training mix (stages/mix.py): documents it did not draw, and the samples its repeats add (a negative removal).
-NOT_DRAWN, REPEATS = "not drawn (the mix subsampled its source)", "repeated (extra samples of a source the mix upsampled)"
+NOT_DRAWN, REPEATS = (
+    "not drawn (the mix subsampled its source)",
+    "repeated (extra samples of a source the mix upsampled)",
+)
 READ = "read"
 
 
@@ -38,9 +41,17 @@ def share(part: float, whole: float) -> float | None:
 
 def _row(step: str, phase: str, stage: str, n_in: int, by_reason: dict, status: str = "ran", label: str = "") -> dict:
     removed = sum(by_reason.values())
-    return {"step": step, "phase": phase, "stage": stage, "status": status, "label": label or f"{phase}: {stage}",
-            "in": n_in, "removed": removed, "by_reason": dict(sorted(by_reason.items(), key=lambda kv: (-kv[1], kv[0]))),
-            "out": n_in - removed}
+    return {
+        "step": step,
+        "phase": phase,
+        "stage": stage,
+        "status": status,
+        "label": label or f"{phase}: {stage}",
+        "in": n_in,
+        "removed": removed,
+        "by_reason": dict(sorted(by_reason.items(), key=lambda kv: (-kv[1], kv[0]))),
+        "out": n_in - removed,
+    }
 
 
 def reader_counts(plan: CardPlan, kind: str | None = None) -> dict:
@@ -53,7 +64,12 @@ def reader_counts(plan: CardPlan, kind: str | None = None) -> dict:
         by_type.update(m.totals.get("records_by_type", {}))
         malformed += m.totals.get("malformed_records", 0)
         rows += m.totals.get("rows", m.totals.get("records_by_type", {}).get("response", 0))
-    return {"by_type": dict(sorted(by_type.items())), "records": sum(by_type.values()), "rows": rows, "malformed": malformed}
+    return {
+        "by_type": dict(sorted(by_type.items())),
+        "records": sum(by_type.values()),
+        "rows": rows,
+        "malformed": malformed,
+    }
 
 
 def _records_label(plan: CardPlan, kinds: list[str]) -> str:
@@ -73,8 +89,15 @@ def funnel(plan: CardPlan, aggs: dict[str, dict], manifest: dict | None, kind: s
     rows_read = _rows(aggs, first_phase, "documents") + _rows(aggs, first_phase, "rejected")
     kinds = sorted({m.outputs.get("kind") for m in plan.reader if m.outputs.get("kind")}) if kind is None else [kind]
     non_rows = {f"{t} record": n for t, n in reader["by_type"].items() if n and t not in ("response", "record")}
-    first = _row("records", first_phase or "", "records", reader["records"], non_rows, inputs.status if inputs else "not_run",
-                 _records_label(plan, kinds))
+    first = _row(
+        "records",
+        first_phase or "",
+        "records",
+        reader["records"],
+        non_rows,
+        inputs.status if inputs else "not_run",
+        _records_label(plan, kinds),
+    )
     if first["out"] != rows_read:  # the readers' counts and the rows disagree: shown, and a failed check
         first["by_reason"]["(reader's row count - rows)"] = first["out"] - rows_read
         first.update(removed=reader["records"] - rows_read, out=rows_read)
@@ -99,41 +122,90 @@ def _stage_label(plan: CardPlan, phase: str, stage: str, kinds: list[str]) -> st
     return plan.stage_label(phase, stage)
 
 
-def _phase_rows(plan: CardPlan, phase: PhaseInfo, n_in: int, aggs: dict, manifest: dict | None, kinds: list[str]) -> list[dict]:
+def _phase_rows(
+    plan: CardPlan, phase: PhaseInfo, n_in: int, aggs: dict, manifest: dict | None, kinds: list[str]
+) -> list[dict]:
     planned = plan.plan.phase(phase.name)
     phase_label = planned.label if planned else phase.name
     if phase.status != "ran":
-        return [_row(phase.name, phase.name, "", n_in, {}, phase.status, f"{phase_label} ({phase.name}: {STATUS_TEXT[phase.status]})")]
+        return [
+            _row(
+                phase.name,
+                phase.name,
+                "",
+                n_in,
+                {},
+                phase.status,
+                f"{phase_label} ({phase.name}: {STATUS_TEXT[phase.status]})",
+            )
+        ]
     rejected = aggs.get(f"{phase.name}/rejected", {})
     reasons: dict[str, dict[str, int]] = rejected.get("reasons", {})
     rows = []
     if phase.role == ROLE_DOCUMENTS:
         phase_in = _rows(aggs, phase.name, "documents") + rejected.get("rows", 0)
         if phase_in != n_in:
-            rows.append(_row(f"{phase.name}:not_processed", phase.name, "", n_in, {NOT_PROCESSED: n_in - phase_in},
-                             label=f"{phase.name}: {NOT_PROCESSED}"))
+            rows.append(
+                _row(
+                    f"{phase.name}:not_processed",
+                    phase.name,
+                    "",
+                    n_in,
+                    {NOT_PROCESSED: n_in - phase_in},
+                    label=f"{phase.name}: {NOT_PROCESSED}",
+                )
+            )
             n_in = phase_in
     ran = set(reasons) | set(phase.stages)
     order = [s.name for s in planned.stages if s.name in ran] if planned else []
     stages = order + sorted(s for s in ran if s not in order) or [""]
     for stage in stages:
-        label = (_stage_label(plan, phase.name, stage, kinds) if stage else None) or (phase_label if not stage else f"{phase.name}: {stage}")
-        rows.append(_row(f"{phase.name}:{stage}" if stage else phase.name, phase.name, stage, n_in, reasons.get(stage, {}), label=label))
+        label = (_stage_label(plan, phase.name, stage, kinds) if stage else None) or (
+            phase_label if not stage else f"{phase.name}: {stage}"
+        )
+        rows.append(
+            _row(
+                f"{phase.name}:{stage}" if stage else phase.name,
+                phase.name,
+                stage,
+                n_in,
+                reasons.get(stage, {}),
+                label=label,
+            )
+        )
         n_in = rows[-1]["out"]
     shards = phase.role == ROLE_SHARDS  # the manifest says what the shards hold
     mix = (manifest or {}).get("mix") if shards else None
     if mix:  # the mix draws each document 0..n times: the documents left out, the repeats added
-        rows.append(_row(f"{phase.name}:mix", phase.name, "mix", n_in, {k: v for k, v in ((NOT_DRAWN, n_in - mix["documents_drawn"]),
-                         (REPEATS, mix["documents_drawn"] - mix["samples"])) if v}, label="training mix: documents drawn to the target shares"))
+        rows.append(
+            _row(
+                f"{phase.name}:mix",
+                phase.name,
+                "mix",
+                n_in,
+                {
+                    k: v
+                    for k, v in (
+                        (NOT_DRAWN, n_in - mix["documents_drawn"]),
+                        (REPEATS, mix["documents_drawn"] - mix["samples"]),
+                    )
+                    if v
+                },
+                label="training mix: documents drawn to the target shares",
+            )
+        )
         n_in = rows[-1]["out"]
     dropped = ((manifest or {}).get("dropped") or {}).get("documents", 0) if shards else 0
     if dropped:
-        rows.append(_row(f"{phase.name}:dropped", phase.name, "", n_in, {DROPPED: dropped}, label=f"{phase.name}: {DROPPED}"))
+        rows.append(
+            _row(f"{phase.name}:dropped", phase.name, "", n_in, {DROPPED: dropped}, label=f"{phase.name}: {DROPPED}")
+        )
         n_in = rows[-1]["out"]
     if shards and manifest is not None and manifest["samples"] != n_in:
         missing = {NOT_IN_SHARDS: n_in - manifest["samples"]}
-        rows.append(_row(f"{phase.name}:unaccounted", phase.name, "", n_in, missing,
-                         label=f"{phase.name}: {NOT_IN_SHARDS}"))
+        rows.append(
+            _row(f"{phase.name}:unaccounted", phase.name, "", n_in, missing, label=f"{phase.name}: {NOT_IN_SHARDS}")
+        )
     return rows
 
 

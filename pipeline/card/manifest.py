@@ -24,9 +24,9 @@ shaped like this is a ManifestError naming the file and the field.
 
 from __future__ import annotations
 
+from core.storage import Storage
 from pipeline.card import names as N
 from pipeline.card.reading import CardInputError, read_object
-from core.storage import Storage
 
 
 class ManifestError(CardInputError):
@@ -71,7 +71,9 @@ def _object(value, where: str) -> dict:
 def normalize(raw: dict, uri: str = "/".join(N.MANIFEST)) -> dict:
     formats = {}
     raw_formats = raw.get(N.MANIFEST_FORMATS)
-    for name, fmt in sorted(_object({} if raw_formats is None else raw_formats, f"{uri}: {N.MANIFEST_FORMATS!r}").items()):
+    for name, fmt in sorted(
+        _object({} if raw_formats is None else raw_formats, f"{uri}: {N.MANIFEST_FORMATS!r}").items()
+    ):
         where = f"{uri}: {N.MANIFEST_FORMATS}.{name}"
         fmt = _object(fmt, where)
         shards = fmt.get(N.MANIFEST_SHARDS)
@@ -79,9 +81,12 @@ def normalize(raw: dict, uri: str = "/".join(N.MANIFEST)) -> dict:
         if not isinstance(shards, list):
             raise ManifestError(f"{where}.{N.MANIFEST_SHARDS} is not a list")
         shards = [_object(s, f"{where}.{N.MANIFEST_SHARDS}[{i}]") for i, s in enumerate(shards)]
-        totals = {k: _count(fmt[k], f"{where}.{k}") if k in fmt else
-                  sum(_count(s.get(k, 0), f"{where}.{N.MANIFEST_SHARDS}[{i}].{k}") for i, s in enumerate(shards))
-                  for k in N.MANIFEST_TOTALS}
+        totals = {
+            k: _count(fmt[k], f"{where}.{k}")
+            if k in fmt
+            else sum(_count(s.get(k, 0), f"{where}.{N.MANIFEST_SHARDS}[{i}].{k}") for i, s in enumerate(shards))
+            for k in N.MANIFEST_TOTALS
+        }
         formats[name] = {"shards": len(shards), **totals}
     if N.MANIFEST_DOCUMENTS not in raw:
         raise ManifestError(f"{uri}: no {N.MANIFEST_DOCUMENTS!r} (documents written)")
@@ -95,7 +100,13 @@ def normalize(raw: dict, uri: str = "/".join(N.MANIFEST)) -> dict:
         samples = documents
         documents = _count(mix.get("documents_drawn", documents), f"{uri}: mix.documents_drawn") if mix else documents
     groups = raw.get(N.MANIFEST_GROUPS)
-    return {"documents": documents, "samples": samples, "repeats": samples - documents,
-            "groups": len(groups) if isinstance(groups, list) else None, "formats": formats,
-            "tokenizer": tokenizer if isinstance(tokenizer, dict) else {"name": tokenizer} if tokenizer else {},
-            "config_hash": config_hash, "mix": mix}
+    return {
+        "documents": documents,
+        "samples": samples,
+        "repeats": samples - documents,
+        "groups": len(groups) if isinstance(groups, list) else None,
+        "formats": formats,
+        "tokenizer": tokenizer if isinstance(tokenizer, dict) else {"name": tokenizer} if tokenizer else {},
+        "config_hash": config_hash,
+        "mix": mix,
+    }

@@ -8,9 +8,12 @@ Phases, stages, their labels, order and settings are not here: the card reads th
 from __future__ import annotations
 
 from stages.base import DETAILS, REASON  # noqa: F401  (rejected/<phase>: stages/base.py REJECTED_SCHEMA)
-from stages.dedup.keep import EXACT as EXACT_DUPLICATE, NEAR as NEAR_DUPLICATE  # noqa: F401  (dedup's reasons)
-from stages.dedup.keep import EARLIER as EARLIER_DUPLICATE  # noqa: F401  (dedup.against's reason)
 from stages.classify import SCORE_SUFFIX  # noqa: F401  (a classifier's score column: <name>_score)
+from stages.dedup.keep import (  # noqa: F401  (dedup's reasons)
+    EARLIER as EARLIER_DUPLICATE,  # noqa: F401  (dedup.against's reason)
+    EXACT as EXACT_DUPLICATE,
+    NEAR as NEAR_DUPLICATE,
+)
 
 # ---------------------------------------------------------------- columns of documents/<phase>
 

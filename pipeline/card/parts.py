@@ -26,11 +26,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from core.storage import S3Options, Storage
 from pipeline.card import names as N
 from pipeline.phase import Unit
-from core.storage import S3Options, Storage
-from stages.pii.public import IP_HOST as PUBLIC_IP_HOST
-from stages.pii.public import NO_HOST as PUBLIC_NO_HOST
+from stages.pii.public import IP_HOST as PUBLIC_IP_HOST, NO_HOST as PUBLIC_NO_HOST
 from stages.pii.urls import url_trigger
 
 #: Document length bins, in characters: [edge_i, edge_i+1), the last one open ([1e6, inf)).
@@ -120,8 +119,11 @@ def score_columns(schema: pa.Schema, declared: list[str]) -> list[str]:
 
 def _scores_by_language(t: pa.Table, columns: list[str]) -> dict:
     """Per score column and language: the score histogram, their sum and the documents without a score."""
-    lang = pc.fill_null(t.column(N.LANGUAGE), "unknown").to_numpy(zero_copy_only=False) if N.LANGUAGE in t.column_names \
+    lang = (
+        pc.fill_null(t.column(N.LANGUAGE), "unknown").to_numpy(zero_copy_only=False)
+        if N.LANGUAGE in t.column_names
         else np.full(t.num_rows, "unknown", dtype=object)
+    )
     out: dict = {}
     for c in columns:
         values = pc.fill_null(t.column(c).cast(pa.float64()), np.nan).to_numpy(zero_copy_only=False)
@@ -159,8 +161,11 @@ def documents_stats(file: pq.ParquetFile, lengths: bool, annotated: list[str] = 
     if scores:
         out["scores"] = {c: {} for c in scores}
     if pii:
-        out["pii"] = {"entities": {c.removeprefix(N.PII_PREFIX).upper(): {"documents": 0, "findings": 0} for c in pii},
-                      "documents": 0, "redacted_documents": 0}
+        out["pii"] = {
+            "entities": {c.removeprefix(N.PII_PREFIX).upper(): {"documents": 0, "findings": 0} for c in pii},
+            "documents": 0,
+            "redacted_documents": 0,
+        }
     for batch in file.iter_batches(batch_size=BATCH_ROWS, columns=wanted):
         out = merge(out, _documents_batch(pa.Table.from_batches([batch]), pii, annotated, scores))
     return out
@@ -185,8 +190,10 @@ def _documents_batch(t: pa.Table, pii: list[str], annotated: list[str], scores: 
         found = {c: pc.fill_null(t.column(c), 0).to_numpy().astype(np.int64) for c in pii}
         redact = [c for c in pii if c not in annotated]
         out["pii"] = {
-            "entities": {c.removeprefix(N.PII_PREFIX).upper(): {"documents": int((v > 0).sum()), "findings": int(v.sum())}
-                         for c, v in found.items()},
+            "entities": {
+                c.removeprefix(N.PII_PREFIX).upper(): {"documents": int((v > 0).sum()), "findings": int(v.sum())}
+                for c, v in found.items()
+            },
             "documents": int(np.logical_or.reduce([v > 0 for v in found.values()]).sum()),
             "redacted_documents": int(np.logical_or.reduce([found[c] > 0 for c in redact]).sum()) if redact else 0,
         }
@@ -249,9 +256,20 @@ def _examples(t: pa.Table, keys: pa.Table, taken: Counter, cap: int) -> list[dic
     full = pc.utf8_length(text)
     get = lambda c: picked.column(c).to_pylist() if c in picked.column_names else [None] * len(rows)  # noqa: E731
     out = []
-    for i, (rid, url, det, h, n) in enumerate(zip(get("id"), get(N.URL), get(N.DETAILS), head.to_pylist(), full.to_pylist(), strict=False)):
-        out.append({"stage": keys.column("stage")[rows[i]].as_py(), "reason": keys.column("reason")[rows[i]].as_py(),
-                    "id": rid, "url": url, "details": det, "text": h, "text_chars": n})
+    for i, (rid, url, det, h, n) in enumerate(
+        zip(get("id"), get(N.URL), get(N.DETAILS), head.to_pylist(), full.to_pylist(), strict=False)
+    ):
+        out.append(
+            {
+                "stage": keys.column("stage")[rows[i]].as_py(),
+                "reason": keys.column("reason")[rows[i]].as_py(),
+                "id": rid,
+                "url": url,
+                "details": det,
+                "text": h,
+                "text_chars": n,
+            }
+        )
     return out
 
 

@@ -17,8 +17,8 @@ Every marker the card uses is checked (pipeline.card.reading): a truncated one i
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from core.layout import DOCUMENTS, DONE, REJECTED, part_file
 from core.storage import Storage
@@ -133,13 +133,24 @@ def plan_from_context(ctx, record: dict) -> CardPlan:
             infos.append(PhaseInfo(planned.name, "disabled", planned.writes_documents, role=planned.role))
             continue
         phase = enabled[planned.name]
-        done = _checked(ctx.storage, phase.name, {u.name: m for u in ctx.units_of(phase) if (m := ctx.marker(phase, u)) is not None})
+        done = _checked(
+            ctx.storage,
+            phase.name,
+            {u.name: m for u in ctx.units_of(phase) if (m := ctx.marker(phase, u)) is not None},
+        )
         parts = [p.name for p in ctx.parts(phase)] if phase.writes_documents else []
         markers = ctx.markers(phase)  # a global phase (deduped) marks its parts beside its one unit
-        part_markers = _checked(ctx.storage, phase.name, {p: markers[p] for p in parts if p not in done and p in markers})
+        part_markers = _checked(
+            ctx.storage, phase.name, {p: markers[p] for p in parts if p not in done and p in markers}
+        )
         infos.append(_info(ctx.storage, planned, parts, [*done.values(), *part_markers.values()]))
-        infos[-1].missing = [u.name for u in ctx.units_of(phase) if (m := ctx.markers(phase, u.step).get(u.name))
-                             is not None and m.fingerprint == u.fingerprint and ctx.missing(phase, m)]
+        infos[-1].missing = [
+            u.name
+            for u in ctx.units_of(phase)
+            if (m := ctx.markers(phase, u.step).get(u.name)) is not None
+            and m.fingerprint == u.fingerprint
+            and ctx.missing(phase, m)
+        ]
         if planned.sources:
             reader = list(done.values())
     return CardPlan(record, infos, ctx.plan, reader)
@@ -149,12 +160,19 @@ def _every_stage():
     """A config with every optional stage on (its model files are never opened): the plan of an earlier
     version's output is built with it, so that its steps come in the pipeline's order with their labels."""
     from pipeline.config import parse_config
-
     from stages.classify import ClassifierConfig, ClassifierFilterConfig
 
-    config = parse_config({"inputs": ["-"], "output": "-", "dedup": {"paragraphs": {"enabled": True}}, "pii": {"enabled": True}})
-    quality = ClassifierConfig.model_construct(name="quality", model="-", label="hq", lowercase=False, max_chars=None,
-                                               filter=ClassifierFilterConfig(threshold=0.5))  # the one classifier earlier versions had
+    config = parse_config(
+        {"inputs": ["-"], "output": "-", "dedup": {"paragraphs": {"enabled": True}}, "pii": {"enabled": True}}
+    )
+    quality = ClassifierConfig.model_construct(
+        name="quality",
+        model="-",
+        label="hq",
+        lowercase=False,
+        max_chars=None,
+        filter=ClassifierFilterConfig(threshold=0.5),
+    )  # the one classifier earlier versions had
     return config.model_copy(update={"classifiers": [quality]})
 
 
@@ -193,8 +211,14 @@ def plan_from_markers(storage: Storage, record: dict, why: str, phases: Sequence
         with ThreadPoolExecutor(16) as pool:
             found = list(pool.map(lambda n, name=name: read_object(storage, DONE, name, f"{n}.json"), names))
         markers = _checked(storage, name, dict(zip(names, found, strict=False)))
-        files = {f.removeprefix("part-").removesuffix(".parquet") for f in storage.list(DOCUMENTS, name, suffix=".parquet")}
-        parts = [n for n, m in markers.items() if m.outputs.get("documents_part") and n in files] if planned.writes_documents else []
+        files = {
+            f.removeprefix("part-").removesuffix(".parquet") for f in storage.list(DOCUMENTS, name, suffix=".parquet")
+        }
+        parts = (
+            [n for n, m in markers.items() if m.outputs.get("documents_part") and n in files]
+            if planned.writes_documents
+            else []
+        )
         infos.append(_info(storage, planned, parts, list(markers.values())))
         if planned.sources or name == plan.phases[0].name:
             reader = [m for m in markers.values() if m.totals.get("records_by_type")]

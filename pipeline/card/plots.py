@@ -62,8 +62,12 @@ def funnel(stats: dict) -> bytes:
     ins, outs = [r["in"] for r in rows], [r["out"] for r in rows]
     xmax = svg.reach(ins, ends, p.area[2])
     svg.x_linear(p, xmax, "documents (HTTP responses, then what each step left)")
-    svg.hbars(p, [(ins, [REMOVED] * len(rows), 0.35, "in"),
-                  (outs, [GREY if i else KEPT for i in idle], None, "out")], xmax, ends)
+    svg.hbars(
+        p,
+        [(ins, [REMOVED] * len(rows), 0.35, "in"), (outs, [GREY if i else KEPT for i in idle], None, "out")],
+        xmax,
+        ends,
+    )
     svg.y_categories(p, labels)
     svg.frame(p)
     return svg.document(p, title)
@@ -72,8 +76,16 @@ def funnel(stats: dict) -> bytes:
 # ----------------------------------------------------------------------------- vertical bars
 
 
-def _columns(title: str, labels: list[str], series: list[tuple[str, list[float], str]], ylabel: str, *,
-             xlabel: str = "", tops: list[list[str] | None] = (), integer: bool = True) -> bytes:
+def _columns(
+    title: str,
+    labels: list[str],
+    series: list[tuple[str, list[float], str]],
+    ylabel: str,
+    *,
+    xlabel: str = "",
+    tops: list[list[str] | None] = (),
+    integer: bool = True,
+) -> bytes:
     """Grouped vertical bars, one group per label (``series``: legend label, values, colour)."""
     peak = max((v for _, values, _ in series for v in values), default=0)
     vmax = svg.nice_max(peak * (1.15 if any(tops) else 1.0), integer=integer)  # room for the labels over the bars
@@ -100,8 +112,10 @@ def languages(stats: dict) -> bytes:
         return _empty("no documents with a language", title)
     first, last = phases[0], phases[-1]
     shown = [first] if first == last else [first, last]
-    series = [(_short(p), [by_phase[p].get(lang, 0) for lang in langs], GREY if i == 0 and len(shown) > 1 else KEPT)
-              for i, p in enumerate(shown)]
+    series = [
+        (_short(p), [by_phase[p].get(lang, 0) for lang in langs], GREY if i == 0 and len(shown) > 1 else KEPT)
+        for i, p in enumerate(shown)
+    ]
     return _columns(f"Languages (top {len(langs)})", [_short(lang, 24) for lang in langs], series, "documents")
 
 
@@ -113,8 +127,14 @@ def dup_clusters(stats: dict) -> bytes:
     if not d["clusters"]:
         return _empty("no duplicate clusters", title)
     counts = list(d["clusters"].values())
-    return _columns(title, [_short(s, 12) for s in d["clusters"]], [("", counts, KEPT)], "clusters",
-                    xlabel="cluster size (documents, the kept one included)", tops=[[f"{v:,}" for v in counts]])
+    return _columns(
+        title,
+        [_short(s, 12) for s in d["clusters"]],
+        [("", counts, KEPT)],
+        "clusters",
+        xlabel="cluster size (documents, the kept one included)",
+        tops=[[f"{v:,}" for v in counts]],
+    )
 
 
 def pii(stats: dict) -> bytes:
@@ -125,8 +145,10 @@ def pii(stats: dict) -> bytes:
     ents = list(p["entities"])
     if not ents:
         return _empty("no PII entity was looked for", title)
-    series = [("documents", [p["entities"][e]["documents"] for e in ents], KEPT),
-              ("findings", [p["entities"][e]["findings"] for e in ents], REMOVED)]
+    series = [
+        ("documents", [p["entities"][e]["documents"] for e in ents], KEPT),
+        ("findings", [p["entities"][e]["findings"] for e in ents], REMOVED),
+    ]
     return _columns(title, [_short(e.lower(), 24) for e in ents], series, "documents, findings")
 
 
@@ -145,15 +167,21 @@ def mix(stats: dict) -> bytes:
     series.append(("share of the drawn tokens", [src[k]["share"] or 0 for k in names], KEPT))
     epochs = [f"{e:.2f} epochs" if (e := src[k]["epochs"]) is not None else "" for k in names]
     tops = [None] * (len(series) - 1) + [epochs]
-    return _columns(title, [_short(k or "all", 24) for k in names], series, "share of the output tokens",
-                    tops=tops, integer=False)
+    return _columns(
+        title, [_short(k or "all", 24) for k in names], series, "share of the output tokens", tops=tops, integer=False
+    )
 
 
 # ----------------------------------------------------------------------------- histograms
 
 
-def _histogram(title: str, bin_labels: list[str], series: list[tuple[str, list[int], str]], xlabel: str,
-               threshold: tuple[float, str] | None = None) -> svg.Panel:
+def _histogram(
+    title: str,
+    bin_labels: list[str],
+    series: list[tuple[str, list[int], str]],
+    xlabel: str,
+    threshold: tuple[float, str] | None = None,
+) -> svg.Panel:
     """Step histograms (``series``: legend label, counts, colour) on a symlog y axis (linthresh 1: a bin of one
     document stays visible beside one of thousands), tick labels at the bins' starts, and a dashed threshold
     (a fraction of the x axis, and its legend label)."""
@@ -162,7 +190,9 @@ def _histogram(title: str, bin_labels: list[str], series: list[tuple[str, list[i
     bins = max((len(c) for _, c, _ in series), default=len(bin_labels)) or 1
     left = 60
     slot = (svg.WIDTH - left - 20) / bins
-    p = svg.panel(title, plot_height=200, left=left, bottom=svg.below_axis(bin_labels, slot) + 2 * svg.FONT, legend=keys)
+    p = svg.panel(
+        title, plot_height=200, left=left, bottom=svg.below_axis(bin_labels, slot) + 2 * svg.FONT, legend=keys
+    )
     peak = max((c for _, counts, _ in series for c in counts), default=0)
     top = max(peak * 1.5, 1)  # room over the highest bin: 1.5x is a small step on a log axis
     svg.y_symlog(p, top, "documents (log)")
@@ -207,7 +237,10 @@ def _classifier(e: dict, c: dict) -> svg.Panel:
     langs = list((e["by_language"].get(first) or {}).items())[:PLOT_LANGUAGES]
     if not langs:
         return svg.empty(f"{_short(e['name'])}: no documents scored", height=200)
-    series = [(f"{_short(lang, 12)} ({v['scored']:,})", v["hist"], col) for (lang, v), col in zip(langs, LANGUAGE_COLORS, strict=False)]
+    series = [
+        (f"{_short(lang, 12)} ({v['scored']:,})", v["hist"], col)
+        for (lang, v), col in zip(langs, LANGUAGE_COLORS, strict=False)
+    ]
     xlabel = f"{_short(e['column'])} (bin start), in {_short(first)}"
     return _histogram(title, [f"{x:.2f}" for x in c["edges"][:-1]], series, xlabel, _threshold(e))
 
@@ -233,7 +266,9 @@ def _hosts_panel(rows: list, key: str, colour: str, n: int) -> svg.Panel:
         return svg.empty(f"no {key} documents", width=width, height=svg.TITLE_ROW + ROW * n + 48)
     labels = [_short(d, 36) for d, _ in rows]
     counts = [c for _, c in rows]
-    p = svg.panel(f"Top hosts, {key} documents", width=width, plot_height=ROW * n, left=svg.label_room(labels), bottom=48)
+    p = svg.panel(
+        f"Top hosts, {key} documents", width=width, plot_height=ROW * n, left=svg.label_room(labels), bottom=48
+    )
     ends = [f"{c:,}" for c in counts]
     xmax = svg.reach(counts, ends, p.area[2])
     svg.x_linear(p, xmax, "documents")
@@ -250,8 +285,16 @@ def hosts(stats: dict) -> bytes:
     return svg.document(svg.beside(sides), "Top hosts, kept and removed documents")
 
 
-PLOTS = {"funnel": funnel, "languages": languages, "length": length, "classifiers": classifiers,
-         "dup_clusters": dup_clusters, "pii": pii, "hosts": hosts, "mix": mix}
+PLOTS = {
+    "funnel": funnel,
+    "languages": languages,
+    "length": length,
+    "classifiers": classifiers,
+    "dup_clusters": dup_clusters,
+    "pii": pii,
+    "hosts": hosts,
+    "mix": mix,
+}
 
 
 def draw_all(stats: dict) -> tuple[dict[str, bytes], dict[str, str]]:

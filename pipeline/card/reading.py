@@ -25,7 +25,10 @@ _JSON_NAMES = {dict: "an object", list: "a list", int: "an integer", bool: "true
 
 
 def _kind(value) -> str:
-    return next((name for t, name in _JSON_NAMES.items() if type(value) is t), "null" if value is None else type(value).__name__)
+    return next(
+        (name for t, name in _JSON_NAMES.items() if type(value) is t),
+        "null" if value is None else type(value).__name__,
+    )
 
 
 def read_object(storage: Storage, *parts: str) -> dict:
@@ -47,7 +50,9 @@ def check_fields(obj: dict, fields: dict[str, type], uri: str) -> dict:
     (null allowed), else CardInputError naming the field."""
     for key, want in fields.items():
         value = obj.get(key)
-        bad = value is not None and (type(value) is not want and not (want is int and type(value) is float and value.is_integer()))
+        bad = value is not None and (
+            type(value) is not want and not (want is int and type(value) is float and value.is_integer())
+        )
         if bad:
             raise CardInputError(f"{uri}: {key!r} is {_kind(value)}, expected {_JSON_NAMES[want]}")
     return obj

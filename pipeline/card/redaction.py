@@ -21,7 +21,7 @@ it loses its last, perhaps partial, word first (:func:`uncut`).
 from __future__ import annotations
 
 import re
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 #: Where versions before issue 38 cut a repeated paragraph, before redacting it (pipeline/dedup/paragraphs.py).
 OLD_SNIPPET_CHARS = 100
@@ -68,8 +68,14 @@ def _published(stats: dict) -> Iterator[str]:
     run = stats["run"]
     yield from (run["name"] or "", run["parts_by"])
     for e in stats.get("classifiers", {}).get("entries", []):
-        yield from (e["name"], e["column"], e["label"], *e["removed_by_language"], *e["by_language_rule"],
-                    *(lang for per in e["by_language"].values() for lang in per))
+        yield from (
+            e["name"],
+            e["column"],
+            e["label"],
+            *e["removed_by_language"],
+            *e["by_language_rule"],
+            *(lang for per in e["by_language"].values() for lang in per),
+        )
     yield from (lang for counts in stats["languages"].values() for lang in counts)
     yield from stats.get("hub_languages") or {}
     for r in stats["funnel"]:
@@ -120,19 +126,30 @@ def redact_stats(stats: dict, redactor) -> dict:
         return named.get(s, s) if isinstance(s, str) else s
 
     run = stats["run"]
-    run.update(name=f(run["name"]), parts_by=f(run["parts_by"]), config=_deep(run["config"], g),
-               command=[g(c) for c in run["command"]] if run["command"] else run["command"])
+    run.update(
+        name=f(run["name"]),
+        parts_by=f(run["parts_by"]),
+        config=_deep(run["config"], g),
+        command=[g(c) for c in run["command"]] if run["command"] else run["command"],
+    )
     for e in stats.get("classifiers", {}).get("entries", []):
-        e.update(name=f(e["name"]), column=f(e["column"]), label=f(e["label"]), model=_deep(e["model"], g),
-                 removed_by_language=_keys(e["removed_by_language"], f),
-                 by_language_rule={f(k): v for k, v in e["by_language_rule"].items()},
-                 by_language={p: {f(k): v for k, v in per.items()} for p, per in e["by_language"].items()})
+        e.update(
+            name=f(e["name"]),
+            column=f(e["column"]),
+            label=f(e["label"]),
+            model=_deep(e["model"], g),
+            removed_by_language=_keys(e["removed_by_language"], f),
+            by_language_rule={f(k): v for k, v in e["by_language_rule"].items()},
+            by_language={p: {f(k): v for k, v in per.items()} for p, per in e["by_language"].items()},
+        )
     if stats["tokens"].get("tokenizer") is not None:
         stats["tokens"]["tokenizer"] = _deep(stats["tokens"]["tokenizer"], g)
     for file in stats["sources"]["per_file"]:
         file["file"] = g(file["file"])
     stats["languages"] = {p: _keys(counts, f) for p, counts in stats["languages"].items()}
-    stats["hub_languages"] = {f(k): v for k, v in (stats.get("hub_languages") or {}).items()}  # codes are [a-z]{2,3}: never PII
+    stats["hub_languages"] = {
+        f(k): v for k, v in (stats.get("hub_languages") or {}).items()
+    }  # codes are [a-z]{2,3}: never PII
     for r in stats["funnel"]:
         step = f"{r['phase']}:{f(r['stage'])}" if r.get("step") == f"{r['phase']}:{r['stage']}" else r.get("step")
         r.update(step=step, stage=f(r["stage"]), label=f(r["label"]), by_reason=_keys(r["by_reason"], f))

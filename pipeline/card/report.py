@@ -22,22 +22,33 @@ import logging
 import os
 import sys
 
+from core.storage import S3Options, Storage
 from pipeline.card.escape import one_line
 from pipeline.card.reading import CardInputError, check_record, find_bad_marker, read_object
-from core.storage import S3Options, Storage
 
 log = logging.getLogger(__name__)
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="curate report", description="Rebuild the dataset card (README.md at the root; "
-        "card/: plots, stats.json) of an existing output.")
-    p.add_argument("output", metavar="OUTPUT_ROOT", help="the run's output folder or s3://bucket/prefix (where run.json is)")
-    p.add_argument("--endpoint-url", help="S3-compatible endpoint, e.g. http://127.0.0.1:9000 (default: AWS_ENDPOINT_URL or AWS)")
+    p = argparse.ArgumentParser(
+        prog="curate report",
+        description="Rebuild the dataset card (README.md at the root; "
+        "card/: plots, stats.json) of an existing output.",
+    )
+    p.add_argument(
+        "output", metavar="OUTPUT_ROOT", help="the run's output folder or s3://bucket/prefix (where run.json is)"
+    )
+    p.add_argument(
+        "--endpoint-url", help="S3-compatible endpoint, e.g. http://127.0.0.1:9000 (default: AWS_ENDPOINT_URL or AWS)"
+    )
     p.add_argument("--region", help="S3 region (default: AWS_DEFAULT_REGION or us-east-1)")
     p.add_argument("--anonymous", action="store_true", help="unsigned S3 requests (public buckets)")
-    p.add_argument("--workers", type=int, default=os.cpu_count() or 1,
-                   help="processes reading parts when the output is large (default: the CPUs of this machine)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="processes reading parts when the output is large (default: the CPUs of this machine)",
+    )
     p.add_argument("-v", "--verbose", action="store_true", help="info-level logs")
     return p
 
@@ -52,7 +63,11 @@ def _context(storage: Storage, record: dict):
     data = dict(record.get("config") or {})
     data["output"] = {**(data.get("output") or {}), "root": storage.root_uri}
     if storage.s3 is not None:
-        data["storage"] = {"endpoint_url": storage.s3.endpoint_url, "region": storage.s3.region, "anonymous": storage.s3.anonymous}
+        data["storage"] = {
+            "endpoint_url": storage.s3.endpoint_url,
+            "region": storage.s3.region,
+            "anonymous": storage.s3.anonymous,
+        }
     try:
         config = parse_config(data)
         plan, phases = build_plan(config, DEFAULT_PHASES)
@@ -97,8 +112,11 @@ def report(root: str, s3: S3Options | None = None, workers: int = 1) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s", datefmt="%H:%M:%S")
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        datefmt="%H:%M:%S",
+    )
     s3 = S3Options(args.endpoint_url, args.region, args.anonymous) if args.output.startswith("s3://") else None
     try:
         out = report(args.output, s3, max(1, args.workers))
@@ -108,13 +126,17 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:  # noqa: BLE001 - one line, never a traceback (unless asked for)
         if args.verbose:
             log.exception("curate report failed")
-        print(f"error: {type(e).__name__}: {one_line(e)[:1000]}" + ("" if args.verbose else " (-v shows the traceback)"),
-              file=sys.stderr)
+        print(
+            f"error: {type(e).__name__}: {one_line(e)[:1000]}" + ("" if args.verbose else " (-v shows the traceback)"),
+            file=sys.stderr,
+        )
         return 1
     print(f"card: {out['card']}")
     for name in out.get("unreadable", []):
         print(f"warning: {name} could not be read: the card is built without it", file=sys.stderr)
-    print(f"documents: {out['documents']:,}" + (f", tokens: {out['tokens']:,}" if out.get("tokens") is not None else ""))
+    print(
+        f"documents: {out['documents']:,}" + (f", tokens: {out['tokens']:,}" if out.get("tokens") is not None else "")
+    )
     if not out["funnel_adds_up"] or out["checks_failed"]:
         print(f"warning: {out['checks_failed']} checks failed (see the card's summary)", file=sys.stderr)
         return 1

@@ -73,31 +73,62 @@ def num(v: float) -> str:
 # ----------------------------------------------------------------------------- elements
 
 
-def text(x: float, y: float, s, *, size: int = FONT, anchor: str = "start", fill: str = INK,
-         rotate: float | None = None, bold: bool = False) -> str:
+def text(
+    x: float,
+    y: float,
+    s,
+    *,
+    size: int = FONT,
+    anchor: str = "start",
+    fill: str = INK,
+    rotate: float | None = None,
+    bold: bool = False,
+) -> str:
     """One line of text whose vertical middle is at ``y`` (a baseline 0.35 em lower: no dominant-baseline, which
     some renderers ignore)."""
     by = y + 0.35 * size
     turn = f' transform="rotate({num(rotate)} {num(x)} {num(by)})"' if rotate is not None else ""
     weight = ' font-weight="bold"' if bold else ""
-    return (f'<text x="{num(x)}" y="{num(by)}" font-size="{size}" text-anchor="{anchor}" fill="{fill}"'
-            f'{weight}{turn}>{esc(s)}</text>')
+    return (
+        f'<text x="{num(x)}" y="{num(by)}" font-size="{size}" text-anchor="{anchor}" fill="{fill}"'
+        f"{weight}{turn}>{esc(s)}</text>"
+    )
 
 
-def rect(x: float, y: float, w: float, h: float, fill: str, *, opacity: float | None = None, cls: str | None = None) -> str:
+def rect(
+    x: float, y: float, w: float, h: float, fill: str, *, opacity: float | None = None, cls: str | None = None
+) -> str:
     extra = (f' fill-opacity="{opacity:.2f}"' if opacity is not None else "") + (f' class="{cls}"' if cls else "")
     return f'<rect x="{num(x)}" y="{num(y)}" width="{num(max(w, 0))}" height="{num(max(h, 0))}" fill="{fill}"{extra}/>'
 
 
-def line(x1: float, y1: float, x2: float, y2: float, stroke: str, *, width: float = 1, dash: bool = False,
-         cls: str | None = None) -> str:
+def line(
+    x1: float,
+    y1: float,
+    x2: float,
+    y2: float,
+    stroke: str,
+    *,
+    width: float = 1,
+    dash: bool = False,
+    cls: str | None = None,
+) -> str:
     extra = (' stroke-dasharray="6 4"' if dash else "") + (f' class="{cls}"' if cls else "")
-    return (f'<line x1="{num(x1)}" y1="{num(y1)}" x2="{num(x2)}" y2="{num(y2)}" stroke="{stroke}" '
-            f'stroke-width="{width:.1f}"{extra}/>')
+    return (
+        f'<line x1="{num(x1)}" y1="{num(y1)}" x2="{num(x2)}" y2="{num(y2)}" stroke="{stroke}" '
+        f'stroke-width="{width:.1f}"{extra}/>'
+    )
 
 
-def path(d: str, *, stroke: str = "none", fill: str = "none", width: float = 1.6, opacity: float | None = None,
-         cls: str | None = None) -> str:
+def path(
+    d: str,
+    *,
+    stroke: str = "none",
+    fill: str = "none",
+    width: float = 1.6,
+    opacity: float | None = None,
+    cls: str | None = None,
+) -> str:
     extra = (f' fill-opacity="{opacity:.2f}"' if opacity is not None else "") + (f' class="{cls}"' if cls else "")
     return f'<path d="{d}" stroke="{stroke}" fill="{fill}" stroke-width="{width:.1f}"{extra}/>'
 
@@ -118,8 +149,16 @@ class Panel:
 Key = tuple[str, str, str]
 
 
-def panel(title: str, *, plot_height: float, width: float = WIDTH, left: float = 70, right: float = 20,
-          bottom: float = 50, legend: list[Key] = ()) -> Panel:
+def panel(
+    title: str,
+    *,
+    plot_height: float,
+    width: float = WIDTH,
+    left: float = 70,
+    right: float = 20,
+    bottom: float = 50,
+    legend: list[Key] = (),
+) -> Panel:
     """A panel with ``title`` on top, the legend under it (wrapped to the plot's width), then the plot area."""
     rows = _legend_rows(legend, width - left - right)
     top = TITLE_ROW + LEGEND_ROW * len(rows) + (8 if rows else 0)
@@ -228,7 +267,7 @@ def y_symlog(p: Panel, top: float, label: str) -> None:
     """Grid lines at 0, 1, 10, 100... up to ``top`` on the symlog scale, and the axis label."""
     x0, y0, w, h = p.area
     tmax = symlog(top)
-    for v in [0, *(10 ** k for k in range(int(math.floor(math.log10(top) + 1e-9)) + 1))]:
+    for v in [0, *(10**k for k in range(int(math.floor(math.log10(top) + 1e-9)) + 1))]:
         y = y0 + h * (1 - symlog(v) / tmax)
         p.parts.append(line(x0, y, x0 + w, y, GRID))
         p.parts.append(text(x0 - TICK, y, compact(v), size=SMALL, anchor="end", fill=MUTED))
@@ -321,7 +360,9 @@ Layer = tuple[list[float], list[str], float | None, str]
 
 def reach(values: list[float], ends: list[str], width: float) -> float:
     """The x axis' end: the largest value and room after each bar for its label (``ends``) inside ``width`` px."""
-    need = [v * width / max(width - 2 * TICK - text_width(s, SMALL), width / 4) for v, s in zip(values, ends, strict=False)]
+    need = [
+        v * width / max(width - 2 * TICK - text_width(s, SMALL), width / 4) for v, s in zip(values, ends, strict=False)
+    ]
     return max([*need, *values, 1])
 
 
@@ -338,8 +379,9 @@ def hbars(p: Panel, layers: list[Layer], xmax: float, ends: list[str] = (), slot
         p.parts.append(text(x0 + w * longest / xmax + TICK, y0 + row * (i + 0.5), end, size=SMALL))
 
 
-def vbars(p: Panel, series: list[tuple[list[float], str, str]], vmax: float,
-          tops: list[list[str] | None] = ()) -> list[float]:
+def vbars(
+    p: Panel, series: list[tuple[list[float], str, str]], vmax: float, tops: list[list[str] | None] = ()
+) -> list[float]:
     """Grouped vertical bars, one group per category (``series``: values, colour, class); ``tops``: per series,
     a label above each bar (or None).  Returns the groups' centres."""
     x0, y0, w, h = p.area
@@ -408,7 +450,9 @@ def beside(panels: list[Panel]) -> Panel:
 def document(p: Panel, title: str) -> bytes:
     """The SVG file: a white background (the Hub may show it on a dark page), ``title`` for screen readers."""
     w, h = num(p.width), num(p.height)
-    head = (f'<?xml version="1.0" encoding="UTF-8"?>\n<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
-            f'viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="{FONT}" role="img">'
-            f'<title>{esc(title)}</title><rect x="0" y="0" width="{w}" height="{h}" fill="#ffffff"/>')
+    head = (
+        f'<?xml version="1.0" encoding="UTF-8"?>\n<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
+        f'viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="{FONT}" role="img">'
+        f'<title>{esc(title)}</title><rect x="0" y="0" width="{w}" height="{h}" fill="#ffffff"/>'
+    )
     return (head + "\n".join(p.parts) + "</svg>\n").encode("utf-8")

@@ -31,8 +31,14 @@ def truncation(manifest: dict) -> list[dict]:
     real = (t.get("in_samples") or 0) - (t.get("padding") or 0)
     rows = []
     for length, c in sorted((manifest.get("truncation") or {}).items(), key=lambda kv: int(kv[0])):
-        rows.append({"length": int(length), "samples": c.get("samples", 0), "tokens": c.get("tokens", 0),
-                     "share": round(c.get("tokens", 0) / real, 4) if real else None})
+        rows.append(
+            {
+                "length": int(length),
+                "samples": c.get("samples", 0),
+                "tokens": c.get("tokens", 0),
+                "share": round(c.get("tokens", 0) / real, 4) if real else None,
+            }
+        )
     return rows
 
 
@@ -43,8 +49,17 @@ def trainers(manifest: dict, shards) -> list[dict]:
     out = []
     for name, t in TRAINERS.items():
         does = t.with_packed if layout == "packed" else t.with_documents
-        out.append({"trainer": name, "label": t.label, "format": t.format, "written": t.format in formats, "does": does,
-                     "cuts": t.cuts and layout != "packed", "named": shards is not None and shards.trainer == name})
+        out.append(
+            {
+                "trainer": name,
+                "label": t.label,
+                "format": t.format,
+                "written": t.format in formats,
+                "does": does,
+                "cuts": t.cuts and layout != "packed",
+                "named": shards is not None and shards.trainer == name,
+            }
+        )
     return out
 
 
@@ -65,9 +80,18 @@ def tokens_stats(manifest: dict | None, config: dict) -> dict:
     shards = _shards_config(config)
     warnings = trainer_warnings(shards) if shards is not None else []
     if shards is not None:
-        measured = cut_warning(shards, manifest.get("truncation") or {}, (manifest.get("tokens") or {}).get("in_samples") or 0)
+        measured = cut_warning(
+            shards, manifest.get("truncation") or {}, (manifest.get("tokens") or {}).get("in_samples") or 0
+        )
         warnings += [measured] if measured else []
-    return {"present": True, **manifest, "tokens": headline,
-            "tokens_per_document": round(headline / n, 1) if n and headline is not None else None,
-            "breakdown": manifest.get("tokens"), "demonstration": _demonstration(tokenizer.get("sha256")),
-            "truncation": truncation(manifest), "trainers": trainers(manifest, shards), "trainer_warnings": warnings}
+    return {
+        "present": True,
+        **manifest,
+        "tokens": headline,
+        "tokens_per_document": round(headline / n, 1) if n and headline is not None else None,
+        "breakdown": manifest.get("tokens"),
+        "demonstration": _demonstration(tokenizer.get("sha256")),
+        "truncation": truncation(manifest),
+        "trainers": trainers(manifest, shards),
+        "trainer_warnings": warnings,
+    }

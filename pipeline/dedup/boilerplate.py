@@ -26,8 +26,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pipeline.dedup.context import MAX_READ_BLOCKS, READ_THREADS, ROW_BITS, DedupContext, Parts, each_part, part_of
 from core.layout import part_file
+from pipeline.dedup.context import MAX_READ_BLOCKS, READ_THREADS, ROW_BITS, DedupContext, Parts, each_part, part_of
 from pipeline.dedup.shuffle import by_part, by_value
 from pipeline.distribute import ray_data
 from stages.dedup import boilerplate, minhash
@@ -59,7 +59,13 @@ def find_boilerplate(ctx: DedupContext, bucket_rows: int) -> dict:
         return {}
     docs = ctx.docs()
     big = _big_hosts(ctx, cfg.max_host_docs) if docs > cfg.max_host_docs else {}
-    where = {"parts": ctx.parts, "source": ctx.source, "width": signature_bytes(ctx), "big": big, "limit": cfg.max_host_docs}
+    where = {
+        "parts": ctx.parts,
+        "source": ctx.source,
+        "width": signature_bytes(ctx),
+        "big": big,
+        "limit": cfg.max_host_docs,
+    }
     mark = {"min_docs": cfg.min_docs, "num_perm": ctx.dedup.minhash.num_perm, "dtype": _dtype(ctx)}
     p = ctx.partitions(docs * (1 + where["width"] // 16))  # rows carry one signature
     if p == 1:
@@ -138,15 +144,18 @@ def _big_hosts_here(where: dict, limit: int) -> dict[int, int]:
     """The single-partition path of :func:`_big_hosts`, in one task."""
     units = pa.table({"unit": list(where["parts"].units), "part_no": np.arange(where["parts"].count)})
     counted = _count_hosts(_part_host_rows(units, **where), limit)
-    return {int(h): int(n) for h, n in zip(counted.column("host").to_pylist(), counted.column("n").to_pylist(),
-                                           strict=True)}
+    return {
+        int(h): int(n)
+        for h, n in zip(counted.column("host").to_pylist(), counted.column("n").to_pylist(), strict=True)
+    }
 
 
 def _part_host_rows(batch: pa.Table, parts: Parts, source: str) -> pa.Table:
     """The host key of every document of the batch's parts."""
     storage = parts.storage()
-    return _per_part(batch, lambda unit, _: pa.table({"host": pa.array(_hosts_of_part(storage, source, unit),
-                                                                         pa.uint64())}))
+    return _per_part(
+        batch, lambda unit, _: pa.table({"host": pa.array(_hosts_of_part(storage, source, unit), pa.uint64())})
+    )
 
 
 def _count_hosts(group: pa.Table, limit: int) -> pa.Table:
@@ -161,8 +170,9 @@ def _part_rows(batch: pa.Table, parts: Parts, source: str, width: int, big: dict
     return _per_part(batch, lambda unit, no: _one_part_rows(storage, parts, source, unit, no, width, big, limit))
 
 
-def _one_part_rows(storage, parts: Parts, source: str, unit: str, part_no: int, width: int, big: dict[int, int],
-                   limit: int) -> pa.Table:
+def _one_part_rows(
+    storage, parts: Parts, source: str, unit: str, part_no: int, width: int, big: dict[int, int], limit: int
+) -> pa.Table:
     """One part's documents that have a host: ``(doc, group, text, sig)``; group = host, or host + salt for a big
     host."""
     host = _hosts_of_part(storage, source, unit)
@@ -176,11 +186,14 @@ def _one_part_rows(storage, parts: Parts, source: str, unit: str, part_no: int, 
         group[on] = fmix64(np.uint64(h) ^ fmix64(salt + np.uint64(1)))
     text = np.ascontiguousarray(fixed_bytes(meta.column("text_hash").combine_chunks(), 16)[:, :8]).view("<u8").ravel()
     keep = np.flatnonzero(host != 0)
-    return pa.table({
-        "doc": pa.array(doc[keep], pa.int64()), "group": pa.array(group[keep], pa.uint64()),
-        "text": pa.array(text[keep], pa.uint64()),
-        "sig": sig.take(pa.array(keep, pa.int64())) if len(keep) else pa.array([], pa.binary(width)),
-    })
+    return pa.table(
+        {
+            "doc": pa.array(doc[keep], pa.int64()),
+            "group": pa.array(group[keep], pa.uint64()),
+            "text": pa.array(text[keep], pa.uint64()),
+            "sig": sig.take(pa.array(keep, pa.int64())) if len(keep) else pa.array([], pa.binary(width)),
+        }
+    )
 
 
 def _mark(rows: pa.Table, min_docs: int, num_perm: int, dtype: str) -> pa.Table:
@@ -188,7 +201,9 @@ def _mark(rows: pa.Table, min_docs: int, num_perm: int, dtype: str) -> pa.Table:
     rows = rows.take(pc.sort_indices(rows, [("group", "ascending"), ("doc", "ascending")]))
     group = rows.column("group").to_numpy()
     n = len(group)
-    bounds = np.append(np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1]))), n) if n else np.zeros(1, np.int64)
+    bounds = (
+        np.append(np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1]))), n) if n else np.zeros(1, np.int64)
+    )
     docs, masks = [np.zeros(0, np.int64)], [np.zeros((0, num_perm), bool)]
     lo = 0
     while lo < n:
@@ -203,14 +218,18 @@ def _mark(rows: pa.Table, min_docs: int, num_perm: int, dtype: str) -> pa.Table:
         docs.append(chunk.column("doc").to_numpy()[has])
         masks.append(mask[has])
         lo = hi
-    return pa.table({"doc": pa.array(np.concatenate(docs), pa.int64()), "mask": boilerplate.pack(np.concatenate(masks))})
+    return pa.table(
+        {"doc": pa.array(np.concatenate(docs), pa.int64()), "mask": boilerplate.pack(np.concatenate(masks))}
+    )
 
 
 def fixed_bytes(col: pa.FixedSizeBinaryArray, width: int) -> np.ndarray:
     """The values of a fixed-size binary array as a (len x width) uint8 view."""
     if len(col) == 0:
         return np.zeros((0, width), np.uint8)
-    return np.frombuffer(col.buffers()[1], np.uint8)[col.offset * width:(col.offset + len(col)) * width].reshape(-1, width)
+    return np.frombuffer(col.buffers()[1], np.uint8)[col.offset * width : (col.offset + len(col)) * width].reshape(
+        -1, width
+    )
 
 
 def _write_masks(group: pa.Table, parts: Parts) -> pa.Table:
@@ -224,6 +243,9 @@ def _write_masks(group: pa.Table, parts: Parts) -> pa.Table:
     starts = np.flatnonzero(np.concatenate(([True], part[1:] != part[:-1]))) if len(part) else np.zeros(0, np.int64)
     ends = np.append(starts[1:], len(part))
     with ThreadPoolExecutor(READ_THREADS) as pool:
-        list(pool.map(lambda a, b: storage.write_parquet(group.slice(a, b - a), *FOLDER, parts.file(part[a])),
-                      starts, ends))
+        list(
+            pool.map(
+                lambda a, b: storage.write_parquet(group.slice(a, b - a), *FOLDER, parts.file(part[a])), starts, ends
+            )
+        )
     return pa.table({"parts": [len(starts)], "docs": [len(group)]})

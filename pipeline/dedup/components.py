@@ -44,6 +44,7 @@ def _components_here(storage: Storage, files: list[str]) -> int:
     """The local path, in one task: the members, written as one file; returns their number."""
     e = read_tables(storage, files, columns=["src", "dst"])
     nodes, labels = local_components(e.column("src").to_numpy(), e.column("dst").to_numpy())
-    storage.write_parquet(pa.table({"doc": nodes, "comp": labels}, schema=COMPONENT_SCHEMA), "dedup", "components",
-                          "part-0.parquet")
+    storage.write_parquet(
+        pa.table({"doc": nodes, "comp": labels}, schema=COMPONENT_SCHEMA), "dedup", "components", "part-0.parquet"
+    )
     return len(nodes)

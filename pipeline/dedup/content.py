@@ -23,12 +23,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from core.layout import part_file
 from pipeline.config import RunConfig
-from pipeline.phase import Unit
 from pipeline.dedup import boilerplate as step2a
 from pipeline.dedup.context import DedupContext, row_of, run_storage
 from pipeline.dedup.signatures import BUCKET_SCHEMA, signature_width
-from core.layout import part_file
+from pipeline.phase import Unit
 from stages.dedup import boilerplate, lsh, minhash
 
 FOLDER = ("dedup", "buckets-content")
@@ -50,7 +50,9 @@ def content_buckets(ctx: DedupContext) -> dict:
     ctx.storage.delete_dir(*FOLDER)
     if not needed(ctx):
         return {}
-    listed = {n.removeprefix("part-").removesuffix(".parquet") for n in ctx.storage.list(*step2a.FOLDER, suffix=".parquet")}
+    listed = {
+        n.removeprefix("part-").removesuffix(".parquet") for n in ctx.storage.list(*step2a.FOLDER, suffix=".parquet")
+    }
     units = [Unit(u, "", {"part_no": i}) for i, u in enumerate(ctx.units) if u in listed]
     docs = rows = 0
     failed = {}
@@ -86,8 +88,10 @@ class ContentPart:
         mask = mask[enough]
         out = [BUCKET_SCHEMA.empty_table()]
         if len(doc):
-            sig = step2a.fixed_bytes(self.storage.read_parquet("dedup", "signatures", name).column("sig").combine_chunks(),
-                                     signature_width(m)).view(minhash.signature_dtype(m.scheme))
+            sig = step2a.fixed_bytes(
+                self.storage.read_parquet("dedup", "signatures", name).column("sig").combine_chunks(),
+                signature_width(m),
+            ).view(minhash.signature_dtype(m.scheme))
             rows = row_of(doc)
             source = pq.ParquetFile(self.storage.path("documents", self.source, name), filesystem=self.storage.fs)
             start = 0
@@ -107,5 +111,11 @@ class ContentPart:
         keys = lsh.band_keys(content, self.bands, self.rows)
         new = (keys != lsh.band_keys(sig, self.bands, self.rows)) & (left >= boilerplate.MIN_CONTENT_SHINGLES)[:, None]
         d, band = np.nonzero(new)
-        return pa.table({"band": pa.array(band.astype(np.int16)), "key": pa.array(keys[d, band], pa.uint64()),
-                         "doc": pa.array(doc[d], pa.int64())}, schema=BUCKET_SCHEMA)
+        return pa.table(
+            {
+                "band": pa.array(band.astype(np.int16)),
+                "key": pa.array(keys[d, band], pa.uint64()),
+                "doc": pa.array(doc[d], pa.int64()),
+            },
+            schema=BUCKET_SCHEMA,
+        )

@@ -14,12 +14,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from core.layout import part_file
+from core.storage import S3Options, Storage, resolve
 from pipeline.config import RunConfig, s3_options
 from pipeline.distribute import OpenWorker, Progress, failure, map_units, return_free_memory
 from pipeline.phase import Unit
-from core.storage import S3Options, Storage, resolve
 from pipeline.result import UnitResult
-from core.layout import part_file
 from stages.dedup.config import DedupConfig
 
 PHASE = "deduped"
@@ -172,8 +172,11 @@ class DedupContext:
         n = max(1, min(len(files), max(partitions, min(2 * self.workers, MAX_READ_BLOCKS))))
         chunks = [{"files": list(c)} for c in _split(files, n)]
         where = {"root": self.config.output.root, "s3": s3_options(self.config)}
-        ds = (ray_data().from_items(chunks, override_num_blocks=len(chunks))
-              .map_batches(_read_block, fn_kwargs=where, batch_size=None, batch_format="pyarrow"))
+        ds = (
+            ray_data()
+            .from_items(chunks, override_num_blocks=len(chunks))
+            .map_batches(_read_block, fn_kwargs=where, batch_size=None, batch_format="pyarrow")
+        )
         # fewer files than partitions (one file of components): split their rows, else one task would hold them all
         return ds.repartition(partitions) if n < partitions else ds
 
@@ -213,8 +216,9 @@ class DedupContext:
         size = batch_size(len(units), self.workers)
         try:
             if size == 1:
-                yield from map_units(self.config, units, open_worker, workers=self.workers, extra=extra,
-                                     progress=progress, typed=typed)
+                yield from map_units(
+                    self.config, units, open_worker, workers=self.workers, extra=extra, progress=progress, typed=typed
+                )
                 return
             batches = {f"{step}-{i}": chunk for i, chunk in enumerate(_split(units, -(-len(units) // size)))}
             tasks = [Unit(name, "", {"units": [u.to_json() for u in chunk]}) for name, chunk in batches.items()]
@@ -259,8 +263,13 @@ class PartBatch:
             except Exception as e:  # the part fails alone (no marker: a rerun retries it), as map_units does
                 r = failure(u.name, e, self.output_path)
             if isinstance(r, UnitResult):
-                r = r.to_json() if self.typed or r.failed is None else {
-                    k: v for k, v in (("unit", r.unit), ("failed", r.failed), ("fatal", r.fatal)) if v is not None}
+                r = (
+                    r.to_json()
+                    if self.typed or r.failed is None
+                    else {
+                        k: v for k, v in (("unit", r.unit), ("failed", r.failed), ("fatal", r.fatal)) if v is not None
+                    }
+                )
             out.append(r)
         return {"unit": unit.name, "parts": out}
 

@@ -15,6 +15,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pyarrow as pa
 
+from core.layout import part_file
+from core.storage import Storage
 from pipeline.dedup import earlier, ids
 from pipeline.dedup.boilerplate import fixed_bytes, masks_of
 from pipeline.dedup.components import Components
@@ -22,8 +24,6 @@ from pipeline.dedup.context import READ_THREADS, DedupContext, Parts, each_part,
 from pipeline.dedup.shuffle import by_part, by_value
 from pipeline.dedup.signatures import signature_width
 from pipeline.dedup.verify import binary_column, check_settings, duplicates, signatures_of
-from core.storage import Storage
-from core.layout import part_file
 from stages.dedup import keep
 
 DECISION_SCHEMA = pa.schema(
@@ -49,8 +49,11 @@ def decide(ctx: DedupContext, found: Components | None, use_score: bool) -> dict
     ds = by_part(ctx.read(files, p_comp), "doc", p_parts, _attach_meta, **attach)
     ds = by_value(ds, "comp", p_comp, _decide, use_score=use_score, check=check)
     if repeated:
-        ds = ds.union(ctx.read(repeated).map_batches(lambda t: t.select(DECISION_SCHEMA.names).cast(DECISION_SCHEMA),
-                                                     batch_format="pyarrow"))
+        ds = ds.union(
+            ctx.read(repeated).map_batches(
+                lambda t: t.select(DECISION_SCHEMA.names).cast(DECISION_SCHEMA), batch_format="pyarrow"
+            )
+        )
     ds = by_part(ds, "doc", p_parts, _write_decisions, parts=ctx.parts)
     return _summary([pa.Table.from_pylist(ds.take_all(), schema=_STATS_SCHEMA)])
 
@@ -122,9 +125,13 @@ def _signature_check(check: dict) -> keep.SameCheck:
 
     def same(members: pa.Table, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         if unpacked.get("table") is not members:
-            unpacked.update(table=members, sig=fixed_bytes(members.column("sig").combine_chunks(), width),
-                            mask=np.unpackbits(fixed_bytes(members.column("mask").combine_chunks(), (num_perm + 7) // 8),
-                                               axis=1, count=num_perm).astype(bool))
+            unpacked.update(
+                table=members,
+                sig=fixed_bytes(members.column("sig").combine_chunks(), width),
+                mask=np.unpackbits(
+                    fixed_bytes(members.column("mask").combine_chunks(), (num_perm + 7) // 8), axis=1, count=num_perm
+                ).astype(bool),
+            )
         sig, mask = unpacked["sig"], unpacked["mask"]
         return duplicates(sig[a], sig[b], mask[a], mask[b], check)
 
@@ -137,8 +144,13 @@ def _write_decisions(group: pa.Table, parts: Parts) -> pa.Table:
     group = group.select(DECISION_SCHEMA.names).cast(DECISION_SCHEMA)
     groups = part_groups(group.column("doc").to_numpy())
     with ThreadPoolExecutor(READ_THREADS) as pool:
-        list(pool.map(lambda g: storage.write_parquet(group.take(pa.array(g[1])), "dedup", "decisions",
-                                                      parts.file(g[0])), groups))
+        list(
+            pool.map(
+                lambda g: storage.write_parquet(group.take(pa.array(g[1])), "dedup", "decisions", parts.file(g[0])),
+                groups,
+            )
+        )
     sizes = group.column("cluster_size").to_numpy() if len(group) else np.zeros(0, np.int32)
-    return pa.table({"parts": [len(groups)], "largest_cluster": [int(sizes.max()) if len(sizes) else 0]},
-                    schema=_STATS_SCHEMA)
+    return pa.table(
+        {"parts": [len(groups)], "largest_cluster": [int(sizes.max()) if len(sizes) else 0]}, schema=_STATS_SCHEMA
+    )

@@ -34,8 +34,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.config import s3_options
-from pipeline.dedup import ids
-from pipeline.dedup import index as dedup_index
+from pipeline.dedup import ids, index as dedup_index
 from pipeline.dedup.boilerplate import fixed_bytes, masks_of
 from pipeline.dedup.content import FOLDER as CONTENT_FOLDER
 from pipeline.dedup.context import DedupContext, row_of
@@ -81,16 +80,28 @@ def find_earlier(ctx: DedupContext) -> dict:
     earlier_ids = _ids(runs, f_ref)
     through = member(f_doc, np.sort(t_doc)) if m.enabled else np.zeros(len(f_doc), bool)
     match = np.where(f_exact, "exact", np.where(through, "near_through_copy", "near")).tolist()
-    details = [json.dumps({"earlier_run": runs[int(r >> RUN_BITS)].root, "earlier_id": i, "match": how})
-               for r, i, how in zip(f_ref.tolist(), earlier_ids, match, strict=False)]
-    table = pa.table({"doc": pa.array(f_doc, pa.int64()), "reason": pa.array([REASON] * len(f_doc), pa.string()),
-                      "details": pa.array(details, pa.string()), "cluster_size": pa.array(np.full(len(f_doc), 2), pa.int32())})
+    details = [
+        json.dumps({"earlier_run": runs[int(r >> RUN_BITS)].root, "earlier_id": i, "match": how})
+        for r, i, how in zip(f_ref.tolist(), earlier_ids, match, strict=False)
+    ]
+    table = pa.table(
+        {
+            "doc": pa.array(f_doc, pa.int64()),
+            "reason": pa.array([REASON] * len(f_doc), pa.string()),
+            "details": pa.array(details, pa.string()),
+            "cluster_size": pa.array(np.full(len(f_doc), 2), pa.int32()),
+        }
+    )
     if len(table):
         ctx.storage.write_parquet(table, *FOLDER, "part-0.parquet")
-    return {"duplicate_earlier": len(table), "duplicate_earlier_exact": int(f_exact.sum()),
-            "duplicate_earlier_through_copy": int(through.sum()),
-            "earlier_index_docs": int(sum(r.docs for r in runs)), "earlier_candidates_near": near_docs,
-            "earlier_partitions": p}
+    return {
+        "duplicate_earlier": len(table),
+        "duplicate_earlier_exact": int(f_exact.sum()),
+        "duplicate_earlier_through_copy": int(through.sum()),
+        "earlier_index_docs": int(sum(r.docs for r in runs)),
+        "earlier_candidates_near": near_docs,
+        "earlier_partitions": p,
+    }
 
 
 def _find_here(ctx: DedupContext, runs: list[_Earlier], excluded: np.ndarray) -> dict:
@@ -117,12 +128,15 @@ def _find_here(ctx: DedupContext, runs: list[_Earlier], excluded: np.ndarray) ->
         e_kref, e_key = _concat_keys([r.keys() for r in runs])
         near = ~member(k_doc, np.sort(exact_doc))
         c_doc, c_ref = _join(k_doc[near], k_key[near], e_kref, e_key)
-        if len(c_doc) and m.verify != "off":  # verify "exact" needs shingles the index does not hold: the signature check
+        if (
+            len(c_doc) and m.verify != "off"
+        ):  # verify "exact" needs shingles the index does not hold: the signature check
             passed = _verify(ctx, runs, c_doc, c_ref)
             c_doc, c_ref = c_doc[passed], c_ref[passed]
         near_docs = len(np.unique(c_doc))
-        t_doc, t_ref = _through_this_run(ctx, runs, k_doc, k_key, np.concatenate([exact_doc, c_doc]),
-                                         np.concatenate([exact_ref, c_ref]))
+        t_doc, t_ref = _through_this_run(
+            ctx, runs, k_doc, k_key, np.concatenate([exact_doc, c_doc]), np.concatenate([exact_ref, c_ref])
+        )
         for d, r in ((c_doc, c_ref), (t_doc, t_ref)):
             found["doc"].append(d)
             found["ref"].append(r)
@@ -172,8 +186,10 @@ class _Earlier:
             col = self.read(f, ["text_hash"]).column("text_hash").combine_chunks()
             refs.append(self.ref(f, np.arange(len(col))))
             hashes.append(fixed_bytes(col, 16))
-        return (np.concatenate(refs) if refs else np.zeros(0, np.int64),
-                np.concatenate(hashes) if hashes else np.zeros((0, 16), np.uint8))
+        return (
+            np.concatenate(refs) if refs else np.zeros(0, np.int64),
+            np.concatenate(hashes) if hashes else np.zeros((0, 16), np.uint8),
+        )
 
     def keys(self) -> tuple[np.ndarray, np.ndarray]:
         refs, keys = [], []
@@ -182,8 +198,10 @@ class _Earlier:
             lengths = np.diff(col.offsets.to_numpy())
             refs.append(self.ref(f, np.repeat(np.arange(len(col)), lengths)))
             keys.append(col.flatten().to_numpy().astype(np.uint64))
-        return (np.concatenate(refs) if refs else np.zeros(0, np.int64),
-                np.concatenate(keys) if keys else np.zeros(0, np.uint64))
+        return (
+            np.concatenate(refs) if refs else np.zeros(0, np.int64),
+            np.concatenate(keys) if keys else np.zeros(0, np.uint64),
+        )
 
 
 def ref_of(run: int, file_no: int, rows: np.ndarray) -> np.ndarray:
@@ -211,7 +229,9 @@ def _concat_keys(pairs: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray
     return np.concatenate([p[0] for p in pairs]), np.concatenate([p[1] for p in pairs])
 
 
-def _exact(doc: np.ndarray, text_hash: np.ndarray, e_ref: np.ndarray, e_hash: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _exact(
+    doc: np.ndarray, text_hash: np.ndarray, e_ref: np.ndarray, e_hash: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """(doc, first earlier ref) of every document whose 16-byte text hash an earlier document has."""
     if len(doc) == 0 or len(e_ref) == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
@@ -221,7 +241,9 @@ def _exact(doc: np.ndarray, text_hash: np.ndarray, e_ref: np.ndarray, e_hash: np
     key = np.ascontiguousarray(text_hash[:, :8]).view("<u8").ravel()
     lo, hi = np.searchsorted(e_key, key, "left"), np.searchsorted(e_key, key, "right")
     d, r = expand(doc, lo, hi, e_ref)
-    full = (text_hash[np.searchsorted(doc, d)] == e_hash[_positions(lo, hi)]).all(axis=1) if len(d) else np.zeros(0, bool)
+    full = (
+        (text_hash[np.searchsorted(doc, d)] == e_hash[_positions(lo, hi)]).all(axis=1) if len(d) else np.zeros(0, bool)
+    )
     d, r = d[full], r[full]
     first = np.concatenate(([True], d[1:] != d[:-1])) if len(d) else np.zeros(0, bool)
     return d[first], r[first]
@@ -261,8 +283,9 @@ def _current_keys(ctx: DedupContext) -> tuple[np.ndarray, np.ndarray]:
 MAX_ROUNDS = 8
 
 
-def _through_this_run(ctx: DedupContext, runs: list[_Earlier], k_doc: np.ndarray, k_key: np.ndarray,
-                      f_doc: np.ndarray, f_ref: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _through_this_run(
+    ctx: DedupContext, runs: list[_Earlier], k_doc: np.ndarray, k_key: np.ndarray, f_doc: np.ndarray, f_ref: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """(doc, earlier ref) of this run's documents linked to an earlier one through a copy in this run.
 
     Within a run, A and B sharing an LSH bucket (and passing the check) are one cluster; when A is a

@@ -47,8 +47,9 @@ from stages.dedup import lsh
 
 LSH, HASH = 0, 1  # kind of a row's value
 EARLIER, CURRENT = 0, 1  # side: an earlier document (or a found one, standing for its earlier match), this run's
-ROW_SCHEMA = pa.schema([("key", pa.uint64()), ("low", pa.uint64()), ("kind", pa.int8()), ("side", pa.int8()),
-                        ("id", pa.int64())])
+ROW_SCHEMA = pa.schema(
+    [("key", pa.uint64()), ("low", pa.uint64()), ("kind", pa.int8()), ("side", pa.int8()), ("id", pa.int64())]
+)
 PAIR_SCHEMA = pa.schema([("doc", pa.int64()), ("ref", pa.int64()), ("exact", pa.bool_())])
 
 
@@ -69,21 +70,32 @@ def find(ctx: DedupContext, indexes: list[IndexFiles], excluded: np.ndarray, par
     """The found pairs as the in-process path gives them: ``{"doc", "ref", "exact"}`` lists of arrays,
     ``through`` (the documents found through a copy in this run) and ``near_docs``."""
     m = ctx.dedup.minhash
-    earlier = ray_data().from_items([{"run": r, "file": f} for r, ix in enumerate(indexes) for f in range(len(ix.files))])
-    earlier = earlier.map_batches(_index_rows, fn_kwargs={"indexes": indexes, "near": m.enabled}, batch_size=1,
-                                  batch_format="pyarrow")
+    earlier = ray_data().from_items(
+        [{"run": r, "file": f} for r, ix in enumerate(indexes) for f in range(len(ix.files))]
+    )
+    earlier = earlier.map_batches(
+        _index_rows, fn_kwargs={"indexes": indexes, "near": m.enabled}, batch_size=1, batch_format="pyarrow"
+    )
     current = ctx.read(ctx.files("dedup", "meta"), partitions).map_batches(
-        _hash_rows, fn_kwargs={"excluded": excluded}, batch_format="pyarrow")
+        _hash_rows, fn_kwargs={"excluded": excluded}, batch_format="pyarrow"
+    )
     if m.enabled:  # this run's keys, read once: the rounds below go over them again
         mine = _bucket_rows(ctx, excluded, partitions).materialize()
         current = current.union(mine)
-    pairs = _checked(ctx, indexes, group_apply(earlier.union(current), partitions, _join_group, {}, partition=_value_partition))
+    pairs = _checked(
+        ctx, indexes, group_apply(earlier.union(current), partitions, _join_group, {}, partition=_value_partition)
+    )
     # as in the in-process path, a document matched exactly has no near pairs
     exact_docs = np.unique(pairs["doc"][pairs["exact"]])
     keep = pairs["exact"] | ~member(pairs["doc"], exact_docs)
     doc, ref, exact = pairs["doc"][keep], pairs["ref"][keep], pairs["exact"][keep]
-    found = {"doc": [doc], "ref": [ref], "exact": [exact], "through": np.zeros(0, np.int64),
-             "near_docs": len(np.unique(doc[~exact]))}
+    found = {
+        "doc": [doc],
+        "ref": [ref],
+        "exact": [exact],
+        "through": np.zeros(0, np.int64),
+        "near_docs": len(np.unique(doc[~exact])),
+    }
     if not m.enabled:
         return found
     new_doc, new_ref = first_per_doc(doc, ref)
@@ -102,8 +114,9 @@ def find(ctx: DedupContext, indexes: list[IndexFiles], excluded: np.ndarray, par
     return found
 
 
-def _through_candidates(ctx: DedupContext, mine, new_doc: np.ndarray, new_ref: np.ndarray, done: np.ndarray,
-                        partitions: int):
+def _through_candidates(
+    ctx: DedupContext, mine, new_doc: np.ndarray, new_ref: np.ndarray, done: np.ndarray, partitions: int
+):
     """Pairs (doc, ref) of a document not ``done`` sharing an LSH key with a newly found one (``ref``: the found
     one's earlier match), from ``mine`` (this run's key rows).  The found documents' keys are few (copies, not
     the corpus): they go to every task (a broadcast join, no shuffle), unless they are more than a partition."""
@@ -114,8 +127,9 @@ def _through_candidates(ctx: DedupContext, mine, new_doc: np.ndarray, new_ref: n
     seeds = _collect(seeds, ROW_SCHEMA)
     key, ref = seeds.column("key").to_numpy(), seeds.column("id").to_numpy()
     order = np.argsort(key, kind="stable")
-    return mine.map_batches(_probe, fn_kwargs={"skip": done, "seed_key": key[order], "seed_ref": ref[order]},
-                            batch_format="pyarrow")
+    return mine.map_batches(
+        _probe, fn_kwargs={"skip": done, "seed_key": key[order], "seed_ref": ref[order]}, batch_format="pyarrow"
+    )
 
 
 def _as_seeds(batch: pa.Table, only: np.ndarray, refs: np.ndarray) -> pa.Table:
@@ -140,7 +154,9 @@ def _probe(batch: pa.Table, skip: np.ndarray, seed_key: np.ndarray, seed_ref: np
     if len(d) == 0:
         return PAIR_SCHEMA.empty_table()
     pairs = np.unique(np.stack([d, r], axis=1), axis=0)
-    return pa.table([pa.array(pairs[:, 0]), pa.array(pairs[:, 1]), pa.array(np.zeros(len(pairs), bool))], schema=PAIR_SCHEMA)
+    return pa.table(
+        [pa.array(pairs[:, 0]), pa.array(pairs[:, 1]), pa.array(np.zeros(len(pairs), bool))], schema=PAIR_SCHEMA
+    )
 
 
 def _collect(ds, schema: pa.Schema) -> pa.Table:
@@ -164,7 +180,11 @@ def _checked(ctx: DedupContext, indexes: list[IndexFiles], pairs) -> dict:
         table = _collect(pairs, PAIR_SCHEMA)
     elif p == 1:
         table = _collect(pairs, PAIR_SCHEMA)
-        table = _check_against_earlier(attach_signatures(table, **where, doc_column="doc", suffix=""), **check) if len(table) else table
+        table = (
+            _check_against_earlier(attach_signatures(table, **where, doc_column="doc", suffix=""), **check)
+            if len(table)
+            else table
+        )
     else:
         ds = by_part(pairs, "doc", p, attach_signatures, **where, doc_column="doc", suffix="")
         table = _collect(group_apply(ds, p, _check_against_earlier, check, column="ref", shift=FILE_BITS), PAIR_SCHEMA)
@@ -177,8 +197,16 @@ def _checked(ctx: DedupContext, indexes: list[IndexFiles], pairs) -> dict:
 
 def _rows(key, low, kind: int, side: int, ids) -> pa.Table:
     n = len(key)
-    return pa.table([pa.array(key, pa.uint64()), pa.array(low, pa.uint64()), pa.array(np.full(n, kind, np.int8)),
-                     pa.array(np.full(n, side, np.int8)), pa.array(ids, pa.int64())], schema=ROW_SCHEMA)
+    return pa.table(
+        [
+            pa.array(key, pa.uint64()),
+            pa.array(low, pa.uint64()),
+            pa.array(np.full(n, kind, np.int8)),
+            pa.array(np.full(n, side, np.int8)),
+            pa.array(ids, pa.int64()),
+        ],
+        schema=ROW_SCHEMA,
+    )
 
 
 def _halves(hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -255,17 +283,22 @@ def _join_group(group: pa.Table) -> pa.Table:
     at_c, at_e = at_c[same], at_e[same]
     if len(at_c) == 0:
         return PAIR_SCHEMA.empty_table()
-    pairs = np.unique(np.stack([cols["id"][at_c], cols["id"][at_e], cols["kind"][at_c].astype(np.int64)], axis=1), axis=0)
+    pairs = np.unique(
+        np.stack([cols["id"][at_c], cols["id"][at_e], cols["kind"][at_c].astype(np.int64)], axis=1), axis=0
+    )
     return pa.table([pa.array(pairs[:, 0]), pa.array(pairs[:, 1]), pa.array(pairs[:, 2] == HASH)], schema=PAIR_SCHEMA)
 
 
-def _check_against_earlier(group: pa.Table, width: int, num_perm: int, indexes: list[IndexFiles], check: dict) -> pa.Table:
+def _check_against_earlier(
+    group: pa.Table, width: int, num_perm: int, indexes: list[IndexFiles], check: dict
+) -> pa.Table:
     """Keep the exact pairs, and the LSH pairs whose two signatures pass step 2b's check (a group holds whole
     earlier index files)."""
     ref = group.column("ref").to_numpy()
     sig_b, mask_b = read_signatures(lambda run, file_no, cols: indexes[run].read(file_no, cols), ref, width, num_perm)
     sig_a = fixed_bytes(group.column("sig").combine_chunks(), width)
-    mask_a = np.unpackbits(fixed_bytes(group.column("mask").combine_chunks(), (num_perm + 7) // 8), axis=1,
-                           count=num_perm).astype(bool)
+    mask_a = np.unpackbits(
+        fixed_bytes(group.column("mask").combine_chunks(), (num_perm + 7) // 8), axis=1, count=num_perm
+    ).astype(bool)
     keep = group.column("exact").to_numpy(zero_copy_only=False) | duplicates(sig_a, sig_b, mask_a, mask_b, check)
     return group.select(PAIR_SCHEMA.names).filter(pa.array(keep))

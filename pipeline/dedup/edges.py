@@ -18,9 +18,9 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from core.storage import Storage
 from pipeline.dedup import ids
 from pipeline.dedup.content import FOLDER as CONTENT_FOLDER
-from core.storage import Storage
 from pipeline.dedup.context import DedupContext, Parts, read_tables
 from pipeline.dedup.shuffle import group_apply
 from stages.dedup.edges import edges_table, star_edges
@@ -55,8 +55,11 @@ def find_edges(ctx: DedupContext, signature_stats: list[dict]) -> tuple[EdgeSet,
     if bucket_rows and p == 1:  # one partition: no shuffle needed, one task
         ctx.in_task(_edges_here, ctx.storage, buckets, task)
     elif bucket_rows:
-        (group_apply(ctx.read(buckets, p), p, _edges_task, task, partition=_bucket_partition)
-         .write_parquet(ctx.storage.path("dedup", "edges"), filesystem=ctx.storage.fs))
+        (
+            group_apply(ctx.read(buckets, p), p, _edges_task, task, partition=_bucket_partition).write_parquet(
+                ctx.storage.path("dedup", "edges"), filesystem=ctx.storage.fs
+            )
+        )
     files = ctx.files("dedup", "edges")
     edges = EdgeSet(files, ctx.rows(files))
     return edges, {"bucket_partitions": p, "edges": edges.rows}
@@ -99,7 +102,9 @@ class Excluded:
 def _excluded_docs(excluded: Excluded) -> np.ndarray:
     if not excluded.files:
         return np.zeros(0, np.int64)
-    return np.sort(read_tables(excluded.parts.storage(), list(excluded.files), columns=["doc"]).column("doc").to_numpy())
+    return np.sort(
+        read_tables(excluded.parts.storage(), list(excluded.files), columns=["doc"]).column("doc").to_numpy()
+    )
 
 
 def _edges_task(group: pa.Table, threshold: float, excluded: Excluded) -> pa.Table:
@@ -110,6 +115,12 @@ def _edges_task(group: pa.Table, threshold: float, excluded: Excluded) -> pa.Tab
         at = np.minimum(np.searchsorted(excluded, doc), len(excluded) - 1)
         group = group.filter(pa.array(excluded[at] != doc))
     shingles = group.column("shingles").combine_chunks() if "shingles" in group.column_names else None
-    return edges_table(*star_edges(
-        group.column("band").to_numpy(), group.column("key").to_numpy(), group.column("doc").to_numpy(), shingles, threshold
-    ))
+    return edges_table(
+        *star_edges(
+            group.column("band").to_numpy(),
+            group.column("key").to_numpy(),
+            group.column("doc").to_numpy(),
+            shingles,
+            threshold,
+        )
+    )

@@ -78,18 +78,26 @@ def _repeats(group: pa.Table, parts: Parts) -> pa.Table:
     ids = group.column("id").combine_chunks()
     doc = group.column("doc").to_numpy()
     n = len(doc)
-    differs = pc.not_equal(ids.slice(1), ids.slice(0, max(n - 1, 0))).to_numpy(zero_copy_only=False) if n > 1 else np.zeros(0, bool)
+    differs = (
+        pc.not_equal(ids.slice(1), ids.slice(0, max(n - 1, 0))).to_numpy(zero_copy_only=False)
+        if n > 1
+        else np.zeros(0, bool)
+    )
     first = np.concatenate((np.ones(min(n, 1), bool), differs))
     run = np.cumsum(first) - 1
     head = np.flatnonzero(first)[run]
     size = np.bincount(run)[run] if n else np.zeros(0, np.int64)
     gone = np.flatnonzero(~first)
     kept_ids = ids.take(pa.array(head[gone], pa.int64())).to_pylist()
-    details = [json.dumps({"kept_id": i, "kept_part": parts.units[int(p)], "copies": int(c)})
-               for i, p, c in zip(kept_ids, part_of(doc[head[gone]]).tolist(), size[gone].tolist(), strict=False)]
-    return pa.table({
-        "doc": pa.array(doc[gone], pa.int64()),
-        "reason": pa.array([REASON] * len(gone), pa.string()),
-        "details": pa.array(details, pa.string()),
-        "cluster_size": pa.array(size[gone], pa.int32()),
-    })
+    details = [
+        json.dumps({"kept_id": i, "kept_part": parts.units[int(p)], "copies": int(c)})
+        for i, p, c in zip(kept_ids, part_of(doc[head[gone]]).tolist(), size[gone].tolist(), strict=False)
+    ]
+    return pa.table(
+        {
+            "doc": pa.array(doc[gone], pa.int64()),
+            "reason": pa.array([REASON] * len(gone), pa.string()),
+            "details": pa.array(details, pa.string()),
+            "cluster_size": pa.array(size[gone], pa.int32()),
+        }
+    )

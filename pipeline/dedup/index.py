@@ -30,12 +30,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from core.layout import part_file
+from core.storage import Storage, location
 from pipeline.config import ConfigError, RunConfig, s3_options
 from pipeline.dedup.boilerplate import FOLDER as BOILERPLATE
 from pipeline.dedup.content import FOLDER as CONTENT
 from pipeline.dedup.context import row_of
-from core.layout import part_file
-from core.storage import Storage, location
 from stages.dedup import lsh
 from stages.dedup.config import DedupConfig
 
@@ -46,10 +46,17 @@ FORMAT = 1
 #: Settings that must be equal for two runs' signatures, keys and hashes to be comparable
 #: (key in settings.json -> the config field it comes from, for the error).
 CHECKED = {
-    "num_perm": "dedup.minhash.num_perm", "bands": "dedup.minhash.bands", "rows": "dedup.minhash.rows",
-    "ngram": "dedup.minhash.ngram", "shingle": "dedup.minhash.shingle", "normalize": "dedup.minhash.normalize",
-    "seed": "dedup.minhash.seed", "scheme": "dedup.minhash.scheme", "hash": "dedup.minhash.hash",
-    "minhash": "dedup.minhash.enabled", "exact_normalize": "dedup.exact.normalize",
+    "num_perm": "dedup.minhash.num_perm",
+    "bands": "dedup.minhash.bands",
+    "rows": "dedup.minhash.rows",
+    "ngram": "dedup.minhash.ngram",
+    "shingle": "dedup.minhash.shingle",
+    "normalize": "dedup.minhash.normalize",
+    "seed": "dedup.minhash.seed",
+    "scheme": "dedup.minhash.scheme",
+    "hash": "dedup.minhash.hash",
+    "minhash": "dedup.minhash.enabled",
+    "exact_normalize": "dedup.exact.normalize",
 }
 
 
@@ -57,17 +64,39 @@ def settings(dedup: DedupConfig) -> dict:
     """The settings an index is built with (compared key by key between runs)."""
     m = dedup.minhash
     bands, rows = lsh.bands_rows(m)
-    return {"num_perm": m.num_perm, "bands": bands, "rows": rows, "ngram": m.ngram, "shingle": m.shingle,
-            "normalize": m.normalize.model_dump(), "seed": m.seed, "scheme": m.scheme, "hash": m.hash,
-            "minhash": m.enabled, "exact_normalize": dedup.exact.normalize.model_dump(),
-            # not compared: how the earlier run decided (for the reader)
-            "verify_threshold": m.verify_threshold, "identical_threshold": m.boilerplate.identical_threshold}
+    return {
+        "num_perm": m.num_perm,
+        "bands": bands,
+        "rows": rows,
+        "ngram": m.ngram,
+        "shingle": m.shingle,
+        "normalize": m.normalize.model_dump(),
+        "seed": m.seed,
+        "scheme": m.scheme,
+        "hash": m.hash,
+        "minhash": m.enabled,
+        "exact_normalize": dedup.exact.normalize.model_dump(),
+        # not compared: how the earlier run decided (for the reader)
+        "verify_threshold": m.verify_threshold,
+        "identical_threshold": m.boilerplate.identical_threshold,
+    }
 
 
-def write_settings(storage: Storage, dedup: DedupConfig, corpus_fingerprint: str, parts: list[str], documents: int) -> None:
+def write_settings(
+    storage: Storage, dedup: DedupConfig, corpus_fingerprint: str, parts: list[str], documents: int
+) -> None:
     """The index's settings file, written after every part file (its presence marks the index complete)."""
-    storage.write_json({"format": FORMAT, "settings": settings(dedup), "corpus_fingerprint": corpus_fingerprint,
-                        "parts": parts, "documents": documents}, FOLDER, SETTINGS)
+    storage.write_json(
+        {
+            "format": FORMAT,
+            "settings": settings(dedup),
+            "corpus_fingerprint": corpus_fingerprint,
+            "parts": parts,
+            "documents": documents,
+        },
+        FOLDER,
+        SETTINGS,
+    )
 
 
 def write_part(storage: Storage, dedup: DedupConfig, unit: str, kept_rows: np.ndarray) -> int:
@@ -94,11 +123,17 @@ def _masks(storage: Storage, name: str, rows: np.ndarray, num_perm: int) -> pa.A
         listed = storage.read_parquet(*BOILERPLATE, name)
         at = row_of(listed.column("doc").to_numpy())
         raw = listed.column("mask").combine_chunks()
-        bits = np.frombuffer(raw.buffers()[1], np.uint8)[raw.offset * width:(raw.offset + len(raw)) * width].reshape(-1, width)
+        bits = np.frombuffer(raw.buffers()[1], np.uint8)[raw.offset * width : (raw.offset + len(raw)) * width].reshape(
+            -1, width
+        )
         pos = np.searchsorted(rows, at)
-        hit = (pos < len(rows)) & (rows[np.minimum(pos, len(rows) - 1)] == at) if len(rows) else np.zeros(len(at), bool)
+        hit = (
+            (pos < len(rows)) & (rows[np.minimum(pos, len(rows) - 1)] == at) if len(rows) else np.zeros(len(at), bool)
+        )
         out[pos[hit]] = bits[hit]
-    return pa.FixedSizeBinaryArray.from_buffers(pa.binary(width), len(out), [None, pa.py_buffer(np.ascontiguousarray(out))])
+    return pa.FixedSizeBinaryArray.from_buffers(
+        pa.binary(width), len(out), [None, pa.py_buffer(np.ascontiguousarray(out))]
+    )
 
 
 def _keys(storage: Storage, name: str, rows: np.ndarray) -> pa.Array:
@@ -113,7 +148,11 @@ def _keys(storage: Storage, name: str, rows: np.ndarray) -> pa.Array:
     lsh_rows = band >= 0  # exact keys (negative bands) are the text hash, stored on its own
     band, key, row, source = band[lsh_rows], key[lsh_rows], row[lsh_rows], source[lsh_rows]
     pos = np.searchsorted(rows, row)
-    ok = (pos < len(rows)) & (rows[np.minimum(pos, max(len(rows) - 1, 0))] == row) if len(rows) else np.zeros(len(row), bool)
+    ok = (
+        (pos < len(rows)) & (rows[np.minimum(pos, max(len(rows) - 1, 0))] == row)
+        if len(rows)
+        else np.zeros(len(row), bool)
+    )
     pos, band, key, source = pos[ok], band[ok], key[ok], source[ok]
     order = np.lexsort((band, source, pos))
     counts = np.bincount(pos, minlength=len(rows))
@@ -142,16 +181,25 @@ def read_settings(storage: Storage, where: str) -> dict:
     try:
         data = storage.read_json(FOLDER, SETTINGS)
     except (ValueError, UnicodeDecodeError) as e:  # truncated, not JSON, not UTF-8
-        raise UnusableIndex(f"config error: {where}: {FOLDER}/{SETTINGS} is not valid JSON ({_first_line(e)}): copy the "
-                            f"earlier run's {FOLDER}/ again, or rerun its dedup phase") from None
+        raise UnusableIndex(
+            f"config error: {where}: {FOLDER}/{SETTINGS} is not valid JSON ({_first_line(e)}): copy the "
+            f"earlier run's {FOLDER}/ again, or rerun its dedup phase"
+        ) from None
     except OSError as e:
         raise UnusableIndex(f"config error: {where}: cannot read {FOLDER}/{SETTINGS} ({_first_line(e)})") from None
     parts = data.get("parts") if isinstance(data, dict) else None
-    if not (isinstance(data, dict) and isinstance(data.get("settings"), dict) and isinstance(parts, list)
-            and all(isinstance(p, str) for p in parts) and isinstance(data.get("documents"), int)):
-        raise UnusableIndex(f"config error: {where}: {FOLDER}/{SETTINGS} is not a dedup index's settings file (it needs "
-                            f"'settings', 'parts' and 'documents'): copy the earlier run's {FOLDER}/ again, or rerun its "
-                            f"dedup phase")
+    if not (
+        isinstance(data, dict)
+        and isinstance(data.get("settings"), dict)
+        and isinstance(parts, list)
+        and all(isinstance(p, str) for p in parts)
+        and isinstance(data.get("documents"), int)
+    ):
+        raise UnusableIndex(
+            f"config error: {where}: {FOLDER}/{SETTINGS} is not a dedup index's settings file (it needs "
+            f"'settings', 'parts' and 'documents'): copy the earlier run's {FOLDER}/ again, or rerun its "
+            f"dedup phase"
+        )
     return data
 
 
@@ -175,15 +223,19 @@ def listed_files(storage: Storage, where: str) -> tuple[list[str], int]:
     files = sorted(part_file(p) for p in data["parts"])
     docs = sum(pq.ParquetFile(storage.path(FOLDER, n), filesystem=storage.fs).metadata.num_rows for n in files)
     if docs != data["documents"]:
-        raise UnusableIndex(f"config error: {where}: its part files hold {docs} documents, {FOLDER}/{SETTINGS} lists "
-                            f"{data['documents']}: the copy is incomplete or was changed; copy it again, or rerun its dedup phase")
+        raise UnusableIndex(
+            f"config error: {where}: its part files hold {docs} documents, {FOLDER}/{SETTINGS} lists "
+            f"{data['documents']}: the copy is incomplete or was changed; copy it again, or rerun its dedup phase"
+        )
     return files, docs
 
 
 def _missing_line(where: str, missing: list[str]) -> str:
     more = f" (and {len(missing) - 1} more of the parts {SETTINGS} lists)" if len(missing) > 1 else ""
-    return (f"config error: {where}: its index is incomplete: {FOLDER}/{missing[0]} is missing{more}; copy the earlier "
-            f"run's {FOLDER}/ again, or rerun its dedup phase")
+    return (
+        f"config error: {where}: its index is incomplete: {FOLDER}/{missing[0]} is missing{more}; copy the earlier "
+        f"run's {FOLDER}/ again, or rerun its dedup phase"
+    )
 
 
 def problems(config: RunConfig) -> list[str]:
@@ -197,20 +249,25 @@ def problems(config: RunConfig) -> list[str]:
     for i, root in enumerate(config.dedup.against):
         where = f"dedup.against[{i}] ({root})"
         if location(root) == here:  # another spelling of the same place: a relative path, /., a symlink, s3://.../
-            out.append(f"config error: {where} is this run's own output root ({config.output.root}): name an "
-                       "earlier run's")
+            out.append(
+                f"config error: {where} is this run's own output root ({config.output.root}): name an earlier run's"
+            )
             continue
         try:
             storage = earlier_storage(config, root)
             found = storage.exists(FOLDER, SETTINGS)
         except Exception as e:  # noqa: BLE001 -- an unreadable root is reported like a missing index
             found, storage = False, None
-            out.append(f"config error: {where}: cannot read {FOLDER}/{SETTINGS} "
-                f"({str(e).splitlines()[0][:200] if str(e) else type(e).__name__})")
+            out.append(
+                f"config error: {where}: cannot read {FOLDER}/{SETTINGS} "
+                f"({str(e).splitlines()[0][:200] if str(e) else type(e).__name__})"
+            )
             continue
         if not found:
-            out.append(f"config error: {where} has no dedup index ({FOLDER}/{SETTINGS}): give the output root of a finished "
-                       f"run that deduplicated")
+            out.append(
+                f"config error: {where} has no dedup index ({FOLDER}/{SETTINGS}): give the output root of a finished "
+                f"run that deduplicated"
+            )
             continue
         try:
             data = read_settings(storage, where)
@@ -224,8 +281,10 @@ def problems(config: RunConfig) -> list[str]:
         theirs = data["settings"]
         for key, field in CHECKED.items():
             if theirs.get(key) != mine[key]:
-                out.append(f"config error: {where}: its index was built with {field} = {_show(theirs.get(key))}, this run "
-                           f"has {_show(mine[key])}: deduplicating against it needs the same setting")
+                out.append(
+                    f"config error: {where}: its index was built with {field} = {_show(theirs.get(key))}, this run "
+                    f"has {_show(mine[key])}: deduplicating against it needs the same setting"
+                )
     return out
 
 

@@ -39,13 +39,21 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from core.layout import part_file
 from pipeline.config import RunConfig
-from pipeline.phase import Unit
-from pipeline.dedup.context import (READ_THREADS, ROW_BITS, DedupContext, Parts, part_groups, read_tables, row_of,
-                                    run_storage)
+from pipeline.dedup.context import (
+    READ_THREADS,
+    ROW_BITS,
+    DedupContext,
+    Parts,
+    part_groups,
+    read_tables,
+    row_of,
+    run_storage,
+)
 from pipeline.dedup.decisions import read_decisions
 from pipeline.dedup.shuffle import by_part, by_value
-from core.layout import part_file
+from pipeline.phase import Unit
 from stages.base import DETAILS, REASON, ChainStats, run_chain, set_column
 from stages.dedup import paragraphs
 from stages.dedup.config import ParagraphsConfig
@@ -64,8 +72,15 @@ SNIPPET_READ_CHARS = SNIPPET_CHARS + 600
 log = logging.getLogger(__name__)
 
 HASH_SCHEMA = pa.schema([("hash", pa.uint64()), ("doc", pa.int64()), ("idx", pa.int32())])
-COUNT_SCHEMA = pa.schema([("hash", pa.uint64()), ("part", pa.int64()), ("count", pa.int64()),
-                          ("first_doc", pa.int64()), ("first_idx", pa.int32())])
+COUNT_SCHEMA = pa.schema(
+    [
+        ("hash", pa.uint64()),
+        ("part", pa.int64()),
+        ("count", pa.int64()),
+        ("first_doc", pa.int64()),
+        ("first_idx", pa.int32()),
+    ]
+)
 
 
 @dataclass(frozen=True)
@@ -169,8 +184,12 @@ class HashPart:
             kept = np.flatnonzero(~np.isin(rows, gone))  # documents that document dedup removed lose nothing here
             pieces = paragraphs.hash_pieces(batch.column("text").take(pa.array(kept)), self.cfg)
             doc = (np.int64(part_no) << ROW_BITS) + rows[kept][pieces.column("row").to_numpy()]
-            tables.append(pa.table({"hash": pieces.column("hash"), "doc": pa.array(doc, pa.int64()), "idx": pieces.column("idx")},
-                                   schema=HASH_SCHEMA))
+            tables.append(
+                pa.table(
+                    {"hash": pieces.column("hash"), "doc": pa.array(doc, pa.int64()), "idx": pieces.column("idx")},
+                    schema=HASH_SCHEMA,
+                )
+            )
             start += batch.num_rows
         hashes = pa.concat_tables(tables).combine_chunks()
         counts = part_counts(hashes, part_no, documents=self.cfg.mode == "min_count")
@@ -191,9 +210,16 @@ def part_counts(hashes: pa.Table, part_no: int, documents: bool = False) -> pa.T
         n = np.add.reduceat(new_doc.astype(np.int64), starts) if len(starts) else np.zeros(0, np.int64)
     else:
         n = np.diff(np.append(starts, len(h)))
-    return pa.table({"hash": pa.array(h[starts], pa.uint64()), "part": pa.array(np.full(len(starts), np.int64(part_no) << ROW_BITS)),
-                     "count": pa.array(n.astype(np.int64)), "first_doc": pa.array(doc[starts], pa.int64()),
-                     "first_idx": pa.array(idx[starts], pa.int32())}, schema=COUNT_SCHEMA)
+    return pa.table(
+        {
+            "hash": pa.array(h[starts], pa.uint64()),
+            "part": pa.array(np.full(len(starts), np.int64(part_no) << ROW_BITS)),
+            "count": pa.array(n.astype(np.int64)),
+            "first_doc": pa.array(doc[starts], pa.int64()),
+            "first_idx": pa.array(idx[starts], pa.int32()),
+        },
+        schema=COUNT_SCHEMA,
+    )
 
 
 def _runs(sorted_values: np.ndarray) -> np.ndarray:
@@ -219,14 +245,25 @@ def _decide(group: pa.Table, threshold: int, top: int, parts: Parts) -> pa.Table
     run = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, len(h))))
     repeated = total[run] >= threshold
     first_doc, first_idx = doc[order][starts][run], idx[order][starts][run]
-    out = pa.table({"hash": group.column("hash"), "part": group.column("part"), "count": pa.array(total[run]),
-                    "first_doc": pa.array(first_doc, pa.int64()), "first_idx": pa.array(first_idx, pa.int32())},
-                   schema=COUNT_SCHEMA).filter(pa.array(repeated))
+    out = pa.table(
+        {
+            "hash": group.column("hash"),
+            "part": group.column("part"),
+            "count": pa.array(total[run]),
+            "first_doc": pa.array(first_doc, pa.int64()),
+            "first_idx": pa.array(first_idx, pa.int32()),
+        },
+        schema=COUNT_SCHEMA,
+    ).filter(pa.array(repeated))
     if top:
         best = starts[total >= threshold]
         t = total[total >= threshold]
         pick = np.lexsort((h[best], -t))[:top]
-        rows = group.take(pa.array(best[pick])).select(["hash", "first_doc", "first_idx"]).append_column("count", pa.array(t[pick]))
+        rows = (
+            group.take(pa.array(best[pick]))
+            .select(["hash", "first_doc", "first_idx"])
+            .append_column("count", pa.array(t[pick]))
+        )
         if len(rows):
             # one file per group, named by its smallest hash: the same name on a retry, whatever the worker
             parts.storage().write_parquet(rows, *FOLDER, "top", f"top-{int(h[0]):016x}.parquet")
@@ -255,9 +292,16 @@ def _top(ctx: DedupContext, cfg: ParagraphsConfig) -> list[Repeated]:
     if not files or not cfg.top:
         return []
     rows = ctx.read_local(files)
-    rows = rows.take(pc.sort_indices(rows, [("count", "descending"), ("hash", "ascending")])).slice(0, cfg.top).to_pylist()
+    rows = (
+        rows.take(pc.sort_indices(rows, [("count", "descending"), ("hash", "ascending")]))
+        .slice(0, cfg.top)
+        .to_pylist()
+    )
     texts = _redacted([_snippet(ctx, cfg, r["first_doc"], r["first_idx"]) for r in rows], ctx.config)
-    return [Repeated(f"{r['hash']:016x}", r["count"], None if t is None else shorten(t)) for r, t in zip(rows, texts, strict=False)]
+    return [
+        Repeated(f"{r['hash']:016x}", r["count"], None if t is None else shorten(t))
+        for r, t in zip(rows, texts, strict=False)
+    ]
 
 
 def shorten(text: str, chars: int = SNIPPET_CHARS) -> str:
@@ -280,8 +324,11 @@ def _redacted(texts: list[str], config: RunConfig) -> list[str | None]:
 
         return [t or "" for t in PublicRedactor(config.pii.model_dump(mode="json")).texts(texts)]
     except Exception as e:  # a display aid: never shown unredacted, never a reason to fail the phase
-        log.error("paragraph dedup: the most repeated paragraphs could not be redacted (%s: %s); their text is left out",
-                  type(e).__name__, e)
+        log.error(
+            "paragraph dedup: the most repeated paragraphs could not be redacted (%s: %s); their text is left out",
+            type(e).__name__,
+            e,
+        )
         return [None] * len(texts)
 
 
@@ -331,19 +378,25 @@ class PartEdits:
             edited, first = np.unique(local, return_index=True)
             bounds = np.append(first, hi - lo)
             old = table.column("text").take(pa.array(edited)).to_pylist()
-            new = [paragraphs.remove_pieces(t or "", self.cfg.unit, set(self.idx[lo + a:lo + b].tolist()))
-                   for t, a, b in zip(old, bounds[:-1], bounds[1:], strict=False)]
+            new = [
+                paragraphs.remove_pieces(t or "", self.cfg.unit, set(self.idx[lo + a : lo + b].tolist()))
+                for t, a, b in zip(old, bounds[:-1], bounds[1:], strict=False)
+            ]
             removed[edited] = np.diff(bounds)
             chars[edited] = [len(o or "") - len(t) for o, t in zip(old, new, strict=False)]
             text = _replace(table.column("text"), edited, new)
             table = set_column(table, "text", text)
             reason, details = self._judge(table, edited, removed, chars)
-            self.stats.update({"documents_edited": len(edited), "removed": int(removed.sum()), "chars_removed": int(chars.sum())})
+            self.stats.update(
+                {"documents_edited": len(edited), "removed": int(removed.sum()), "chars_removed": int(chars.sum())}
+            )
         table = set_column(table, "para_dedup_removed", pa.array(removed, pa.int32()))
         table = set_column(table, "para_dedup_chars_removed", pa.array(chars, pa.int64()))
         return set_column(set_column(table, REASON, reason), DETAILS, details)
 
-    def _judge(self, table: pa.Table, edited: np.ndarray, removed: np.ndarray, chars: np.ndarray) -> tuple[pa.Array, pa.Array]:
+    def _judge(
+        self, table: pa.Table, edited: np.ndarray, removed: np.ndarray, chars: np.ndarray
+    ) -> tuple[pa.Array, pa.Array]:
         """``reason``/``details`` for the whole batch: set on the edited rows that are empty or fail a filter rule."""
         n = len(table)
         texts = table.column("text").take(pa.array(edited))
@@ -352,11 +405,18 @@ class PartEdits:
         # run_chain moves each rejected row out with its first rule's reason, as in phase 1; the row's
         # position rides in ``id`` (the rejected set keeps only its own columns)
         needs = sorted({c for stage in self.filters for c in getattr(stage, "needs", ())} - {"id", "text"})
-        judged = pa.table({"id": pa.array([str(i) for i in range(len(edited))], pa.string()), "text": texts,
-                           **{c: _column(table, c, edited) for c in needs}})
+        judged = pa.table(
+            {
+                "id": pa.array([str(i) for i in range(len(edited))], pa.string()),
+                "text": texts,
+                **{c: _column(table, c, edited) for c in needs},
+            }
+        )
         _, rejected = run_chain(self.filters, judged, ChainStats())
         for r in rejected:
-            for i, why, d in zip(r.column("id").to_pylist(), r.column(REASON).to_pylist(), r.column(DETAILS).to_pylist(), strict=False):
+            for i, why, d in zip(
+                r.column("id").to_pylist(), r.column(REASON).to_pylist(), r.column(DETAILS).to_pylist(), strict=False
+            ):
                 reasons[int(i)], found[int(i)] = why, d
         empty = pc.equal(pc.utf8_trim_whitespace(texts), "").to_numpy(zero_copy_only=False)
         for i in np.flatnonzero(empty):
@@ -366,8 +426,13 @@ class PartEdits:
         for i, row in enumerate(edited.tolist()):
             if reasons[i] is not None:
                 out_reason[row] = reasons[i]
-                out_details[row] = json.dumps({"paragraphs_removed": int(removed[row]), "chars_removed": int(chars[row]),
-                                               "rule_details": found[i]})
+                out_details[row] = json.dumps(
+                    {
+                        "paragraphs_removed": int(removed[row]),
+                        "chars_removed": int(chars[row]),
+                        "rule_details": found[i],
+                    }
+                )
                 self.stats["documents_rejected"] += 1
         return pa.array(out_reason, pa.string()), pa.array(out_details, pa.string())
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from pipeline.dedup.context import ROW_BITS
 from core.shuffle import group_apply
+from pipeline.dedup.context import ROW_BITS
 
 
 def by_part(ds, column: str, partitions: int, fn, **fn_kwargs):

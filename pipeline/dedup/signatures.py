@@ -23,11 +23,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pipeline.config import RunConfig
-from pipeline.phase import Unit
-from pipeline.dedup.context import PHASE, ROW_BITS, DedupContext, run_storage
-from core.storage import PartWriter
 from core.layout import part_file
+from core.storage import PartWriter
+from pipeline.config import RunConfig
+from pipeline.dedup.context import PHASE, ROW_BITS, DedupContext, run_storage
+from pipeline.phase import Unit
 from pipeline.result import UnitResult
 from pipeline.units import UnitWork
 from stages.dedup import exact, lsh, minhash
@@ -40,7 +40,13 @@ BUCKET_SCHEMA = pa.schema([("band", pa.int16()), ("key", pa.uint64()), ("doc", p
 #: With ``verify: exact`` bucket rows carry their document's shingle hashes.
 SHINGLES_FIELD = pa.field("shingles", pa.large_list(pa.uint64()))
 META_SCHEMA = pa.schema(
-    [("doc", pa.int64()), ("id", pa.string()), ("text_hash", pa.binary(16)), ("url_hash", pa.binary(16)), ("score", pa.float64())]
+    [
+        ("doc", pa.int64()),
+        ("id", pa.string()),
+        ("text_hash", pa.binary(16)),
+        ("url_hash", pa.binary(16)),
+        ("score", pa.float64()),
+    ]
 )
 #: With ``dedup.keep.source_priority``, meta rows carry their
 #: source's rank (stages.dedup.keep: the lowest rank is kept).
@@ -70,7 +76,10 @@ def compute_signatures(ctx: DedupContext, units: list[Unit]):
 
 def summarize(stats: list[dict]) -> dict:
     """Step 1's part of the phase summary."""
-    return {"no_shingles": sum(s.get("no_shingles", 0) for s in stats), "bucket_rows": sum(s.get("bucket_rows", 0) for s in stats)}
+    return {
+        "no_shingles": sum(s.get("no_shingles", 0) for s in stats),
+        "bucket_rows": sum(s.get("bucket_rows", 0) for s in stats),
+    }
 
 
 class SignaturePart:
@@ -85,12 +94,16 @@ class SignaturePart:
     def process(self, unit: Unit) -> UnitResult:
         """Write the part's buckets, meta and signatures; returns its counts (in its completion marker)."""
         part_no = unit.params["part_no"]
-        source = pq.ParquetFile(self.storage.path("documents", self.source, part_file(unit.name)), filesystem=self.storage.fs)
+        source = pq.ParquetFile(
+            self.storage.path("documents", self.source, part_file(unit.name)), filesystem=self.storage.fs
+        )
         score_col = self.dedup.keep.score_column
         if score_col not in source.schema_arrow.names:
             score_col = None
         columns = ["id", "text", "url"] + ([score_col] if score_col is not None else [])
-        columns += [SOURCE_NAME] if self.dedup.keep.source_priority and SOURCE_NAME in source.schema_arrow.names else []
+        columns += (
+            [SOURCE_NAME] if self.dedup.keep.source_priority and SOURCE_NAME in source.schema_arrow.names else []
+        )
         stats = Counter({"no_shingles": 0, "bucket_rows": 0, "shingles": 0})
         row = 0
         with UnitWork.for_phase(self.storage, PHASE, unit) as work:
@@ -109,22 +122,44 @@ class SignaturePart:
         """(writer, schema) for the part's buckets, meta and signatures."""
         bucket_schema = BUCKET_SCHEMA.append(SHINGLES_FIELD) if self.dedup.minhash.verify == "exact" else BUCKET_SCHEMA
         sig_schema = pa.schema([("sig", pa.binary(signature_width(self.dedup.minhash)))])
-        return [(work.writer("dedup", folder, part_file(unit), schema=schema), schema)
-                for folder, schema in (("buckets", bucket_schema), ("meta", meta_schema(self.dedup)), ("signatures", sig_schema))]
+        return [
+            (work.writer("dedup", folder, part_file(unit), schema=schema), schema)
+            for folder, schema in (
+                ("buckets", bucket_schema),
+                ("meta", meta_schema(self.dedup)),
+                ("signatures", sig_schema),
+            )
+        ]
 
-    def _write_batch(self, table: pa.Table, doc: np.ndarray, score_col: str | None,
-                     bucket_out: PartWriter, meta_out: PartWriter, sig_out: PartWriter) -> dict:
+    def _write_batch(
+        self,
+        table: pa.Table,
+        doc: np.ndarray,
+        score_col: str | None,
+        bucket_out: PartWriter,
+        meta_out: PartWriter,
+        sig_out: PartWriter,
+    ) -> dict:
         """Write one batch of documents; returns its counts."""
         buckets, meta, sig, counts = self._batch(table, doc, score_col)
         bucket_out.write(buckets)
         meta_out.write(meta)
         if sig is not None:
             width = sig.shape[1] * sig.itemsize
-            sig_out.write(pa.table({"sig": pa.FixedSizeBinaryArray.from_buffers(
-                pa.binary(width), len(sig), [None, pa.py_buffer(np.ascontiguousarray(sig))])}))
+            sig_out.write(
+                pa.table(
+                    {
+                        "sig": pa.FixedSizeBinaryArray.from_buffers(
+                            pa.binary(width), len(sig), [None, pa.py_buffer(np.ascontiguousarray(sig))]
+                        )
+                    }
+                )
+            )
         return {"no_shingles": int((counts == 0).sum()), "bucket_rows": len(buckets), "shingles": int(counts.sum())}
 
-    def _batch(self, table: pa.Table, doc: np.ndarray, score_col: str | None) -> tuple[pa.Table, pa.Table, np.ndarray | None, np.ndarray]:
+    def _batch(
+        self, table: pa.Table, doc: np.ndarray, score_col: str | None
+    ) -> tuple[pa.Table, pa.Table, np.ndarray | None, np.ndarray]:
         """Bucket rows (band, key, doc), meta rows, signatures and shingle counts of one batch of documents."""
         cfg = self.dedup
         n = len(table)
@@ -135,14 +170,22 @@ class SignaturePart:
         url_hash = None
         if cfg.exact.urls:
             url_hash = exact.url_hashes(table.column("url"))
-            has_url = pc.greater(pc.utf8_length(pc.fill_null(table.column("url"), "")), 0).to_numpy(zero_copy_only=False)
-            rows.append((exact.URL_BAND, exact.bucket_key(url_hash)[has_url], doc[has_url]))  # an empty URL matches nothing
+            has_url = pc.greater(pc.utf8_length(pc.fill_null(table.column("url"), "")), 0).to_numpy(
+                zero_copy_only=False
+            )
+            rows.append(
+                (exact.URL_BAND, exact.bucket_key(url_hash)[has_url], doc[has_url])
+            )  # an empty URL matches nothing
         counts, shingles, sig = np.zeros(n, np.int64), None, None
         if cfg.minhash.enabled:
-            sig, counts, shingles = minhash.signatures(table.column("text"), cfg.minhash, return_shingles=cfg.minhash.verify == "exact")
+            sig, counts, shingles = minhash.signatures(
+                table.column("text"), cfg.minhash, return_shingles=cfg.minhash.verify == "exact"
+            )
             has = counts > 0  # a document without shingles has no LSH bucket (exact keys still apply)
             band = np.tile(np.arange(self.bands, dtype=np.int16), int(has.sum()))
-            rows.append((band, lsh.band_keys(sig[has], self.bands, self.rows).ravel(), np.repeat(doc[has], self.bands)))
+            rows.append(
+                (band, lsh.band_keys(sig[has], self.bands, self.rows).ravel(), np.repeat(doc[has], self.bands))
+            )
         buckets = _bucket_table(rows)
         if shingles is not None:
             buckets = _with_shingles(buckets, doc, shingles)
@@ -165,7 +208,9 @@ def _bucket_table(rows: list[tuple[int | np.ndarray, np.ndarray, np.ndarray]]) -
     """One table of bucket rows from (band, keys, docs) groups; a scalar band applies to its whole group."""
     return pa.table(
         {
-            "band": pa.array(np.concatenate([np.broadcast_to(np.int16(b), len(d)) for b, _, d in rows] or [np.zeros(0, np.int16)])),
+            "band": pa.array(
+                np.concatenate([np.broadcast_to(np.int16(b), len(d)) for b, _, d in rows] or [np.zeros(0, np.int16)])
+            ),
             "key": pa.array(np.concatenate([k for _, k, _ in rows] or [np.zeros(0, np.uint64)]), pa.uint64()),
             "doc": pa.array(np.concatenate([d for _, _, d in rows] or [np.zeros(0, np.int64)]), pa.int64()),
         },

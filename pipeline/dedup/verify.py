@@ -32,14 +32,22 @@ def needed(ctx: DedupContext, edges: EdgeSet) -> bool:
 
 def check_settings(config: MinHashConfig) -> dict:
     """What a task needs to run :func:`duplicates` (picklable)."""
-    return {"num_perm": config.num_perm, "dtype": np.dtype(minhash.signature_dtype(config.scheme)).str,
-            "threshold": config.verify_threshold, "identical": config.boilerplate.identical_threshold}
+    return {
+        "num_perm": config.num_perm,
+        "dtype": np.dtype(minhash.signature_dtype(config.scheme)).str,
+        "threshold": config.verify_threshold,
+        "identical": config.boilerplate.identical_threshold,
+    }
 
 
-def duplicates(sig_a: np.ndarray, sig_b: np.ndarray, mask_a: np.ndarray, mask_b: np.ndarray, check: dict) -> np.ndarray:
+def duplicates(
+    sig_a: np.ndarray, sig_b: np.ndarray, mask_a: np.ndarray, mask_b: np.ndarray, check: dict
+) -> np.ndarray:
     """Row-wise: the pair passes the signature check (signatures as (n x width) bytes)."""
     dtype = check["dtype"]
-    return boilerplate.is_duplicate(sig_a.view(dtype), sig_b.view(dtype), mask_a, mask_b, check["threshold"], check["identical"])
+    return boilerplate.is_duplicate(
+        sig_a.view(dtype), sig_b.view(dtype), mask_a, mask_b, check["threshold"], check["identical"]
+    )
 
 
 def verify_edges(ctx: DedupContext, edges: EdgeSet) -> EdgeSet:
@@ -79,11 +87,14 @@ def signatures_of(parts: Parts, doc: np.ndarray, width: int) -> np.ndarray:
 
 def binary_column(values: np.ndarray) -> pa.FixedSizeBinaryArray:
     """Rows of a (n x width) uint8 array as a fixed-size binary column (the inverse of fixed_bytes)."""
-    return pa.FixedSizeBinaryArray.from_buffers(pa.binary(values.shape[1]), len(values), [None, pa.py_buffer(np.ascontiguousarray(values))])
+    return pa.FixedSizeBinaryArray.from_buffers(
+        pa.binary(values.shape[1]), len(values), [None, pa.py_buffer(np.ascontiguousarray(values))]
+    )
 
 
-def attach_signatures(group: pa.Table, parts: Parts, width: int, num_perm: int, doc_column: str = "src",
-                      suffix: str = "_src") -> pa.Table:
+def attach_signatures(
+    group: pa.Table, parts: Parts, width: int, num_perm: int, doc_column: str = "src", suffix: str = "_src"
+) -> pa.Table:
     """Add columns ``sig<suffix>`` and ``mask<suffix>``: the signature and boilerplate positions of each row's
     document in ``doc_column`` (a group holds whole parts: each part's files are read once)."""
     doc = group.column(doc_column).to_numpy()
@@ -95,8 +106,9 @@ def _verify_with_dst_signatures(group: pa.Table, parts: Parts, width: int, num_p
     """Keep exact-key edges, and LSH edges that pass the signature check."""
     dst = group.column("dst").to_numpy()
     sig_src = fixed_bytes(group.column("sig_src").combine_chunks(), width)
-    mask_src = np.unpackbits(fixed_bytes(group.column("mask_src").combine_chunks(), (num_perm + 7) // 8), axis=1,
-                             count=num_perm).astype(bool)
+    mask_src = np.unpackbits(
+        fixed_bytes(group.column("mask_src").combine_chunks(), (num_perm + 7) // 8), axis=1, count=num_perm
+    ).astype(bool)
     same = duplicates(sig_src, signatures_of(parts, dst, width), mask_src, masks_of(parts, dst, num_perm), check)
     keep = ~group.column("lsh").to_numpy(zero_copy_only=False) | same
     return group.select(EDGE_SCHEMA.names).filter(pa.array(keep))

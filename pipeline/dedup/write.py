@@ -17,13 +17,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from core.layout import part_file
 from pipeline.config import RunConfig
-from pipeline.phase import Unit
+from pipeline.dedup import index as dedup_index
 from pipeline.dedup.context import PHASE, STAGE, DedupContext, row_of, run_storage
 from pipeline.dedup.decisions import read_decisions
-from pipeline.dedup import index as dedup_index
-from pipeline.dedup.paragraphs import STAGE as PARAGRAPH_STAGE, PartEdits  # 
-from core.layout import part_file
+from pipeline.dedup.paragraphs import STAGE as PARAGRAPH_STAGE, PartEdits  #
+from pipeline.phase import Unit
 from pipeline.result import UnitResult, summarize as summarize_results
 from pipeline.units import UnitWork
 from stages.base import DETAILS, REASON, set_column, split_rejected, to_rejected
@@ -55,15 +55,25 @@ class PartWriterWorker:
         edits = PartEdits(self.config, self.storage, unit.name) if self.config.dedup.paragraphs.enabled else None
         dedup = self.config.dedup
 
-        def index(kept_rows: np.ndarray) -> dict:  # the part's kept documents in the dedup index (pipeline/dedup/index.py)
+        def index(
+            kept_rows: np.ndarray,
+        ) -> dict:  # the part's kept documents in the dedup index (pipeline/dedup/index.py)
             return {"index_bytes": dedup_index.write_part(self.storage, dedup, unit.name, kept_rows)}
 
-        return write_part(self.storage, self.source, unit, read_decisions(self.storage, unit.name), self.rejected_text, edits,
-                          index)
+        return write_part(
+            self.storage, self.source, unit, read_decisions(self.storage, unit.name), self.rejected_text, edits, index
+        )
 
 
-def write_part(storage, source_phase: str, unit: Unit, decided: pa.Table, rejected_text: bool, edits: PartEdits | None = None,
-               index=None) -> UnitResult:
+def write_part(
+    storage,
+    source_phase: str,
+    unit: Unit,
+    decided: pa.Table,
+    rejected_text: bool,
+    edits: PartEdits | None = None,
+    index=None,
+) -> UnitResult:
     """Copy an input part to documents/deduped minus its removed rows, which go to rejected/deduped.
 
     ``index(kept_rows)``, when given, is called with the sorted row numbers of the kept documents before the
@@ -99,12 +109,14 @@ def write_part(storage, source_phase: str, unit: Unit, decided: pa.Table, reject
             n_in += len(batch)
         if n_in == 0:  # an empty part still gets its (empty) output
             empty = set_column(source.schema_arrow.empty_table(), "dup_cluster_size", pa.array([], pa.int32()))
-            kept.write(edits.empty(empty) if edits is not None else empty)  # 
-        paragraph_stats = {"paragraphs": dict(edits.stats)} if edits is not None else {}  # 
+            kept.write(edits.empty(empty) if edits is not None else empty)  #
+        paragraph_stats = {"paragraphs": dict(edits.stats)} if edits is not None else {}  #
         if index is not None:
             paragraph_stats.update(index(np.concatenate(kept_rows) if kept_rows else np.zeros(0, np.int64)))
-        return work.commit(UnitResult(unit.name, by_reason=reasons, totals=paragraph_stats, seconds=time.perf_counter() - t0),
-                           docs_in=n_in)
+        return work.commit(
+            UnitResult(unit.name, by_reason=reasons, totals=paragraph_stats, seconds=time.perf_counter() - t0),
+            docs_in=n_in,
+        )
 
 
 #: A temporary column: each row's number in the input part.
@@ -128,13 +140,17 @@ class _PartDecisions:
         lo, hi = np.searchsorted(self.rows, [start, start + n])
         local = pa.array(self.rows[lo:hi] - start)
         reason = _scatter(n, local, self.reason.slice(lo, hi - lo), pa.string())
-        table = set_column(table, "dup_cluster_size", pc.fill_null(_scatter(n, local, self.size.slice(lo, hi - lo), pa.int32()), 1))
+        table = set_column(
+            table, "dup_cluster_size", pc.fill_null(_scatter(n, local, self.size.slice(lo, hi - lo), pa.int32()), 1)
+        )
         removed = pc.is_valid(reason)
         kept = table.filter(pc.invert(removed))
         if not pc.any(removed).as_py():
             return kept, None
         rej = set_column(table.filter(removed), REASON, reason.filter(removed))
-        rej = set_column(rej, DETAILS, _scatter(n, local, self.details.slice(lo, hi - lo), pa.string()).filter(removed))
+        rej = set_column(
+            rej, DETAILS, _scatter(n, local, self.details.slice(lo, hi - lo), pa.string()).filter(removed)
+        )
         return kept, rej
 
 

@@ -42,28 +42,39 @@ def read(storage: Storage, phase: str, step: str | None = None) -> dict[str, Uni
             out[name] = UnitResult.from_json(data)
     for record in records:
         for unit in record["units"]:
-            virtual = UnitResult(unit, unit_fingerprint(record["fingerprint"], unit),
-                                 totals=dict(record.get("totals") or {}), empty=True)
+            virtual = UnitResult(
+                unit,
+                unit_fingerprint(record["fingerprint"], unit),
+                totals=dict(record.get("totals") or {}),
+                empty=True,
+            )
             if unit not in out or out[unit].fingerprint != virtual.fingerprint:
                 out[unit] = virtual
     return out
 
 
-def record_empty(storage: Storage, phase: str, step: str, top: bool, step_fingerprint: str,
-                 results: list[UnitResult]) -> None:
+def record_empty(
+    storage: Storage, phase: str, step: str, top: bool, step_fingerprint: str, results: list[UnitResult]
+) -> None:
     """Add the units of ``results`` (empty ones of one step) to the step's record of empty units; the units of
     an earlier fingerprint (another corpus, other settings) are dropped."""
     if not results:
         return
     totals = results[0].totals
     if any(r.totals != totals for r in results):
-        raise ValueError(f"step {step}: its empty units report different totals (an empty unit reports what any other "
-                         "does)")
+        raise ValueError(
+            f"step {step}: its empty units report different totals (an empty unit reports what any other does)"
+        )
     path = (*folder(phase, None if top else step), f"{EMPTY_PREFIX}{step}.json")
     old = storage.read_json(*path) if storage.exists(*path) else {}
     known = set(old.get("units", [])) if old.get("fingerprint") == step_fingerprint else set()
-    record = {"unit": f"{EMPTY_PREFIX}{step}", "step": step, "fingerprint": step_fingerprint, "totals": totals,
-              "units": sorted(known | {r.unit for r in results})}
+    record = {
+        "unit": f"{EMPTY_PREFIX}{step}",
+        "step": step,
+        "fingerprint": step_fingerprint,
+        "totals": totals,
+        "units": sorted(known | {r.unit for r in results}),
+    }
     storage.write_json(record, *path)
 
 

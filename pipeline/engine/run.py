@@ -37,8 +37,13 @@ def run_phase(ctx: RunContext, phase: Phase) -> dict:
         done = {}
     todo = [u for u in units if u.name not in done]
     if done:
-        log.info("phase %s: %d of %d units (%s) already done (current markers); skipping them", phase.name, len(done),
-                 len(units), phase.unit_kind)
+        log.info(
+            "phase %s: %d of %d units (%s) already done (current markers); skipping them",
+            phase.name,
+            len(done),
+            len(units),
+            phase.unit_kind,
+        )
     log.info("phase %s: started, %d of %d units (%s) to do", phase.name, len(todo), len(units), phase.unit_kind)
     failures: dict[str, dict[str, str]] = {}
     if not todo:
@@ -76,9 +81,17 @@ def run_map(ctx: RunContext, phase: MapPhase, todo: list[Unit]) -> Iterator[Unit
         return
     progress = Progress(phase.name, len(todo), phase.unit_kind, ctx.progress, counts=("in", "kept"))
     try:
-        yield from map_units(ctx.config, todo, MapWorker, workers=ctx.workers(), keep_worker=phase.keep_worker,
-                             extra={"phase": type(phase), "prepared": prepared}, progress=progress, typed=True,
-                             pool=phase.name if phase.own_workers else None)
+        yield from map_units(
+            ctx.config,
+            todo,
+            MapWorker,
+            workers=ctx.workers(),
+            keep_worker=phase.keep_worker,
+            extra={"phase": type(phase), "prepared": prepared},
+            progress=progress,
+            typed=True,
+            pool=phase.name if phase.own_workers else None,
+        )
     finally:
         progress.close()
 

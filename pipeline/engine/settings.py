@@ -71,7 +71,7 @@ def _without_run_only(model: Any, dumped: Any) -> Any:
 def section(config: RunConfig, path: str) -> Any:
     """The config object at a dotted path (``dedup.minhash``); ``*``: the whole config."""
     value: Any = config
-    for key in ([] if path == "*" else path.split(".")):
+    for key in [] if path == "*" else path.split("."):
         value = getattr(value, key)
     return value
 
@@ -144,9 +144,18 @@ def map_phase(phase: Phase, config: RunConfig, s3: S3Options | None) -> dict:
     source kinds (reading the input files), its stages, its sinks."""
     out: dict[str, Any] = {}
     if getattr(phase, "reads", None) == INPUTS:  # every source kind: a remote file's is first seen by its unit
-        out["sources"] = [{"source": cls.name, **(sections(config, (cls.section,), s3) if cls.section else
-                                                  {"settings": settings_json(cls.settings())}),
-                           "stages": [stage(s, s3) for s in cls.stages(config)]} for cls in source_kinds(config)]
+        out["sources"] = [
+            {
+                "source": cls.name,
+                **(
+                    sections(config, (cls.section,), s3)
+                    if cls.section
+                    else {"settings": settings_json(cls.settings())}
+                ),
+                "stages": [stage(s, s3) for s in cls.stages(config)],
+            }
+            for cls in source_kinds(config)
+        ]
     out["stages"] = [stage(s, s3) for s in phase.stages(config)]
     out["sinks"] = [sink(s, config) for s in phase.sinks(config)]
     return out
@@ -155,6 +164,9 @@ def map_phase(phase: Phase, config: RunConfig, s3: S3Options | None) -> dict:
 def step(spec: Step, config: RunConfig, s3: S3Options | None) -> dict:
     """A step's own part of its fingerprint: its sections, the files it reads, its version."""
     paths = spec.sections(config) if callable(spec.sections) else spec.sections
-    return {"step": spec.name, "sections": sections(config, tuple(paths), s3),
-            "files": [[p, file_identity(p, s3)] for p in (spec.files(config) if spec.files else [])],
-            "version": spec.version() if spec.version else None}
+    return {
+        "step": spec.name,
+        "sections": sections(config, tuple(paths), s3),
+        "files": [[p, file_identity(p, s3)] for p in (spec.files(config) if spec.files else [])],
+        "version": spec.version() if spec.version else None,
+    }

@@ -154,8 +154,14 @@ def _map(ctx: RunContext, phase: Phase, job: Job, plan: StepPlan) -> Iterator[Un
                 yield r
         finally:
             getattr(results, "close", lambda: None)()
-    markers.record_empty(ctx.storage, phase.name, step.name, step.top, plan.fingerprint,
-                         [r for r in new if r.empty and r.failed is None])
+    markers.record_empty(
+        ctx.storage,
+        phase.name,
+        step.name,
+        step.top,
+        plan.fingerprint,
+        [r for r in new if r.empty and r.failed is None],
+    )
     job.results[step.name] = [*done.values(), *(r for r in new if r.failed is None)]
     if step.summarize is not None:
         job.summary.update(step.summarize(job.results[step.name]))

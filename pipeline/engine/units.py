@@ -21,9 +21,9 @@ from core.storage import is_s3
 from pipeline.engine import settings
 from pipeline.engine.markers import unit_fingerprint
 from pipeline.inputs import input_kinds, unit_name
-from pipeline.readers import reader_for
 from pipeline.paths import public_path
 from pipeline.phase import FINAL, INPUTS, MAP, PARTS, STATE, MapPhase, Part, Phase, Step, Unit, fingerprint
+from pipeline.readers import reader_for
 from pipeline.sources import input_sources, part_sources
 
 if TYPE_CHECKING:
@@ -45,21 +45,40 @@ def map_phase_units(ctx: RunContext, phase: MapPhase) -> list[Unit]:
         names = input_sources(config, ctx.inputs)  # {} unless the run names sources
         own = {f: r.name for f in ctx.inputs if (r := reader_for(config, f)) is not None}  # the run's own readers'
         kinds = [*input_kinds([f for f in ctx.inputs if f not in own]), *dict.fromkeys(own.values())]
-        components = {n: fingerprint(settings.map_phase(phase, config.for_source(n), s3), *([n] if n else []))
-                      for n in {names.get(f) for f in ctx.inputs}}
+        components = {
+            n: fingerprint(settings.map_phase(phase, config.for_source(n), s3), *([n] if n else []))
+            for n in {names.get(f) for f in ctx.inputs}
+        }
         mixed = [kinds] if len(kinds) > 1 else []  # another kind's columns are in every part: its own are redone
-        return [Unit(unit_name(f), fingerprint(f, components[names.get(f)], *mixed),
-                     {"source": f, "path": _path(f), "public": published_input(f), "kinds": kinds,
-                      **({"source_name": names[f]} if f in names else {})})
-                for f in ctx.inputs]
+        return [
+            Unit(
+                unit_name(f),
+                fingerprint(f, components[names.get(f)], *mixed),
+                {
+                    "source": f,
+                    "path": _path(f),
+                    "public": published_input(f),
+                    "kinds": kinds,
+                    **({"source_name": names[f]} if f in names else {}),
+                },
+            )
+            for f in ctx.inputs
+        ]
     source = _source(ctx, phase)
     parts = ctx.parts(source)
     names = part_sources(ctx)  # {} unless the run names sources
-    components = {n: fingerprint(settings.map_phase(phase, config.for_source(n), s3))
-                  for n in {names.get(p.name) for p in parts}}
+    components = {
+        n: fingerprint(settings.map_phase(phase, config.for_source(n), s3)) for n in {names.get(p.name) for p in parts}
+    }
     corpus = [fingerprint(sorted(p.fingerprint for p in parts))] if phase.corpus_wide(config) else []
-    return [Unit(p.name, fingerprint(p.fingerprint, components[names.get(p.name)], *corpus),
-                 {"source": source.name, **({"source_name": names.get(p.name)} if names else {})}) for p in parts]
+    return [
+        Unit(
+            p.name,
+            fingerprint(p.fingerprint, components[names.get(p.name)], *corpus),
+            {"source": source.name, **({"source_name": names.get(p.name)} if names else {})},
+        )
+        for p in parts
+    ]
 
 
 def published_input(uri: str) -> str:

@@ -103,8 +103,9 @@ class MapWorker:
             totals, outputs = described()
             for sink in sinks:  # what a sink counts of its own (an export: the rows it wrote)
                 totals.update(getattr(sink, "totals", dict)())
-            result = UnitResult(unit.name, stages=chain, totals=totals, outputs=outputs,
-                                seconds=time.perf_counter() - t0)
+            result = UnitResult(
+                unit.name, stages=chain, totals=totals, outputs=outputs, seconds=time.perf_counter() - t0
+            )
             if not self.phase.writes_documents:  # its sinks take every row (an export): in = kept
                 result.docs_in = result.kept = rows
             return work.commit(result, docs_in=rows)
@@ -162,13 +163,15 @@ class _PartRead:
 
     def __enter__(self):
         storage = self.worker.storage
-        source = pq.ParquetFile(storage.path(DOCUMENTS, self.unit.params["source"], part_file(self.unit.name)),
-                                filesystem=storage.fs)
+        source = pq.ParquetFile(
+            storage.path(DOCUMENTS, self.unit.params["source"], part_file(self.unit.name)), filesystem=storage.fs
+        )
         _, stages = self.worker.chain(None, self.unit.params.get("source_name"))
         batches = (pa.Table.from_batches([b]) for b in source.iter_batches(batch_size=self.worker.phase.batch_rows))
         part, worker = source.schema_arrow, self.worker
-        schema = worker.schema(("parts", part),
-                               lambda: parts_schema(worker.phase, worker.config, part, worker.prepared))
+        schema = worker.schema(
+            ("parts", part), lambda: parts_schema(worker.phase, worker.config, part, worker.prepared)
+        )
         return _at_least_one(batches, part), stages, lambda: ({"parts": 1}, {}), schema
 
     def __exit__(self, *exc) -> bool:

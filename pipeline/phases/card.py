@@ -48,8 +48,11 @@ def write_card(ctx: RunContext, unit: Unit) -> UnitResult:
     if stats["unreadable"]:
         publish(ctx.storage, stats)
         files = [u["file"] for u in stats["unreadable"]]
-        raise CardIncomplete(f"{len(files)} part files could not be read; the card is written without them and says so: "
-                             + ", ".join(files[:5]) + (" ..." if len(files) > 5 else ""))
+        raise CardIncomplete(
+            f"{len(files)} part files could not be read; the card is written without them and says so: "
+            + ", ".join(files[:5])
+            + (" ..." if len(files) > 5 else "")
+        )
     return card_result(unit, publish(ctx.storage, stats))
 
 
@@ -70,8 +73,19 @@ def _card(job: Job, unit: Unit) -> UnitResult:
 
 
 #: Its one step: the card of the run, from the state of every other phase and the whole config.
-STEPS = (Step("card", "stats.json, the plots and the README computed from the outputs", FINAL, _card, reads=(STATE,),
-              sections=("*",), version=card_version, unit="run", counted=True),)
+STEPS = (
+    Step(
+        "card",
+        "stats.json, the plots and the README computed from the outputs",
+        FINAL,
+        _card,
+        reads=(STATE,),
+        sections=("*",),
+        version=card_version,
+        unit="run",
+        counted=True,
+    ),
+)
 
 
 class CardPhase(Phase):
@@ -82,8 +96,14 @@ class CardPhase(Phase):
     headline_keys = ("documents", "tokens", "card")
 
     def sinks(self, config: RunConfig) -> list[Sink]:
-        return [Sink("card", "the dataset card (Hugging Face README at the output root), its plots and stats.json",
-                     f"{README}, {FOLDER}/", ROLE_CARD)]
+        return [
+            Sink(
+                "card",
+                "the dataset card (Hugging Face README at the output root), its plots and stats.json",
+                f"{README}, {FOLDER}/",
+                ROLE_CARD,
+            )
+        ]
 
     def enabled(self, config: RunConfig) -> bool:
         return config.card.enabled

@@ -25,12 +25,12 @@ from pipeline.dedup import (
     earlier,
     edges,
     ids,
+    index as dedup_index,
     paragraphs,
     signatures,
     verify,
     write,
 )
-from pipeline.dedup import index as dedup_index
 from pipeline.dedup.context import PHASE, SOURCE_PHASE, STAGE, DedupContext
 from pipeline.dedup.earlier import REASON as DUPLICATE_EARLIER
 from pipeline.dedup.ids import REASON as DUPLICATE_ID
@@ -49,8 +49,14 @@ CORPUS = "_corpus"
 def _dedup(job: Job) -> DedupContext:
     """The run as the dedup steps see it (pipeline/dedup/context.py): the parts in order, part number = position."""
     if "dedup" not in job.memo:
-        job.memo["dedup"] = DedupContext(job.config, job.storage, tuple(p.name for p in job.parts), job.workers(),
-                                         job.ctx.progress, job.source or SOURCE_PHASE)
+        job.memo["dedup"] = DedupContext(
+            job.config,
+            job.storage,
+            tuple(p.name for p in job.parts),
+            job.workers(),
+            job.ctx.progress,
+            job.source or SOURCE_PHASE,
+        )
     return job.memo["dedup"]
 
 
@@ -146,8 +152,10 @@ def _finish(job: Job, unit: Unit) -> UnitResult:
         summary["paragraphs"] = paragraphs.summarize_parts(job.memo["paragraphs"], [r.totals for r in written])
     names = [p.name for p in job.parts]
     dedup_index.write_settings(storage, config.dedup, unit.fingerprint, names, summary["kept"])
-    summary["index_bytes"] = sum(storage.fs.get_file_info(storage.path(dedup_index.FOLDER, n)).size
-                                 for n in storage.list(dedup_index.FOLDER, suffix=".parquet"))
+    summary["index_bytes"] = sum(
+        storage.fs.get_file_info(storage.path(dedup_index.FOLDER, n)).size
+        for n in storage.list(dedup_index.FOLDER, suffix=".parquet")
+    )
     result = corpus_result(summary, unit.name)
     result.outputs["part_names"] = names
     return result
@@ -156,49 +164,145 @@ def _finish(job: Job, unit: Unit) -> UnitResult:
 def corpus_result(summary: dict, unit: str = CORPUS) -> UnitResult:
     """The corpus unit's result from the summary: its documents in, kept and removed, the rest as totals."""
     rest = {k: v for k, v in summary.items() if k not in ("in", "kept", "rejected", "rejected_by_reason")}
-    return UnitResult(unit, docs_in=summary.get("in", 0), kept=summary.get("kept", 0),
-                      rejected=summary.get("rejected", 0), by_reason=Counter(summary.get("rejected_by_reason") or {}),
-                      totals=rest)
+    return UnitResult(
+        unit,
+        docs_in=summary.get("in", 0),
+        kept=summary.get("kept", 0),
+        rejected=summary.get("rejected", 0),
+        by_reason=Counter(summary.get("rejected_by_reason") or {}),
+        totals=rest,
+    )
 
 
 #: The steps of the phase, in order: the one declaration the plan shows and the engine runs.
 STEPS = (
-    Step("signatures", "MinHash signatures, LSH band keys and exact hashes, part by part", MAP, _signatures,
-         reads=(PARTS,), sections=("dedup.exact", "dedup.minhash", "dedup.keep", "dedup.batch_docs"), resume=True,
-         outputs=_folders(*(("dedup", f) for f in SIGNATURE_FOLDERS)),
-         unit_outputs=lambda config, unit: [("dedup", f, part_file(unit)) for f in SIGNATURE_FOLDERS],
-         keep=_kept, summarize=_signature_summary),
-    Step("ids", "documents with the same id across parts", SHUFFLE, lambda job: ids.find_duplicate_ids(_dedup(job)),
-         depends=("signatures",), outputs=_folders(ids.FOLDER), keep=_kept),
-    Step("boilerplate", "signature values a host's pages share (host boilerplate)", SHUFFLE, _boilerplate,
-         depends=("signatures",), reads=(PARTS,), sections=("dedup.minhash.boilerplate",), when=_boilerplate_on,
-         outputs=_folders(boilerplate.FOLDER), keep=_kept),
-    Step("content", "content candidates of pages with a long host block", SHUFFLE,
-         lambda job: content.content_buckets(_dedup(job)), depends=("boilerplate",), reads=(PARTS,),
-         when=_boilerplate_on, outputs=_folders(content.FOLDER), keep=_kept),
-    Step("earlier", "documents an earlier run kept (dedup.against): exact hash or LSH key + signature check", SHUFFLE,
-         lambda job: earlier.find_earlier(_dedup(job)), depends=("ids", "content"), sections=("dedup.against",),
-         files=_earlier_indexes, when=lambda config: bool(config.dedup.against), outputs=_folders(earlier.FOLDER),
-         keep=_kept),
-    Step("edges", "candidate pairs from shared band keys and exact hashes (shuffle by key)", SHUFFLE, _edges,
-         depends=("ids", "content", "earlier"), outputs=_folders(("dedup", "edges")), keep=_kept),
-    Step("verify", "candidate pairs checked against their signatures", SHUFFLE, _verify, depends=("edges",),
-         when=lambda config: config.dedup.minhash.enabled and config.dedup.minhash.verify != "off",
-         outputs=_folders(("dedup", "edges-verified")), keep=_kept),
-    Step("components", "connected components of the duplicate graph", SHUFFLE, _components,
-         depends=("edges", "verify"), sections=("dedup.components",), outputs=_folders(("dedup", "components")),
-         keep=_kept),
-    Step("decisions", "one document kept per cluster, the others removed", SHUFFLE, _decisions,
-         depends=("components", "ids", "earlier"), outputs=_folders(("dedup", "decisions")), keep=_kept),
-    Step("paragraphs", "repeated paragraphs or lines found across the corpus (shuffle by hash)", SHUFFLE, _paragraphs,
-         depends=("decisions",), reads=(PARTS,), sections=("dedup.paragraphs",),
-         when=lambda config: config.dedup.paragraphs.enabled, outputs=_folders(paragraphs.FOLDER), keep=_kept),
-    Step("write", "kept and removed documents written, part by part", MAP,
-         lambda job, todo: write.write_outputs(_dedup(job), todo), depends=("decisions", "paragraphs"), reads=(PARTS,),
-         sections=_write_sections, publishes_parts=True,
-         outputs=_folders((DOCUMENTS, PHASE), (REJECTED, PHASE), (dedup_index.FOLDER,))),
-    Step("corpus", "the dedup index completed and the corpus marked done, with the summary", FINAL, _finish,
-         depends=("write",), unit=CORPUS, counted=True),
+    Step(
+        "signatures",
+        "MinHash signatures, LSH band keys and exact hashes, part by part",
+        MAP,
+        _signatures,
+        reads=(PARTS,),
+        sections=("dedup.exact", "dedup.minhash", "dedup.keep", "dedup.batch_docs"),
+        resume=True,
+        outputs=_folders(*(("dedup", f) for f in SIGNATURE_FOLDERS)),
+        unit_outputs=lambda config, unit: [("dedup", f, part_file(unit)) for f in SIGNATURE_FOLDERS],
+        keep=_kept,
+        summarize=_signature_summary,
+    ),
+    Step(
+        "ids",
+        "documents with the same id across parts",
+        SHUFFLE,
+        lambda job: ids.find_duplicate_ids(_dedup(job)),
+        depends=("signatures",),
+        outputs=_folders(ids.FOLDER),
+        keep=_kept,
+    ),
+    Step(
+        "boilerplate",
+        "signature values a host's pages share (host boilerplate)",
+        SHUFFLE,
+        _boilerplate,
+        depends=("signatures",),
+        reads=(PARTS,),
+        sections=("dedup.minhash.boilerplate",),
+        when=_boilerplate_on,
+        outputs=_folders(boilerplate.FOLDER),
+        keep=_kept,
+    ),
+    Step(
+        "content",
+        "content candidates of pages with a long host block",
+        SHUFFLE,
+        lambda job: content.content_buckets(_dedup(job)),
+        depends=("boilerplate",),
+        reads=(PARTS,),
+        when=_boilerplate_on,
+        outputs=_folders(content.FOLDER),
+        keep=_kept,
+    ),
+    Step(
+        "earlier",
+        "documents an earlier run kept (dedup.against): exact hash or LSH key + signature check",
+        SHUFFLE,
+        lambda job: earlier.find_earlier(_dedup(job)),
+        depends=("ids", "content"),
+        sections=("dedup.against",),
+        files=_earlier_indexes,
+        when=lambda config: bool(config.dedup.against),
+        outputs=_folders(earlier.FOLDER),
+        keep=_kept,
+    ),
+    Step(
+        "edges",
+        "candidate pairs from shared band keys and exact hashes (shuffle by key)",
+        SHUFFLE,
+        _edges,
+        depends=("ids", "content", "earlier"),
+        outputs=_folders(("dedup", "edges")),
+        keep=_kept,
+    ),
+    Step(
+        "verify",
+        "candidate pairs checked against their signatures",
+        SHUFFLE,
+        _verify,
+        depends=("edges",),
+        when=lambda config: config.dedup.minhash.enabled and config.dedup.minhash.verify != "off",
+        outputs=_folders(("dedup", "edges-verified")),
+        keep=_kept,
+    ),
+    Step(
+        "components",
+        "connected components of the duplicate graph",
+        SHUFFLE,
+        _components,
+        depends=("edges", "verify"),
+        sections=("dedup.components",),
+        outputs=_folders(("dedup", "components")),
+        keep=_kept,
+    ),
+    Step(
+        "decisions",
+        "one document kept per cluster, the others removed",
+        SHUFFLE,
+        _decisions,
+        depends=("components", "ids", "earlier"),
+        outputs=_folders(("dedup", "decisions")),
+        keep=_kept,
+    ),
+    Step(
+        "paragraphs",
+        "repeated paragraphs or lines found across the corpus (shuffle by hash)",
+        SHUFFLE,
+        _paragraphs,
+        depends=("decisions",),
+        reads=(PARTS,),
+        sections=("dedup.paragraphs",),
+        when=lambda config: config.dedup.paragraphs.enabled,
+        outputs=_folders(paragraphs.FOLDER),
+        keep=_kept,
+    ),
+    Step(
+        "write",
+        "kept and removed documents written, part by part",
+        MAP,
+        lambda job, todo: write.write_outputs(_dedup(job), todo),
+        depends=("decisions", "paragraphs"),
+        reads=(PARTS,),
+        sections=_write_sections,
+        publishes_parts=True,
+        outputs=_folders((DOCUMENTS, PHASE), (REJECTED, PHASE), (dedup_index.FOLDER,)),
+    ),
+    Step(
+        "corpus",
+        "the dedup index completed and the corpus marked done, with the summary",
+        FINAL,
+        _finish,
+        depends=("write",),
+        unit=CORPUS,
+        counted=True,
+    ),
 )
 
 
@@ -216,14 +320,30 @@ class DedupedPhase(Phase):
     def declared_stages(self, config: RunConfig) -> list[StageInfo]:
         """The stages its removals name: document dedup, and paragraph dedup's filter rules on the rewritten texts."""
         if config.dedup.against:  # dedup.against: also copies of what earlier runs kept
-            out = [StageInfo(STAGE, "exact and near duplicates removed (within the run and of earlier runs' documents)",
-                             ("text",), (), (EXACT, URL, NEAR, DUPLICATE_ID, DUPLICATE_EARLIER))]
+            out = [
+                StageInfo(
+                    STAGE,
+                    "exact and near duplicates removed (within the run and of earlier runs' documents)",
+                    ("text",),
+                    (),
+                    (EXACT, URL, NEAR, DUPLICATE_ID, DUPLICATE_EARLIER),
+                )
+            ]
         else:
-            out = [StageInfo(STAGE, "exact and near duplicates removed", ("text",), (), (EXACT, URL, NEAR, DUPLICATE_ID))]
+            out = [
+                StageInfo(STAGE, "exact and near duplicates removed", ("text",), (), (EXACT, URL, NEAR, DUPLICATE_ID))
+            ]
         if config.dedup.paragraphs.enabled:
             rules = [r for cls, cfg in text_filter_specs(config.filters) for r in StageSpec(cls, cfg).info().reasons]
-            out.append(StageInfo(paragraphs.STAGE, "repeated paragraphs removed; documents too short after it",
-                                 ("text",), ("para_dedup_removed", "para_dedup_chars_removed"), (paragraphs.EMPTY, *rules)))
+            out.append(
+                StageInfo(
+                    paragraphs.STAGE,
+                    "repeated paragraphs removed; documents too short after it",
+                    ("text",),
+                    ("para_dedup_removed", "para_dedup_chars_removed"),
+                    (paragraphs.EMPTY, *rules),
+                )
+            )
         return out
 
     def steps(self, config: RunConfig) -> list[Step]:

@@ -56,8 +56,18 @@ class ExtractedPhase(MapPhase):
     unit_kind = "file"
     reads = INPUTS
     keep_worker = True  # language ID, the classifiers and the extraction helper load once per worker process
-    sections = ("warc", "documents", "charset", "extract", "langid", "filters", "classifiers", "sources", "readers",
-                "stages")
+    sections = (
+        "warc",
+        "documents",
+        "charset",
+        "extract",
+        "langid",
+        "filters",
+        "classifiers",
+        "sources",
+        "readers",
+        "stages",
+    )
     headline_keys = ("files", "rows", "kept", "rejected", "malformed_records")
     # No workers of its own (own_workers): with Arrow on the system allocator (core/arrow_allocator.py), what
     # extraction and language ID leave in a worker is small (e2e corpus: the later phases' worker peaks at
@@ -81,10 +91,18 @@ class ExtractedPhase(MapPhase):
 
 def error_rates(reasons: dict, rows: int) -> dict:
     """Per-record errors of our own code: count and share of the rows read, by reason."""
-    out = {r: {"count": reasons[r], "share": round(reasons[r] / rows, 4)} for r in ERROR_REASONS if reasons.get(r) and rows}
+    out = {
+        r: {"count": reasons[r], "share": round(reasons[r] / rows, 4)}
+        for r in ERROR_REASONS
+        if reasons.get(r) and rows
+    }
     if any(v["share"] > ERROR_WARN_SHARE for v in out.values()):
-        log.warning("phase extracted: per-record errors above %.0f%% of the documents read: %s "
-                    "(the first traceback of each kind is in the worker logs)", ERROR_WARN_SHARE * 100, out)
+        log.warning(
+            "phase extracted: per-record errors above %.0f%% of the documents read: %s "
+            "(the first traceback of each kind is in the worker logs)",
+            ERROR_WARN_SHARE * 100,
+            out,
+        )
     return out
 
 

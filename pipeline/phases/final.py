@@ -23,9 +23,9 @@ from pipeline.plugins import ScoreRule, score_rules, user_stages
 from pipeline.sources import overrides_shown
 from pipeline.top_fraction import ScanWorker, top_fraction_over_parts
 from stages.base import StageSpec
+from stages.classify import ClassifierFilterStage
 from stages.decontam import DecontamStage
 from stages.pii import PiiStage
-from stages.classify import ClassifierFilterStage
 from stages.top_fraction import Cutoff
 
 
@@ -46,7 +46,9 @@ class FinalPhase(MapPhase):
 
     def overrides(self, config: RunConfig) -> dict:
         """For the plan: each named source's own filter settings."""
-        shown = {n: {k: v for k, v in keys.items() if ".filter." in f".{k}."} for n, keys in overrides_shown(config).items()}
+        shown = {
+            n: {k: v for k, v in keys.items() if ".filter." in f".{k}."} for n, keys in overrides_shown(config).items()
+        }
         return {n: keys for n, keys in shown.items() if keys}
 
     def prepare(self, ctx: RunContext, todo: list[Unit]) -> eval_index.Prepared:
@@ -68,11 +70,19 @@ class FinalPhase(MapPhase):
         parts = [Unit(p.name, p.fingerprint) for p in ctx.parts(ctx.source(self))]
         out = {}
         for c in ranked:
-            def scan(boundary, column=c.score_column):
-                return map_units(ctx.config, parts, ScanWorker, workers=ctx.workers(),
-                                 extra={"source": source, "boundary": boundary, "column": column})
 
-            out[c.name] = {lang: cut.to_dict() for lang, cut in top_fraction_over_parts(scan, c.filter.value_for).items()}
+            def scan(boundary, column=c.score_column):
+                return map_units(
+                    ctx.config,
+                    parts,
+                    ScanWorker,
+                    workers=ctx.workers(),
+                    extra={"source": source, "boundary": boundary, "column": column},
+                )
+
+            out[c.name] = {
+                lang: cut.to_dict() for lang, cut in top_fraction_over_parts(scan, c.filter.value_for).items()
+            }
         return out
 
     def stages(self, config: RunConfig, prepared: dict | None = None) -> list[StageSpec]:

@@ -24,8 +24,8 @@ engine deletes them before any rerun that has work to do.
 from __future__ import annotations
 
 import functools
-import logging
 import json
+import logging
 import tempfile
 import time
 from collections import Counter
@@ -33,11 +33,11 @@ from collections import Counter
 import numpy as np
 import pyarrow as pa
 
+from core.layout import DOCUMENTS, REJECTED, part_file
+from core.storage import Storage, open_input, resolve
 from pipeline import mixing
 from pipeline.config import ConfigError, RunConfig, s3_options
 from pipeline.distribute import Progress, failure, map_units, ray_data, return_free_memory
-from core.layout import DOCUMENTS, REJECTED, part_file
-from core.storage import Storage, open_input, resolve
 from pipeline.engine.steps import Job
 from pipeline.phase import FINAL, MAP, PARTS, ROLE_SHARDS, Phase, Sink, Step, Unit, fingerprint
 from pipeline.result import UnitResult, add_totals
@@ -47,8 +47,8 @@ from stages.mix import COPY, MixPlan, draw, group_totals
 from stages.shuffle_plan import plan
 from stages.tokenize import TokenizeConfig, TokenizeStage, special_id
 from stages.writers import FORMATS, StorageSink, TokenInfo, enabled_formats, write_group
-from stages.writers.mds import index_bytes
 from stages.writers.manifest import dropped_entry, token_counts, tokenizer_entry, truncation_entry
+from stages.writers.mds import index_bytes
 from stages.writers.trainers import cut_warning, trainer_warnings
 
 log = logging.getLogger(__name__)
@@ -82,11 +82,15 @@ def _draw(job: Job) -> MixPlan | None:
     of an earlier run of the same corpus and settings is reused (pipeline/mixing.py)."""
     if "mix" not in job.memo:
         groups = next(p for p in job.ctx.step_plans(job.phase) if p.step.name == "groups")
-        corpus = Unit(MANIFEST, groups.fingerprint, {"corpus": groups.fingerprint, "source": job.source,
-                                                     "parts": [p.name for p in job.parts]})
+        corpus = Unit(
+            MANIFEST,
+            groups.fingerprint,
+            {"corpus": groups.fingerprint, "source": job.source, "parts": [p.name for p in job.parts]},
+        )
         small = job.config.shards.local_max_docs
-        job.memo["mix"] = mixing.draw_plan(job.ctx, corpus, lambda: read_tokenizer(job.config),
-                                           lambda files: _is_small(job.storage, files, small))
+        job.memo["mix"] = mixing.draw_plan(
+            job.ctx, corpus, lambda: read_tokenizer(job.config), lambda files: _is_small(job.storage, files, small)
+        )
     return job.memo["mix"]
 
 
@@ -110,14 +114,30 @@ def _manifest(job: Job, unit: Unit) -> UnitResult:
 
 
 STEPS = (
-    Step("groups", "documents tokenized (and drawn to the mix), given a seeded shuffle group and key, shuffled by "
-         "group; each group written to every format", MAP, _groups, reads=(PARTS,), sections=_sections,
-         units=lambda config: [group_name(g) for g in range(config.shards.shuffle.groups)], counted=True, resume=True,
-         outputs=lambda config: [("shards", f.name) for f in FORMATS],
-         unit_outputs=lambda config, unit: [("shards", f.name, unit) for f in FORMATS]),
-    Step("manifest", "each format's merged index, then the manifest (what every format holds, the tokenizer beside)",
-         FINAL, _manifest, depends=("groups",), unit=MANIFEST, counted=True,
-         outputs=lambda config: [*(("shards", f.name, "index.json") for f in FORMATS), ("shards", "manifest.json")]),
+    Step(
+        "groups",
+        "documents tokenized (and drawn to the mix), given a seeded shuffle group and key, shuffled by "
+        "group; each group written to every format",
+        MAP,
+        _groups,
+        reads=(PARTS,),
+        sections=_sections,
+        units=lambda config: [group_name(g) for g in range(config.shards.shuffle.groups)],
+        counted=True,
+        resume=True,
+        outputs=lambda config: [("shards", f.name) for f in FORMATS],
+        unit_outputs=lambda config, unit: [("shards", f.name, unit) for f in FORMATS],
+    ),
+    Step(
+        "manifest",
+        "each format's merged index, then the manifest (what every format holds, the tokenizer beside)",
+        FINAL,
+        _manifest,
+        depends=("groups",),
+        unit=MANIFEST,
+        counted=True,
+        outputs=lambda config: [*(("shards", f.name, "index.json") for f in FORMATS), ("shards", "manifest.json")],
+    ),
 )
 
 
@@ -137,10 +157,21 @@ class ShardsPhase(Phase):
 
     def sinks(self, config: RunConfig) -> list[Sink]:
         formats = [Sink(f.name, f.label, f"shards/{f.name}/", ROLE_SHARDS) for f in enabled_formats(config.shards)]
-        return [*formats, Sink("manifest", "what every format holds: files, samples, tokens, the tokenizer",
-                               "shards/manifest.json", "manifest"),
-                Sink("rejected", "documents with no tokens or that the tokenizer refused", f"{REJECTED}/{self.name}/",
-                     "rejected")]
+        return [
+            *formats,
+            Sink(
+                "manifest",
+                "what every format holds: files, samples, tokens, the tokenizer",
+                "shards/manifest.json",
+                "manifest",
+            ),
+            Sink(
+                "rejected",
+                "documents with no tokens or that the tokenizer refused",
+                f"{REJECTED}/{self.name}/",
+                "rejected",
+            ),
+        ]
 
     def enabled(self, config: RunConfig) -> bool:
         return config.shards.enabled
@@ -155,8 +186,9 @@ def _write_groups(job: Job, groups: list[Unit], mix: MixPlan | None = None):
     config, storage = job.config, job.storage
     todo = {group_number(u.name): u for u in groups}
     files = [storage.path(DOCUMENTS, job.source, part_file(p.name)) for p in job.parts]
-    progress = Progress(ShardsPhase.name, len(groups), ShardsPhase.unit_kind, job.ctx.progress,
-                        counts=("documents", "tokens"))
+    progress = Progress(
+        ShardsPhase.name, len(groups), ShardsPhase.unit_kind, job.ctx.progress, counts=("documents", "tokens")
+    )
     seen = set()
     if files and _is_small(storage, files, config.shards.local_max_docs):
         for stats in _write_groups_here(job, files, todo, mix):
@@ -170,13 +202,26 @@ def _write_groups(job: Job, groups: list[Unit], mix: MixPlan | None = None):
         # select_columns, not read_parquet(columns=) (deprecated): Ray Data pushes the projection into the read
         ds = ray_data().read_parquet(files, filesystem=storage.fs).select_columns(columns)
         # Tasks, not an actor pool: actors would hold every CPU the shuffle after them needs.
-        ds = ds.map_batches(_tokenize_and_plan, batch_format="pyarrow", num_cpus=1,
-                            fn_kwargs={"config": config.model_dump(mode="json"), "tokenizer": tokenizer,
-                                       "groups": sorted(todo), "mix": mix.to_json() if mix else None})
+        ds = ds.map_batches(
+            _tokenize_and_plan,
+            batch_format="pyarrow",
+            num_cpus=1,
+            fn_kwargs={
+                "config": config.model_dump(mode="json"),
+                "tokenizer": tokenizer,
+                "groups": sorted(todo),
+                "mix": mix.to_json() if mix else None,
+            },
+        )
         ds = ds.groupby("group", num_partitions=max(1, min(len(todo), 4 * workers))).map_groups(
-            _write_group_task, batch_format="pyarrow",
-            fn_kwargs={"config": config.model_dump(mode="json"), "tokenizer": tokenizer,
-                       "units": {g: u.to_json() for g, u in todo.items()}})
+            _write_group_task,
+            batch_format="pyarrow",
+            fn_kwargs={
+                "config": config.model_dump(mode="json"),
+                "tokenizer": tokenizer,
+                "units": {g: u.to_json() for g, u in todo.items()},
+            },
+        )
         for row in ds.iter_rows():
             stats = UnitResult.from_json(json.loads(row["stats"]))
             seen.add(stats.unit)
@@ -202,8 +247,9 @@ def _columns(config: RunConfig, files: list[str], storage: Storage) -> list[str]
 
 def _is_small(storage: Storage, files: list[str], local_max_docs: int) -> bool:
     """Whether the documents to shard fit ``shards.local_max_docs`` (rows from the Parquet footers)."""
-    import pyarrow.parquet as pq
     from concurrent.futures import ThreadPoolExecutor
+
+    import pyarrow.parquet as pq
 
     if local_max_docs <= 0 or len(files) > LOCAL_MAX_PARTS:
         return False
@@ -215,12 +261,21 @@ def _is_small(storage: Storage, files: list[str], local_max_docs: int) -> bool:
 def _write_groups_here(ctx: Job, files: list[str], todo: dict[int, Unit], mix: MixPlan | None = None):
     """The shuffle of a small input in one task on a Ray worker (SmallShards), without Ray Data's set-up: the
     same plan, groups and bytes as on Ray Data, and the driver holds none of it whatever the input."""
-    unit = Unit("small-input", "", {"files": files, "units": {str(g): u.to_json() for g, u in todo.items()},
-                                     "mix": mix.to_json() if mix else None})
+    unit = Unit(
+        "small-input",
+        "",
+        {
+            "files": files,
+            "units": {str(g): u.to_json() for g, u in todo.items()},
+            "mix": mix.to_json() if mix else None,
+        },
+    )
     ctx.workers()  # starts Ray as the run says (an address, its CPUs, without what a local run does not use)
     for out in map_units(ctx.config, [unit], SmallShards, workers=1):
         if "failed" in out:  # the task failed as a whole (a part cannot be read, its worker died): so does every group
-            yield from (UnitResult.failure(u.name, out["failed"], fatal=out.get("fatal")) for _, u in sorted(todo.items()))
+            yield from (
+                UnitResult.failure(u.name, out["failed"], fatal=out.get("fatal")) for _, u in sorted(todo.items())
+            )
         else:
             yield from (UnitResult.from_json(r) for r in out["groups"])
 
@@ -241,9 +296,15 @@ class SmallShards:
         columns = _columns(self.config, files, storage)
         planned = []
         for f in files:
-            planned.append(_tokenize_and_plan(_read_part(f, storage, columns), config, tokenizer, sorted(units), unit.params["mix"]))
+            planned.append(
+                _tokenize_and_plan(
+                    _read_part(f, storage, columns), config, tokenizer, sorted(units), unit.params["mix"]
+                )
+            )
             return_free_memory()  # the tokenizer's per-call lists and encodings: freed, not kept by the allocator
-        planned = pa.concat_tables(planned, promote_options="default")  # parts of different sources may lack some columns
+        planned = pa.concat_tables(
+            planned, promote_options="default"
+        )  # parts of different sources may lack some columns
         groups = []
         for g in sorted(units):
             rows = planned.filter(pc.equal(planned.column("group"), g))
@@ -268,20 +329,28 @@ def _tokenize_stage(tokenize: str, tokenizer: bytes) -> TokenizeStage:
     return TokenizeStage(TokenizeConfig.model_validate_json(tokenize), tokenizer_bytes=tokenizer)
 
 
-def _tokenize_and_plan(batch: pa.Table, config: dict, tokenizer: bytes, groups: list[int], mix: dict | None = None) -> pa.Table:
+def _tokenize_and_plan(
+    batch: pa.Table, config: dict, tokenizer: bytes, groups: list[int], mix: dict | None = None
+) -> pa.Table:
     """Ray Data task: tokenizes a batch, gives each document its group and key, keeps the groups to do.
     With a training mix (``mix``, stages/mix.py), every document is tokenized once and drawn 0..n times first."""
     shards = RunConfig.model_validate(config).shards
     stage = _tokenize_stage(shards.tokenize.model_dump_json(), tokenizer)
-    drawn = draw(stage(batch), MixPlan.from_json(mix)) if mix is not None else batch  # a repeat: a new id, its own group
+    drawn = (
+        draw(stage(batch), MixPlan.from_json(mix)) if mix is not None else batch
+    )  # a repeat: a new id, its own group
     group, key = plan(drawn.column("id"), shards.shuffle.seed, shards.shuffle.groups)
     keep = np.isin(group, np.array(groups, dtype=np.int64))
-    batch = drawn.filter(pa.array(keep)) if mix is not None else stage(batch.filter(pa.array(keep)))  # reason no_tokens...
+    batch = (
+        drawn.filter(pa.array(keep)) if mix is not None else stage(batch.filter(pa.array(keep)))
+    )  # reason no_tokens...
     if not shards.layout.text:
         batch = batch.drop_columns(["text"])
     batch = batch.append_column("group", pa.array(group[keep])).append_column("key", pa.array(key[keep], pa.uint64()))
     if REASON not in batch.column_names:
-        batch = batch.append_column(REASON, pa.nulls(len(batch), pa.string())).append_column("details", pa.nulls(len(batch), pa.string()))
+        batch = batch.append_column(REASON, pa.nulls(len(batch), pa.string())).append_column(
+            "details", pa.nulls(len(batch), pa.string())
+        )
     return batch
 
 
@@ -305,26 +374,48 @@ def _write_one_group(rows: pa.Table, config: RunConfig, tokenizer: bytes, unit: 
     rows = rows.sort_by([("key", "ascending"), ("id", "ascending")])
     docs, rejected = split_rejected(rows, "shards")
     keys = docs.column("key").to_numpy()
-    pad = special_id(stage.tokenizer, "layout.pad" if shards.layout.pad else "tokenize.eos", shards.layout.pad or shards.tokenize.eos)
+    pad = special_id(
+        stage.tokenizer,
+        "layout.pad" if shards.layout.pad else "tokenize.eos",
+        shards.layout.pad or shards.tokenize.eos,
+    )
     with UnitWork.for_phase(storage, ShardsPhase.name, unit) as work, tempfile.TemporaryDirectory() as staging:
         if rejected is not None:
             work.rejected().write(rejected)
         sinks = {f.name: StorageSink(storage, "shards", f.name, unit.name) for f in enabled_formats(shards)}
         token = TokenInfo(stage.dtype, max(stage.vocab_size, stage.tokenizer.max_id + 1))
-        result = write_group(unit.name, docs.drop_columns(["group", "key"]), keys, shards, token, staging, sinks, pad_id=pad)
+        result = write_group(
+            unit.name, docs.drop_columns(["group", "key"]), keys, shards, token, staging, sinks, pad_id=pad
+        )
         n_rej = 0 if rejected is None else len(rejected)
         if len(rows) != result.documents + n_rej:
-            raise RuntimeError(f"{unit.name}: {len(rows)} documents in != {result.documents} written + {n_rej} rejected")
+            raise RuntimeError(
+                f"{unit.name}: {len(rows)} documents in != {result.documents} written + {n_rej} rejected"
+            )
         reasons = Counter(rejected.column(REASON).to_pylist()) if rejected is not None else Counter()
         totals = result.totals()
         if COPY in docs.column_names:  # the training mix: samples, documents and tokens per source
             totals["mix"] = group_totals(docs)
         written = result.files.items()
-        outputs = {"dtype": np.dtype(stage.dtype).name, "tokenizer_sha256": stage.tokenizer_sha256,
-                   "indexes": result.indexes, "files": {fmt: [f.to_dict() for f in files] for fmt, files in written},
-                   PUBLISHED: sorted(f"shards/{fmt}/{unit.name}/{f.name}" for fmt, files in written for f in files)}
-        return work.commit(UnitResult(unit.name, docs_in=len(rows), kept=result.documents, rejected=n_rej, by_reason=reasons,
-                                      totals=totals, outputs=outputs, seconds=time.perf_counter() - t0))
+        outputs = {
+            "dtype": np.dtype(stage.dtype).name,
+            "tokenizer_sha256": stage.tokenizer_sha256,
+            "indexes": result.indexes,
+            "files": {fmt: [f.to_dict() for f in files] for fmt, files in written},
+            PUBLISHED: sorted(f"shards/{fmt}/{unit.name}/{f.name}" for fmt, files in written for f in files),
+        }
+        return work.commit(
+            UnitResult(
+                unit.name,
+                docs_in=len(rows),
+                kept=result.documents,
+                rejected=n_rej,
+                by_reason=reasons,
+                totals=totals,
+                outputs=outputs,
+                seconds=time.perf_counter() - t0,
+            )
+        )
 
 
 def check_dropped(config: RunConfig, groups: list[UnitResult]) -> None:
@@ -338,19 +429,28 @@ def check_dropped(config: RunConfig, groups: list[UnitResult]) -> None:
     documents = sum(g.totals.get("dropped_documents", 0) for g in groups)
     raise ConfigError(
         "config error: shards.layout.max_dropped_share: packing "
-            f"dropped {dropped:,} of {total:,} tokens ({dropped / total:.1%}, "
+        f"dropped {dropped:,} of {total:,} tokens ({dropped / total:.1%}, "
         f"{documents:,} whole documents), more than the {layout.max_dropped_share:.1%} allowed: each of the "
         f"{config.shards.shuffle.groups} groups drops its last "
-            f"partial sequence of seq_len {layout.seq_len}. Fix: lower "
+        f"partial sequence of seq_len {layout.seq_len}. Fix: lower "
         "shards.layout.seq_len, use fewer shards.shuffle.groups, "
-            "set shards.layout.remainder to pad or keep, or raise "
-        f"shards.layout.max_dropped_share (the groups already written are kept)")
+        "set shards.layout.remainder to pad or keep, or raise "
+        f"shards.layout.max_dropped_share (the groups already written are kept)"
+    )
 
 
 def processing_config(config: RunConfig) -> dict:
     """The config minus where things run and are stored: what decides the bytes."""
-    return config.model_dump(mode="json", exclude={"output": {"root"}, "storage": True, "ray": True, "name": True,
-                                                   "shards": {"local_max_docs": True, "trainer": True, "layout": {"max_dropped_share"}}})
+    return config.model_dump(
+        mode="json",
+        exclude={
+            "output": {"root"},
+            "storage": True,
+            "ray": True,
+            "name": True,
+            "shards": {"local_max_docs": True, "trainer": True, "layout": {"max_dropped_share"}},
+        },
+    )
 
 
 def write_manifest(job: Job, unit: Unit, groups: list[UnitResult], mix: MixPlan | None = None) -> UnitResult:
@@ -363,18 +463,33 @@ def write_manifest(job: Job, unit: Unit, groups: list[UnitResult], mix: MixPlan 
     dropped = dropped_entry(totals if layouts else {}, cfg.layout)
     formats = {}
     for fmt in enabled_formats(cfg):
-        indexes = {g.unit: g.outputs["indexes"][fmt.name] for g in groups if g.outputs.get("indexes", {}).get(fmt.name)}
+        indexes = {
+            g.unit: g.outputs["indexes"][fmt.name] for g in groups if g.outputs.get("indexes", {}).get(fmt.name)
+        }
         merged = fmt.merge(indexes)
         with storage.atomic_output("shards", fmt.name, "index.json") as out:
             out.write(index_bytes(merged))
-        files = [{**f, "name": f"{g.unit}/{f['name']}"} for g in groups for f in g.outputs.get("files", {}).get(fmt.name, [])]
+        files = [
+            {**f, "name": f"{g.unit}/{f['name']}"}
+            for g in groups
+            for f in g.outputs.get("files", {}).get(fmt.name, [])
+        ]
         layout = "document" if fmt.per_document else cfg.layout.kind
-        formats[fmt.name] = {"shards": files, "samples": sum(f["samples"] for f in files), "tokens": sum(f["tokens"] for f in files),
-                             "bytes": sum(f["bytes"] for f in files), "index": f"shards/{fmt.name}/index.json", "layout": layout,
-                             "documents": given if fmt.per_document else given - dropped["documents"], **fmt.describe(merged)}
+        formats[fmt.name] = {
+            "shards": files,
+            "samples": sum(f["samples"] for f in files),
+            "tokens": sum(f["tokens"] for f in files),
+            "bytes": sum(f["bytes"] for f in files),
+            "index": f"shards/{fmt.name}/index.json",
+            "layout": layout,
+            "documents": given if fmt.per_document else given - dropped["documents"],
+            **fmt.describe(merged),
+        }
     data = read_tokenizer(job.config)
     entry = tokenizer_entry(_tokenize_stage(cfg.tokenize.model_dump_json(), data).tokenizer, cfg)
-    with storage.atomic_output("shards", *entry["file"].split("/")) as out:  # a trainer elsewhere needs the file itself
+    with storage.atomic_output(
+        "shards", *entry["file"].split("/")
+    ) as out:  # a trainer elsewhere needs the file itself
         out.write(data)
     samples = given - dropped["documents"]
     mix_section = mixing.manifest_mix(mix, groups) if mix is not None else None
@@ -403,5 +518,12 @@ def write_manifest(job: Job, unit: Unit, groups: list[UnitResult], mix: MixPlan 
     if measured:
         log.warning("shards: %s", measured)
     published = [*(f"shards/{f}/index.json" for f in formats), f"shards/{entry['file']}", "shards/manifest.json"]
-    return UnitResult(MANIFEST, totals={"manifest": 1}, outputs={"documents": manifest["documents"],
-                      **{f"{f}_samples": v["samples"] for f, v in formats.items()}, PUBLISHED: published})
+    return UnitResult(
+        MANIFEST,
+        totals={"manifest": 1},
+        outputs={
+            "documents": manifest["documents"],
+            **{f"{f}_samples": v["samples"] for f, v in formats.items()},
+            PUBLISHED: published,
+        },
+    )

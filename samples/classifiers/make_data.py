@@ -27,12 +27,44 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 THINGS = {
-    "en": ["bike", "sourdough starter", "garden bed", "laptop", "sewing machine", "camping stove", "piano", "aquarium",
-           "balcony garden", "old camera", "kitchen knife", "tent"],
-    "de": ["Fahrrad", "Sauerteig", "Hochbeet", "Laptop", "Nähmaschine", "Campingkocher", "Klavier", "Aquarium",
-           "Balkongarten", "alte Kamera"],
-    "fr": ["vélo", "levain", "potager", "ordinateur portable", "machine à coudre", "réchaud de camping", "piano", "aquarium",
-           "jardin sur le balcon", "vieil appareil photo"],
+    "en": [
+        "bike",
+        "sourdough starter",
+        "garden bed",
+        "laptop",
+        "sewing machine",
+        "camping stove",
+        "piano",
+        "aquarium",
+        "balcony garden",
+        "old camera",
+        "kitchen knife",
+        "tent",
+    ],
+    "de": [
+        "Fahrrad",
+        "Sauerteig",
+        "Hochbeet",
+        "Laptop",
+        "Nähmaschine",
+        "Campingkocher",
+        "Klavier",
+        "Aquarium",
+        "Balkongarten",
+        "alte Kamera",
+    ],
+    "fr": [
+        "vélo",
+        "levain",
+        "potager",
+        "ordinateur portable",
+        "machine à coudre",
+        "réchaud de camping",
+        "piano",
+        "aquarium",
+        "jardin sur le balcon",
+        "vieil appareil photo",
+    ],
 }
 
 CIVIL = {
@@ -157,7 +189,11 @@ TOXIC = {
     ],
 }
 
-FORUM = {"en": "https://forum.example.com/t/{n}", "de": "https://forum.example.de/thema/{n}", "fr": "https://forum.example.fr/sujet/{n}"}
+FORUM = {
+    "en": "https://forum.example.com/t/{n}",
+    "de": "https://forum.example.de/thema/{n}",
+    "fr": "https://forum.example.fr/sujet/{n}",
+}
 LANGUAGES = {"en": 0.5, "de": 0.25, "fr": 0.25}
 TOXIC_SHARE = 0.3
 
@@ -185,9 +221,16 @@ def threads(seed: int, count: int) -> list[dict]:
     for i in range(count):
         lang = rng.choices(langs, weights)[0]
         toxic = rng.random() < TOXIC_SHARE
-        out.append({"id": f"forum-{seed}-{i:04d}", "url": FORUM[lang].format(n=seed * 10_000 + i),
-                    "date": f"2026-01-{1 + i % 28:02d}T12:00:00Z", "text": thread(rng, lang, toxic), "written_in": lang,
-                    "label": "toxic" if toxic else "civil"})
+        out.append(
+            {
+                "id": f"forum-{seed}-{i:04d}",
+                "url": FORUM[lang].format(n=seed * 10_000 + i),
+                "date": f"2026-01-{1 + i % 28:02d}T12:00:00Z",
+                "text": thread(rng, lang, toxic),
+                "written_in": lang,
+                "label": "toxic" if toxic else "civil",
+            }
+        )
     return out
 
 

@@ -59,9 +59,14 @@ def threads(path: Path):
     import pyarrow as pa
 
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
     def table(label):
-        return pa.table({"id": pa.array([r["id"] for r in rows if r["label"] == label], pa.string()),
-                         "text": pa.array([r["text"] for r in rows if r["label"] == label], pa.large_string())})
+        return pa.table(
+            {
+                "id": pa.array([r["id"] for r in rows if r["label"] == label], pa.string()),
+                "text": pa.array([r["text"] for r in rows if r["label"] == label], pa.large_string()),
+            }
+        )
 
     return table("toxic"), table("civil")
 
@@ -104,10 +109,10 @@ def data_sha256(pos, neg) -> str:
 
 WHAT = {
     "edu": "the demonstration educational-value model: the samples' documentation pages against forum threads, spam, "
-           "navigation and PII pages (samples/classifiers/)",
+    "navigation and PII pages (samples/classifiers/)",
     "toxicity": "the demonstration toxicity model: generated insulting "
-        "forum threads against civil ones and the sample "
-                "pages (samples/classifiers/)",
+    "forum threads against civil ones and the sample "
+    "pages (samples/classifiers/)",
 }
 
 
@@ -121,8 +126,19 @@ def build(name: str, data: tuple, output: Path) -> int:
     with tempfile.TemporaryDirectory(prefix=f"{name}-demo-") as tmp:
         pq.write_table(pos, os.path.join(tmp, "positives.parquet"))
         pq.write_table(neg, os.path.join(tmp, "negatives.parquet"))
-        argv = ["--positives", "positives.parquet", "--negatives", "negatives.parquet", "--positive-label", pos_label,
-                "--negative-label", neg_label, "--output", str(output), *quality_maker().TRAIN_ARGS]
+        argv = [
+            "--positives",
+            "positives.parquet",
+            "--negatives",
+            "negatives.parquet",
+            "--positive-label",
+            pos_label,
+            "--negative-label",
+            neg_label,
+            "--output",
+            str(output),
+            *quality_maker().TRAIN_ARGS,
+        ]
         print("python -m classifiers.train_quality " + " ".join(argv).replace(str(ROOT) + "/", ""))
         cwd = os.getcwd()
         os.chdir(tmp)  # relative input names: the metrics file records no temporary path
@@ -134,8 +150,11 @@ def build(name: str, data: tuple, output: Path) -> int:
         return rc
     metrics_path = train_quality.metrics_path_for(output)
     record = json.loads(metrics_path.read_text())
-    record["made_by"] = {"command": "python samples/classifiers/make_models.py", "what": WHAT[name],
-                         "training_data_sha256": data_sha256(pos, neg)}
+    record["made_by"] = {
+        "command": "python samples/classifiers/make_models.py",
+        "what": WHAT[name],
+        "training_data_sha256": data_sha256(pos, neg),
+    }
     metrics_path.write_text(json.dumps(record, indent=2) + "\n")
     return 0
 
@@ -144,7 +163,9 @@ def main(argv: list[str] | None = None) -> int:
     from classifiers.demonstration import register, sha256_of
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--samples", type=Path, default=ROOT / "samples", help="folder with the WARCs and ground_truth.jsonl")
+    parser.add_argument(
+        "--samples", type=Path, default=ROOT / "samples", help="folder with the WARCs and ground_truth.jsonl"
+    )
     args = parser.parse_args(argv)
     sets = training_sets(args.samples)
     for name, data in sets.items():

@@ -75,7 +75,10 @@ def extract_texts(files: list[str]):
     # Only these sections: the job's quality section may point at the model this script builds.
     job = yaml.safe_load((ROOT / "jobs" / "sample.yaml").read_text()) or {}
     reader = WarcReader(WarcConfig(**job.get("warc", {})))
-    stages = [DecodeStage(CharsetConfig(**job.get("charset", {}))), ExtractStage(ExtractConfig(**job.get("extract", {})))]
+    stages = [
+        DecodeStage(CharsetConfig(**job.get("charset", {}))),
+        ExtractStage(ExtractConfig(**job.get("extract", {}))),
+    ]
     parts = []
     for f in files:
         with open_input(f) as raw:
@@ -123,7 +126,15 @@ def build(samples: Path, output: Path, data=None) -> int:
     with tempfile.TemporaryDirectory(prefix="quality-demo-") as tmp:
         pq.write_table(pos, os.path.join(tmp, "positives.parquet"))
         pq.write_table(neg, os.path.join(tmp, "negatives.parquet"))
-        argv = ["--positives", "positives.parquet", "--negatives", "negatives.parquet", "--output", str(output), *TRAIN_ARGS]
+        argv = [
+            "--positives",
+            "positives.parquet",
+            "--negatives",
+            "negatives.parquet",
+            "--output",
+            str(output),
+            *TRAIN_ARGS,
+        ]
         print("python -m classifiers.train_quality " + " ".join(argv).replace(str(ROOT) + "/", ""))
         cwd = os.getcwd()
         os.chdir(tmp)  # relative input names, so the metrics file does not record a temporary path
@@ -150,7 +161,9 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--samples", type=Path, default=ROOT / "samples", help="folder with the WARCs and ground_truth.jsonl")
+    parser.add_argument(
+        "--samples", type=Path, default=ROOT / "samples", help="folder with the WARCs and ground_truth.jsonl"
+    )
     parser.add_argument("--output", type=Path, default=MODEL, help=f"model path (default {MODEL.relative_to(ROOT)})")
     args = parser.parse_args(argv)
     if not sample_files(args.samples):
@@ -161,8 +174,12 @@ def main(argv: list[str] | None = None) -> int:
     before = sha256_of(args.output) if args.output.is_file() else None
     rc = build(args.samples, args.output)
     if rc == 0 and args.output.resolve() == MODEL:  # the committed model: cards tell it by its sha256
-        register(MODEL, "the demonstration quality model trained on the sample WARCs (samples/quality/)",
-                 "python samples/quality/make_model.py", replaces=before)
+        register(
+            MODEL,
+            "the demonstration quality model trained on the sample WARCs (samples/quality/)",
+            "python samples/quality/make_model.py",
+            replaces=before,
+        )
     return rc
 
 

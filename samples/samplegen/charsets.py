@@ -42,8 +42,11 @@ def set_declaration(html: str, label: str) -> str:
     html = _XML_DECL.sub(lambda m: re.sub(r'encoding="[^"]*"', f'encoding="{spelled}"', m.group(0)), html, count=1)
     if _META.search(html):
         return _META.sub(lambda m: _CS_VALUE.sub(lambda v: v.group(1) + spelled, m.group(0)), html)
-    return _HEAD.sub(lambda m: m.group(0) + f'\n<meta http-equiv="Content-Type" content="text/html; charset={spelled}">',
-                     html, count=1)
+    return _HEAD.sub(
+        lambda m: m.group(0) + f'\n<meta http-equiv="Content-Type" content="text/html; charset={spelled}">',
+        html,
+        count=1,
+    )
 
 
 def encode(html: str, label: str) -> bytes:

@@ -93,10 +93,27 @@ class RealPage:
             return f.read().decode(self.charset)
 
 
-APACHE_LANGS = {"de": "de", "en": "en", "es": "es", "fr": "fr", "ja": "ja", "ko": "ko", "tr": "tr",
-                "zh-cn": "zh", "pt-br": "pt", "ru": "ru", "da": "da"}
+APACHE_LANGS = {
+    "de": "de",
+    "en": "en",
+    "es": "es",
+    "fr": "fr",
+    "ja": "ja",
+    "ko": "ko",
+    "tr": "tr",
+    "zh-cn": "zh",
+    "pt-br": "pt",
+    "ru": "ru",
+    "da": "da",
+}
 DEBREF_LANGS = {"en": "en", "de": "de", "fr": "fr", "es": "es", "ja": "ja", "zh-cn": "zh"}
-APACHE_SKIP = {"mod/quickreference.html", "mod/directives.html", "sitemap.html", "mod/index.html", "programs/index.html"}
+APACHE_SKIP = {
+    "mod/quickreference.html",
+    "mod/directives.html",
+    "sitemap.html",
+    "mod/index.html",
+    "programs/index.html",
+}
 _LANG_ATTR = re.compile(rb'<html[^>]*\blang="([a-zA-Z-]+)"')
 _META_CS = re.compile(rb'charset=["\']?([A-Za-z0-9_-]+)', re.I)
 
@@ -123,9 +140,16 @@ def catalogue(root: str) -> list[RealPage]:
         name = os.path.basename(p)
         code = name.split(".")[1]
         if code in DEBREF_LANGS:
-            pages.append(RealPage(f"debian-reference-{code}", p,
-                                  f"https://www.debian.org/doc/manuals/debian-reference/{name}",
-                                  DEBREF_LANGS[code], "utf-8", "debref"))
+            pages.append(
+                RealPage(
+                    f"debian-reference-{code}",
+                    p,
+                    f"https://www.debian.org/doc/manuals/debian-reference/{name}",
+                    DEBREF_LANGS[code],
+                    "utf-8",
+                    "debref",
+                )
+            )
 
     ap = os.path.join(doc, "apache2-doc/manual")
     for code, lang in APACHE_LANGS.items():
@@ -139,20 +163,37 @@ def catalogue(root: str) -> list[RealPage]:
             rel = os.path.relpath(p, base)
             if rel in APACHE_SKIP:
                 continue  # directive tables: mostly untranslated, near-identical across languages
-            url = f"https://httpd.apache.org/docs/2.4/{rel}" if code == "en" else \
-                f"https://httpd.apache.org/docs/2.4/{code}/{rel}"
+            url = (
+                f"https://httpd.apache.org/docs/2.4/{rel}"
+                if code == "en"
+                else f"https://httpd.apache.org/docs/2.4/{code}/{rel}"
+            )
             pages.append(RealPage("apache2-doc", p, url, lang, _file_charset(head), "apache"))
 
     mg = os.path.join(doc, "maint-guide-ru/html")
     for p in sorted(glob.glob(os.path.join(mg, "*.html"))):
-        pages.append(RealPage("maint-guide-ru", p,
-                              f"https://www.debian.org/doc/manuals/maint-guide/{os.path.basename(p)}",
-                              "ru", "utf-8", "maintguide"))
+        pages.append(
+            RealPage(
+                "maint-guide-ru",
+                p,
+                f"https://www.debian.org/doc/manuals/maint-guide/{os.path.basename(p)}",
+                "ru",
+                "utf-8",
+                "maintguide",
+            )
+        )
     fq = os.path.join(doc, "debian/FAQ/ru")
     for p in sorted(glob.glob(os.path.join(fq, "*.html"))):
-        pages.append(RealPage("debian-faq-ru", p,
-                              f"https://www.debian.org/doc/manuals/debian-faq/{os.path.basename(p)}",
-                              "ru", "utf-8", "faq"))
+        pages.append(
+            RealPage(
+                "debian-faq-ru",
+                p,
+                f"https://www.debian.org/doc/manuals/debian-faq/{os.path.basename(p)}",
+                "ru",
+                "utf-8",
+                "faq",
+            )
+        )
     for pg in pages:
         pg.size = os.path.getsize(pg.path)
     return pages

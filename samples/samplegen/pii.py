@@ -78,7 +78,7 @@ def card_number(rng: random.Random) -> str:
     if length == 15:
         groups = [num[:4], num[4:10], num[10:]]
     else:
-        groups = [num[i:i + 4] for i in range(0, 16, 4)]
+        groups = [num[i : i + 4] for i in range(0, 16, 4)]
     return {"space": " ".join(groups), "dash": "-".join(groups), "plain": num}[style]
 
 
@@ -88,7 +88,7 @@ def card_like_invalid(rng: random.Random) -> str:
         body = rng.choice("3456") + "".join(rng.choice(string.digits) for _ in range(15))
         if not luhn_valid(body):
             break
-    return " ".join(body[i:i + 4] for i in range(0, 16, 4)) if rng.random() < 0.6 else body
+    return " ".join(body[i : i + 4] for i in range(0, 16, 4)) if rng.random() < 0.6 else body
 
 
 IBAN_FORMATS = {  # country: (bban pattern, total length) ; 9 = digit, A = upper letter, C = alnum
@@ -115,13 +115,39 @@ def iban(rng: random.Random, country: str | None = None) -> str:
     full = country + iban_check_digits(country, bban) + bban
     assert iban_valid(full)
     if rng.random() < 0.7:
-        return " ".join(full[i:i + 4] for i in range(0, len(full), 4))
+        return " ".join(full[i : i + 4] for i in range(0, len(full), 4))
     return full
 
 
 FIRST = {
-    "en": ["James", "Mary", "Robert", "Linda", "Michael", "Sarah", "David", "Karen", "Daniel", "Emily", "Kevin", "Laura"],
-    "de": ["Lukas", "Anna", "Jonas", "Lea", "Felix", "Marie", "Tobias", "Julia", "Stefan", "Katrin", "Jürgen", "Sabine"],
+    "en": [
+        "James",
+        "Mary",
+        "Robert",
+        "Linda",
+        "Michael",
+        "Sarah",
+        "David",
+        "Karen",
+        "Daniel",
+        "Emily",
+        "Kevin",
+        "Laura",
+    ],
+    "de": [
+        "Lukas",
+        "Anna",
+        "Jonas",
+        "Lea",
+        "Felix",
+        "Marie",
+        "Tobias",
+        "Julia",
+        "Stefan",
+        "Katrin",
+        "Jürgen",
+        "Sabine",
+    ],
     "fr": ["Julien", "Camille", "Nicolas", "Chloé", "Mathieu", "Léa", "Antoine", "Manon", "Thomas", "Élodie"],
     "es": ["Alejandro", "Lucía", "Javier", "Carmen", "Diego", "Marta", "Sergio", "Elena", "Pablo", "Laura"],
     "ja": ["太郎", "花子", "健一", "由美", "翔太", "美咲"],
@@ -136,15 +162,48 @@ LAST = {
     "ru": ["Иванов", "Смирнова", "Кузнецов", "Попова", "Соколов", "Лебедева"],
 }
 ASCII_LOCAL = {
-    "Müller": "mueller", "Krüger": "krueger", "Jürgen": "juergen", "Chloé": "chloe", "Élodie": "elodie",
-    "Lefèvre": "lefevre", "Léa": "lea", "García": "garcia", "Fernández": "fernandez", "López": "lopez",
-    "Martínez": "martinez", "Sánchez": "sanchez", "Lucía": "lucia",
+    "Müller": "mueller",
+    "Krüger": "krueger",
+    "Jürgen": "juergen",
+    "Chloé": "chloe",
+    "Élodie": "elodie",
+    "Lefèvre": "lefevre",
+    "Léa": "lea",
+    "García": "garcia",
+    "Fernández": "fernandez",
+    "López": "lopez",
+    "Martínez": "martinez",
+    "Sánchez": "sanchez",
+    "Lucía": "lucia",
 }
-TRANSLIT_JA = {"太郎": "taro", "花子": "hanako", "健一": "kenichi", "由美": "yumi", "翔太": "shota", "美咲": "misaki",
-               "佐藤": "sato", "鈴木": "suzuki", "高橋": "takahashi", "田中": "tanaka", "渡辺": "watanabe", "伊藤": "ito"}
-TRANSLIT_RU = {"Алексей": "aleksei", "Мария": "maria", "Дмитрий": "dmitry", "Елена": "elena", "Сергей": "sergei",
-               "Ольга": "olga", "Иванов": "ivanov", "Смирнова": "smirnova", "Кузнецов": "kuznetsov", "Попова": "popova",
-               "Соколов": "sokolov", "Лебедева": "lebedeva"}
+TRANSLIT_JA = {
+    "太郎": "taro",
+    "花子": "hanako",
+    "健一": "kenichi",
+    "由美": "yumi",
+    "翔太": "shota",
+    "美咲": "misaki",
+    "佐藤": "sato",
+    "鈴木": "suzuki",
+    "高橋": "takahashi",
+    "田中": "tanaka",
+    "渡辺": "watanabe",
+    "伊藤": "ito",
+}
+TRANSLIT_RU = {
+    "Алексей": "aleksei",
+    "Мария": "maria",
+    "Дмитрий": "dmitry",
+    "Елена": "elena",
+    "Сергей": "sergei",
+    "Ольга": "olga",
+    "Иванов": "ivanov",
+    "Смирнова": "smirnova",
+    "Кузнецов": "kuznetsov",
+    "Попова": "popova",
+    "Соколов": "sokolov",
+    "Лебедева": "lebedeva",
+}
 
 MAIL_DOMAINS = {
     "en": ["example.com", "example.org", "mail.example.net", "fastmail-demo.com", "inbox.example.us"],
@@ -170,7 +229,9 @@ def email(rng: random.Random, lang: str, first: str | None = None, last: str | N
     if first is None:
         first, last = person(rng, lang)
     f, surname = _ascii(first), _ascii(last)
-    local = rng.choice([f"{f}.{surname}", f"{f[0]}.{surname}", f"{f}{surname[0]}", f"{surname}{rng.randint(1, 99)}", f"{f}_{surname}"])
+    local = rng.choice(
+        [f"{f}.{surname}", f"{f[0]}.{surname}", f"{f}{surname[0]}", f"{surname}{rng.randint(1, 99)}", f"{f}_{surname}"]
+    )
     return f"{local}@{rng.choice(MAIL_DOMAINS.get(lang, MAIL_DOMAINS['en']))}"
 
 
@@ -188,8 +249,15 @@ def phone(rng: random.Random, country: str) -> str:
         n = f"0{d(3)}"  # Ofcom drama range 020 7946 0000-0999
         return rng.choice([f"020 7946 {n}", f"+44 20 7946 {n}", f"+44 (0)20 7946 {n}"])
     if country == "DE":
-        return rng.choice([f"+49 30 {d(3)} {d(4)}", f"030 / {d(4)} {d(3)}", f"(089) {d(3)} {d(2)}-{d(2)}",
-                           f"+49 151 {d(4)} {d(4)}", f"0171 {d(7)}"])
+        return rng.choice(
+            [
+                f"+49 30 {d(3)} {d(4)}",
+                f"030 / {d(4)} {d(3)}",
+                f"(089) {d(3)} {d(2)}-{d(2)}",
+                f"+49 151 {d(4)} {d(4)}",
+                f"0171 {d(7)}",
+            ]
+        )
     if country == "FR":
         return rng.choice([f"01 99 00 {d(2)} {d(2)}", f"+33 1 99 00 {d(2)} {d(2)}", f"06 {d(2)} {d(2)} {d(2)} {d(2)}"])
     if country == "ES":
@@ -219,7 +287,7 @@ def ipv4(rng: random.Random) -> str:
 
 
 def ipv6(rng: random.Random) -> str:
-    h = lambda: f"{rng.randint(0, 0xffff):x}"  # noqa: E731
+    h = lambda: f"{rng.randint(0, 0xFFFF):x}"  # noqa: E731
     if rng.random() < 0.5:
         return f"2001:db8:{h()}:{h()}::{h()}"
     return f"2a02:{h()}:{h()}:{h()}:{h()}:{h()}:{h()}:{h()}"
@@ -241,19 +309,29 @@ def isbn13(rng: random.Random) -> str:
 
 
 def version(rng: random.Random) -> str:
-    return rng.choice([
-        f"{rng.randint(1, 5)}.{rng.randint(0, 20)}.{rng.randint(0, 30)}",
-        f"10.0.{rng.choice([19045, 22631, 26100])}",
-        f"{rng.randint(100, 131)}.0.{rng.randint(1000, 6999)}.{rng.randint(10, 200)}",
-        f"v{rng.randint(1, 3)}.{rng.randint(0, 9)}.{rng.randint(0, 9)}-rc{rng.randint(1, 4)}",
-        f"2.4.{rng.randint(50, 62)}",
-    ])
+    return rng.choice(
+        [
+            f"{rng.randint(1, 5)}.{rng.randint(0, 20)}.{rng.randint(0, 30)}",
+            f"10.0.{rng.choice([19045, 22631, 26100])}",
+            f"{rng.randint(100, 131)}.0.{rng.randint(1000, 6999)}.{rng.randint(10, 200)}",
+            f"v{rng.randint(1, 3)}.{rng.randint(0, 9)}.{rng.randint(0, 9)}-rc{rng.randint(1, 4)}",
+            f"2.4.{rng.randint(50, 62)}",
+        ]
+    )
 
 
 def order_number(rng: random.Random) -> str:
     d = lambda n: "".join(rng.choice(string.digits) for _ in range(n))  # noqa: E731
-    return rng.choice([f"#{d(7)}", f"A-{rng.randint(2019, 2025)}-{d(6)}", f"INV-{d(5)}", f"RE{d(8)}",
-                       f"{d(3)}-{d(7)}-{d(7)}", f"SO{d(6)}"])
+    return rng.choice(
+        [
+            f"#{d(7)}",
+            f"A-{rng.randint(2019, 2025)}-{d(6)}",
+            f"INV-{d(5)}",
+            f"RE{d(8)}",
+            f"{d(3)}-{d(7)}-{d(7)}",
+            f"SO{d(6)}",
+        ]
+    )
 
 
 def uuid_value(rng: random.Random) -> str:

@@ -25,9 +25,19 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 USER_AGENT = "CCBot/2.0 (https://commoncrawl.org/faq/)"
-LANG_NAMES = {"en": ("eng", "ENGLISH"), "de": ("deu", "GERMAN"), "fr": ("fra", "FRENCH"), "es": ("spa", "SPANISH"),
-              "ja": ("jpn", "Japanese"), "zh": ("zho", "Chinese"), "ru": ("rus", "RUSSIAN"), "ko": ("kor", "Korean"),
-              "tr": ("tur", "TURKISH"), "pt": ("por", "PORTUGUESE"), "da": ("dan", "DANISH")}
+LANG_NAMES = {
+    "en": ("eng", "ENGLISH"),
+    "de": ("deu", "GERMAN"),
+    "fr": ("fra", "FRENCH"),
+    "es": ("spa", "SPANISH"),
+    "ja": ("jpn", "Japanese"),
+    "zh": ("zho", "Chinese"),
+    "ru": ("rus", "RUSSIAN"),
+    "ko": ("kor", "Korean"),
+    "tr": ("tur", "TURKISH"),
+    "pt": ("por", "PORTUGUESE"),
+    "da": ("dan", "DANISH"),
+}
 
 
 @dataclass
@@ -66,11 +76,25 @@ class Capture:
         # the HTTP half of charset_declared always mirrors the Content-Type header as written
         http_cs = self.ctype.split("charset=", 1)[1].strip() if self.ctype and "charset=" in self.ctype else None
         self.charset_declared = {"http": http_cs, "meta": self.charset_declared.get("meta")}
-        return {"id": self.record_id, "url": self.url, "file": filename, "kind": self.kind, "language": self.language,
-                "charset": self.charset, "charset_declared": self.charset_declared, "dup_cluster": self.dup_cluster,
-                "dup_variation": self.dup_variation, "pii": self.pii, "not_pii": self.not_pii, "expect": self.expect,
-                "status": self.status, "content_type": self.ctype, "identified_payload_type": self.payload_type,
-                "source": self.source, "notes": self.notes}
+        return {
+            "id": self.record_id,
+            "url": self.url,
+            "file": filename,
+            "kind": self.kind,
+            "language": self.language,
+            "charset": self.charset,
+            "charset_declared": self.charset_declared,
+            "dup_cluster": self.dup_cluster,
+            "dup_variation": self.dup_variation,
+            "pii": self.pii,
+            "not_pii": self.not_pii,
+            "expect": self.expect,
+            "status": self.status,
+            "content_type": self.ctype,
+            "identified_payload_type": self.payload_type,
+            "source": self.source,
+            "notes": self.notes,
+        }
 
 
 def record_uuid(*parts: str) -> str:
@@ -83,7 +107,7 @@ def warc_date(d: dt.datetime) -> str:
 
 
 def http_date(d: dt.datetime) -> str:
-    return email.utils.format_datetime(d.replace(tzinfo=dt.timezone.utc), usegmt=True)
+    return email.utils.format_datetime(d.replace(tzinfo=dt.UTC), usegmt=True)
 
 
 def _server_headers(cap: Capture, date: dt.datetime, rng: random.Random) -> list[tuple[str, str]]:
@@ -95,28 +119,63 @@ def _server_headers(cap: Capture, date: dt.datetime, rng: random.Random) -> list
     if s == "nginx":
         h += [("Server", rng.choice(["nginx", "nginx/1.24.0", "nginx/1.18.0 (Ubuntu)"])), ("Date", http_date(date))]
     elif s == "apache":
-        h += [("Date", http_date(date)), ("Server", rng.choice(["Apache", "Apache/2.4.57 (Debian)", "Apache/2.4.41 (Ubuntu)"]))]
+        h += [
+            ("Date", http_date(date)),
+            ("Server", rng.choice(["Apache", "Apache/2.4.57 (Debian)", "Apache/2.4.41 (Ubuntu)"])),
+        ]
     elif s == "cloudflare":
-        h += [("Date", http_date(date)), ("Server", "cloudflare"), ("CF-Ray", f"{rng.getrandbits(64):016x}-{rng.choice(['FRA', 'AMS', 'IAD', 'CDG', 'NRT'])}"),
-              ("CF-Cache-Status", rng.choice(["HIT", "DYNAMIC", "MISS"]))]
+        h += [
+            ("Date", http_date(date)),
+            ("Server", "cloudflare"),
+            ("CF-Ray", f"{rng.getrandbits(64):016x}-{rng.choice(['FRA', 'AMS', 'IAD', 'CDG', 'NRT'])}"),
+            ("CF-Cache-Status", rng.choice(["HIT", "DYNAMIC", "MISS"])),
+        ]
     elif s == "iis":
-        h += [("Cache-Control", "private"), ("Server", "Microsoft-IIS/10.0"), ("X-AspNet-Version", "4.0.30319"),
-              ("X-Powered-By", "ASP.NET"), ("Date", http_date(date))]
+        h += [
+            ("Cache-Control", "private"),
+            ("Server", "Microsoft-IIS/10.0"),
+            ("X-AspNet-Version", "4.0.30319"),
+            ("X-Powered-By", "ASP.NET"),
+            ("Date", http_date(date)),
+        ]
     elif s == "python-docs":  # docs.python.org sits behind Fastly
-        h += [("Server", "nginx"), ("Date", http_date(date)), ("Via", "1.1 varnish"), ("Age", str(rng.randint(0, 86000))),
-              ("X-Served-By", f"cache-{rng.choice(['fra', 'ams', 'iad'])}-e{rng.randint(10000, 99999)}-{rng.choice(['FRA', 'AMS', 'IAD'])}"),
-              ("X-Cache", "HIT"), ("Accept-Ranges", "bytes")]
+        h += [
+            ("Server", "nginx"),
+            ("Date", http_date(date)),
+            ("Via", "1.1 varnish"),
+            ("Age", str(rng.randint(0, 86000))),
+            (
+                "X-Served-By",
+                f"cache-{rng.choice(['fra', 'ams', 'iad'])}-e{rng.randint(10000, 99999)}-{rng.choice(['FRA', 'AMS', 'IAD'])}",
+            ),
+            ("X-Cache", "HIT"),
+            ("Accept-Ranges", "bytes"),
+        ]
     elif s == "debian":
-        h += [("Date", http_date(date)), ("Server", "Apache"), ("Accept-Ranges", "bytes"), ("X-Content-Type-Options", "nosniff"),
-              ("X-Frame-Options", "sameorigin"), ("Referrer-Policy", "no-referrer"), ("Strict-Transport-Security", "max-age=15552000")]
+        h += [
+            ("Date", http_date(date)),
+            ("Server", "Apache"),
+            ("Accept-Ranges", "bytes"),
+            ("X-Content-Type-Options", "nosniff"),
+            ("X-Frame-Options", "sameorigin"),
+            ("Referrer-Policy", "no-referrer"),
+            ("Strict-Transport-Security", "max-age=15552000"),
+        ]
     elif s == "apache-httpd":
         h += [("Date", http_date(date)), ("Server", "Apache"), ("Accept-Ranges", "bytes")]
     elif s == "spam":
-        h += [("Date", http_date(date)), ("Server", rng.choice(["LiteSpeed", "Apache", "nginx", "openresty"])),
-              ("X-Powered-By", rng.choice(["PHP/5.6.40", "PHP/7.4.33", "PHP/8.1.2"]))]
+        h += [
+            ("Date", http_date(date)),
+            ("Server", rng.choice(["LiteSpeed", "Apache", "nginx", "openresty"])),
+            ("X-Powered-By", rng.choice(["PHP/5.6.40", "PHP/7.4.33", "PHP/8.1.2"])),
+        ]
     else:
         h += [("Date", http_date(date)), ("Server", s)]
-    if cap.status == 200 and cap.kind != "odd" or cap.payload_type.startswith(("image/", "application/pdf", "text/css")):
+    if (
+        cap.status == 200
+        and cap.kind != "odd"
+        or cap.payload_type.startswith(("image/", "application/pdf", "text/css"))
+    ):
         h += [("Last-Modified", lm), ("ETag", etag)]
     if cap.ctype is not None:
         h.append(("Content-Type", cap.ctype))
@@ -129,9 +188,19 @@ def _server_headers(cap: Capture, date: dt.datetime, rng: random.Random) -> list
     if cap.status == 200 and cap.payload_type.startswith("text/") and rng.random() < 0.5:
         h.append(("Vary", "Accept-Encoding"))
     if cap.status == 200 and rng.random() < 0.3:
-        h.append(("Cache-Control", rng.choice(["max-age=3600", "public, max-age=86400", "no-cache", "max-age=600, must-revalidate"])))
+        h.append(
+            (
+                "Cache-Control",
+                rng.choice(["max-age=3600", "public, max-age=86400", "no-cache", "max-age=600, must-revalidate"]),
+            )
+        )
     if s in ("cloudflare", "nginx") and cap.status == 200 and rng.random() < 0.3:
-        h.append(("Set-Cookie", f"{rng.choice(['PHPSESSID', 'sessionid', '__cf_bm', 'wp-settings'])}={rng.getrandbits(96):024x}; path=/; HttpOnly; SameSite=Lax"))
+        h.append(
+            (
+                "Set-Cookie",
+                f"{rng.choice(['PHPSESSID', 'sessionid', '__cf_bm', 'wp-settings'])}={rng.getrandbits(96):024x}; path=/; HttpOnly; SameSite=Lax",
+            )
+        )
     h += cap.extra_headers
     h.append(("Content-Length", str(cap.http_length if cap.http_length is not None else body_len)))
     if rng.random() < 0.6:
@@ -144,10 +213,14 @@ def _request_headers(url: str, rng: random.Random) -> StatusAndHeaders:
     path = parts.path or "/"
     if parts.query:
         path += "?" + parts.query
-    headers = [("Host", parts.netloc),
-               ("Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"),
-               ("Accept-Language", "en-US,en;q=0.5"), ("User-Agent", USER_AGENT),
-               ("Accept-Encoding", "br,gzip"), ("Connection", "Keep-Alive")]
+    headers = [
+        ("Host", parts.netloc),
+        ("Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"),
+        ("Accept-Language", "en-US,en;q=0.5"),
+        ("User-Agent", USER_AGENT),
+        ("Accept-Encoding", "br,gzip"),
+        ("Connection", "Keep-Alive"),
+    ]
     return StatusAndHeaders(f"GET {path} HTTP/1.1", headers, is_http_request=True)
 
 
@@ -159,10 +232,32 @@ def _metadata(cap: Capture, rng: random.Random) -> bytes:
         if cap.language:
             code3, name = LANG_NAMES[cap.language]
             covered = round(rng.uniform(0.8, 0.99), 2)
-            langs = [{"code": cap.language, "code-iso-639-3": code3, "text-covered": covered, "score": float(rng.randint(600, 1100)), "name": name}]
+            langs = [
+                {
+                    "code": cap.language,
+                    "code-iso-639-3": code3,
+                    "text-covered": covered,
+                    "score": float(rng.randint(600, 1100)),
+                    "name": name,
+                }
+            ]
             if cap.language != "en" and rng.random() < 0.5:
-                langs.append({"code": "en", "code-iso-639-3": "eng", "text-covered": round(1 - covered - 0.01, 2), "score": float(rng.randint(300, 900)), "name": "ENGLISH"})
-            lines.append("languages-cld2: " + json.dumps({"reliable": True, "text-bytes": max(1, len(cap.body) // 3), "languages": langs}, separators=(",", ":")))
+                langs.append(
+                    {
+                        "code": "en",
+                        "code-iso-639-3": "eng",
+                        "text-covered": round(1 - covered - 0.01, 2),
+                        "score": float(rng.randint(300, 900)),
+                        "name": "ENGLISH",
+                    }
+                )
+            lines.append(
+                "languages-cld2: "
+                + json.dumps(
+                    {"reliable": True, "text-bytes": max(1, len(cap.body) // 3), "languages": langs},
+                    separators=(",", ":"),
+                )
+            )
     return ("\r\n".join(lines) + "\r\n").encode()
 
 
@@ -197,10 +292,19 @@ def write_warc(path: str, filename: str, snapshot: str, start: dt.datetime, caps
         w.NO_PAYLOAD_DIGEST_TYPES = ("warcinfo", "revisit", "request", "metadata")
         info_id = f"<{record_uuid(filename, 'warcinfo')}>"
         payload = warcinfo_payload(filename, snapshot)
-        rec = w.create_warc_record("", "warcinfo", payload=io.BytesIO(payload), length=len(payload),
-                                   warc_content_type="application/warc-fields",
-                                   warc_headers_dict={"WARC-Type": "warcinfo", "WARC-Date": warc_date(start),
-                                                      "WARC-Record-ID": info_id, "WARC-Filename": filename})
+        rec = w.create_warc_record(
+            "",
+            "warcinfo",
+            payload=io.BytesIO(payload),
+            length=len(payload),
+            warc_content_type="application/warc-fields",
+            warc_headers_dict={
+                "WARC-Type": "warcinfo",
+                "WARC-Date": warc_date(start),
+                "WARC-Record-ID": info_id,
+                "WARC-Filename": filename,
+            },
+        )
         w.write_record(rec)
         counts["warcinfo"] += 1
         for seq, cap in enumerate(caps):
@@ -210,24 +314,57 @@ def write_warc(path: str, filename: str, snapshot: str, start: dt.datetime, caps
             resp_id = f"<{cap.record_id}>"
             req_id = f"<{record_uuid(filename, str(seq), 'request')}>"
             meta_id = f"<{record_uuid(filename, str(seq), 'metadata')}>"
-            req = w.create_warc_record(cap.url, "request", http_headers=_request_headers(cap.url, rng),
-                                       warc_headers_dict={"WARC-Type": "request", "WARC-Date": date, "WARC-Record-ID": req_id,
-                                                          "WARC-Warcinfo-ID": info_id, "WARC-Concurrent-To": resp_id,
-                                                          "WARC-IP-Address": ip})
+            req = w.create_warc_record(
+                cap.url,
+                "request",
+                http_headers=_request_headers(cap.url, rng),
+                warc_headers_dict={
+                    "WARC-Type": "request",
+                    "WARC-Date": date,
+                    "WARC-Record-ID": req_id,
+                    "WARC-Warcinfo-ID": info_id,
+                    "WARC-Concurrent-To": resp_id,
+                    "WARC-IP-Address": ip,
+                },
+            )
             w.write_record(req)
-            http = StatusAndHeaders(f"{cap.status} {cap.reason}", _server_headers(cap, cap.warc_date, rng), protocol="HTTP/1.1")
-            wh = {"WARC-Type": "response", "WARC-Date": date, "WARC-Record-ID": resp_id, "WARC-Warcinfo-ID": info_id,
-                  "WARC-Concurrent-To": req_id, "WARC-IP-Address": ip}
+            http = StatusAndHeaders(
+                f"{cap.status} {cap.reason}", _server_headers(cap, cap.warc_date, rng), protocol="HTTP/1.1"
+            )
+            wh = {
+                "WARC-Type": "response",
+                "WARC-Date": date,
+                "WARC-Record-ID": resp_id,
+                "WARC-Warcinfo-ID": info_id,
+                "WARC-Concurrent-To": req_id,
+                "WARC-IP-Address": ip,
+            }
             wh.update(cap.warc_extra)
             wh["WARC-Identified-Payload-Type"] = cap.payload_type
-            resp = w.create_warc_record(cap.url, "response", payload=io.BytesIO(cap.body), length=len(cap.body),
-                                        http_headers=http, warc_headers_dict=wh)
+            resp = w.create_warc_record(
+                cap.url,
+                "response",
+                payload=io.BytesIO(cap.body),
+                length=len(cap.body),
+                http_headers=http,
+                warc_headers_dict=wh,
+            )
             w.write_record(resp)
             meta = _metadata(cap, rng)
-            mrec = w.create_warc_record(cap.url, "metadata", payload=io.BytesIO(meta), length=len(meta),
-                                        warc_content_type="application/warc-fields",
-                                        warc_headers_dict={"WARC-Type": "metadata", "WARC-Date": date, "WARC-Record-ID": meta_id,
-                                                           "WARC-Warcinfo-ID": info_id, "WARC-Concurrent-To": resp_id})
+            mrec = w.create_warc_record(
+                cap.url,
+                "metadata",
+                payload=io.BytesIO(meta),
+                length=len(meta),
+                warc_content_type="application/warc-fields",
+                warc_headers_dict={
+                    "WARC-Type": "metadata",
+                    "WARC-Date": date,
+                    "WARC-Record-ID": meta_id,
+                    "WARC-Warcinfo-ID": info_id,
+                    "WARC-Concurrent-To": resp_id,
+                },
+            )
             w.write_record(mrec)
             counts["request"] += 1
             counts["response"] += 1

@@ -28,13 +28,12 @@ SPECIAL_TOKENS = ["<|endoftext|>", "<|begin_of_text|>", "<|pad|>"]
 
 def sample_texts(warcs: list[str]) -> list[str]:
     """Texts phase 1 keeps from the given WARC files, sorted by document id."""
+    import pyarrow as pa
     import yaml
 
-    import pyarrow as pa
-
+    from core.storage import Storage
     from pipeline.config import parse_config
     from pipeline.phase1 import Phase1
-    from core.storage import Storage
 
     cfg = yaml.safe_load((REPO / "jobs" / "sample.yaml").read_text())
     with tempfile.TemporaryDirectory() as out:
@@ -45,7 +44,10 @@ def sample_texts(warcs: list[str]) -> list[str]:
             if "failed" in stats:
                 raise RuntimeError(f"{path}: {stats['failed']}")
         storage = Storage(out)
-        parts = [storage.read_parquet("documents", "extracted", p, columns=["id", "text"]) for p in storage.list("documents", "extracted")]
+        parts = [
+            storage.read_parquet("documents", "extracted", p, columns=["id", "text"])
+            for p in storage.list("documents", "extracted")
+        ]
     table = pa.concat_tables(parts).sort_by("id")
     return table.column("text").to_pylist()
 
@@ -72,8 +74,17 @@ def main(argv: list[str] | None = None) -> None:
     # The card tells a demonstration tokenizer by this digest (the shards manifest's), whatever its path.
     register(args.out, WHAT, "python samples/tokenizer/train.py", replaces=before)
     digest = hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
-    print(json.dumps({"documents": len(texts), "characters": sum(map(len, texts)), "texts_sha256_16": digest,
-                      "vocab_size": tok.get_vocab_size(), "out": args.out}))
+    print(
+        json.dumps(
+            {
+                "documents": len(texts),
+                "characters": sum(map(len, texts)),
+                "texts_sha256_16": digest,
+                "vocab_size": tok.get_vocab_size(),
+                "out": args.out,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -27,8 +27,10 @@ REPO = Path(__file__).resolve().parents[2]
 
 VOCAB_SIZE = 8000
 #: What the card calls it (it tells the model by its sha256, whatever its path: classifiers/demonstration.py).
-WHAT = ("the demonstration SentencePiece model (an 8k BPE trained, as Llama 2's was, on the text phase extracted "
-        "keeps from the sample WARCs, samples/tokenizer_sp/)")
+WHAT = (
+    "the demonstration SentencePiece model (an 8k BPE trained, as Llama 2's was, on the text phase extracted "
+    "keeps from the sample WARCs, samples/tokenizer_sp/)"
+)
 
 #: Llama 2's trainer spec (its tokenizer.model's trainer_spec), but for the size and a pad piece (as Gemma has).
 TRAINER = dict(
@@ -57,8 +59,22 @@ def extracted_texts(documents: str | None) -> list[str]:
 
     if documents is None:
         with tempfile.TemporaryDirectory() as out:
-            subprocess.run([sys.executable, "-m", "pipeline.cli", "run", "jobs/sample.yaml", "--output", out, "--phases", "extracted", "--no-progress"],
-                           cwd=REPO, check=True)
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pipeline.cli",
+                    "run",
+                    "jobs/sample.yaml",
+                    "--output",
+                    out,
+                    "--phases",
+                    "extracted",
+                    "--no-progress",
+                ],
+                cwd=REPO,
+                check=True,
+            )
             return extracted_texts(f"{out}/documents/extracted")
     parts = sorted(glob.glob(f"{documents}/*.parquet"))
     if not parts:
@@ -79,7 +95,9 @@ def train(texts: list[str], vocab_size: int) -> bytes:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--documents", help="a folder of phase 'extracted' parts (default: run that phase over samples/ now)")
+    ap.add_argument(
+        "--documents", help="a folder of phase 'extracted' parts (default: run that phase over samples/ now)"
+    )
     ap.add_argument("--vocab-size", type=int, default=VOCAB_SIZE)
     ap.add_argument("--out", default=str(REPO / "samples" / "tokenizer_sp" / "tokenizer.model"))
     args = ap.parse_args(argv)
@@ -92,9 +110,18 @@ def main(argv: list[str] | None = None) -> None:
     Path(args.out).write_bytes(model)
     # The card tells a demonstration tokenizer by this digest (the shards manifest's), whatever its path.
     register(args.out, WHAT, "python samples/tokenizer_sp/train.py", replaces=before)
-    print(json.dumps({"documents": len(texts), "characters": sum(map(len, texts)),
-                      "texts_sha256_16": hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16],
-                      "vocab_size": args.vocab_size, "model_sha256": hashlib.sha256(model).hexdigest(), "out": args.out}))
+    print(
+        json.dumps(
+            {
+                "documents": len(texts),
+                "characters": sum(map(len, texts)),
+                "texts_sha256_16": hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16],
+                "vocab_size": args.vocab_size,
+                "model_sha256": hashlib.sha256(model).hexdigest(),
+                "out": args.out,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -11,6 +11,19 @@ from stages.decontam.index import EvalIndex, IndexStats, Matches, build_index, i
 from stages.decontam.stage import REASON, TAG_COLUMN, DecontamStage, EvalSetSummary, summarize
 
 __all__ = [
-    "DecontamConfig", "EvalSetConfig", "EvalItems", "EvalSetError", "read_eval_set", "EvalIndex", "IndexStats",
-    "Matches", "build_index", "index_items", "REASON", "TAG_COLUMN", "DecontamStage", "EvalSetSummary", "summarize",
+    "DecontamConfig",
+    "EvalSetConfig",
+    "EvalItems",
+    "EvalSetError",
+    "read_eval_set",
+    "EvalIndex",
+    "IndexStats",
+    "Matches",
+    "build_index",
+    "index_items",
+    "REASON",
+    "TAG_COLUMN",
+    "DecontamStage",
+    "EvalSetSummary",
+    "summarize",
 ]

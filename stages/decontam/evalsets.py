@@ -18,8 +18,9 @@ from __future__ import annotations
 import io
 import json
 import zlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, BinaryIO, Callable, Iterator
+from typing import Any, BinaryIO
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -83,8 +84,9 @@ def read_eval_set(config: EvalSetConfig, open_file: Opener = open_local_or_s3, m
     return EvalItems(config.name, config.path, ids, texts)
 
 
-def eval_file_check(config: EvalSetConfig, max_bytes: int = 1 << 30,
-                    max_items: int = 10_000_000) -> Callable[[str, Opener], None]:
+def eval_file_check(
+    config: EvalSetConfig, max_bytes: int = 1 << 30, max_items: int = 10_000_000
+) -> Callable[[str, Opener], None]:
     """The plan-time check of an eval file: every record of it, as the index will read it (:func:`scan_eval_set`),
     so that an empty file or a bad line deep in it is refused before any work rather than after phases 1 and 2."""
 
@@ -98,8 +100,9 @@ def eval_file_check(config: EvalSetConfig, max_bytes: int = 1 << 30,
     return check
 
 
-def scan_eval_set(config: EvalSetConfig, open_file: Opener = open_local_or_s3, max_bytes: int = 1 << 30,
-                  max_items: int = 10_000_000) -> int:
+def scan_eval_set(
+    config: EvalSetConfig, open_file: Opener = open_local_or_s3, max_bytes: int = 1 << 30, max_items: int = 10_000_000
+) -> int:
     """The number of items of an eval set, every record read as :func:`read_eval_set` reads it (the same errors),
     streaming: memory is a chunk of the file (a Parquet batch) and, with ``id_field``, the ids seen.  Costs a pass
     over the file: ~1 s per 100 MB of JSON lines, plain or gzip, as the run's own read of it
@@ -115,13 +118,16 @@ def scan_eval_set(config: EvalSetConfig, open_file: Opener = open_local_or_s3, m
                 item_id, _ = _item_of(config, where, record, position)
                 if config.id_field is not None:
                     if item_id in seen:
-                        raise EvalSetError(f"{where}: id '{item_id}' is also the id of {seen[item_id]} (ids must be "
-                                           "unique; fix `id_field` or null for positions)")
+                        raise EvalSetError(
+                            f"{where}: id '{item_id}' is also the id of {seen[item_id]} (ids must be "
+                            "unique; fix `id_field` or null for positions)"
+                        )
                     seen[item_id] = where
                 items += 1
                 if items > max_items:
-                    raise EvalSetError(f"holds more than decontam.max_items ({max_items:,}) items: raise it or split "
-                                       "the file")
+                    raise EvalSetError(
+                        f"holds more than decontam.max_items ({max_items:,}) items: raise it or split the file"
+                    )
     except FileNotFoundError:
         raise EvalSetError("no such file (check the path; it must exist where the run starts)") from None
     except IsADirectoryError:
@@ -147,8 +153,9 @@ def _line_stream(f: BinaryIO, kind: str, max_bytes: int) -> Iterator[tuple[str, 
         data = decompressed.read(n)
         total += len(data)
         if total > max_bytes:
-            raise EvalSetError(f"decompresses to more than decontam.max_file_bytes ({max_bytes:,} bytes): raise it or "
-                               "split the file")
+            raise EvalSetError(
+                f"decompresses to more than decontam.max_file_bytes ({max_bytes:,} bytes): raise it or split the file"
+            )
         return data
 
     try:
@@ -215,7 +222,9 @@ def _decompress(raw: bytes, max_bytes: int, partial: bool = False) -> bytes:
     if len(out) > max_bytes:
         if partial:
             return out[:max_bytes]
-        raise EvalSetError(f"decompresses to more than decontam.max_file_bytes ({max_bytes:,} bytes): raise it or split the file")
+        raise EvalSetError(
+            f"decompresses to more than decontam.max_file_bytes ({max_bytes:,} bytes): raise it or split the file"
+        )
     if not complete and not partial:
         raise EvalSetError(f"truncated {codec} data (the file ends inside a compressed member)")
     return out
@@ -304,7 +313,9 @@ def _schema_columns(config: EvalSetConfig, schema: pa.Schema) -> list[str]:
     for path in [*config.fields, *([config.id_field] if config.id_field else [])]:
         column = path if path in names else path.split(".", 1)[0]
         if column not in names:
-            raise EvalSetError(f"has no column '{column}' (it has {', '.join(sorted(names)[:12])}): fix `fields` or `id_field`")
+            raise EvalSetError(
+                f"has no column '{column}' (it has {', '.join(sorted(names)[:12])}): fix `fields` or `id_field`"
+            )
         needed.append(column)
     return sorted(set(needed))
 
@@ -335,8 +346,10 @@ def _items(config: EvalSetConfig, records: Iterator[tuple[str, Any]]) -> tuple[l
     for position, (where, record) in enumerate(records):
         item_id, text = _item_of(config, where, record, position)
         if item_id in seen:
-            raise EvalSetError(f"{where}: id '{item_id}' is also the id of {seen[item_id]} "
-                "(ids must be unique; fix `id_field` or null for positions)")
+            raise EvalSetError(
+                f"{where}: id '{item_id}' is also the id of {seen[item_id]} "
+                "(ids must be unique; fix `id_field` or null for positions)"
+            )
         seen[item_id] = where
         ids.append(item_id)
         texts.append(text)
@@ -356,8 +369,10 @@ def _item_of(config: EvalSetConfig, where: str, record: dict, position: int = 0)
         return str(position), text
     value = FieldPath(config.id_field).get(record)
     if isinstance(value, bool) or not isinstance(value, (str, int)) or value == "":
-        raise EvalSetError(f"{where}: id field '{config.id_field}' is missing or not "
-            "a string or integer (fix `id_field`, or null for positions)")
+        raise EvalSetError(
+            f"{where}: id field '{config.id_field}' is missing or not "
+            "a string or integer (fix `id_field`, or null for positions)"
+        )
     return str(value), text
 
 

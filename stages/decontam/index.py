@@ -38,11 +38,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
-from stages.dedup.minhash import poly_hash_spans
 from stages.decontam.bloom import BloomFilter
 from stages.decontam.config import DecontamConfig
 from stages.decontam.evalsets import EvalItems, EvalSetError, open_local_or_s3, read_eval_set
 from stages.decontam.normalize import Ngrams, Words, ngrams, words_of
+from stages.dedup.minhash import poly_hash_spans
 from stages.named_files import Opener
 
 log = logging.getLogger(__name__)
@@ -197,8 +197,9 @@ class EvalIndex:
 # ---------------------------------------------------------------- building
 
 
-def build_index(config: DecontamConfig, open_file: Opener = open_local_or_s3,
-                max_index_bytes: int | None = None) -> EvalIndex:
+def build_index(
+    config: DecontamConfig, open_file: Opener = open_local_or_s3, max_index_bytes: int | None = None
+) -> EvalIndex:
     """Read every eval set and index its items (once per run, in one process); EvalSetError on a bad file, or
     once the index's arrays take more than ``max_index_bytes``.
 
@@ -211,8 +212,10 @@ def build_index(config: DecontamConfig, open_file: Opener = open_local_or_s3,
         total += len(items)
         if total > config.max_items:
             more = " or more" if i + 1 < len(config.eval_sets) else ""  # the sets not read yet
-            raise EvalSetError(f"eval sets: {total:,} items{more}, more than decontam.max_items "
-                               f"({config.max_items:,}): raise it or give fewer sets")
+            raise EvalSetError(
+                f"eval sets: {total:,} items{more}, more than decontam.max_items "
+                f"({config.max_items:,}): raise it or give fewer sets"
+            )
         builder.add(items)
         del items
     return builder.finish(t0)
@@ -263,7 +266,8 @@ class _Builder:
                     f"eval sets: the index of the first {self.n + min(i + CHUNK_ITEMS, len(items)):,} items takes "
                     f"{held:,} bytes, more than the {self.max_bytes:,} it may take of the cluster's object store "
                     "(it is shipped to every worker through it): give fewer or shorter eval sets, or start Ray with a "
-                    "larger object store")
+                    "larger object store"
+                )
         self.n += len(items)
 
     def finish(self, t0: float) -> EvalIndex:
@@ -284,9 +288,13 @@ class _Builder:
         whole = (counts >= config.min_item_words) & (counts < config.ngram)
         item_set = np.repeat(np.arange(len(self.sizes), dtype=np.int32), self.sizes)
         index = EvalIndex(
-            kind=config.index, lengths=(config.ngram, *sorted(set(counts[whole].tolist()), reverse=True)),
-            set_names=tuple(self.names), item_set=item_set,
-            item_ids=pa.concat_arrays(self.ids) if len(self.ids) > 1 else self.ids[0], text=text, item_offsets=offsets,
+            kind=config.index,
+            lengths=(config.ngram, *sorted(set(counts[whole].tolist()), reverse=True)),
+            set_names=tuple(self.names),
+            item_set=item_set,
+            item_ids=pa.concat_arrays(self.ids) if len(self.ids) > 1 else self.ids[0],
+            text=text,
+            item_offsets=offsets,
         )
         distinct = np.r_[True, hashes[1:] != hashes[:-1]] if len(hashes) else np.zeros(0, bool)
         keys = int(distinct.sum())
@@ -302,20 +310,37 @@ class _Builder:
             return int((mask & (item_set == i)).sum())
 
         index.stats = IndexStats(
-            kind=config.index, ngram=config.ngram, lengths=index.lengths,
+            kind=config.index,
+            ngram=config.ngram,
+            lengths=index.lengths,
             eval_sets=tuple(
-                EvalSetStats(name, path, size, of_set(counts >= config.ngram, i), of_set(whole, i),
-                             of_set(counts < config.min_item_words, i), int(per_set[i]))
+                EvalSetStats(
+                    name,
+                    path,
+                    size,
+                    of_set(counts >= config.ngram, i),
+                    of_set(whole, i),
+                    of_set(counts < config.min_item_words, i),
+                    int(per_set[i]),
+                )
                 for i, (name, path, size) in enumerate(zip(self.names, self.paths, self.sizes, strict=True))
             ),
-            keys=keys, nbytes=index_bytes(index), build_seconds=round(time.perf_counter() - t0, 3),
+            keys=keys,
+            nbytes=index_bytes(index),
+            build_seconds=round(time.perf_counter() - t0, 3),
             bloom_fpr=index.bloom.fpr if index.bloom is not None else None,
             bloom_hashes=index.bloom.k if index.bloom is not None else None,
         )
         for s in index.stats.eval_sets:
             if s.items_skipped:
-                log.warning("decontam: eval set '%s': %d of %d items have fewer than %d words and are not indexed "
-                            "(common phrases)", s.name, s.items_skipped, s.items, config.min_item_words)
+                log.warning(
+                    "decontam: eval set '%s': %d of %d items have fewer than %d words and are not indexed "
+                    "(common phrases)",
+                    s.name,
+                    s.items_skipped,
+                    s.items,
+                    config.min_item_words,
+                )
         return index
 
 
@@ -362,7 +387,11 @@ def _chunk(texts: list[str], first: int, config: DecontamConfig) -> tuple[np.nda
     whole = np.flatnonzero((words.counts >= config.min_item_words) & (words.counts < config.ngram))
     first_word = np.cumsum(words.counts) - words.counts
     last_word = first_word + words.counts - 1
-    whole_hashes = poly_hash_spans(words.data, words.starts[first_word[whole]], words.ends[last_word[whole]]) if len(whole) else np.zeros(0, np.uint64)
+    whole_hashes = (
+        poly_hash_spans(words.data, words.starts[first_word[whole]], words.ends[last_word[whole]])
+        if len(whole)
+        else np.zeros(0, np.uint64)
+    )
     hashes = np.concatenate([grams.hashes, whole_hashes])
     items = np.concatenate([grams.doc, whole]).astype(np.int64)
     order = np.lexsort((hashes, items))  # by item, then hash: an item's repeated n-grams side by side
@@ -371,11 +400,22 @@ def _chunk(texts: list[str], first: int, config: DecontamConfig) -> tuple[np.nda
     data = words.data.tobytes()
     bounds = zip(words.offsets[:-1].tolist(), words.offsets[1:].tolist(), strict=True)
     text = b"".join(b" " + data[a:b] + b" \n" for a, b in bounds)
-    return (hashes[keep], (items[keep] + first).astype(np.int32), words.counts.astype(np.int32),
-            np.frombuffer(text, np.uint8), np.diff(words.offsets) + 3)
+    return (
+        hashes[keep],
+        (items[keep] + first).astype(np.int32),
+        words.counts.astype(np.int32),
+        np.frombuffer(text, np.uint8),
+        np.diff(words.offsets) + 3,
+    )
 
 
 def index_bytes(index: EvalIndex) -> int:
     """Bytes the index holds (what a worker receives)."""
-    arrays = [index.item_set, index.item_offsets, index.keys, index.key_items, index.bloom.bits if index.bloom is not None else None]
+    arrays = [
+        index.item_set,
+        index.item_offsets,
+        index.keys,
+        index.key_items,
+        index.bloom.bits if index.bloom is not None else None,
+    ]
     return index.text.nbytes + index.item_ids.nbytes + sum(a.nbytes for a in arrays if a is not None)

@@ -106,10 +106,12 @@ class EvalSetSummary:
     documents: int  # documents removed (action remove) or tagged (action tag) for this set
 
 
-def summarize(counters: dict[str, int], set_names: list[str] | tuple[str, ...], prefix: str = "") -> list[EvalSetSummary]:
+def summarize(
+    counters: dict[str, int], set_names: list[str] | tuple[str, ...], prefix: str = ""
+) -> list[EvalSetSummary]:
     """The per-set rows from summed counters (``prefix``: the chain's ``"decontam."`` if the keys carry it)."""
     items: Counter = Counter()
     for key in counters:
         if key.startswith(f"{prefix}items."):
-            items[key[len(prefix) + len("items."):].split(".", 1)[0]] += 1
+            items[key[len(prefix) + len("items.") :].split(".", 1)[0]] += 1
     return [EvalSetSummary(name, items[name], int(counters.get(f"{prefix}documents.{name}", 0))) for name in set_names]

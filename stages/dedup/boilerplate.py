@@ -91,7 +91,7 @@ def frequent_values(group: np.ndarray, text: np.ndarray, sig: np.ndarray, min_do
     n, perm = sig.shape
     if n == 0:
         return np.zeros((0, perm), bool)
-    seeds = fmix64((np.arange(1, perm + 1, dtype=U64) * U64(0x9E3779B97F4A7C15)))
+    seeds = fmix64(np.arange(1, perm + 1, dtype=U64) * U64(0x9E3779B97F4A7C15))
     # a 64-bit key per (group, position, value): collisions have probability ~ n^2 * perm^2 / 2^64
     key = fmix64(fmix64(group.astype(U64)[:, None] ^ seeds[None, :]) ^ sig.astype(U64)).ravel()
     txt = np.repeat(text.astype(U64), perm)
@@ -108,7 +108,9 @@ def frequent_values(group: np.ndarray, text: np.ndarray, sig: np.ndarray, min_do
     return out
 
 
-def similarity(sig_a: np.ndarray, sig_b: np.ndarray, mask_a: np.ndarray, mask_b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def similarity(
+    sig_a: np.ndarray, sig_b: np.ndarray, mask_a: np.ndarray, mask_b: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Row-wise (agreement of the full signatures, agreement without host boilerplate).
 
     The second is 0 for a pair with fewer than num_perm / MIN_CONTENT_SHARE
@@ -125,8 +127,14 @@ def similarity(sig_a: np.ndarray, sig_b: np.ndarray, mask_a: np.ndarray, mask_b:
     return agree.mean(axis=1), content
 
 
-def is_duplicate(sig_a: np.ndarray, sig_b: np.ndarray, mask_a: np.ndarray, mask_b: np.ndarray,
-                 threshold: float, identical_threshold: float) -> np.ndarray:
+def is_duplicate(
+    sig_a: np.ndarray,
+    sig_b: np.ndarray,
+    mask_a: np.ndarray,
+    mask_b: np.ndarray,
+    threshold: float,
+    identical_threshold: float,
+) -> np.ndarray:
     """Row-wise: the pair's content agreement reaches ``threshold``, or its full agreement ``identical_threshold``."""
     full, content = similarity(sig_a, sig_b, mask_a, mask_b)
     return (content >= threshold) | (full >= identical_threshold)
@@ -136,7 +144,9 @@ def pack(mask: np.ndarray) -> pa.FixedSizeBinaryArray:
     """(docs x num_perm) bool -> one fixed-size binary value of num_perm / 8 bytes per document."""
     bits = np.packbits(mask, axis=1) if mask.size else np.zeros((len(mask), (mask.shape[1] + 7) // 8), np.uint8)
     width = bits.shape[1]
-    return pa.FixedSizeBinaryArray.from_buffers(pa.binary(width), len(bits), [None, pa.py_buffer(np.ascontiguousarray(bits))])
+    return pa.FixedSizeBinaryArray.from_buffers(
+        pa.binary(width), len(bits), [None, pa.py_buffer(np.ascontiguousarray(bits))]
+    )
 
 
 def unpack(col: pa.FixedSizeBinaryArray, num_perm: int) -> np.ndarray:
@@ -144,12 +154,15 @@ def unpack(col: pa.FixedSizeBinaryArray, num_perm: int) -> np.ndarray:
     width = (num_perm + 7) // 8
     if len(col) == 0:
         return np.zeros((0, num_perm), bool)
-    raw = np.frombuffer(col.buffers()[1], np.uint8)[col.offset * width:(col.offset + len(col)) * width].reshape(-1, width)
+    raw = np.frombuffer(col.buffers()[1], np.uint8)[col.offset * width : (col.offset + len(col)) * width].reshape(
+        -1, width
+    )
     return np.unpackbits(raw, axis=1, count=num_perm).astype(bool)
 
 
-def boilerplate_shingles(hashes: np.ndarray, counts: np.ndarray, sig: np.ndarray, mask: np.ndarray,
-                         config: MinHashConfig) -> np.ndarray:
+def boilerplate_shingles(
+    hashes: np.ndarray, counts: np.ndarray, sig: np.ndarray, mask: np.ndarray, config: MinHashConfig
+) -> np.ndarray:
     """Per shingle (in document order, ``counts`` per document): part of the document's host boilerplate.
 
     A shingle is *flagged* when it holds the document's signature value at a
@@ -192,8 +205,9 @@ def boilerplate_shingles(hashes: np.ndarray, counts: np.ndarray, sig: np.ndarray
     return np.cumsum(diff[:-1]) > 0
 
 
-def content_signatures(texts: pa.Array | pa.ChunkedArray, sig: np.ndarray, mask: np.ndarray,
-                       config: MinHashConfig) -> tuple[np.ndarray, np.ndarray]:
+def content_signatures(
+    texts: pa.Array | pa.ChunkedArray, sig: np.ndarray, mask: np.ndarray, config: MinHashConfig
+) -> tuple[np.ndarray, np.ndarray]:
     """MinHash signatures of the texts without their host boilerplate, and the shingles each keeps.
 
     ``sig`` and ``mask`` are the texts' signatures and boilerplate positions.

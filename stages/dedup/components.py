@@ -37,7 +37,9 @@ def local_components(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.n
     n = len(nodes)
     m = len(src)
     # nodes are sorted, so the smallest index of a component is its smallest node
-    smallest = _min_roots(index[:m], index[m:], n) if m <= NUMPY_MAX_EDGES else _scipy_min_roots(index[:m], index[m:], n)
+    smallest = (
+        _min_roots(index[:m], index[m:], n) if m <= NUMPY_MAX_EDGES else _scipy_min_roots(index[:m], index[m:], n)
+    )
     return nodes, nodes[smallest]
 
 
@@ -84,7 +86,9 @@ def _segments(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _out(a: np.ndarray, b: np.ndarray, changed: np.ndarray) -> pa.Table:
-    return pa.table({"a": pa.array(a, pa.int64()), "b": pa.array(b, pa.int64()), "changed": pa.array(changed, pa.int8())})
+    return pa.table(
+        {"a": pa.array(a, pa.int64()), "b": pa.array(b, pa.int64()), "changed": pa.array(changed, pa.int8())}
+    )
 
 
 def large_star(u: np.ndarray, v: np.ndarray) -> pa.Table:
@@ -156,9 +160,7 @@ def distributed_components(edges, partitions: int, max_rounds: int = 64):
     Every node of the graph appears once, the component's minimum included
     (with ``comp == doc``).
     """
-    ds = edges.map_batches(
-        lambda t: pa.table({"a": t.column("src"), "b": t.column("dst")}), batch_format="pyarrow"
-    )
+    ds = edges.map_batches(lambda t: pa.table({"a": t.column("src"), "b": t.column("dst")}), batch_format="pyarrow")
     for rnd in range(1, max_rounds + 1):
         ds, changed_large = _step(ds, _large_star_map, _large_star_reduce, partitions)
         ds, changed_small = _step(ds, _small_star_map, _small_star_reduce, partitions)

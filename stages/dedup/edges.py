@@ -71,8 +71,10 @@ def unique_edges(src: np.ndarray, dst: np.ndarray, lsh: np.ndarray) -> tuple[np.
 
 
 def edges_table(src: np.ndarray, dst: np.ndarray, lsh: np.ndarray) -> pa.Table:
-    return pa.table({"src": pa.array(src, pa.int64()), "dst": pa.array(dst, pa.int64()), "lsh": pa.array(lsh, pa.bool_())},
-                    schema=EDGE_SCHEMA)
+    return pa.table(
+        {"src": pa.array(src, pa.int64()), "dst": pa.array(dst, pa.int64()), "lsh": pa.array(lsh, pa.bool_())},
+        schema=EDGE_SCHEMA,
+    )
 
 
 def signature_agreement(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -25,7 +25,9 @@ URL_BAND = -2
 def _digests(data: bytes, offsets: np.ndarray) -> np.ndarray:
     # BLAKE2b is the fastest 128-bit hash in the standard library; one C call per document.
     bounds = offsets.tolist()
-    raw = b"".join([hashlib.blake2b(data[s:e], digest_size=16).digest() for s, e in zip(bounds[:-1], bounds[1:], strict=False)])
+    raw = b"".join(
+        [hashlib.blake2b(data[s:e], digest_size=16).digest() for s, e in zip(bounds[:-1], bounds[1:], strict=False)]
+    )
     return np.frombuffer(raw, dtype=np.uint8).reshape(-1, 16)
 
 

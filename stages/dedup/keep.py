@@ -17,7 +17,7 @@ its kept document in ``details`` and the reason says how it relates to it.
 from __future__ import annotations
 
 import json
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -50,9 +50,17 @@ def choose_keepers(members: pa.Table, use_score: bool, same: SameCheck | None = 
     Returns ``doc, reason, details, cluster_size``: reason null for a kept one.
     """
     if len(members) == 0:
-        return pa.table({"doc": pa.array([], pa.int64()), "reason": pa.array([], pa.string()),
-                         "details": pa.array([], pa.string()), "cluster_size": pa.array([], pa.int32())})
-    keys = [("comp", "ascending", "at_end")] + ([("priority", "ascending", "at_end")] if "priority" in members.column_names else [])
+        return pa.table(
+            {
+                "doc": pa.array([], pa.int64()),
+                "reason": pa.array([], pa.string()),
+                "details": pa.array([], pa.string()),
+                "cluster_size": pa.array([], pa.int32()),
+            }
+        )
+    keys = [("comp", "ascending", "at_end")] + (
+        [("priority", "ascending", "at_end")] if "priority" in members.column_names else []
+    )
     keys += [("score", "descending", "at_end")] if use_score else []
     keys += [("id", "ascending", "at_end"), ("doc", "ascending", "at_end")]
     members = members.take(pc.sort_indices(members, sort_keys=keys))
@@ -71,19 +79,27 @@ def choose_keepers(members: pa.Table, use_score: bool, same: SameCheck | None = 
 
     keeper = assign_keepers(comp, check)
     is_kept = keeper == np.arange(len(comp))
-    reason = np.where(is_kept, None, np.where(same_text(np.arange(len(comp)), keeper), EXACT,
-                                              np.where(same_url(np.arange(len(comp)), keeper), URL, NEAR)))
+    reason = np.where(
+        is_kept,
+        None,
+        np.where(
+            same_text(np.arange(len(comp)), keeper), EXACT, np.where(same_url(np.arange(len(comp)), keeper), URL, NEAR)
+        ),
+    )
     size = np.bincount(keeper, minlength=len(comp))[keeper]
-    return pa.table({
-        "doc": members.column("doc"),
-        "reason": pa.array(reason.tolist(), pa.string()),
-        "details": _details(members.column("id").take(pa.array(keeper)).to_pylist(), size, is_kept),
-        "cluster_size": pa.array(size, pa.int32()),
-    })
+    return pa.table(
+        {
+            "doc": members.column("doc"),
+            "reason": pa.array(reason.tolist(), pa.string()),
+            "details": _details(members.column("id").take(pa.array(keeper)).to_pylist(), size, is_kept),
+            "cluster_size": pa.array(size, pa.int32()),
+        }
+    )
 
 
-def assign_keepers(comp: np.ndarray, check: Callable[[np.ndarray, np.ndarray], np.ndarray],
-                   max_rounds: int = MAX_ROUNDS) -> np.ndarray:
+def assign_keepers(
+    comp: np.ndarray, check: Callable[[np.ndarray, np.ndarray], np.ndarray], max_rounds: int = MAX_ROUNDS
+) -> np.ndarray:
     """Row of each row's kept document, rows sorted by (comp, priority).
 
     Each round, in every component, the first open row is kept and the open
@@ -108,8 +124,13 @@ def assign_keepers(comp: np.ndarray, check: Callable[[np.ndarray, np.ndarray], n
 def _details(kept_ids: list, size: np.ndarray, is_kept: np.ndarray) -> pa.Array:
     """``{"kept_id": ..., "cluster_size": n}`` per removed member
     (json.dumps: any character in an id stays valid JSON)."""
-    return pa.array([None if k else json.dumps({"kept_id": i, "cluster_size": int(s)})
-                     for i, s, k in zip(kept_ids, size.tolist(), is_kept.tolist(), strict=False)], pa.string())
+    return pa.array(
+        [
+            None if k else json.dumps({"kept_id": i, "cluster_size": int(s)})
+            for i, s, k in zip(kept_ids, size.tolist(), is_kept.tolist(), strict=False)
+        ],
+        pa.string(),
+    )
 
 
 def _same_rows(col: pa.ChunkedArray) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
@@ -118,6 +139,8 @@ def _same_rows(col: pa.ChunkedArray) -> Callable[[np.ndarray, np.ndarray], np.nd
     valid = col.is_valid().to_numpy(zero_copy_only=False)
     if not valid.any():
         return lambda a, b: np.zeros(len(a), dtype=bool)
-    values = np.frombuffer(col.cast(pa.binary(16)).buffers()[1], dtype=np.uint8)[col.offset * 16:(col.offset + len(col)) * 16]
+    values = np.frombuffer(col.cast(pa.binary(16)).buffers()[1], dtype=np.uint8)[
+        col.offset * 16 : (col.offset + len(col)) * 16
+    ]
     values = values.reshape(-1, 16)
     return lambda a, b: (values[a] == values[b]).all(axis=1) & valid[a] & valid[b]

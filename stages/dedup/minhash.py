@@ -31,8 +31,7 @@ import numpy as np
 import pyarrow as pa
 
 from stages.dedup.config import MinHashConfig
-from stages.dedup.hashing import fmix32 as _fmix32
-from stages.dedup.hashing import fmix64 as _fmix64
+from stages.dedup.hashing import fmix32 as _fmix32, fmix64 as _fmix64
 from stages.dedup.normalize import normalize_batch
 
 U64 = np.uint64
@@ -125,7 +124,9 @@ def sha1_hash_spans(data: np.ndarray, starts: np.ndarray, ends: np.ndarray, widt
     """datasketch's sha1_hash32/64 of every byte range (one hashlib call each)."""
     raw = data.tobytes()
     n = width // 8
-    digests = b"".join([hashlib.sha1(raw[s:e]).digest()[:n] for s, e in zip(starts.tolist(), ends.tolist(), strict=False)])
+    digests = b"".join(
+        [hashlib.sha1(raw[s:e]).digest()[:n] for s, e in zip(starts.tolist(), ends.tolist(), strict=False)]
+    )
     return np.frombuffer(digests, dtype="<u4" if width == 32 else "<u8").astype(U64)
 
 
@@ -255,8 +256,13 @@ def permutations(num_perm: int, seed: int, scheme: str) -> tuple[np.ndarray, np.
     gen = np.random.RandomState(seed)
     if scheme == "legacy":  # a in [1, p), b in [0, p), drawn in turn, p = 2^61 - 1
         prime = np.uint64((1 << 61) - 1)
-        ab = np.array([(gen.randint(1, prime, dtype=np.uint64), gen.randint(0, prime, dtype=np.uint64))
-                       for _ in range(num_perm)], dtype=np.uint64).T
+        ab = np.array(
+            [
+                (gen.randint(1, prime, dtype=np.uint64), gen.randint(0, prime, dtype=np.uint64))
+                for _ in range(num_perm)
+            ],
+            dtype=np.uint64,
+        ).T
         return ab[0], ab[1]
     width, dtype = (32, np.uint32) if scheme == "affine32" else (64, np.uint64)
     a = gen.randint(0, 1 << (width - 1), num_perm, dtype=dtype) * dtype(2) + dtype(1)  # odd: a bijection mod 2^width

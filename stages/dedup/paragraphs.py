@@ -40,8 +40,10 @@ _BLANK = re.compile(f"({BLANK_LINES})")  # captured: the rewrite keeps the separ
 CCNET_PUNCT = "，。、„”“«»１」「《》´∶：？！（）；–—．～’…━〈〉【】％►"
 _CCNET_DELETE = "[" + "".join(f"\\x{{{ord(c):X}}}" for c in CCNET_PUNCT) + "\\x{0}-\\x{1F}\\x{7F}-\\x{9F}]"
 #: What Python's str.strip() strips (str.isspace), which CCNet's strip() does first.
-_PY_SPACE = ("[\\x{9}-\\x{D}\\x{1C}-\\x{20}\\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}"
-             "\\x{205F}\\x{3000}]")
+_PY_SPACE = (
+    "[\\x{9}-\\x{D}\\x{1C}-\\x{20}\\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}"
+    "\\x{205F}\\x{3000}]"
+)
 #: Schema of the counted pieces of a batch.
 PIECE_SCHEMA = pa.schema([("hash", pa.uint64()), ("row", pa.int64()), ("idx", pa.int32()), ("chars", pa.int32())])
 
@@ -83,7 +85,9 @@ def split_pieces(texts: pa.Array | pa.ChunkedArray, unit: str) -> Pieces:
     by_blank, by_line = np.flatnonzero(blank), np.flatnonzero(~blank)
     a = _flat(pc.split_pattern_regex(texts.take(pa.array(by_blank)), BLANK_LINES), by_blank)
     b = _flat(pc.split_pattern(texts.take(pa.array(by_line)), "\n"), by_line)
-    return Pieces(pa.concat_arrays([a.values, b.values]), np.concatenate([a.row, b.row]), np.concatenate([a.idx, b.idx]))
+    return Pieces(
+        pa.concat_arrays([a.values, b.values]), np.concatenate([a.row, b.row]), np.concatenate([a.idx, b.idx])
+    )
 
 
 def ccnet_normalize(texts: pa.Array | pa.ChunkedArray) -> pa.LargeStringArray:
@@ -120,9 +124,15 @@ def hash_pieces(texts: pa.Array | pa.ChunkedArray, config: ParagraphsConfig) -> 
     hashes = poly_hash_spans(data, offsets[:-1][keep], offsets[1:][keep])
     order = np.lexsort((pieces.idx[keep], pieces.row[keep]))  # b's rows may come before a's
     keep = keep[order]
-    return pa.table({"hash": pa.array(hashes[order], pa.uint64()), "row": pa.array(pieces.row[keep], pa.int64()),
-                     "idx": pa.array(pieces.idx[keep], pa.int32()), "chars": pa.array(chars[keep].astype(np.int32))},
-                    schema=PIECE_SCHEMA)
+    return pa.table(
+        {
+            "hash": pa.array(hashes[order], pa.uint64()),
+            "row": pa.array(pieces.row[keep], pa.int64()),
+            "idx": pa.array(pieces.idx[keep], pa.int32()),
+            "chars": pa.array(chars[keep].astype(np.int32)),
+        },
+        schema=PIECE_SCHEMA,
+    )
 
 
 def split_text(text: str, unit: str) -> tuple[list[str], list[str]]:

@@ -52,20 +52,29 @@ class ExtractConfig(BaseModel):
         "resiliparse (fastest, leaks boilerplate) or trafilatura (slowest)",
     )
     max_html_chars: int = Field(
-        2_000_000, ge=1000, le=100_000_000, description="longer pages are cut to this many characters before extraction"
+        2_000_000,
+        ge=1000,
+        le=100_000_000,
+        description="longer pages are cut to this many characters before extraction",
     )
-    timeout_s: float = Field(2.0, gt=0, le=3600, description="per-document time limit; a page over it is rejected as extract_timeout")
+    timeout_s: float = Field(
+        2.0, gt=0, le=3600, description="per-document time limit; a page over it is rejected as extract_timeout"
+    )
     isolate_tags: int | None = Field(
         5000,
         ge=0,
         le=100_000_000,
         description="pages with more tags ('<') are extracted in a helper "
-            "process, killed at 1.5x timeout_s: parsers run "
+        "process, killed at 1.5x timeout_s: parsers run "
         "in C, where the time limit cannot interrupt them, and only pages this large can keep them busy (measured "
         "worst case below it ~0.3 s); null = never (the limit then holds between Python steps only)",
     )
-    min_text_chars: int = Field(1, ge=0, le=1_000_000, description="pages whose extracted text is shorter are rejected as no_text")
-    boilerplate: BoilerplateConfig = Field(default_factory=BoilerplateConfig, description="the boilerplate extractor's rules")
+    min_text_chars: int = Field(
+        1, ge=0, le=1_000_000, description="pages whose extracted text is shorter are rejected as no_text"
+    )
+    boilerplate: BoilerplateConfig = Field(
+        default_factory=BoilerplateConfig, description="the boilerplate extractor's rules"
+    )
     cascade: CascadeConfig = Field(default_factory=CascadeConfig, description="when the cascade calls trafilatura")
 
 

@@ -29,8 +29,18 @@ BLOCK_TAGS = frozenset(
 HEADINGS = frozenset("h1 h2 h3 h4 h5 h6".split())
 _CELLS = frozenset(("td", "th"))
 # What a block is called after the innermost block element around it.
-_KIND = {**{h: "h" for h in HEADINGS}, "p": "p", "li": "li", "dt": "li", "dd": "li", "tr": "tr",
-         "pre": "pre", "blockquote": "quote", "figcaption": "caption", "caption": "caption"}
+_KIND = {
+    **{h: "h" for h in HEADINGS},
+    "p": "p",
+    "li": "li",
+    "dt": "li",
+    "dd": "li",
+    "tr": "tr",
+    "pre": "pre",
+    "blockquote": "quote",
+    "figcaption": "caption",
+    "caption": "caption",
+}
 
 
 class Block:
@@ -42,13 +52,13 @@ class Block:
         self, text: str, chars: int, link_chars: int, kind: str, group: int, skip: int, box: int, links: int = 0
     ):
         self.text = text
-        self.chars = chars            # non-whitespace characters (wide scripts count double)
+        self.chars = chars  # non-whitespace characters (wide scripts count double)
         self.link_chars = link_chars  # of those, inside <a href>
-        self.links = links            # <a href> elements started in the line
-        self.kind = kind              # p, h, li, tr, pre, quote, caption, div (anything else)
+        self.links = links  # <a href> elements started in the line
+        self.kind = kind  # p, h, li, tr, pre, quote, caption, div (anything else)
         self.group = group
-        self.skip = skip              # innermost marked-boilerplate element around it, or -1
-        self.box = box                # innermost marked-content element around it, or -1
+        self.skip = skip  # innermost marked-boilerplate element around it, or -1
+        self.box = box  # innermost marked-content element around it, or -1
 
     @property
     def link_density(self) -> float:
@@ -179,10 +189,10 @@ def extract_blocks(root: LexborNode, marks: Marks | None = None) -> list[Block]:
     blocks: list[Block] = []
     parts: list[str] = []  # text of the line being built
     link_parts: list[str] = []  # of which inside <a href>
-    n_links = 0            # links started in the line
+    n_links = 0  # links started in the line
     group = 0
-    new_group = True       # a block boundary was passed since the last line
-    skip = box = -1        # innermost boilerplate / content mark around
+    new_group = True  # a block boundary was passed since the last line
+    skip = box = -1  # innermost boilerplate / content mark around
     index = marks.index if marks is not None else {}
     # Elements of other tags are not looked up (most elements are not marked).
     marked_tags = frozenset() if marks is None else _AnyTag() if marks.tag_ids is None else marks.tag_ids
@@ -190,8 +200,8 @@ def extract_blocks(root: LexborNode, marks: Marks | None = None) -> list[Block]:
     parent = marks.parent if marks is not None else []
     wraps = marks.wraps_content if marks is not None else []
     entered = marks.entered if marks is not None else []
-    kinds = ["div"]        # kind of the innermost open block element
-    pre = links = 0        # depth inside <pre>, <a href>
+    kinds = ["div"]  # kind of the innermost open block element
+    pre = links = 0  # depth inside <pre>, <a href>
     actions, block_kind, text_id = _ACTION, _BLOCK_KIND, _TEXT_ID
 
     def flush() -> None:

@@ -42,15 +42,26 @@ class BoilerplateConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     root_share: float = Field(
-        0.7, gt=0, le=1, description="the root is the tightest content container holding this share of the page's good text"
+        0.7,
+        gt=0,
+        le=1,
+        description="the root is the tightest content container holding this share of the page's good text",
     )
     include_lead: bool = Field(
-        True, description="also keep the good paragraphs before the root: right before it, or in the content container "
+        True,
+        description="also keep the good paragraphs before the root: right before it, or in the content container "
         "around it (a lead above the body, past captions and bylines)",
     )
-    min_root_chars: int = Field(100, ge=0, le=1_000_000, description="a content container needs this much good text (non-space chars) to be the root")
+    min_root_chars: int = Field(
+        100,
+        ge=0,
+        le=1_000_000,
+        description="a content container needs this much good text (non-space chars) to be the root",
+    )
     max_prune_share: float = Field(
-        0.3, gt=0, le=1,
+        0.3,
+        gt=0,
+        le=1,
         description="an element named boilerplate is a wrapper (kept) if it holds more than this share of the text "
         "and a content container",
     )
@@ -58,21 +69,31 @@ class BoilerplateConfig(BaseModel):
         0.5, gt=0, le=1, description="... or more than this share of the good text (long, link-poor paragraphs)"
     )
     max_word_good_share: float = Field(
-        0.4, gt=0, le=1,
+        0.4,
+        gt=0,
+        le=1,
         description="elements made boilerplate by one class word ('widget') that together hold more than this share "
         "of the good text are not boilerplate (a page builder's blocks, a blog index's entries)",
     )
     repeat_share: float = Field(
-        0.8, gt=0, le=1,
+        0.8,
+        gt=0,
+        le=1,
         description="a kept block this share of whose text is the texts of two or more other kept blocks is dropped "
         "(a page that carries its article twice: a visible copy and a flattened print or hidden one)",
     )
     drop_repeats: bool = Field(True, description="drop kept blocks that repeat other kept text (see repeat_share)")
     page_types: bool = Field(
-        True, description="tell forum threads, product pages, listings, documentation... from articles and adapt the "
+        True,
+        description="tell forum threads, product pages, listings, documentation... from articles and adapt the "
         "rules to them (stages/extract/profiles.py); false: every page is read as an article",
     )
-    max_depth: int = Field(2000, ge=50, le=1_000_000, description="pages nested deeper are refused (lexbor parsing time grows with depth x blocks)")
+    max_depth: int = Field(
+        2000,
+        ge=50,
+        le=1_000_000,
+        description="pages nested deeper are refused (lexbor parsing time grows with depth x blocks)",
+    )
     blocks: ClassifyConfig = Field(default_factory=ClassifyConfig)
 
 
@@ -82,15 +103,20 @@ class Result:
     __slots__ = ("text", "blocks", "kept", "root_found", "page_type", "chosen")
 
     def __init__(
-        self, text: str, blocks: list[Block], kept: list[Block], root_found: bool, page_type: str = "article",
+        self,
+        text: str,
+        blocks: list[Block],
+        kept: list[Block],
+        root_found: bool,
+        page_type: str = "article",
         chosen: list[Block] | None = None,
     ):
         self.text = text
-        self.blocks = blocks          # every block of the body
-        self.kept = kept              # those in the text
+        self.blocks = blocks  # every block of the body
+        self.kept = kept  # those in the text
         self.root_found = root_found  # a content container was chosen
-        self.page_type = page_type    # the kind of page it was taken for (stages.extract.pagetype)
-        self.chosen = chosen or []    # the blocks the block rules judged (the root's, outside boilerplate)
+        self.page_type = page_type  # the kind of page it was taken for (stages.extract.pagetype)
+        self.chosen = chosen or []  # the blocks the block rules judged (the root's, outside boilerplate)
 
 
 def _totals(inner: list[int], marks: Marks, weights: list[int], weights2: list[int]) -> tuple[list[int], list[int]]:
@@ -168,8 +194,23 @@ def unmark_wrappers(blocks: list[Block], marks: Marks, cfg: BoilerplateConfig, g
 #: Class words that name navigation and consent banners: never a page builder's word for its blocks
 #: (a mega menu of plain text can hold more "good" text than a product page's description).
 NAVIGATION_WORDS = frozenset(
-    ("nav", "menu", "breadcrumb", "pagination", "pager", "skip-link", "skiplink", "skip-to", "skip-nav", "cookie",
-     "consent", "gdpr", "login", "signup", "social")
+    (
+        "nav",
+        "menu",
+        "breadcrumb",
+        "pagination",
+        "pager",
+        "skip-link",
+        "skiplink",
+        "skip-to",
+        "skip-nav",
+        "cookie",
+        "consent",
+        "gdpr",
+        "login",
+        "signup",
+        "social",
+    )
 )
 
 
@@ -199,7 +240,10 @@ def unmark_word_wrappers(blocks: list[Block], marks: Marks, good: list[int], goo
 
 
 def choose_root(
-    blocks: list[Block], marks: Marks, cfg: BoilerplateConfig, good: list[int] | None = None,
+    blocks: list[Block],
+    marks: Marks,
+    cfg: BoilerplateConfig,
+    good: list[int] | None = None,
     share: float | None = None,
 ) -> int:
     """The content container to extract from, or -1 for the whole body.
@@ -258,8 +302,11 @@ def select(
     """The blocks of the content root, less those in boilerplate elements,
     under the rules of the page's kind (``profile``)."""
     good = _good_chars(blocks, cfg.blocks)  # fixed per block: computed once
-    opened = {r for r, on in ((hints.HIDDEN, profile.hidden), (hints.REVIEW, profile.reviews),
-                              (hints.FORM, profile.forms)) if on}
+    opened = {
+        r
+        for r, on in ((hints.HIDDEN, profile.hidden), (hints.REVIEW, profile.reviews), (hints.FORM, profile.forms))
+        if on
+    }
     if profile.comments == "content" or (
         profile.comments == "content_if_more" and comments_outweigh(blocks, marks, good)
     ):

@@ -24,9 +24,17 @@ class CascadeConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     min_chars_without_root: int = Field(
-        1000, ge=0, le=1_000_000, description="a page with no content container and less kept text (non-space chars) goes to trafilatura"
+        1000,
+        ge=0,
+        le=1_000_000,
+        description="a page with no content container and less kept text (non-space chars) goes to trafilatura",
     )
-    min_chars: int = Field(300, ge=0, le=1_000_000, description="a page with less kept text goes to trafilatura even with a content container")
+    min_chars: int = Field(
+        300,
+        ge=0,
+        le=1_000_000,
+        description="a page with less kept text goes to trafilatura even with a content container",
+    )
 
 
 def trafilatura_extractor() -> Callable[[str], str]:
@@ -38,7 +46,10 @@ def trafilatura_extractor() -> Callable[[str], str]:
     config.set("DEFAULT", "EXTRACTION_TIMEOUT", "0")  # the stage's own limit applies; two alarms would clash
 
     def run(html: str, url: str | None = None) -> str:  # the URL is not passed: the baseline as FineWeb runs it
-        return trafilatura.extract(html, favor_precision=True, include_comments=False, deduplicate=True, config=config) or ""
+        return (
+            trafilatura.extract(html, favor_precision=True, include_comments=False, deduplicate=True, config=config)
+            or ""
+        )
 
     return run
 

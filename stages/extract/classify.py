@@ -36,31 +36,50 @@ class ClassifyConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    max_link_density: float = Field(0.5, ge=0, le=1, description="a paragraph with more link text than this is boilerplate")
-    length_low: int = Field(30, ge=0, le=100_000, description="paragraphs shorter than this (non-space chars) are short: kept only between good ones")
-    length_high: int = Field(50, ge=1, le=100_000, description="paragraphs at least this long are good on their own")
-    max_good_link_density: float = Field(0.25, ge=0, le=1, description="a long paragraph is good only below this link density")
-    max_heading_chars: int = Field(
-        100, ge=1, le=100_000, description="a heading this long is judged as a paragraph (a subtitle, or body text set in heading tags)"
+    max_link_density: float = Field(
+        0.5, ge=0, le=1, description="a paragraph with more link text than this is boilerplate"
     )
-    heading_distance: int = Field(3, ge=1, le=1000, description="a heading is kept if the kept text after it follows within this many headings")
+    length_low: int = Field(
+        30,
+        ge=0,
+        le=100_000,
+        description="paragraphs shorter than this (non-space chars) are short: kept only between good ones",
+    )
+    length_high: int = Field(50, ge=1, le=100_000, description="paragraphs at least this long are good on their own")
+    max_good_link_density: float = Field(
+        0.25, ge=0, le=1, description="a long paragraph is good only below this link density"
+    )
+    max_heading_chars: int = Field(
+        100,
+        ge=1,
+        le=100_000,
+        description="a heading this long is judged as a paragraph (a subtitle, or body text set in heading tags)",
+    )
+    heading_distance: int = Field(
+        3, ge=1, le=1000, description="a heading is kept if the kept text after it follows within this many headings"
+    )
     keep_captions: bool = Field(
-        False, description="keep figure and table captions (on the dev set they are photo credits more often than text)"
+        False,
+        description="keep figure and table captions (on the dev set they are photo credits more often than text)",
     )
     short_lines_near: bool = Field(
-        False, description="every short line without links is judged as near, not only list items and table rows "
+        False,
+        description="every short line without links is judged as near, not only list items and table rows "
         "(a product page's specification lines)",
     )
     short_pages: bool = Field(
-        False, description="on a page with no paragraph of even 'near' length (a list of names), short ones count as good"
+        False,
+        description="on a page with no paragraph of even 'near' length (a list of names), short ones count as good",
     )
     near_needs_both: bool = Field(False, description="a near paragraph needs good neighbours on both sides (else one)")
     short_links_near: bool = Field(
-        False, description="with short_lines_near, a short line that is a link is near too (an item's name in a "
+        False,
+        description="with short_lines_near, a short line that is a link is near too (an item's name in a "
         "shop category: the category's products are links)",
     )
     linked_headings_near: bool = Field(
-        False, description="a heading that is a link is judged as near, not by the text after it (the title of an "
+        False,
+        description="a heading that is a link is judged as near, not by the text after it (the title of an "
         "item on a listing or in a shop category: a card's only line, or followed by a price or a date)",
     )
     edge: Literal["good", "bad"] = Field(BAD, description="how the ends of the content count as neighbours")
@@ -146,7 +165,9 @@ _ADDRESS_RE = re.compile(r"(?:[a-z][a-z0-9+.-]*://|www\.)\S+", re.IGNORECASE)
 
 def is_address(text: str) -> bool:
     """Whether a line is a web address alone (``https://cdn.example/x.jpg``, ``www.example.org``)."""
-    return " " not in text and ("://" in text or text[:4].lower() == "www.") and _ADDRESS_RE.fullmatch(text) is not None
+    return (
+        " " not in text and ("://" in text or text[:4].lower() == "www.") and _ADDRESS_RE.fullmatch(text) is not None
+    )
 
 
 def classify(blocks: list[Block], cfg: ClassifyConfig) -> list[Block]:

@@ -20,8 +20,25 @@ class ExtractionError(ValueError):
 
 #: Elements whose content is never visible text.
 INVISIBLE_TAGS = [
-    "script", "style", "noscript", "template", "svg", "math", "iframe", "object", "embed",
-    "canvas", "select", "option", "button", "input", "textarea", "head", "title", "meta", "link",
+    "script",
+    "style",
+    "noscript",
+    "template",
+    "svg",
+    "math",
+    "iframe",
+    "object",
+    "embed",
+    "canvas",
+    "select",
+    "option",
+    "button",
+    "input",
+    "textarea",
+    "head",
+    "title",
+    "meta",
+    "link",
 ]
 # One CSS pass finds them all; strip_tags walks the tree once per tag.
 _INVISIBLE_SELECTOR = ",".join(INVISIBLE_TAGS)
@@ -29,9 +46,7 @@ _INVISIBLE_SELECTOR = ",".join(INVISIBLE_TAGS)
 _TAG_RE = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9]*)")
 # Elements that never hold children, and those the parser closes implicitly
 # when a sibling starts: neither makes the tree deeper.
-_FLAT = frozenset(
-    "area base br col embed hr img input link meta source track wbr p li dt dd option tr td th".split()
-)
+_FLAT = frozenset("area base br col embed hr img input link meta source track wbr p li dt dd option tr td th".split())
 # Their content is text to the parser, not tags (a comment's too).
 _RAW_TEXT_RE = re.compile(r"<!--|<(script|style)\b", re.IGNORECASE)
 

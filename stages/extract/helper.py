@@ -172,7 +172,9 @@ def serve(read_fd: int, write_fd: int) -> None:
         except EOFError:  # the worker is gone
             return
         text, reason, details = stage.one(html, url)
-        _write_msg(write_fd, pickle.dumps((text, reason, details, stage.drain_counters()), protocol=pickle.HIGHEST_PROTOCOL))
+        _write_msg(
+            write_fd, pickle.dumps((text, reason, details, stage.drain_counters()), protocol=pickle.HIGHEST_PROTOCOL)
+        )
 
 
 if __name__ == "__main__":

@@ -21,13 +21,58 @@ from stages.extract.blocks import Marks
 #: Class/id word prefixes that name boilerplate (navigation, page furniture,
 #: sharing, comments, related links, calls to action, ads, hidden helpers).
 BOILERPLATE_WORDS = (
-    "nav", "menu", "breadcrumb", "pagination", "pager", "footer", "sidebar", "widget", "masthead",
-    "topbar", "toolbar", "skip-link", "skiplink", "skip-to", "skip-nav", "gdpr",
-    "newsletter", "subscri", "signup", "login", "share", "sharing", "social", "related", "recommend",
-    "popular", "trending", "more-stories", "promo", "advert",
-    "sponsor", "banner", "popup", "modal", "overlay", "outbrain", "taboola", "tag-cloud", "tagcloud",
-    "author", "about-author", "byline", "post-meta", "entry-meta", "article-meta",
-    "meta-info", "sr-only", "screen-reader", "visually-hidden", "print-only", "rating", "signature",
+    "nav",
+    "menu",
+    "breadcrumb",
+    "pagination",
+    "pager",
+    "footer",
+    "sidebar",
+    "widget",
+    "masthead",
+    "topbar",
+    "toolbar",
+    "skip-link",
+    "skiplink",
+    "skip-to",
+    "skip-nav",
+    "gdpr",
+    "newsletter",
+    "subscri",
+    "signup",
+    "login",
+    "share",
+    "sharing",
+    "social",
+    "related",
+    "recommend",
+    "popular",
+    "trending",
+    "more-stories",
+    "promo",
+    "advert",
+    "sponsor",
+    "banner",
+    "popup",
+    "modal",
+    "overlay",
+    "outbrain",
+    "taboola",
+    "tag-cloud",
+    "tagcloud",
+    "author",
+    "about-author",
+    "byline",
+    "post-meta",
+    "entry-meta",
+    "article-meta",
+    "meta-info",
+    "sr-only",
+    "screen-reader",
+    "visually-hidden",
+    "print-only",
+    "rating",
+    "signature",
 )
 #: ... that name readers' comments and replies: boilerplate under an article, the content of a forum thread.
 THREAD_WORDS = ("comment", "disqus", "respond", "reply")
@@ -67,7 +112,11 @@ def _alternation(words: tuple[str, ...]) -> str:
 
 # A word counts from the start of the name or after a character other than a-z0-9.
 _FURNITURE_RE = re.compile(
-    r"(?<![a-z0-9])(?:" + _alternation(BOILERPLATE_WORDS) + "|" + _alternation(BOILERPLATE_TOKENS) + r"(?![a-z]))|"
+    r"(?<![a-z0-9])(?:"
+    + _alternation(BOILERPLATE_WORDS)
+    + "|"
+    + _alternation(BOILERPLATE_TOKENS)
+    + r"(?![a-z]))|"
     + _alternation(BOILERPLATE_ANYWHERE)
 )
 _THREAD_RE = re.compile(r"(?<![a-z0-9])" + _alternation(THREAD_WORDS))
@@ -77,16 +126,56 @@ _EXCEPT_RE = re.compile("|".join(_NOT_BOILERPLATE))
 
 #: Elements and ARIA roles that are boilerplate whatever their names.
 BOILERPLATE_TAGS = frozenset(("nav", "aside", "footer", "form", "dialog"))
-BOILERPLATE_ROLES = frozenset(("navigation", "contentinfo", "complementary", "banner", "menu", "menubar",
-                               "dialog", "alertdialog", "search", "toolbar"))
+BOILERPLATE_ROLES = frozenset(
+    (
+        "navigation",
+        "contentinfo",
+        "complementary",
+        "banner",
+        "menu",
+        "menubar",
+        "dialog",
+        "alertdialog",
+        "search",
+        "toolbar",
+    )
+)
 
 #: Class/id words that name the main content container (anywhere in a name)...
 CONTENT_WORDS = (
-    "article-body", "articlebody", "article__body", "article-content", "article__content", "article-text",
-    "articletext", "post-content", "postcontent", "post-body", "post-text", "post-entry", "entry-content",
-    "entry-body", "story-body", "storybody", "story-content", "content-body", "main-content", "maincontent",
-    "page-content", "text-content", "single-content", "blog-content", "body-text", "bodytext", "rich-text",
-    "richtext", "field-body", "news-text", "article-detail", "post-detail", "news-detail",
+    "article-body",
+    "articlebody",
+    "article__body",
+    "article-content",
+    "article__content",
+    "article-text",
+    "articletext",
+    "post-content",
+    "postcontent",
+    "post-body",
+    "post-text",
+    "post-entry",
+    "entry-content",
+    "entry-body",
+    "story-body",
+    "storybody",
+    "story-content",
+    "content-body",
+    "main-content",
+    "maincontent",
+    "page-content",
+    "text-content",
+    "single-content",
+    "blog-content",
+    "body-text",
+    "bodytext",
+    "rich-text",
+    "richtext",
+    "field-body",
+    "news-text",
+    "article-detail",
+    "post-detail",
+    "news-detail",
 )
 #: ... and generic words that count only as a whole class or id ("content", not "text-center").
 CONTENT_NAMES = frozenset(("content", "post", "entry", "story", "article", "text", "main", "maincontent"))

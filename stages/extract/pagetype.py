@@ -41,7 +41,14 @@ from selectolax.lexbor import LexborHTMLParser
 from stages.extract.blocks import Block
 
 ARTICLE, FORUM, QA, PRODUCT, COLLECTION, LISTING, DOCUMENTATION, SERVICE = (
-    "article", "forum", "qa", "product", "collection", "listing", "documentation", "service",
+    "article",
+    "forum",
+    "qa",
+    "product",
+    "collection",
+    "listing",
+    "documentation",
+    "service",
 )
 PAGE_TYPES = (ARTICLE, FORUM, QA, PRODUCT, COLLECTION, LISTING, DOCUMENTATION, SERVICE)
 
@@ -51,9 +58,9 @@ class Signals:
     """What the page says about itself, read before its scripts and head are dropped."""
 
     host: str = ""
-    path: str = ""                     # lower case, with the query string
-    og_type: str = ""                  # lower case
-    generator: str = ""                # lower case
+    path: str = ""  # lower case, with the query string
+    og_type: str = ""  # lower case
+    generator: str = ""  # lower case
     types: frozenset[str] = frozenset()  # schema.org types, JSON-LD and microdata
     #: ids of the elements the page's buttons and links open (``aria-controls``: collapsed panels,
     #: see :func:`stages.extract.hints.controlled_ids`), read in the same pass
@@ -83,7 +90,9 @@ _ITEMTYPE_RE = re.compile(r"schema\.org/([A-Za-z]+)")
 
 #: Query parameters that say where a visitor came from, not which page this is (analytics campaign tags, ad
 #: click ids, Google's merchant-listing tag ``srsltid``): a shop's home page with them is still its home page.
-_TRACKING_PARAM_RE = re.compile(r"(?:utm_[a-z]+|srsltid|gclid|gbraid|wbraid|dclid|fbclid|msclkid|yclid|mc_cid|mc_eid|_ga|_gl)(?:=|$)")
+_TRACKING_PARAM_RE = re.compile(
+    r"(?:utm_[a-z]+|srsltid|gclid|gbraid|wbraid|dclid|fbclid|msclkid|yclid|mc_cid|mc_eid|_ga|_gl)(?:=|$)"
+)
 
 
 def _without_tracking(query: str) -> str:
@@ -134,12 +143,12 @@ def read_signals(tree: LexborHTMLParser, url: str | None = None) -> Signals:
 class Shape:
     """The shape of a page's text, from its blocks outside boilerplate marks."""
 
-    chars: int          # all text
-    good_share: float   # share of it in long, link-poor paragraphs
-    link_share: float   # share of it inside links
-    headlines: int      # lines that are one long link each (a teaser, an item title)
-    prices: int         # lines with a price
-    code_share: float   # share of the text in <pre>
+    chars: int  # all text
+    good_share: float  # share of it in long, link-poor paragraphs
+    link_share: float  # share of it inside links
+    headlines: int  # lines that are one long link each (a teaser, an item title)
+    prices: int  # lines with a price
+    code_share: float  # share of the text in <pre>
 
 
 _PRICE_RE = re.compile(r"[$€£¥₹]\s?\d|\d(?:[.,]\d\d)?\s?(?:€|EUR|USD|GBP|kr|zł)\b")
@@ -175,27 +184,72 @@ _FORUM_PATH_RE = re.compile(
     r"|/post/\d+/?$"  # a link aggregator's post and its comments (Lemmy)
 )
 _FORUM_HOST_RE = re.compile(r"^(?:forums?|community|discuss|discussion|boards?|bbs|answers)\.")
-_FORUM_GENERATORS = ("discourse", "vbulletin", "xenforo", "phpbb", "invision", "simple machines", "mybb",
-                     "flarum", "nodebb", "vanilla")
+_FORUM_GENERATORS = (
+    "discourse",
+    "vbulletin",
+    "xenforo",
+    "phpbb",
+    "invision",
+    "simple machines",
+    "mybb",
+    "flarum",
+    "nodebb",
+    "vanilla",
+)
 
-_DOC_GENERATORS = ("sphinx", "docutils", "mkdocs", "docusaurus", "rustdoc", "gitbook", "mediawiki",
-                   "dokuwiki", "vuepress", "vitepress", "bookdown", "hugo", "jekyll", "starlight", "nextra")
-_DOC_PATH_RE = re.compile(r"/(?:docs?|documentation|reference|manual|handbook|api|man-?pages|wiki|guides?|tutorials?|"
-                          r"userguide|library|learn|book|title)/")
+_DOC_GENERATORS = (
+    "sphinx",
+    "docutils",
+    "mkdocs",
+    "docusaurus",
+    "rustdoc",
+    "gitbook",
+    "mediawiki",
+    "dokuwiki",
+    "vuepress",
+    "vitepress",
+    "bookdown",
+    "hugo",
+    "jekyll",
+    "starlight",
+    "nextra",
+)
+_DOC_PATH_RE = re.compile(
+    r"/(?:docs?|documentation|reference|manual|handbook|api|man-?pages|wiki|guides?|tutorials?|"
+    r"userguide|library|learn|book|title)/"
+)
 _DOC_HOST_RE = re.compile(r"^(?:docs?|developers?|devdocs|wiki|learn|man\d?)\.|\.readthedocs\.|^docs\.rs$")
 _DOC_TYPES = frozenset(("TechArticle", "APIReference", "SoftwareSourceCode"))
 
 _PRODUCT_TYPES = frozenset(("Product", "ProductGroup", "IndividualProduct"))
-_PRODUCT_PATH_RE = re.compile(r"/(?:products?|p|dp|ip|itm|item|pdp|listing|app|store/detail)/[^/]+"
-                              r"|/[^/]*-\d{5,}(?:\.html?)?/?$")
+_PRODUCT_PATH_RE = re.compile(
+    r"/(?:products?|p|dp|ip|itm|item|pdp|listing|app|store/detail)/[^/]+"
+    r"|/[^/]*-\d{5,}(?:\.html?)?/?$"
+)
 _COLLECTION_TYPES = frozenset(("CollectionPage", "OfferCatalog", "SomeProducts"))
-_COLLECTION_PATH_RE = re.compile(r"/(?:collections?|categor(?:y|ies)|c|cat|b|browse|shop|department|departments|l|"
-                                 r"sub-?categor(?:y|ies)|product-category)(?:/|$)")
+_COLLECTION_PATH_RE = re.compile(
+    r"/(?:collections?|categor(?:y|ies)|c|cat|b|browse|shop|department|departments|l|"
+    r"sub-?categor(?:y|ies)|product-category)(?:/|$)"
+)
 
-_ARTICLE_TYPES = frozenset(("Article", "NewsArticle", "BlogPosting", "ReportageNewsArticle", "OpinionNewsArticle",
-                            "AnalysisNewsArticle", "LiveBlogPosting", "ScholarlyArticle", "Recipe", "HowTo"))
+_ARTICLE_TYPES = frozenset(
+    (
+        "Article",
+        "NewsArticle",
+        "BlogPosting",
+        "ReportageNewsArticle",
+        "OpinionNewsArticle",
+        "AnalysisNewsArticle",
+        "LiveBlogPosting",
+        "ScholarlyArticle",
+        "Recipe",
+        "HowTo",
+    )
+)
 
-_SERVICE_PATH_RE = re.compile(r"/(?:services?|solutions?|features?|platform|pricing|what-we-do|capabilities)(?:/|$|\.)")
+_SERVICE_PATH_RE = re.compile(
+    r"/(?:services?|solutions?|features?|platform|pricing|what-we-do|capabilities)(?:/|$|\.)"
+)
 
 
 _SLUG_RE = re.compile(r"\d{3}|[^/]*-[^/]*-|\.|[^/]{25}")

@@ -71,8 +71,7 @@ _LINKS_ARE_TEXT = {"max_link_density": 1.0, "max_good_link_density": 1.0, "short
 #: ... and a page of short lines only (product names, categories) is a list of them; a heading is kept when
 #: the text after it is, however many headings come between (a grid of item titles set as headings), and a
 #: linked heading is an item's title, judged as near (a card's only line, or followed by a price or a date)
-_ITEMS = {**_LINKS_ARE_TEXT, "short_pages": True, "heading_distance": 1000,
-          "linked_headings_near": True}
+_ITEMS = {**_LINKS_ARE_TEXT, "short_pages": True, "heading_distance": 1000, "linked_headings_near": True}
 
 #: A service page is its marketing sections: a hero named "banner", a "promo" block, a "cta" section with its pitch
 #: are what the page says, where under an article they are furniture.

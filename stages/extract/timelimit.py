@@ -49,7 +49,9 @@ class _Watchdog:
                 for tid in [t for t, deadline in self._armed.items() if deadline <= now]:
                     del self._armed[tid]
                     self._fired.add(tid)
-                    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(tid), ctypes.py_object(TimeLimitExceeded))
+                    ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                        ctypes.c_ulong(tid), ctypes.py_object(TimeLimitExceeded)
+                    )
                 # Disarmed deadlines stay planned: waking at one that has passed only plans the next.
                 self._wakes_at = min(self._armed.values(), default=math.inf)
                 if self._wakes_at == math.inf:

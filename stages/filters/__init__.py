@@ -36,9 +36,9 @@ from stages.filters.by_language import (
 )
 from stages.filters.c4 import C4Config, C4Filter
 from stages.filters.fineweb import FineWebQualityConfig, FineWebQualityFilter
+from stages.filters.fineweb2 import Unmapped, log_unmapped, read_fineweb2_configs
 from stages.filters.gopher_quality import GopherQualityConfig, GopherQualityFilter
 from stages.filters.gopher_repetition import GopherRepetitionConfig, GopherRepetitionFilter
-from stages.filters.fineweb2 import Unmapped, log_unmapped, read_fineweb2_configs
 from stages.filters.url import UrlFilter, UrlFilterConfig
 from stages.named_files import ConfigPath
 
@@ -101,8 +101,7 @@ class FiltersConfig(BaseModel):
             fineweb2 = read_fineweb2_configs(self.fineweb2_configs, self.fineweb2_languages, self.fineweb2_pipeline)
             log_unmapped(fineweb2)
             layers.append({lang: LanguageOverride.model_validate(c) for lang, c in fineweb2.filters.items()})
-            self.by_language_sources.append(f"fineweb2_configs: {self.fineweb2_configs} "
-                                            f"({len(fineweb2.files)} files)")
+            self.by_language_sources.append(f"fineweb2_configs: {self.fineweb2_configs} ({len(fineweb2.files)} files)")
             self.fineweb2_unmapped += [str(u) for u in fineweb2.unmapped]
             self.fineweb2_configs = None
         if self.by_language_dir:

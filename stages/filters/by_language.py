@@ -84,8 +84,10 @@ class LanguageOverride(_SetFieldsOnly):
     @classmethod
     def _no_url(cls, data: Any) -> Any:
         if isinstance(data, dict) and "url" in data:
-            raise ValueError("url: the URL filter runs before language ID, so its settings cannot differ by language "
-                             "(set them in filters.url)")
+            raise ValueError(
+                "url: the URL filter runs before language ID, so its settings cannot differ by language "
+                "(set them in filters.url)"
+            )
         return data
 
     def changes(self, filter_name: str) -> dict:
@@ -121,8 +123,9 @@ def read_overrides_dir(folder: str) -> dict[str, LanguageOverride]:
     """
     path = Path(folder)
     if not path.is_dir():
-        raise ValueError(f"by_language_dir: {folder!r} is not a folder (give a folder of {{lang}}.yml files)"
-                         f"{relative_hint(folder)}")
+        raise ValueError(
+            f"by_language_dir: {folder!r} is not a folder (give a folder of {{lang}}.yml files){relative_hint(folder)}"
+        )
     files = sorted(p for p in path.iterdir() if p.suffix in (".yml", ".yaml") and p.is_file())
     if not files:
         raise ValueError(f"by_language_dir: no .yml files in {folder!r} (name them by language: de.yml, rus_Cyrl.yml)")

@@ -47,7 +47,14 @@ _CLOSERS = re.escape(_CLOSE_CHARS)
 # A sentence ends at terminal punctuation (and closing quotes) before a space or
 # the end of the line; CJK full stops need no space after them.
 SENTENCE_END = re.compile(rf"[{_TERM}]+[{_CLOSERS}]*(?:\s+|$)|[。！？｡]+")
-POLICY_SUBSTRINGS = ("terms of use", "privacy policy", "cookie policy", "uses cookies", "use of cookies", "use cookies")
+POLICY_SUBSTRINGS = (
+    "terms of use",
+    "privacy policy",
+    "cookie policy",
+    "uses cookies",
+    "use of cookies",
+    "use cookies",
+)
 
 # The same patterns for RE2 (Arrow).  Lines hold no line break, so "$" means the same in both.
 _TERM2, _CLOSERS2 = re2_chars(TERMINAL_PUNCTUATION), re2_chars(_CLOSE_CHARS)
@@ -100,7 +107,9 @@ class C4Config(BaseModel):
         f"off: as {C4}'s reference code, which removes it (on: 891 more lines kept in 162 of the 917 sample pages)",
     )
     min_words_per_line: int | None = Field(3, ge=0, le=10_000, description=f"{C4}: remove lines with fewer words")
-    max_word_length: int | None = Field(1000, ge=1, le=100_000_000, description=f"{C4} reference code: remove lines with a longer word")
+    max_word_length: int | None = Field(
+        1000, ge=1, le=100_000_000, description=f"{C4} reference code: remove lines with a longer word"
+    )
     filter_javascript: bool = Field(True, description=f"{C4}: remove lines containing 'javascript'")
     filter_policy: bool = Field(True, description=f"{C4}: remove cookie/terms/privacy policy lines")
     policy_substrings: list[str] = Field(
@@ -108,7 +117,9 @@ class C4Config(BaseModel):
     )
     filter_lorem_ipsum: bool = Field(True, description=f"{C4}: remove documents containing 'lorem ipsum'")
     filter_curly_bracket: bool = Field(True, description=f"{C4}: remove documents containing '{{'")
-    min_num_sentences: int | None = Field(5, ge=0, le=1_000_000, description=f"{C4}: remove documents with fewer sentences left")
+    min_num_sentences: int | None = Field(
+        5, ge=0, le=1_000_000, description=f"{C4}: remove documents with fewer sentences left"
+    )
 
 
 def count_sentences(line: str) -> int:
@@ -130,8 +141,11 @@ class C4Filter:
     label = "C4 rules"
     needs = ("text",)
     adds = ("c4_lines_removed", "c4_chars_removed", "c4_lines_removed_by")
-    types = {"c4_lines_removed": pa.int32(), "c4_chars_removed": pa.int64(),  # the Arrow types of what it adds
-             "c4_lines_removed_by": pa.list_(pa.struct([("rule", pa.string()), ("lines", pa.int32())]))}
+    types = {
+        "c4_lines_removed": pa.int32(),
+        "c4_chars_removed": pa.int64(),  # the Arrow types of what it adds
+        "c4_lines_removed_by": pa.list_(pa.struct([("rule", pa.string()), ("lines", pa.int32())])),
+    }
     reasons = ("c4:empty_text", "c4:lorem_ipsum", "c4:curly_bracket", "c4:too_few_sentences")
 
     def __init__(self, config: C4Config | None = None):
@@ -171,8 +185,11 @@ class C4Filter:
                 cut = [CITATION.sub("", line) for line in lines.filter(pa.array(cited)).to_pylist()]
                 lines = pc.replace_with_mask(lines, pa.array(cited), pa.array(cut, lines.type))
         if c.filter_no_terminal_punct:
-            end, ellipsis = ((TERMINAL_LINE_END_BRACKETS_RE2, ELLIPSIS_END_BRACKETS_RE2) if c.end_mark_brackets
-                             else (TERMINAL_LINE_END_RE2, ELLIPSIS_END_RE2))
+            end, ellipsis = (
+                (TERMINAL_LINE_END_BRACKETS_RE2, ELLIPSIS_END_BRACKETS_RE2)
+                if c.end_mark_brackets
+                else (TERMINAL_LINE_END_RE2, ELLIPSIS_END_RE2)
+            )
             no_end = ~_np(pc.match_substring_regex(lines, end)) | _np(pc.match_substring_regex(lines, ellipsis))
             fail(NO_TERMINAL_PUNCT, no_end)
         if c.min_words_per_line is not None:
@@ -221,7 +238,9 @@ class C4Filter:
             reasons[d] = f"{self.name}:{DOCUMENT_RULES[outcome[stop[d]]]}"
         kept = outcome == KEEP
         if c.min_num_sentences is not None:
-            sentences = np.bincount(doc[kept], weights=count_sentences_batch(lines.filter(pa.array(kept))), minlength=n)
+            sentences = np.bincount(
+                doc[kept], weights=count_sentences_batch(lines.filter(pa.array(kept))), minlength=n
+            )
             few = ~rejected & (sentences < c.min_num_sentences)
             for d in np.flatnonzero(few):
                 reasons[d] = f"{self.name}:too_few_sentences"

@@ -66,7 +66,11 @@ _CACHE = Path(__file__).with_name("charclasses.json")
 
 
 def _interpreter() -> dict:
-    return {"python": "{}.{}".format(*sys.version_info[:2]), "unidata": unicodedata.unidata_version, "maxunicode": sys.maxunicode}
+    return {
+        "python": "{}.{}".format(*sys.version_info[:2]),
+        "unidata": unicodedata.unidata_version,
+        "maxunicode": sys.maxunicode,
+    }
 
 
 def _classes() -> tuple[list[tuple[int, int]], ...]:
@@ -84,8 +88,10 @@ def write_cache() -> None:
     """Recompute the classes with this interpreter and store them
     (``python -c "from stages.filters.charclasses import write_cache; write_cache()"``)."""
     space, alnum, marks = _python_classes()
-    _CACHE.write_text(json.dumps({"interpreter": _interpreter(), "space": space, "alnum": alnum, "marks": marks}) + "\n",
-                      encoding="utf-8")
+    _CACHE.write_text(
+        json.dumps({"interpreter": _interpreter(), "space": space, "alnum": alnum, "marks": marks}) + "\n",
+        encoding="utf-8",
+    )
 
 
 SPACE_RANGES, ALNUM_RANGES, MARK_RANGES = _classes()

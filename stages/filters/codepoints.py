@@ -25,7 +25,12 @@ SPACE, ALNUM, MARK, NO_SPACE = 1, 2, 4, 8
 def class_table(no_space_ranges: list[tuple[int, int]]) -> np.ndarray:
     """One byte per code point: which of SPACE, ALNUM, MARK, NO_SPACE (a script without spaces) it is."""
     table = np.zeros(0x110000, dtype=np.uint8)
-    for bit, ranges in ((SPACE, SPACE_RANGES), (ALNUM, ALNUM_RANGES), (MARK, MARK_RANGES), (NO_SPACE, no_space_ranges)):
+    for bit, ranges in (
+        (SPACE, SPACE_RANGES),
+        (ALNUM, ALNUM_RANGES),
+        (MARK, MARK_RANGES),
+        (NO_SPACE, no_space_ranges),
+    ):
         for a, b in ranges:
             table[a : b + 1] |= bit
     return table

@@ -42,19 +42,28 @@ class FineWebQualityConfig(BaseModel):
     short_line_thr: float | None = Field(
         0.67, ge=0, le=1, description=f"{FINEWEB}: larger fraction of short lines -> removed"
     )
-    short_line_length: int = Field(30, ge=0, le=1_000_000, description=f"{FINEWEB}: a line of at most this many characters is short")
+    short_line_length: int = Field(
+        30, ge=0, le=1_000_000, description=f"{FINEWEB}: a line of at most this many characters is short"
+    )
     char_duplicates_ratio: float | None = Field(
         0.01, ge=0, le=1, description=f"{FINEWEB}: larger fraction of characters in repeated lines -> removed"
     )
-    new_line_ratio: float | None = Field(0.3, ge=0, le=1000, description=f"{FINEWEB}: more newlines per word -> removed")
+    new_line_ratio: float | None = Field(
+        0.3, ge=0, le=1000, description=f"{FINEWEB}: more newlines per word -> removed"
+    )
 
 
 class FineWebQualityFilter:
     name = "fineweb"
     label = "FineWeb rules"
     needs = ("text",)
-    reasons = ("fineweb:empty_text", "fineweb:line_punct_ratio", "fineweb:short_line_ratio", "fineweb:char_dup_ratio",
-               "fineweb:new_line_ratio")
+    reasons = (
+        "fineweb:empty_text",
+        "fineweb:line_punct_ratio",
+        "fineweb:short_line_ratio",
+        "fineweb:char_dup_ratio",
+        "fineweb:new_line_ratio",
+    )
     derives = (ln.prime_newline_parts,)  # what it reads through the batch cache
 
     def __init__(self, config: FineWebQualityConfig | None = None):

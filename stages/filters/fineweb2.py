@@ -87,16 +87,22 @@ class FineWeb2Configs:
     unmapped: tuple[Unmapped, ...] = ()
 
 
-def read_fineweb2_configs(folder: str, languages: list[str] | tuple[str, ...] = (), pipeline: bool = False) -> FineWeb2Configs:
+def read_fineweb2_configs(
+    folder: str, languages: list[str] | tuple[str, ...] = (), pipeline: bool = False
+) -> FineWeb2Configs:
     """Read ``{lang}_{script}.yml`` files (only ``languages``' if given) and map them.
 
     Raises ValueError naming the file and key of a value that is not what FineWeb-2 writes.
     """
     path = Path(folder)
     if not path.is_dir():
-        raise ValueError(f"{WHAT}: {folder!r} is not a folder (give FineWeb-2's configs/ folder, or a copy of some of "
-                         f"its files){relative_hint(folder)}")
-    files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix in (".yml", ".yaml") and NAME_RE.fullmatch(p.stem))
+        raise ValueError(
+            f"{WHAT}: {folder!r} is not a folder (give FineWeb-2's configs/ folder, or a copy of some of "
+            f"its files){relative_hint(folder)}"
+        )
+    files = sorted(
+        p for p in path.iterdir() if p.is_file() and p.suffix in (".yml", ".yaml") and NAME_RE.fullmatch(p.stem)
+    )
     if languages:
         wanted = {canonical(x) for x in languages}
         files = [p for p in files if canonical(p.stem) in wanted]
@@ -104,7 +110,9 @@ def read_fineweb2_configs(folder: str, languages: list[str] | tuple[str, ...] = 
         if missing:
             raise ValueError(f"{WHAT}: no file for {sorted(missing)} in {folder!r} (fineweb2_languages)")
     if not files:
-        raise ValueError(f"{WHAT}: no {{lang}}_{{script}}.yml files in {folder!r} (FineWeb-2 names them e.g. rus_Cyrl.yml)")
+        raise ValueError(
+            f"{WHAT}: no {{lang}}_{{script}}.yml files in {folder!r} (FineWeb-2 names them e.g. rus_Cyrl.yml)"
+        )
     filters: dict[str, dict] = {}
     min_scores: dict[str, float] = {}
     unmapped: list[Unmapped] = []
@@ -112,7 +120,9 @@ def read_fineweb2_configs(folder: str, languages: list[str] | tuple[str, ...] = 
         label = canonical(file.stem)
         changes, score, notes = map_file(file.name, _load(str(file), file.stat().st_mtime_ns), label)
         if pipeline:  # the file's values win over the script's
-            changes = {k: {**PIPELINE_SETTINGS.get(k, {}), **changes.get(k, {})} for k in {*PIPELINE_SETTINGS, *changes}}
+            changes = {
+                k: {**PIPELINE_SETTINGS.get(k, {}), **changes.get(k, {})} for k in {*PIPELINE_SETTINGS, *changes}
+            }
         filters[label] = changes
         if score is not None:
             min_scores[label] = score
@@ -123,8 +133,14 @@ def read_fineweb2_configs(folder: str, languages: list[str] | tuple[str, ...] = 
 def log_unmapped(configs: FineWeb2Configs) -> None:
     """One warning line for what did not carry over (the list: ``FiltersConfig.fineweb2_unmapped()``)."""
     if configs.unmapped:
-        log.warning("%s: %d values of %d files in %s are not carried over as they are, e.g. %s",
-                    WHAT, len(configs.unmapped), len(configs.files), configs.folder, configs.unmapped[0])
+        log.warning(
+            "%s: %d values of %d files in %s are not carried over as they are, e.g. %s",
+            WHAT,
+            len(configs.unmapped),
+            len(configs.files),
+            configs.folder,
+            configs.unmapped[0],
+        )
 
 
 @lru_cache(maxsize=4096)
@@ -184,12 +200,16 @@ def _label_notes(stem: str) -> list[Unmapped]:
         return []
     code = lid176_code(stem)
     if code is None:
-        why = "lid.176 has no label for this language: its settings apply only with a language-ID model that gives " \
-              f"'{stem}' (GlotLID)"
+        why = (
+            "lid.176 has no label for this language: its settings apply only with a language-ID model that gives "
+            f"'{stem}' (GlotLID)"
+        )
     else:
-        why = f"lid.176 labels this language '{code}' in any script, " \
-            f"and '{code}' gets {lid176_to_fineweb2()[code]}.yml; " \
-              f"these settings apply to documents labelled '{stem}' (GlotLID)"
+        why = (
+            f"lid.176 labels this language '{code}' in any script, "
+            f"and '{code}' gets {lid176_to_fineweb2()[code]}.yml; "
+            f"these settings apply to documents labelled '{stem}' (GlotLID)"
+        )
     return [Unmapped(f"{stem}.yml", "(file)", stem, why)]
 
 
@@ -197,7 +217,13 @@ def _number(name: str, key: str, value: Any, low: float | None = None, high: flo
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(f"{WHAT}: {name}: {key}: expected a number (got {_short(value)})")
     if (low is not None and value < low) or (high is not None and value > high):
-        bounds = f"from {low} to {high}" if low is not None and high is not None else f"from {low}" if low is not None else f"up to {high}"
+        bounds = (
+            f"from {low} to {high}"
+            if low is not None and high is not None
+            else f"from {low}"
+            if low is not None
+            else f"up to {high}"
+        )
         raise ValueError(f"{WHAT}: {name}: {key}: expected a number {bounds} (got {value})")
     return float(value) if isinstance(value, float) else value
 
@@ -226,7 +252,11 @@ def _n_grams(name: str, key: str, value: Any, allowed: range, most: float, note)
         if n not in allowed:
             note(f"{key}[{n}]", limit, f"Gopher's {key} rules are for n = {allowed.start}..{allowed.stop - 1}")
         elif limit > most:
-            note(f"{key}[{n}]", limit, f"a share of characters above {most}, which no document reaches: the rule is off for this n")
+            note(
+                f"{key}[{n}]",
+                limit,
+                f"a share of characters above {most}, which no document reaches: the rule is off for this n",
+            )
         else:
             out[n] = limit
     return out

@@ -20,8 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import BaseModel, ConfigDict, Field
 
-from stages.filters import lines as ln
-from stages.filters import stopwords
+from stages.filters import lines as ln, stopwords
 from stages.filters.labels import canonical
 from stages.filters.rules import SKIPPED, above, below, empty_rule, ratio, record_skips, reject, texts_of
 from stages.filters.words import NO_SPACE_LANGUAGES, BatchWords, batch_words, prime_words
@@ -39,14 +38,23 @@ class GopherQualityConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     enabled: bool = Field(True, description=f"{GOPHER}: run the Gopher quality rules")
-    min_doc_words: int | None = Field(50, ge=0, le=10_000_000, description=f"{GOPHER}: fewer words -> removed (null = off)")
-    max_doc_words: int | None = Field(100_000, ge=1, le=100_000_000, description=f"{GOPHER}: more words -> removed (null = off)")
+    min_doc_words: int | None = Field(
+        50, ge=0, le=10_000_000, description=f"{GOPHER}: fewer words -> removed (null = off)"
+    )
+    max_doc_words: int | None = Field(
+        100_000, ge=1, le=100_000_000, description=f"{GOPHER}: more words -> removed (null = off)"
+    )
     min_avg_word_length: float | None = Field(
         3, ge=0, le=1000, description=f"{GOPHER}: lower mean word length (characters) -> removed"
     )
-    max_avg_word_length: float | None = Field(10, ge=0, le=1000, description=f"{GOPHER}: higher mean word length -> removed")
+    max_avg_word_length: float | None = Field(
+        10, ge=0, le=1000, description=f"{GOPHER}: higher mean word length -> removed"
+    )
     max_symbol_word_ratio: float | None = Field(
-        0.1, ge=0, le=1000, description=f"{GOPHER}: more '#' per word, or more ellipses ('...' or '…') per word -> removed"
+        0.1,
+        ge=0,
+        le=1000,
+        description=f"{GOPHER}: more '#' per word, or more ellipses ('...' or '…') per word -> removed",
     )
     max_bullet_lines_ratio: float | None = Field(
         0.9, ge=0, le=1, description=f"{GOPHER}: larger fraction of lines starting with a bullet -> removed"
@@ -61,7 +69,10 @@ class GopherQualityConfig(BaseModel):
         0.8, ge=0, le=1, description=f"{GOPHER}: smaller fraction of words with an alphabetic character -> removed"
     )
     min_stop_words: int | None = Field(
-        2, ge=0, le=10_000, description=f"{GOPHER}: fewer distinct stop words -> removed (skipped for languages without a list)"
+        2,
+        ge=0,
+        le=10_000,
+        description=f"{GOPHER}: fewer distinct stop words -> removed (skipped for languages without a list)",
     )
     stop_words: dict[str, list[str]] = Field(
         default_factory=dict,
@@ -76,10 +87,19 @@ class GopherQualityFilter:
     needs = ("text", "language")  # stop words and the word-length rule depend on the language
     adds = (SKIPPED,)
     types = {SKIPPED: pa.list_(pa.string())}  # the Arrow type of what it adds
-    reasons = ("gopher_quality:empty_text", "gopher_quality:min_doc_words", "gopher_quality:max_doc_words",
-               "gopher_quality:min_avg_word_length", "gopher_quality:max_avg_word_length", "gopher_quality:hash_ratio",
-               "gopher_quality:ellipsis_ratio", "gopher_quality:bullet_lines", "gopher_quality:ellipsis_lines",
-               "gopher_quality:alpha_words", "gopher_quality:stop_words")
+    reasons = (
+        "gopher_quality:empty_text",
+        "gopher_quality:min_doc_words",
+        "gopher_quality:max_doc_words",
+        "gopher_quality:min_avg_word_length",
+        "gopher_quality:max_avg_word_length",
+        "gopher_quality:hash_ratio",
+        "gopher_quality:ellipsis_ratio",
+        "gopher_quality:bullet_lines",
+        "gopher_quality:ellipsis_lines",
+        "gopher_quality:alpha_words",
+        "gopher_quality:stop_words",
+    )
     derives = (prime_words, ln.prime_newline_parts)  # what it reads through the batch cache
 
     def __init__(self, config: GopherQualityConfig | None = None):

@@ -74,7 +74,9 @@ TOP_MAX = 100
 def _n_grams(v: dict[int, float], allowed: range, field: str, most: float) -> dict[int, float]:
     bad = sorted(k for k in v if k not in allowed)
     if bad:
-        raise ValueError(f"n = {bad} not allowed: Gopher's {field} rules are for n = {allowed.start}..{allowed.stop - 1}")
+        raise ValueError(
+            f"n = {bad} not allowed: Gopher's {field} rules are for n = {allowed.start}..{allowed.stop - 1}"
+        )
     if any(not 0 <= x <= most for x in v.values()):
         raise ValueError(f"each maximum is a fraction of characters, from 0 to {most}")
     return v
@@ -202,11 +204,22 @@ class GopherRepetitionFilter:
     name = "gopher_repetition"
     label = "Gopher repetition rules"
     needs = ("text",)
-    reasons = ("gopher_repetition:empty_text", "gopher_repetition:dup_para_frac", "gopher_repetition:dup_para_char_frac",
-               "gopher_repetition:dup_line_frac", "gopher_repetition:dup_line_char_frac",
-               "gopher_repetition:top_2_gram", "gopher_repetition:top_3_gram", "gopher_repetition:top_4_gram",
-               "gopher_repetition:dup_5_gram", "gopher_repetition:dup_6_gram", "gopher_repetition:dup_7_gram",
-               "gopher_repetition:dup_8_gram", "gopher_repetition:dup_9_gram", "gopher_repetition:dup_10_gram")
+    reasons = (
+        "gopher_repetition:empty_text",
+        "gopher_repetition:dup_para_frac",
+        "gopher_repetition:dup_para_char_frac",
+        "gopher_repetition:dup_line_frac",
+        "gopher_repetition:dup_line_char_frac",
+        "gopher_repetition:top_2_gram",
+        "gopher_repetition:top_3_gram",
+        "gopher_repetition:top_4_gram",
+        "gopher_repetition:dup_5_gram",
+        "gopher_repetition:dup_6_gram",
+        "gopher_repetition:dup_7_gram",
+        "gopher_repetition:dup_8_gram",
+        "gopher_repetition:dup_9_gram",
+        "gopher_repetition:dup_10_gram",
+    )
     derives = (prime_words, ln.prime_newline_parts)  # what it reads through the batch cache
 
     def __init__(self, config: GopherRepetitionConfig | None = None):

@@ -26,8 +26,8 @@ import hashlib
 import io
 import re
 import tarfile
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Iterable, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -35,8 +35,8 @@ import pyarrow.compute as pc
 from pydantic import BaseModel, ConfigDict, Field
 
 from stages.base import add_rejections
-from stages.named_files import ConfigPath, NamedFile, list_file
 from stages.filters.rules import SKIPPED, record_skips
+from stages.named_files import ConfigPath, NamedFile, list_file
 
 REFINEDWEB = "RefinedWeb (Penedo et al. 2023, App. G.1)"
 DATA = Path(__file__).parent / "data"
@@ -63,13 +63,19 @@ class UrlFilterConfig(BaseModel):
         True, description=f"{REFINEDWEB}: use the bundled banned / soft-banned words and banned subwords (DataTrove's)"
     )
     banned_words: list[str] = Field(default_factory=list, description=f"{REFINEDWEB}: extra banned URL words")
-    soft_banned_words: list[str] = Field(default_factory=list, description=f"{REFINEDWEB}: extra soft-banned URL words")
+    soft_banned_words: list[str] = Field(
+        default_factory=list, description=f"{REFINEDWEB}: extra soft-banned URL words"
+    )
     banned_subwords: list[str] = Field(default_factory=list, description=f"{REFINEDWEB}: extra banned URL substrings")
-    soft_word_threshold: int = Field(2, ge=1, le=1000, description=f"{REFINEDWEB}: soft-banned words needed to remove a URL")
+    soft_word_threshold: int = Field(
+        2, ge=1, le=1000, description=f"{REFINEDWEB}: soft-banned words needed to remove a URL"
+    )
 
     def named_files(self) -> list[NamedFile]:
-        return [*(NamedFile("block_domains_files", p, list_file) for p in self.block_domains_files),
-                *(NamedFile("block_urls_files", p, list_file) for p in self.block_urls_files)]
+        return [
+            *(NamedFile("block_domains_files", p, list_file) for p in self.block_domains_files),
+            *(NamedFile("block_urls_files", p, list_file) for p in self.block_urls_files),
+        ]
 
 
 def read_list(path: str | Path, member: str | None = None) -> Iterator[str]:
@@ -148,8 +154,13 @@ class UrlFilter:
     needs = ("url",)
     adds = (SKIPPED,)
     types = {SKIPPED: pa.list_(pa.string())}  # the Arrow type of what it adds
-    reasons = ("url_filter:blocked_domain", "url_filter:blocked_url", "url_filter:banned_word",
-               "url_filter:soft_banned_words", "url_filter:banned_subword")
+    reasons = (
+        "url_filter:blocked_domain",
+        "url_filter:blocked_url",
+        "url_filter:banned_word",
+        "url_filter:soft_banned_words",
+        "url_filter:banned_subword",
+    )
 
     def __init__(self, config: UrlFilterConfig | None = None):
         self.config = c = config or UrlFilterConfig()

@@ -36,7 +36,9 @@ from stages.pii.recognizers import glued
 
 # What python-phonenumbers accepts between the digits of a number (its
 # VALID_PUNCTUATION without the letter x), plus whitespace.
-_PHONE_PUNCT = r"\-\u2010-\u2015\u2212\u30fc\uff0d-\uff0f\u00ad\u200b\u2060().\[\]/~\u2053\u223c\uff5e\uff08\uff09\uff3b\uff3d"
+_PHONE_PUNCT = (
+    r"\-\u2010-\u2015\u2212\u30fc\uff0d-\uff0f\u00ad\u200b\u2060().\[\]/~\u2053\u223c\uff5e\uff08\uff09\uff3b\uff3d"
+)
 _PHONE_SEP = rf"[\s{_PHONE_PUNCT}]"
 # RE2 (Arrow) spells the same classes so that they match at least what Python's do:
 # its \d, \w, \s are ASCII-only, and it has no look-behind.
@@ -91,7 +93,9 @@ def candidate_pattern(config: PiiConfig, entities: list[str]) -> CandidatePatter
         parts.append(_digit_run(min(digits)))
     if not parts:
         return None
-    return CandidatePattern(re.compile("|".join(f"(?:{py})" for py, _ in parts)), "|".join(f"(?:{r2})" for _, r2 in parts))
+    return CandidatePattern(
+        re.compile("|".join(f"(?:{py})" for py, _ in parts)), "|".join(f"(?:{r2})" for _, r2 in parts)
+    )
 
 
 @dataclass(frozen=True)
@@ -155,7 +159,8 @@ def glued_number(text: str, start: int, end: int) -> bool:
     if not (run.isascii() and run.isdigit()):
         return False
     letter = (start > 0 and text[start - 1].isascii() and text[start - 1].isalpha()) or (
-        end < len(text) and text[end].isascii() and text[end].isalpha())
+        end < len(text) and text[end].isascii() and text[end].isalpha()
+    )
     return letter or glued(text, start, end)
 
 
@@ -222,7 +227,9 @@ def candidate_spans(text: str, marked: str | None, pattern: CandidatePattern) ->
         pos += len(part)
 
 
-def find_pieces(doc: int, text: str, spans: Iterable[tuple[int, int]], config: PiiConfig, overlap: int) -> list[Piece] | None:
+def find_pieces(
+    doc: int, text: str, spans: Iterable[tuple[int, int]], config: PiiConfig, overlap: int
+) -> list[Piece] | None:
     """The pieces of one document that presidio must analyze (empty: no candidate).
 
     None when the candidates hold more than ``max_candidate_digits`` digits: the

@@ -17,7 +17,15 @@ from stages.named_files import ConfigPathOrName
 Action = Literal["replace", "mask", "hash", "annotate"]
 
 #: Entities found by pattern recognizers (candidate pass + presidio on windows).
-PATTERN_ENTITIES = ("EMAIL_ADDRESS", "PHONE_NUMBER", "IP_ADDRESS", "CREDIT_CARD", "IBAN_CODE", "US_SSN", "URL_CREDENTIALS")
+PATTERN_ENTITIES = (
+    "EMAIL_ADDRESS",
+    "PHONE_NUMBER",
+    "IP_ADDRESS",
+    "CREDIT_CARD",
+    "IBAN_CODE",
+    "US_SSN",
+    "URL_CREDENTIALS",
+)
 #: Entities found by a spaCy NER model over whole documents (only with ``ner_models``).
 NER_ENTITIES = ("PERSON", "LOCATION")
 ENTITIES = PATTERN_ENTITIES + NER_ENTITIES
@@ -47,7 +55,10 @@ class EntityConfig(BaseModel):
         "annotate: count only, the text is not changed",
     )
     score_threshold: float = Field(
-        0.5, ge=0.0, le=1.0, description="lowest presidio score (after its context-word boost) that counts as a finding"
+        0.5,
+        ge=0.0,
+        le=1.0,
+        description="lowest presidio score (after its context-word boost) that counts as a finding",
     )
 
     @model_validator(mode="before")
@@ -62,7 +73,9 @@ class EntityConfig(BaseModel):
 
 
 def _entity(description: str, enabled: bool = True, threshold: float = 0.5) -> Any:
-    return Field(default_factory=lambda: EntityConfig(enabled=enabled, score_threshold=threshold), description=description)
+    return Field(
+        default_factory=lambda: EntityConfig(enabled=enabled, score_threshold=threshold), description=description
+    )
 
 
 class EntitiesConfig(BaseModel):
@@ -77,7 +90,9 @@ class EntitiesConfig(BaseModel):
     ip_address: EntityConfig = _entity("IPv4 and IPv6 addresses (presidio IpRecognizer: pattern + ipaddress check)")
     credit_card: EntityConfig = _entity("payment card numbers (presidio CreditCardRecognizer: pattern + Luhn)")
     iban_code: EntityConfig = _entity("IBANs (presidio IbanRecognizer: per-country format + mod-97 checksum)")
-    us_ssn: EntityConfig = _entity("US social security numbers (presidio UsSsnRecognizer: patterns + SSA rules + context)")
+    us_ssn: EntityConfig = _entity(
+        "US social security numbers (presidio UsSsnRecognizer: patterns + SSA rules + context)"
+    )
     url_credentials: EntityConfig = _entity("user:password in URLs (scheme://user:password@host)")
     person: EntityConfig = _entity("person names (spaCy NER; needs ner_models)", enabled=False, threshold=0.5)
     location: EntityConfig = _entity("locations (spaCy NER GPE/LOC; needs ner_models)", enabled=False, threshold=0.5)
@@ -121,13 +136,13 @@ class UrlsConfig(BaseModel):
     enabled: bool = Field(
         True,
         description="redact the url column: the userinfo (user:pass@) "
-            "removed, path segments, query keys and values and "
+        "removed, path segments, query keys and values and "
         "the fragment percent-decoded and read by the same recognizers; a value with a finding is replaced whole",
     )
     keep_original: bool = Field(
         False,
         description="also keep the URL as it was in a url_original "
-            "column of documents/final (it holds the PII the url "
+        "column of documents/final (it holds the PII the url "
         "column lost: only for outputs that are not published; the card then does not offer documents/final)",
     )
 
@@ -143,13 +158,17 @@ class PiiConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     enabled: bool = Field(True, description="detect and redact PII in the final phase")
-    entities: EntitiesConfig = Field(default_factory=EntitiesConfig, description="per entity: enabled, action, score_threshold")
-    placeholder: str = Field("<{entity}>", description="replacement text of the replace action; {entity} is the entity name")
+    entities: EntitiesConfig = Field(
+        default_factory=EntitiesConfig, description="per entity: enabled, action, score_threshold"
+    )
+    placeholder: str = Field(
+        "<{entity}>", description="replacement text of the replace action; {entity} is the entity name"
+    )
     mask_char: str = Field("*", min_length=1, max_length=1, description="character of the mask action")
     hash_salt: str | None = Field(
         None,
         description="salt of the hash action (at least 16 characters; "
-            "required when an entity uses hash): the same value "
+        "required when an entity uses hash): the same value "
         "gets the same token within a run and across runs with the same salt",
     )
     hash_chars: int = Field(16, ge=8, le=64, description="hex characters of the salted SHA-256 kept in a hash token")
@@ -162,17 +181,23 @@ class PiiConfig(BaseModel):
         7, ge=4, le=15, description="digits a run needs to be a phone candidate (fewer: years, postcodes, short codes)"
     )
     context_chars: int = Field(
-        100, ge=20, le=2000, description="characters of text either side of a candidate that presidio sees (its context words)"
+        100,
+        ge=20,
+        le=2000,
+        description="characters of text either side of a candidate that presidio sees (its context words)",
     )
     chunk_chars: int = Field(
-        20000, ge=1000, le=500000, description="at most this many characters per presidio call; longer spans go in overlapping chunks"
+        20000,
+        ge=1000,
+        le=500000,
+        description="at most this many characters per presidio call; longer spans go in overlapping chunks",
     )
     max_candidate_digits: int = Field(
         20000,
         ge=100,
         le=10_000_000,
         description="a document whose candidates hold more digits is a "
-            "dump (log, directory, number table): it is rejected "
+        "dump (log, directory, number table): it is rejected "
         "with reason pii_dense instead of analyzed, which would take python-phonenumbers minutes",
     )
     urls: UrlsConfig = Field(default_factory=UrlsConfig, description="the url column (enabled, keep_original)")
@@ -205,7 +230,9 @@ class PiiConfig(BaseModel):
         for lang, regions in v.items():
             bad = [r for r in regions if r not in known]
             if bad:
-                raise ValueError(f"{lang}: unknown region {bad[0]!r} (ISO 3166 alpha-2 codes that python-phonenumbers knows)")
+                raise ValueError(
+                    f"{lang}: unknown region {bad[0]!r} (ISO 3166 alpha-2 codes that python-phonenumbers knows)"
+                )
         if "default" not in v:
             raise ValueError("needs a 'default' entry (the regions of every document)")
         return v
@@ -215,12 +242,14 @@ class PiiConfig(BaseModel):
     def _installed(cls, v: dict[str, str]) -> dict[str, str]:
         for lang, name in v.items():
             if not (_is_distribution(name) or Path(name).is_dir()):
-                raise ValueError(f"{lang}: spaCy model {name!r} is not installed (pip "
-                    "install it, or give the path of a saved pipeline)")
+                raise ValueError(
+                    f"{lang}: spaCy model {name!r} is not installed (pip "
+                    "install it, or give the path of a saved pipeline)"
+                )
         return v
 
     @model_validator(mode="after")
-    def _cross_checks(self) -> "PiiConfig":
+    def _cross_checks(self) -> PiiConfig:
         uses_hash = [e.lower() for e in self.entities.enabled() if self.entities.of(e).action == "hash"]
         if uses_hash and (self.hash_salt is None or len(self.hash_salt) < 16):
             raise ValueError(f"hash_salt: needs at least 16 characters because entities.{uses_hash[0]}.action is hash")

@@ -117,8 +117,11 @@ class FieldRedactor:
         redacted = self._texts(values, [langs[int(k % n)] for k in todo], [columns[k // n] for k in todo])
         for name in columns:
             at = columns.index(name)
-            changed = {int(k % n): new for k, old, new in zip(todo, values, redacted, strict=True)
-                       if k // n == at and new != old}
+            changed = {
+                int(k % n): new
+                for k, old, new in zip(todo, values, redacted, strict=True)
+                if k // n == at and new != old
+            }
             if name == ID and changed:
                 changed = {row: f"{new}#{_row_hash(batch, row, new)}" for row, new in changed.items()}
             batch = self.stage._replace_values(batch, name, changed)

@@ -49,22 +49,28 @@ MAIL_TLDS = frozenset("com net org edu gov mil int info biz name pro mobi app de
 # 13-19 digits in dotted groups of 4 (the last 1-7), or Amex's 4.6.5
 _DOTTED_CARD = re.compile(r"(?<![\d.])(?:\d{4}\.\d{4}\.\d{4}\.\d{1,7}|\d{4}\.\d{6}\.\d{5})(?![\d]|\.\d)")
 # an IBAN written with lower-case letters (country code, check digits, groups of 4, a shorter last group)
-_IBAN_ANY_CASE = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}\d{2}(?:[ -]?[A-Za-z0-9]{4}){2,7}(?:[ -]?[A-Za-z0-9]{1,3})?(?![A-Za-z0-9])")
+_IBAN_ANY_CASE = re.compile(
+    r"(?<![A-Za-z0-9])[A-Za-z]{2}\d{2}(?:[ -]?[A-Za-z0-9]{4}){2,7}(?:[ -]?[A-Za-z0-9]{1,3})?(?![A-Za-z0-9])"
+)
 _PERCENT = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
 _BRACKET_WORD = re.compile(rf"{_OPEN}\s*(?:at|dot)\s*{_CLOSE}", re.IGNORECASE)
 
 # What makes a document need a view, as (RE2 for Arrow's scan of a batch, Python for a few short strings): a
 # compatibility digit or at sign, a bracketed at/dot, a dotted card shape, an IBAN shape in any case, (an escape).
 _TRIGGER_PARTS = (
-    (r"[\x{FF10}-\x{FF19}\x{FF20}\x{FE6B}\x{1D7CE}-\x{1D7FF}\x{1FBF0}-\x{1FBF9}]",
-     "[\uFF10-\uFF19\uFF20\uFE6B\U0001D7CE-\U0001D7FF\U0001FBF0-\U0001FBF9]"),
+    (
+        r"[\x{FF10}-\x{FF19}\x{FF20}\x{FE6B}\x{1D7CE}-\x{1D7FF}\x{1FBF0}-\x{1FBF9}]",
+        "[\uff10-\uff19\uff20\ufe6b\U0001d7ce-\U0001d7ff\U0001fbf0-\U0001fbf9]",
+    ),
     (r"(?i:[(\[{<]\s*(?:at|dot)\s*[)\]}>])",) * 2,
     (r"\d{4}\.\d{4}\.\d{4}\.\d|\d{4}\.\d{6}\.\d{5}",) * 2,
     # an IBAN shape with a lower-case letter in its country code or first group (upper case needs no view)
-    (r"\b(?:[a-z][A-Za-z]|[A-Z][a-z])\d{2}[ -]?[A-Za-z0-9]{4}[ "
+    (
+        r"\b(?:[a-z][A-Za-z]|[A-Z][a-z])\d{2}[ -]?[A-Za-z0-9]{4}[ "
         r"-]?[A-Za-z0-9]{4}|\b[A-Z]{2}\d{2}[ -]?[A-Z0-9]{0,3}[a-z]",
-     r"(?<![A-Za-z0-9])(?:(?:[a-z][A-Za-z]|[A-Z][a-z])\d{2}[ -]?[A-Za-z0-9]{4}[ "
-         r"-]?[A-Za-z0-9]{4}|[A-Z]{2}\d{2}[ -]?[A-Z0-9]{0,3}[a-z])"),
+        r"(?<![A-Za-z0-9])(?:(?:[a-z][A-Za-z]|[A-Z][a-z])\d{2}[ -]?[A-Za-z0-9]{4}[ "
+        r"-]?[A-Za-z0-9]{4}|[A-Z]{2}\d{2}[ -]?[A-Z0-9]{0,3}[a-z])",
+    ),
 )
 TRIGGER_RE2 = "|".join(f"(?:{re2})" for re2, _ in _TRIGGER_PARTS)
 TRIGGER = re.compile("|".join(f"(?:{py})" for _, py in _TRIGGER_PARTS))
@@ -202,7 +208,9 @@ def luhn(digits: str) -> bool:
 
 
 def _undotted_cards(text: str) -> str:
-    return _DOTTED_CARD.sub(lambda m: m.group().replace(".", " ") if luhn(m.group().replace(".", "")) else m.group(), text)
+    return _DOTTED_CARD.sub(
+        lambda m: m.group().replace(".", " ") if luhn(m.group().replace(".", "")) else m.group(), text
+    )
 
 
 def iban_checksum(compact: str) -> bool:
@@ -223,7 +231,7 @@ def _upper_ibans(text: str) -> str:
         for k in range(len(groups), 0, -2):
             head = "".join(groups[:k])
             if iban_checksum(re.sub(r"[ -]", "", head)):
-                return head + value[len(head):]
+                return head + value[len(head) :]
         return value
 
     return _IBAN_ANY_CASE.sub(fix, text)

@@ -60,7 +60,9 @@ _URL_HOST = re.compile(r"^(?P<head>[A-Za-z][A-Za-z0-9+.\-]*://)(?P<host>\[[^\]/?
 _TRAILING = ".,;:!?)]}>'\""
 _IBAN_HEAD = re.compile(r"[A-Za-z]{2}\d{2}")
 _IBAN_TAIL = re.compile(r"(?:[ -]?[A-Z0-9]{1,4}(?![a-z]))+")
-_IBAN_TAIL_DIGITS = re.compile(r"(?:[ -]?(?=[a-zA-Z]{0,3}\d)[A-Za-z0-9]{1,4}(?![A-Za-z0-9]))+")  # lower case: groups with a digit
+_IBAN_TAIL_DIGITS = re.compile(
+    r"(?:[ -]?(?=[a-zA-Z]{0,3}\d)[A-Za-z0-9]{1,4}(?![A-Za-z0-9]))+"
+)  # lower case: groups with a digit
 
 
 # a redaction token the PII stage wrote into a host, percent-encoded and lower-cased with it ("%3cus_ssn%3e")
@@ -84,8 +86,10 @@ def public_config(run_pii: dict | None) -> PiiConfig:
     try:
         config = PiiConfig.model_validate(raw)
     except ValidationError as e:  # e.g. a NER model not installed here
-        log.warning("public redaction: the run's pii settings do not validate here (%s); using the defaults",
-                    str(e).splitlines()[0])
+        log.warning(
+            "public redaction: the run's pii settings do not validate here (%s); using the defaults",
+            str(e).splitlines()[0],
+        )
         config = PiiConfig()
     for entity in PATTERN_ENTITIES:
         config.entities.of(entity).enabled = True
@@ -108,9 +112,15 @@ class PublicRedactor:
         # a string needs presidio when it has a candidate or a view trigger (escapes included); published strings are
         # few and short: Python's re (Arrow would compile the RE2 form at every call)
         self.prefilter = re.compile(f"(?:{pattern.python.pattern})|(?:{TRIGGER.pattern})|(?:{PERCENT.pattern})")
-        self._urls = UrlRedactor(self._detect_values, self._token, min(self.config.min_phone_digits, 9), encode=False,
-                                 leftover=self.looks_like_pii, host_leftover=self.looks_like_pii,
-                                 keyed=frozenset(KEYED_ENTITIES))
+        self._urls = UrlRedactor(
+            self._detect_values,
+            self._token,
+            min(self.config.min_phone_digits, 9),
+            encode=False,
+            leftover=self.looks_like_pii,
+            host_leftover=self.looks_like_pii,
+            keyed=frozenset(KEYED_ENTITIES),
+        )
 
     # ------------------------------------------------------------ building blocks
 
@@ -150,7 +160,9 @@ class PublicRedactor:
             s, e = view.span(*m.span())
             s = max(text.rfind(c, 0, s) for c in " \t\n\r\f\v") + 1
             head = _IBAN_HEAD.match(m.group())
-            tail = (_IBAN_TAIL if head and head.group().isupper() else _IBAN_TAIL_DIGITS).match(text, e) if head else None
+            tail = (
+                (_IBAN_TAIL if head and head.group().isupper() else _IBAN_TAIL_DIGITS).match(text, e) if head else None
+            )
             e = tail.end() if tail else e
             nxt = [i for i in (text.find(c, e) for c in " \t\n\r\f\v") if i >= 0]
             end = min(nxt) if nxt else len(text)
@@ -173,7 +185,11 @@ class PublicRedactor:
         texts = list(texts)
         langs = list(languages) if languages is not None else [None] * len(texts)
         out = list(texts)
-        todo = [i for i, (t, need) in enumerate(zip(texts, self._needs(texts), strict=False)) if t and (need or self.config.ner_models)]
+        todo = [
+            i
+            for i, (t, need) in enumerate(zip(texts, self._needs(texts), strict=False))
+            if t and (need or self.config.ner_models)
+        ]
         if not todo:
             return out
         findings: dict[int, list[Finding]] = {i: [] for i in todo}
@@ -220,7 +236,11 @@ class PublicRedactor:
         stage already replaced (``%3cus_ssn%3e``, lower-cased with its host) is shown as its token."""
         hosts = list(hosts)
         out: list[str] = [NO_HOST if not h else IP_HOST if ip_host(h) else _tokens_shown(h) for h in hosts]
-        todo = [i for i, (h, need) in enumerate(zip(out, self._needs(out), strict=False)) if need and out[i] not in (IP_HOST, NO_HOST)]
+        todo = [
+            i
+            for i, (h, need) in enumerate(zip(out, self._needs(out), strict=False))
+            if need and out[i] not in (IP_HOST, NO_HOST)
+        ]
         for i, public in zip(todo, self._urls.hosts([out[i] for i in todo]), strict=False):
             out[i] = public
         return out

@@ -27,17 +27,77 @@ from stages.pii.config import PiiConfig
 CONTEXT = {
     "EMAIL_ADDRESS": ["email", "e-mail", "mail", "courriel", "correo"],
     "PHONE_NUMBER": [
-        "phone", "telephone", "tel", "cell", "mobile", "call", "fax", "hotline", "whatsapp", "sms",
-        "telefon", "mobil", "handy", "rufnummer", "anruf", "rufen",
-        "téléphone", "tél", "portable", "appel", "appelez", "joindre",
-        "teléfono", "móvil", "celular", "llam", "número de contacto",
+        "phone",
+        "telephone",
+        "tel",
+        "cell",
+        "mobile",
+        "call",
+        "fax",
+        "hotline",
+        "whatsapp",
+        "sms",
+        "telefon",
+        "mobil",
+        "handy",
+        "rufnummer",
+        "anruf",
+        "rufen",
+        "téléphone",
+        "tél",
+        "portable",
+        "appel",
+        "appelez",
+        "joindre",
+        "teléfono",
+        "móvil",
+        "celular",
+        "llam",
+        "número de contacto",
     ],  # fmt: skip
-    "IP_ADDRESS": ["ip", "ipv4", "ipv6", "adresse", "address", "dirección", "host", "server", "serveur", "servidor", "client"],
+    "IP_ADDRESS": [
+        "ip",
+        "ipv4",
+        "ipv6",
+        "adresse",
+        "address",
+        "dirección",
+        "host",
+        "server",
+        "serveur",
+        "servidor",
+        "client",
+    ],
     "CREDIT_CARD": [
-        "credit", "card", "visa", "mastercard", "amex", "discover", "jcb", "diners", "maestro",
-        "karte", "kreditkarte", "carte", "tarjeta", "paid", "bezahlt", "payé", "pagado",
+        "credit",
+        "card",
+        "visa",
+        "mastercard",
+        "amex",
+        "discover",
+        "jcb",
+        "diners",
+        "maestro",
+        "karte",
+        "kreditkarte",
+        "carte",
+        "tarjeta",
+        "paid",
+        "bezahlt",
+        "payé",
+        "pagado",
     ],  # fmt: skip
-    "IBAN_CODE": ["iban", "bank", "transaction", "konto", "überweisung", "virement", "compte", "cuenta", "transferencia"],
+    "IBAN_CODE": [
+        "iban",
+        "bank",
+        "transaction",
+        "konto",
+        "überweisung",
+        "virement",
+        "compte",
+        "cuenta",
+        "transferencia",
+    ],
     "US_SSN": ["social", "security", "ssn", "ssns", "ssid"],
     "URL_CREDENTIALS": ["password", "login", "user", "passwort", "mot de passe", "contraseña"],
 }
@@ -68,6 +128,7 @@ NEGATIVE_CONTEXT = {e: NOT_PII_WORDS for e in ("PHONE_NUMBER", "IP_ADDRESS", "CR
 # Mastercard's 2-series (2221-2720, issued since 2017), which presidio's card pattern predates.
 MASTERCARD_2_SERIES = r"\b(?:222[1-9]|22[3-9]\d|2[3-6]\d\d|27[01]\d|2720)[- ]?\d{4}[- ]?\d{4}[- ]?\d{4}\b"
 
+
 def ip_recognizer_class():
     """presidio's IpRecognizer, with two refinements of its IPv4 rule.
 
@@ -85,7 +146,8 @@ def ip_recognizer_class():
     from presidio_analyzer.predefined_recognizers import IpRecognizer
 
     patterns = [
-        Pattern(p.name, r"(?<!\d\.)" + p.regex + r"(?!\.\d)", p.score) if p.name == "IPv4" else p for p in IpRecognizer.PATTERNS
+        Pattern(p.name, r"(?<!\d\.)" + p.regex + r"(?!\.\d)", p.score) if p.name == "IPv4" else p
+        for p in IpRecognizer.PATTERNS
     ]
 
     class HostIpRecognizer(IpRecognizer):
@@ -175,7 +237,12 @@ def phone_recognizer_class():
                 matcher = phonenumbers.PhoneNumberMatcher(text, region, leniency=self.leniency)
                 for match in matcher:
                     raw = match.raw_string
-                    if dotted_quad.fullmatch(raw) or decimal.fullmatch(raw) or is_date(raw) or self._glued(text, match.start, match.end):
+                    if (
+                        dotted_quad.fullmatch(raw)
+                        or decimal.fullmatch(raw)
+                        or is_date(raw)
+                        or self._glued(text, match.start, match.end)
+                    ):
                         continue
                     result = self._get_recognizer_result(match, text, region, nlp_artifacts)
                     result.score = self.FORMATTED if self._formatted(raw, region, matcher) else self.UNFORMATTED
@@ -258,7 +325,10 @@ def context_enhancer(negative_factor: float = 0.6):
         def _index(self, nlp_artifacts):
             index = getattr(nlp_artifacts, "_curate_index", None)
             if index is None:
-                ends = [i + n for i, n in zip(nlp_artifacts.tokens_indices, (len(t) for t in nlp_artifacts.tokens), strict=False)]
+                ends = [
+                    i + n
+                    for i, n in zip(nlp_artifacts.tokens_indices, (len(t) for t in nlp_artifacts.tokens), strict=False)
+                ]
                 index = nlp_artifacts._curate_index = (ends, set(nlp_artifacts.keywords))
             return index
 
@@ -269,7 +339,9 @@ def context_enhancer(negative_factor: float = 0.6):
             # presidio's _find_index_of_match_token: the first token that ends after `start`
             i = bisect.bisect_right(ends, start)
             if i >= len(ends):
-                raise ValueError(f"Did not find word '{word}' in the list of tokens although it is expected to be found")
+                raise ValueError(
+                    f"Did not find word '{word}' in the list of tokens although it is expected to be found"
+                )
             lemmas = nlp_artifacts.lemmas
             words = self._n_words(i, self.context_prefix_count, lemmas, keywords, -1)
             words += self._n_words(i, self.context_suffix_count, lemmas, keywords, 1)
@@ -286,7 +358,9 @@ def context_enhancer(negative_factor: float = 0.6):
             out, j = [], bisect.bisect_right(ends, start) - 1
             while j >= 0 and len(out) < self.context_prefix_count:
                 tok = doc[j]
-                if "\n" in tok.text or (tok.text in (".", "!", "?") and j + 1 < len(doc) and doc[j + 1].text[:1].isupper()):
+                if "\n" in tok.text or (
+                    tok.text in (".", "!", "?") and j + 1 < len(doc) and doc[j + 1].text[:1].isupper()
+                ):
                     break
                 if lemmas[j].lower() in keywords:
                     out.append(lemmas[j].lower())
@@ -439,7 +513,9 @@ def ner_analyzer(config: PiiConfig):
         return None
     _quiet_presidio()
     engine = SpacyNlpEngine(models=[{"lang_code": k, "model_name": v} for k, v in config.ner_models.items()])
-    engine.nlp = {lang: spacy.load(name) for lang, name in config.ner_models.items()}  # installed or a path: no download
+    engine.nlp = {
+        lang: spacy.load(name) for lang, name in config.ner_models.items()
+    }  # installed or a path: no download
     registry = RecognizerRegistry(supported_languages=list(config.ner_models))
     for lang in config.ner_models:
         registry.add_recognizer(SpacyRecognizer(supported_language=lang, supported_entities=wanted))
@@ -452,4 +528,6 @@ def presidio_default_analyzer():
 
     offline_tldextract()
     _quiet_presidio()
-    return AnalyzerEngine(nlp_engine=blank_nlp_engine(["en"], tokenizer="en", lemmas=False), supported_languages=["en"])
+    return AnalyzerEngine(
+        nlp_engine=blank_nlp_engine(["en"], tokenizer="en", lemmas=False), supported_languages=["en"]
+    )

@@ -27,7 +27,22 @@ class Finding:
 # Which entity wins a tie between overlapping findings of equal score:
 # credentials before the e-mail-shaped "password@host" inside them, checksummed
 # numbers before phone numbers.
-PRIORITY = {e: i for i, e in enumerate(("URL_CREDENTIALS", "IBAN_CODE", "CREDIT_CARD", "EMAIL_ADDRESS", "IP_ADDRESS", "US_SSN", "PHONE_NUMBER", "PERSON", "LOCATION"))}
+PRIORITY = {
+    e: i
+    for i, e in enumerate(
+        (
+            "URL_CREDENTIALS",
+            "IBAN_CODE",
+            "CREDIT_CARD",
+            "EMAIL_ADDRESS",
+            "IP_ADDRESS",
+            "US_SSN",
+            "PHONE_NUMBER",
+            "PERSON",
+            "LOCATION",
+        )
+    )
+}
 
 
 def resolve(findings: list[Finding]) -> list[Finding]:
@@ -65,7 +80,9 @@ class Redactor:
                 )
             elif action == "hash":
                 params, op = {"hash_type": "sha256", "salt": config.hash_salt or ""}, Hash()
-                self.ops[entity] = lambda v, op=op, p=params, e=entity, n=config.hash_chars: f"<{e}:{op.operate(v, p)[:n]}>"
+                self.ops[entity] = lambda v, op=op, p=params, e=entity, n=config.hash_chars: (
+                    f"<{e}:{op.operate(v, p)[:n]}>"
+                )
             else:  # annotate
                 op = Keep()
                 self.ops[entity] = lambda v, op=op: op.operate(v, {})

@@ -38,7 +38,15 @@ import pyarrow.compute as pc
 
 from stages.base import add_rejections, set_column
 from stages.pii.candidates import Piece, candidate_pattern, candidate_spans, find_pieces, marked_texts, pieces
-from stages.pii.config import ENTITIES, NER_ENTITIES, PATTERN_ENTITIES, URL_COUNT_COLUMN, URL_ORIGINAL_COLUMN, PiiConfig, count_column
+from stages.pii.config import (
+    ENTITIES,
+    NER_ENTITIES,
+    PATTERN_ENTITIES,
+    URL_COUNT_COLUMN,
+    URL_ORIGINAL_COLUMN,
+    PiiConfig,
+    count_column,
+)
 from stages.pii.fields import FieldRedactor
 from stages.pii.normalize import PERCENT, PERCENT_RE2, TRIGGER, TRIGGER_RE2, TextView, text_view
 from stages.pii.recognizers import UNFORMATTED_PHONE_SCORE, ner_analyzer, pattern_analyzer
@@ -116,8 +124,13 @@ class PiiStage:
         def token(f: Finding, value: str) -> str | None:
             return None if f.entity in keep else self.redactor.ops[f.entity](value)
 
-        return UrlRedactor(self._detect_url_values, token, min(self.config.min_phone_digits, 9), keyed=self.keyed,
-                           host_leftover=self._looks_like_pii if self.pattern is not None else None)
+        return UrlRedactor(
+            self._detect_url_values,
+            token,
+            min(self.config.min_phone_digits, 9),
+            keyed=self.keyed,
+            host_leftover=self._looks_like_pii if self.pattern is not None else None,
+        )
 
     def _looks_like_pii(self, text: str) -> bool:
         """A candidate of the enabled entities in the text or its view (percent-decoded): a host label such as
@@ -143,7 +156,9 @@ class PiiStage:
     def _language(self, lang: str | None) -> str:
         return lang if lang in self.languages else "default"
 
-    def _analyze(self, analyzer, lang: str, entities: list[str], batch_pieces: list[Piece], texts: list[str]) -> list[tuple[Piece, Finding]]:
+    def _analyze(
+        self, analyzer, lang: str, entities: list[str], batch_pieces: list[Piece], texts: list[str]
+    ) -> list[tuple[Piece, Finding]]:
         """Run presidio over pieces packed into calls of at most chunk_chars; findings in document offsets."""
         out: list[tuple[Piece, Finding]] = []
         floor = min(self.thresholds[e] for e in entities)
@@ -240,12 +255,15 @@ class PiiStage:
             batch = self._replace_values(batch, "url", changed)
         return set_column(batch, URL_COUNT_COLUMN, pa.array(found, pa.int32()))
 
-    def _scan(self, texts: pa.ChunkedArray | pa.Array, langs: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    def _scan(
+        self, texts: pa.ChunkedArray | pa.Array, langs: pa.ChunkedArray | pa.Array
+    ) -> tuple[np.ndarray, np.ndarray]:
         """(documents presidio must see, documents that need a normalized view): vectorized RE2 scans of the batch.
 
         presidio sees a document with a candidate, with a view trigger (an obfuscated form may hide a
         candidate) or in a language with an NER model.
         """
+
         def matches(pattern: str) -> np.ndarray:
             return pc.fill_null(pc.match_substring_regex(texts, pattern), False).to_numpy(zero_copy_only=False)
 
@@ -256,7 +274,9 @@ class PiiStage:
             viewed = matches(self.trigger)
             need |= viewed
         if self.ner is not None:
-            need |= pc.fill_null(pc.is_in(langs, pa.array(list(self.config.ner_models))), False).to_numpy(zero_copy_only=False)
+            need |= pc.fill_null(pc.is_in(langs, pa.array(list(self.config.ner_models))), False).to_numpy(
+                zero_copy_only=False
+            )
         return need, viewed
 
     def detect(self, texts: list[str | None], langs: list[str | None]) -> dict[int, list[Finding]]:
@@ -280,7 +300,12 @@ class PiiStage:
         return self._detect(texts, langs, self._marked(arr), viewed, ner)
 
     def _detect(
-        self, texts: list[str | None], langs: list[str | None], marked: list[str | None], viewed: np.ndarray, ner: bool = True
+        self,
+        texts: list[str | None],
+        langs: list[str | None],
+        marked: list[str | None],
+        viewed: np.ndarray,
+        ner: bool = True,
     ) -> tuple[dict[int, list[Finding]], dict[int, str]]:
         """Findings per document in original offsets, resolved;
         documents with a trigger are read through their view."""
@@ -342,7 +367,10 @@ class PiiStage:
         """A text that is one bare run of ASCII digits (a URL's article id, 20200102) has no word for context, so the
         phone recognizer cannot score it past UNFORMATTED_PHONE_SCORE: it is not asked (what costs the most), unless
         the phone threshold is that low.  Cards (Luhn) and SSNs are still checked."""
-        if not (text.isascii() and text.isdigit()) or self.thresholds.get("PHONE_NUMBER", 1.0) <= UNFORMATTED_PHONE_SCORE:
+        if (
+            not (text.isascii() and text.isdigit())
+            or self.thresholds.get("PHONE_NUMBER", 1.0) <= UNFORMATTED_PHONE_SCORE
+        ):
             return found
         return [replace(p, entities=p.entities - {"PHONE_NUMBER", "IP_ADDRESS"}) for p in found]
 
@@ -364,7 +392,9 @@ class PiiStage:
         mask = np.zeros(len(batch), dtype=bool)
         rows = sorted(changed)
         mask[rows] = True
-        new = pc.replace_with_mask(col.combine_chunks(), pa.array(mask), pa.array([changed[r] for r in rows], col.type))
+        new = pc.replace_with_mask(
+            col.combine_chunks(), pa.array(mask), pa.array([changed[r] for r in rows], col.type)
+        )
         return set_column(batch, name, new)
 
     def drain_counters(self) -> dict:
@@ -381,4 +411,3 @@ def _memory_zone(analyzer, lang: str):
     nlp = getattr(getattr(analyzer, "nlp_engine", None), "nlp", None) or {}
     zone = getattr(nlp.get(lang), "memory_zone", None)
     return zone() if callable(zone) else contextlib.nullcontext()
-

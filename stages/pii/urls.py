@@ -64,7 +64,10 @@ MASK = "<MASKED>"
 USERINFO = "URL_CREDENTIALS"
 
 # RFC 3986, appendix B: every string matches (DOTALL: a CR or NUL stays in its part)
-_URL = re.compile(r"(?P<scheme>[^:/?#]+:)?(?://(?P<authority>[^/?#]*))?(?P<path>[^?#]*)(?:\?(?P<query>[^#]*))?(?:#(?P<fragment>.*))?", re.DOTALL)
+_URL = re.compile(
+    r"(?P<scheme>[^:/?#]+:)?(?://(?P<authority>[^/?#]*))?(?P<path>[^?#]*)(?:\?(?P<query>[^#]*))?(?:#(?P<fragment>.*))?",
+    re.DOTALL,
+)
 _ITEM_SEPS = re.compile(r"[&;?]")  # a second "?" in a query is data, but it ends a value as well as "&" does
 #: Read as spaces by the recognizers (one character each, so offsets hold): presidio's e-mail pattern takes
 #: "social?e=john" for a local part, then refuses the whole match, and the address would be missed.
@@ -74,8 +77,26 @@ _EMAIL_LIKE = re.compile(r"[^\s@/]+@(?P<domain>[\w-]+(?:[._][\w-]+)+)")
 _LABEL_SEP = re.compile(r"[._]")
 # query keys whose value is an entity when its digits are (tokens of the key, lower case): the key is the format
 _SSN_KEYS = frozenset({"ssn", "ssns", "usssn", "socialsecurity", "socialsecuritynumber", "socialsecurityno", "socsec"})
-_PHONE_KEYS = frozenset({"phone", "phonenumber", "phoneno", "tel", "telephone", "telefon", "telefono", "mobile",
-                         "mobilephone", "cell", "cellphone", "fax", "msisdn", "whatsapp", "handy", "portable"})
+_PHONE_KEYS = frozenset(
+    {
+        "phone",
+        "phonenumber",
+        "phoneno",
+        "tel",
+        "telephone",
+        "telefon",
+        "telefono",
+        "mobile",
+        "mobilephone",
+        "cell",
+        "cellphone",
+        "fax",
+        "msisdn",
+        "whatsapp",
+        "handy",
+        "portable",
+    }
+)
 _KEY_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 _KEY_DIGITS = re.compile(r"\+?\(?\d[\d\s().\-/]*")
 #: The entities a query key can name for its value.
@@ -160,23 +181,25 @@ def _valid_ssn(value: str) -> bool:
     """The SSA's rules, as presidio's recognizer applies them (no 000/666 area, no 00 group, no 0000 serial...)."""
     return not _ssn_check().invalidate_result(value.strip())
 
+
 def url_trigger(min_digits: int) -> str:
     """RE2 for the URLs worth reading: a superset of what makes a value a text candidate or a view trigger, and of
     what makes urlsplit refuse a URL (brackets in its authority: a published URL must split), in
     ASCII classes (the text candidates' Unicode classes cost Arrow ~15 ms to compile per call; ASCII ones 0.3 ms),
     with any non-ASCII character sending the URL to Python."""
-    return "|".join([
-        r"[\x{80}-\x{10FFFF}]",  # any non-ASCII character: full-width forms, an IRI
-        r"@",  # a userinfo, an e-mail
-        r"%[0-9A-Fa-f]{2}|[0-9]\+[0-9]",  # an escape; a "+" (a space in a query) between digits
-        r"::|:[0-9A-Fa-f]{1,4}:|[0-9]\.[0-9]{1,3}\.[0-9]",  # IPv6, a dotted quad
-        r"[A-Za-z]{2}[0-9]{2}",  # an IBAN shape
-        rf"[0-9](?:[^A-Za-z]{{0,4}}[0-9]){{{min_digits - 1}}}",  # a run of digits with separators
-        r"(?i:[(\[{<]\s*(?:at|dot)\s*[)\]}>])",  # a bracketed at or dot
-        r"^[^/?#]*//[^/?#]*[\[\]]",
-        # a bracket in the authority: urlsplit may refuse it (a URL is published only if it splits)
-    ])
-
+    return "|".join(
+        [
+            r"[\x{80}-\x{10FFFF}]",  # any non-ASCII character: full-width forms, an IRI
+            r"@",  # a userinfo, an e-mail
+            r"%[0-9A-Fa-f]{2}|[0-9]\+[0-9]",  # an escape; a "+" (a space in a query) between digits
+            r"::|:[0-9A-Fa-f]{1,4}:|[0-9]\.[0-9]{1,3}\.[0-9]",  # IPv6, a dotted quad
+            r"[A-Za-z]{2}[0-9]{2}",  # an IBAN shape
+            rf"[0-9](?:[^A-Za-z]{{0,4}}[0-9]){{{min_digits - 1}}}",  # a run of digits with separators
+            r"(?i:[(\[{<]\s*(?:at|dot)\s*[)\]}>])",  # a bracketed at or dot
+            r"^[^/?#]*//[^/?#]*[\[\]]",
+            # a bracket in the authority: urlsplit may refuse it (a URL is published only if it splits)
+        ]
+    )
 
 
 @dataclass(frozen=True)
@@ -232,7 +255,9 @@ def _items(url: str, start: int, end: int, values: list[Value]) -> None:
                 values.append(Value(pos, k_end, decode(url[pos:k_end], plus=True)))
                 key_index = len(values) - 1
             if pos + len(piece) > k_end + 1:
-                values.append(Value(k_end + 1, pos + len(piece), decode(url[k_end + 1 : pos + len(piece)], plus=True), key_index))
+                values.append(
+                    Value(k_end + 1, pos + len(piece), decode(url[k_end + 1 : pos + len(piece)], plus=True), key_index)
+                )
         pos += len(piece) + 1
 
 
@@ -325,7 +350,9 @@ class UrlRedactor:
             if not url:
                 continue
             try:
-                urlsplit(url)  # what readers of the published URL will do with it (a bracketed host that is no IP raises)
+                urlsplit(
+                    url
+                )  # what readers of the published URL will do with it (a bracketed host that is no IP raises)
                 parsed[i] = split(url)
             except Exception as e:  # noqa: BLE001 -- a bad value costs only its URL
                 log.warning("pii: a URL could not be split (%s); cut to its origin", type(e).__name__)
@@ -359,8 +386,9 @@ class UrlRedactor:
         """Each host (not an IP address) with its labels that hold PII replaced, as in a URL."""
         return [r.url.removeprefix("//") for r in self.redact([f"//{h}" for h in hosts])]
 
-    def _value_findings(self, pending: "_Pending", values: list[Value], group: list[int], findings: list[Finding],
-                        dense: bool, text: str) -> None:
+    def _value_findings(
+        self, pending: _Pending, values: list[Value], group: list[int], findings: list[Finding], dense: bool, text: str
+    ) -> None:
         if dense:  # the members with digits (a key such as "ids" stays)
             pending.masked.update([j for j in group if any(c.isdigit() for c in values[j].decoded)] or group)
             return
@@ -376,8 +404,9 @@ class UrlRedactor:
                 if f.start < hi and f.end > lo:  # a finding across a key and its value replaces both
                     pending.tokens.setdefault(j, []).append(token)
 
-    def _host_findings(self, pending: "_Pending", read: _HostRead, findings: list[Finding], dense: bool,
-                       text: str) -> None:
+    def _host_findings(
+        self, pending: _Pending, read: _HostRead, findings: list[Finding], dense: bool, text: str
+    ) -> None:
         if dense:
             pending.host_masked.update(read.labels)
             return
@@ -393,8 +422,14 @@ class UrlRedactor:
             pending.host_tokens[covered[0]] = token  # one token for the labels it covers (an address across them)
             pending.host_merged.update(covered[1:])
 
-    def _rebuild(self, url: str, userinfo: tuple[int, int] | None, host: tuple[int, int] | None, values: list[Value],
-                 pending: "_Pending") -> UrlResult:
+    def _rebuild(
+        self,
+        url: str,
+        userinfo: tuple[int, int] | None,
+        host: tuple[int, int] | None,
+        values: list[Value],
+        pending: _Pending,
+    ) -> UrlResult:
         counts = pending.counts
         edits: list[tuple[int, int, str]] = []
         if userinfo is not None:
@@ -419,7 +454,7 @@ class UrlRedactor:
         out.append(url[pos:])
         return UrlResult("".join(out), counts, masked)
 
-    def _host(self, raw: str, pending: "_Pending") -> tuple[str | None, int]:
+    def _host(self, raw: str, pending: _Pending) -> tuple[str | None, int]:
         """The host with its labels replaced (None: unchanged) and how many labels were masked."""
         if ip_host(raw):
             return None, 0

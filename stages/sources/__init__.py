@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import io
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import BinaryIO, Iterator, Protocol
+from typing import BinaryIO, Protocol
 
 import pyarrow as pa
-
 
 #: Bytes of a file's start that :func:`sniff` wants (a gzip header and the start of its first member).
 HEAD_BYTES = 1 << 16
@@ -23,12 +23,23 @@ PARQUET_MAGIC = b"PAR1"
 #: Names of JSON lines files: the tiebreak when the content cannot tell (a first line longer than the head).
 JSONL_NAMES = (".jsonl", ".jsonl.gz", ".jsonl.zst", ".json.gz", ".json.zst", ".json", ".ndjson", ".ndjson.gz")
 _COMPRESSIONS = ((b"\x1f\x8b", "gzip"), (b"\x28\xb5\x2f\xfd", "zstd"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"))
-_FORMAT_NAMES = {"warc": "WARC", "arc": "ARC (the pre-2008 archive format)", "jsonl": "JSON lines", "json": "JSON",
-                 "parquet": "Parquet", "html": "HTML", "xml": "XML", "text": "plain text", "empty": "empty",
-                 "unknown": "of unknown content"}
+_FORMAT_NAMES = {
+    "warc": "WARC",
+    "arc": "ARC (the pre-2008 archive format)",
+    "jsonl": "JSON lines",
+    "json": "JSON",
+    "parquet": "Parquet",
+    "html": "HTML",
+    "xml": "XML",
+    "text": "plain text",
+    "empty": "empty",
+    "unknown": "of unknown content",
+}
 #: (format, compression) pairs each source kind reads.
-READABLE = {"warc": {("warc", None), ("warc", "gzip")},
-            "documents": {("jsonl", None), ("jsonl", "gzip"), ("jsonl", "zstd"), ("parquet", None)}}
+READABLE = {
+    "warc": {("warc", None), ("warc", "gzip")},
+    "documents": {("jsonl", None), ("jsonl", "gzip"), ("jsonl", "zstd"), ("parquet", None)},
+}
 
 
 @dataclass(frozen=True)
@@ -61,11 +72,13 @@ class NotAnInputError(ValueError):
     """An input file that no source reads (by its content, whatever its name); the message names it."""
 
 
-def check_input(found: "Sniffed", uri: str) -> str:
+def check_input(found: Sniffed, uri: str) -> str:
     """The source kind of a file, or NotAnInputError naming it and saying what it is."""
     if found.kind is None:
-        raise NotAnInputError(f"input {uri} is not a WARC, JSON lines or Parquet file: it is {found.describe()} "
-                              "(give WARC files, plain or gzipped; JSON lines, plain, gzip or zstd; or Parquet)")
+        raise NotAnInputError(
+            f"input {uri} is not a WARC, JSON lines or Parquet file: it is {found.describe()} "
+            "(give WARC files, plain or gzipped; JSON lines, plain, gzip or zstd; or Parquet)"
+        )
     return found.kind
 
 
@@ -138,8 +151,14 @@ def _content(data: bytes, name: str) -> str:
         if end >= 0:
             return "jsonl" if data[:end].rstrip().endswith(b"}") else "json"
         return "jsonl" if name.lower().endswith(JSONL_NAMES) else "json"
-    for prefix, fmt in ((b"WARC/", "warc"), (b"filedesc://", "arc"), (PARQUET_MAGIC, "parquet"), (b"[", "json"),
-                        (b"<?xml", "xml"), (b"<", "html")):
+    for prefix, fmt in (
+        (b"WARC/", "warc"),
+        (b"filedesc://", "arc"),
+        (PARQUET_MAGIC, "parquet"),
+        (b"[", "json"),
+        (b"<?xml", "xml"),
+        (b"<", "html"),
+    ):
         if data.startswith(prefix):
             return fmt
     sample = data[:512]

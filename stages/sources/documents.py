@@ -32,10 +32,11 @@ import hashlib
 import json
 import logging
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from decimal import Decimal
-from typing import BinaryIO, Iterator, Literal
+from typing import BinaryIO, Literal
 
 import numpy as np
 import pyarrow as pa
@@ -44,16 +45,25 @@ import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from stages.base import DETAILS, REASON, note_error
-from stages.sources import SourceError, sniff_stream
 from stages.http_decode import RATIO_FLOOR
+from stages.sources import SourceError, sniff_stream
 from stages.sources.lines import Bomb, Decompressed, Line, Watched, iter_lines, native
 from stages.warc import WarcConfig
 
 log = logging.getLogger(__name__)
 
 #: Every reason this source gives at read time.
-REASONS = ("malformed_line", "not_object", "no_text", "wrong_type", "bad_encoding", "too_large", "truncated",
-           "read_error", "decompression_bomb")
+REASONS = (
+    "malformed_line",
+    "not_object",
+    "no_text",
+    "wrong_type",
+    "bad_encoding",
+    "too_large",
+    "truncated",
+    "read_error",
+    "decompression_bomb",
+)
 METADATA = "metadata"
 CONTENT_TYPES = {"jsonl": "application/jsonl", "parquet": "application/vnd.apache.parquet"}
 SCHEMA = pa.schema(
@@ -85,36 +95,57 @@ class DocumentsConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     text: str = Field("text", description="the document's text (required in every record)")
-    id: str | None = Field("id", description="a unique id (a string or an integer); where absent, one is "
-        "made from the file and the line or row number; null: always made")
+    id: str | None = Field(
+        "id",
+        description="a unique id (a string or an integer); where absent, one is "
+        "made from the file and the line or row number; null: always made",
+    )
     url: str | None = Field("url", description="the document's URL, if any; null: none")
-    date: str | None = Field("date", description="the document's date: ISO 8601, seconds since the epoch, or `date_format`; null: none")
-    date_format: str | None = Field(None, description="strptime format of date strings (e.g. '%d/%m/%Y'); null: ISO 8601")
-    id_prefix: str = Field("", description="put before every id read from the file (e.g. 'wiki:'), "
-        "so that two dumps with numeric ids do not collide in dedup")
+    date: str | None = Field(
+        "date", description="the document's date: ISO 8601, seconds since the epoch, or `date_format`; null: none"
+    )
+    date_format: str | None = Field(
+        None, description="strptime format of date strings (e.g. '%d/%m/%Y'); null: ISO 8601"
+    )
+    id_prefix: str = Field(
+        "",
+        description="put before every id read from the file (e.g. 'wiki:'), "
+        "so that two dumps with numeric ids do not collide in dedup",
+    )
     carry: Literal["all", "none"] | list[str] = Field(
         "all", description="other fields kept in the `metadata` column (a JSON object): all, none, or a list of fields"
     )
     batch_size: int = Field(256, ge=1, le=1_000_000, description="documents per Arrow batch")
-    batch_bytes: int = Field(32 << 20, ge=1 << 16, le=1 << 32, description="a batch of JSON lines ends once its lines hold this many bytes")
+    batch_bytes: int = Field(
+        32 << 20, ge=1 << 16, le=1 << 32, description="a batch of JSON lines ends once its lines hold this many bytes"
+    )
     max_record_bytes: int = Field(
-        64 << 20, ge=1024, le=1 << 32,
+        64 << 20,
+        ge=1024,
+        le=1 << 32,
         description="a longer line (or Parquet text) is rejected as too_large without being held in memory; a record "
         "this long costs the worker that reads it about 35 times its size at its peak, over the stages' copies of the "
         "text (measured, benchmarks/results/bounds.md: a 50 MB line 1.6 GB, a 200 MB one 6.8 GB; the default, "
-        "~2.3 GB): keep it under a worker's memory / 35")
+        "~2.3 GB): keep it under a worker's memory / 35",
+    )
     max_metadata_bytes: int = Field(
-        64 << 10, ge=256, le=1 << 30,
+        64 << 10,
+        ge=256,
+        le=1 << 30,
         description="the carried fields of a record (its `metadata`, as JSON) are kept to this many bytes: the "
         "largest fields are dropped until the rest fits, counted (read_counters.metadata_fields_dropped) and logged, "
         "the document kept (metadata rides in every phase's parts: a 20 MB binary column would be carried as 27 MB of "
-        "base64 three times)")
+        "base64 three times)",
+    )
     max_decoded_ratio: float = Field(
-        WarcConfig.model_fields["max_decoded_ratio"].default, ge=2, le=1_000_000,
+        WarcConfig.model_fields["max_decoded_ratio"].default,
+        ge=2,
+        le=1_000_000,
         description=f"a gzip or zstd JSON lines file whose data inflate more than this many times the compressed "
         f"bytes read (past {RATIO_FLOOR >> 20} MiB) is read up to there, the rest one row rejected as "
         "decompression_bomb naming the file (warc.max_decoded_ratio's bound; JSON lines compress 3-10x, a GiB of "
-        "blank lines or of {} records 1,000-30,000x)")
+        "blank lines or of {} records 1,000-30,000x)",
+    )
 
     @field_validator("text", "id", "url", "date")
     @classmethod
@@ -131,13 +162,15 @@ class DocumentsConfig(BaseModel):
         return value
 
     @model_validator(mode="after")
-    def _distinct(self) -> "DocumentsConfig":
+    def _distinct(self) -> DocumentsConfig:
         mapped = [(k, getattr(self, k)) for k in ("text", "id", "url", "date") if getattr(self, k) is not None]
         seen: dict[str, str] = {}
         for key, path in mapped:
             if path in seen:
-                raise ValueError(f"documents.{key} and documents.{seen[path]} both name "
-                    f"the field '{path}': give each its own field or null")
+                raise ValueError(
+                    f"documents.{key} and documents.{seen[path]} both name "
+                    f"the field '{path}': give each its own field or null"
+                )
             seen[path] = key
         return self
 
@@ -170,7 +203,7 @@ class DocumentStats:
             else:
                 self.rejected[item["values"]] += item["counts"]
 
-    def merge(self, other: "DocumentStats") -> "DocumentStats":
+    def merge(self, other: DocumentStats) -> DocumentStats:
         self.records += other.records
         self.documents += other.documents
         self.rejected.update(other.rejected)
@@ -201,7 +234,15 @@ class _Reject(Exception):
 
 
 _MISSING = object()
-_JSON_TYPES = {dict: "object", list: "array", str: "string", int: "number", float: "number", bool: "boolean", type(None): "null"}
+_JSON_TYPES = {
+    dict: "object",
+    list: "array",
+    str: "string",
+    int: "number",
+    float: "number",
+    bool: "boolean",
+    type(None): "null",
+}
 
 
 class FieldPath:
@@ -232,10 +273,10 @@ def parse_date(value, fmt: str | None) -> datetime | None:
         if isinstance(value, str):
             parsed = datetime.strptime(value.strip(), fmt) if fmt else datetime.fromisoformat(value.strip())
         else:
-            parsed = datetime.fromtimestamp(value, timezone.utc)
+            parsed = datetime.fromtimestamp(value, UTC)
         if parsed.tzinfo is None:
-            parsed = parsed.replace(tzinfo=timezone.utc)
-        return parsed.astimezone(timezone.utc).replace(microsecond=0)
+            parsed = parsed.replace(tzinfo=UTC)
+        return parsed.astimezone(UTC).replace(microsecond=0)
     except (ValueError, OverflowError, OSError):
         return None
 
@@ -297,7 +338,7 @@ class DocumentsSource:
     section = "documents"
 
     @classmethod
-    def from_run(cls, config) -> "DocumentsSource":
+    def from_run(cls, config) -> DocumentsSource:
         return cls(config.documents)
 
     @staticmethod
@@ -309,14 +350,19 @@ class DocumentsSource:
         return [StageSpec(cls, cfg, "filters.url") for cls, cfg in url_filter_specs(config.filters)]
 
     @staticmethod
-    def new_stats() -> "DocumentStats":
+    def new_stats() -> DocumentStats:
         return DocumentStats()
 
     @staticmethod
-    def totals(stats: "DocumentStats") -> dict:
+    def totals(stats: DocumentStats) -> dict:
         """What the run records of a file's reading: every record is a row (a bad one is rejected)."""
-        return {"records_by_type": {"record": stats.records}, "rows": stats.records, "malformed_records": 0,
-                "read_counters": dict(sorted(stats.counters.items())), "bytes": stats.bytes}
+        return {
+            "records_by_type": {"record": stats.records},
+            "rows": stats.records,
+            "malformed_records": 0,
+            "read_counters": dict(sorted(stats.counters.items())),
+            "bytes": stats.bytes,
+        }
 
     def __init__(self, config: DocumentsConfig | None = None):
         self.config = cfg = config or DocumentsConfig()
@@ -327,7 +373,9 @@ class DocumentsSource:
         # Top-level keys the core columns take; a dotted path's parent object is carried whole.
         self._core_keys = frozenset(p for p in (cfg.text, cfg.id, cfg.url, cfg.date) if p)
         self._carried = [FieldPath(p) for p in cfg.carry] if isinstance(cfg.carry, list) else None
-        self.provides = tuple(name for name in self.schema.names if name not in (REASON, DETAILS))  # this config's columns
+        self.provides = tuple(
+            name for name in self.schema.names if name not in (REASON, DETAILS)
+        )  # this config's columns
 
     @property
     def schema(self) -> pa.Schema:
@@ -373,8 +421,17 @@ class DocumentsSource:
             n = last[0] + 1
             stats.counters["decompression_bomb"] += 1
             stats.error(f"{uri}: {e}: not read from line {n} on (documents.max_decoded_ratio)")
-            batch.add(n, 0, generated_id(uri, n), None, None, None, None, "decompression_bomb",
-                      f"line {n} on: {e} (documents.max_decoded_ratio); not read")
+            batch.add(
+                n,
+                0,
+                generated_id(uri, n),
+                None,
+                None,
+                None,
+                None,
+                "decompression_bomb",
+                f"line {n} on: {e} (documents.max_decoded_ratio); not read",
+            )
         if len(batch):
             yield self._jsonl_table(batch, uri, stats)
 
@@ -382,7 +439,17 @@ class DocumentsSource:
         n = line.number
         if line.data is None:
             what = f"{line.size} bytes or more" if line.cut else f"{line.size} bytes"
-            batch.add(n, 0, generated_id(uri, n), None, None, None, None, "too_large", f"line {n}: {what} > max_record_bytes {self.config.max_record_bytes}")
+            batch.add(
+                n,
+                0,
+                generated_id(uri, n),
+                None,
+                None,
+                None,
+                None,
+                "too_large",
+                f"line {n}: {what} > max_record_bytes {self.config.max_record_bytes}",
+            )
             return
         if not line.data.strip() and line.cut is None:  # iter_lines counts blank lines itself: never here
             stats.counters["blank_lines"] += 1
@@ -393,25 +460,56 @@ class DocumentsSource:
                 raise _Reject("not_object", f"line {n}: a JSON {_JSON_TYPES.get(type(obj), 'value')}, not an object")
             batch.add(n, line.size, *self._document(obj, uri, n, stats))
         except _Reject as r:
-            rid = _safe_id(self._id, obj, uri, n, self.config.id_prefix) if r.reason != "not_object" else generated_id(uri, n)
+            rid = (
+                _safe_id(self._id, obj, uri, n, self.config.id_prefix)
+                if r.reason != "not_object"
+                else generated_id(uri, n)
+            )
             batch.add(n, 0, rid, None, None, None, None, r.reason, r.details[:_DETAILS_MAX])
         except UnicodeDecodeError as e:
-            batch.add(n, 0, generated_id(uri, n), None, None, None, None, "bad_encoding", f"line {n}: not UTF-8: {e}"[:_DETAILS_MAX])
+            batch.add(
+                n,
+                0,
+                generated_id(uri, n),
+                None,
+                None,
+                None,
+                None,
+                "bad_encoding",
+                f"line {n}: not UTF-8: {e}"[:_DETAILS_MAX],
+            )
         except (ValueError, RecursionError) as e:  # json's errors; RecursionError: nested thousands deep
             reason, why = ("truncated", line.cut) if line.cut else ("malformed_line", e)
             batch.add(n, 0, generated_id(uri, n), None, None, None, None, reason, f"line {n}: {why}"[:_DETAILS_MAX])
         except Exception as e:  # a bug or a case nobody foresaw: this line's problem only
             kind = note_error("documents reader, one line", e, log)
             stats.counters[f"error.{kind}"] += 1
-            batch.add(n, 0, generated_id(uri, n), None, None, None, None, "read_error", f"line {n}: {kind}: {e}"[:_DETAILS_MAX])
+            batch.add(
+                n,
+                0,
+                generated_id(uri, n),
+                None,
+                None,
+                None,
+                None,
+                "read_error",
+                f"line {n}: {kind}: {e}"[:_DETAILS_MAX],
+            )
 
     def _document(self, obj: dict, uri: str, n: int, stats: DocumentStats) -> tuple:
         """(id, url, date, text, metadata) of one JSON object; raises _Reject."""
         text = self._text.get(obj)
         if text is _MISSING or text is None:
-            raise _Reject("no_text", f"line {n}: no '{self._text.path}' field" if text is _MISSING else f"line {n}: '{self._text.path}' is null")
+            raise _Reject(
+                "no_text",
+                f"line {n}: no '{self._text.path}' field"
+                if text is _MISSING
+                else f"line {n}: '{self._text.path}' is null",
+            )
         if not isinstance(text, str):
-            raise _Reject("wrong_type", f"line {n}: '{self._text.path}' is a JSON {_JSON_TYPES.get(type(text))}, not a string")
+            raise _Reject(
+                "wrong_type", f"line {n}: '{self._text.path}' is a JSON {_JSON_TYPES.get(type(text))}, not a string"
+            )
         if not text or text.isspace():
             raise _Reject("no_text", f"line {n}: '{self._text.path}' is empty")
         url = None
@@ -420,7 +518,9 @@ class DocumentsSource:
             if url is _MISSING:
                 url = None
             elif url is not None and not isinstance(url, str):
-                raise _Reject("wrong_type", f"line {n}: '{self._url.path}' is a JSON {_JSON_TYPES.get(type(url))}, not a string")
+                raise _Reject(
+                    "wrong_type", f"line {n}: '{self._url.path}' is a JSON {_JSON_TYPES.get(type(url))}, not a string"
+                )
         when = None
         if self._date is not None:
             value = self._date.get(obj)
@@ -428,7 +528,9 @@ class DocumentsSource:
                 try:
                     when = parse_date(value, self.config.date_format)
                 except TypeError as e:
-                    raise _Reject("wrong_type", f"line {n}: '{self._date.path}' is a JSON {e}, not a date string or number") from None
+                    raise _Reject(
+                        "wrong_type", f"line {n}: '{self._date.path}' is a JSON {e}, not a date string or number"
+                    ) from None
                 if when is None:
                     stats.counters["date_unparsed"] += 1
         return self._json_id(obj, uri, n, stats), url, when, text, self._json_metadata(obj, f"{uri}: line {n}", stats)
@@ -439,7 +541,10 @@ class DocumentsSource:
             stats.counters["id_generated"] += 1
             return generated_id(uri, n)
         if isinstance(value, bool) or not isinstance(value, (str, int)):
-            raise _Reject("wrong_type", f"line {n}: '{self._id.path}' is a JSON {_JSON_TYPES.get(type(value))}, not a string or integer")
+            raise _Reject(
+                "wrong_type",
+                f"line {n}: '{self._id.path}' is a JSON {_JSON_TYPES.get(type(value))}, not a string or integer",
+            )
         return f"{self.config.id_prefix}{value}"
 
     def _json_metadata(self, obj: dict, where: str, stats: DocumentStats) -> str | None:
@@ -485,8 +590,14 @@ class DocumentsSource:
 
     def _table(self, columns: dict, dates, reasons, details, uri: str, kind: str) -> pa.Table:
         n = len(reasons)
-        given = {**columns, "warc_date": dates, REASON: reasons, DETAILS: details,
-                 "source": pa.repeat(uri, n), "content_type": pa.repeat(CONTENT_TYPES[kind], n)}
+        given = {
+            **columns,
+            "warc_date": dates,
+            REASON: reasons,
+            DETAILS: details,
+            "source": pa.repeat(uri, n),
+            "content_type": pa.repeat(CONTENT_TYPES[kind], n),
+        }
         schema = self.schema
         return pa.Table.from_arrays([_array(given[f.name], f.type) for f in schema], schema=schema)
 
@@ -506,14 +617,18 @@ class DocumentsSource:
         for group in range(pf.num_row_groups):
             rows = pf.metadata.row_group(group).num_rows
             done = 0
-            batches = pf.iter_batches(batch_size=self.config.batch_size, row_groups=[group], columns=columns, use_threads=False)
+            batches = pf.iter_batches(
+                batch_size=self.config.batch_size, row_groups=[group], columns=columns, use_threads=False
+            )
             while True:
                 try:
                     rb = next(batches)
                 except StopIteration:
                     break
                 except (pa.ArrowException, OSError) as e:
-                    if watched.error is not None:  # the file could not be read (S3 gave up): the unit fails and is retried
+                    if (
+                        watched.error is not None
+                    ):  # the file could not be read (S3 gave up): the unit fails and is retried
                         raise watched.error from e
                     stats.error(f"{uri}: row group {group} cannot be decoded: {e}")
                     table = self._unreadable(uri, first + done, rows - done, f"row group {group}: {e}")
@@ -543,7 +658,9 @@ class DocumentsSource:
         columns = {"id": ids, "url": empty, "text": empty, METADATA: empty}
         return self._table(columns, empty, ["read_error"] * rows, [why[:_DETAILS_MAX]] * rows, uri, "parquet")
 
-    def _from_arrow(self, rb: pa.RecordBatch, names: list[str], uri: str, first: int, stats: DocumentStats) -> pa.Table:
+    def _from_arrow(
+        self, rb: pa.RecordBatch, names: list[str], uri: str, first: int, stats: DocumentStats
+    ) -> pa.Table:
         """One Parquet batch as documents, vectorized over its columns."""
         n = rb.num_rows
         verdict = _Verdicts(n)
@@ -558,7 +675,7 @@ class DocumentsSource:
         columns = {"id": ids, "url": url, "text": text, METADATA: meta}
         return self._table(columns, dates, verdict.reasons, verdict.details, uri, "parquet")
 
-    def _arrow_text(self, rb: pa.RecordBatch, names: list[str], verdict: "_Verdicts") -> pa.Array:
+    def _arrow_text(self, rb: pa.RecordBatch, names: list[str], verdict: _Verdicts) -> pa.Array:
         n = rb.num_rows
         path = self.config.text
         col = _arrow_field(rb, path)
@@ -574,10 +691,14 @@ class DocumentsSource:
         size = pc.fill_null(pc.binary_length(text), 0).to_numpy(zero_copy_only=False)
         big = size > self.config.max_record_bytes
         if big.any():
-            verdict.where(big, "too_large", [f"text of {s} bytes > max_record_bytes {self.config.max_record_bytes}" for s in size])
+            verdict.where(
+                big,
+                "too_large",
+                [f"text of {s} bytes > max_record_bytes {self.config.max_record_bytes}" for s in size],
+            )
         return text
 
-    def _arrow_ids(self, rb: pa.RecordBatch, uri: str, first: int, verdict: "_Verdicts", stats: DocumentStats) -> list:
+    def _arrow_ids(self, rb: pa.RecordBatch, uri: str, first: int, verdict: _Verdicts, stats: DocumentStats) -> list:
         n = rb.num_rows
         col = _arrow_field(rb, self.config.id) if self.config.id else None
         given = [None] * n
@@ -595,7 +716,7 @@ class DocumentsSource:
         stats.counters["id_generated"] += sum(1 for i in missing if verdict.reasons[i] is None)
         return out
 
-    def _arrow_strings(self, rb: pa.RecordBatch, path: FieldPath | None, verdict: "_Verdicts") -> pa.Array:
+    def _arrow_strings(self, rb: pa.RecordBatch, path: FieldPath | None, verdict: _Verdicts) -> pa.Array:
         n = rb.num_rows
         col = _arrow_field(rb, path.path) if path is not None else None
         if col is None:
@@ -606,7 +727,7 @@ class DocumentsSource:
             return pa.nulls(n, pa.string())
         return strings.cast(pa.string())
 
-    def _arrow_dates(self, rb: pa.RecordBatch, verdict: "_Verdicts", stats: DocumentStats) -> pa.Array:
+    def _arrow_dates(self, rb: pa.RecordBatch, verdict: _Verdicts, stats: DocumentStats) -> pa.Array:
         n = rb.num_rows
         out_type = SCHEMA.field("warc_date").type
         col = _arrow_field(rb, self.config.date) if self.config.date else None
@@ -616,10 +737,14 @@ class DocumentsSource:
         if pa.types.is_string(t) or pa.types.is_large_string(t):
             given = col.to_pylist()
             values = [None if v is None else parse_date(v, self.config.date_format) for v in given]
-            stats.counters["date_unparsed"] += sum(1 for v, g in zip(values, given, strict=False) if v is None and g is not None)
+            stats.counters["date_unparsed"] += sum(
+                1 for v, g in zip(values, given, strict=False) if v is None and g is not None
+            )
             return pa.array(values, out_type)
         if pa.types.is_timestamp(t) or pa.types.is_date(t):
-            seconds = col.cast(pa.timestamp("s", tz=t.tz if pa.types.is_timestamp(t) else None), safe=False).cast(pa.int64())
+            seconds = col.cast(pa.timestamp("s", tz=t.tz if pa.types.is_timestamp(t) else None), safe=False).cast(
+                pa.int64()
+            )
         elif pa.types.is_integer(t) or pa.types.is_floating(t):
             seconds = pc.floor(col.cast(pa.float64())).cast(pa.int64(), safe=False)
         else:
@@ -670,7 +795,9 @@ class _Verdicts:
         self.where(np.ones(len(self.reasons), dtype=bool), reason, details)
 
     def where(self, mask, reason: str, details: str | list[str]) -> None:
-        mask = np.asarray(mask.to_numpy(zero_copy_only=False) if isinstance(mask, (pa.Array, pa.ChunkedArray)) else mask, dtype=bool)
+        mask = np.asarray(
+            mask.to_numpy(zero_copy_only=False) if isinstance(mask, (pa.Array, pa.ChunkedArray)) else mask, dtype=bool
+        )
         for i in np.flatnonzero(mask):
             if self.reasons[i] is None:
                 self.reasons[i] = reason

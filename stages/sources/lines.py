@@ -27,8 +27,9 @@ giving up) is not damage: it propagates, so the unit fails and is retried.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import BinaryIO, Callable, Iterator
+from typing import BinaryIO
 
 import pyarrow as pa
 
@@ -142,8 +143,10 @@ class Decompressed:
         if self.compression is not None and self.max_ratio and self.out >= RATIO_FLOOR:
             packed = max(self._packed(), 1)  # what the decoder took: a bomb is caught in its first MiB
             if self.out > self.max_ratio * packed:
-                raise Bomb(f"{self.compression} data inflate past {self.out:,} bytes from {packed:,} compressed bytes "
-                           f"(more than {self.max_ratio:g} times)")
+                raise Bomb(
+                    f"{self.compression} data inflate past {self.out:,} bytes from {packed:,} compressed bytes "
+                    f"(more than {self.max_ratio:g} times)"
+                )
         return data
 
     def _read_gzip(self, n: int) -> bytes:
@@ -172,7 +175,9 @@ class Decompressed:
         import zstandard
 
         self._raw.seek(self._start)
-        reader = zstandard.ZstdDecompressor().stream_reader(pa.BufferedInputStream(native(self._raw), READ_AHEAD), read_across_frames=True)
+        reader = zstandard.ZstdDecompressor().stream_reader(
+            pa.BufferedInputStream(native(self._raw), READ_AHEAD), read_across_frames=True
+        )
         skip = self._out
         try:
             while data := reader.read(min(CHUNK, skip) if skip else CHUNK):
@@ -203,8 +208,12 @@ class Line:
 _BLANK = re.compile(rb"\s*")
 
 
-def iter_lines(read: Callable[[int], bytes], max_bytes: int, on_damage: Callable[[str], None],
-               on_blank: Callable[[int], None] | None = None) -> Iterator[Line]:
+def iter_lines(
+    read: Callable[[int], bytes],
+    max_bytes: int,
+    on_damage: Callable[[str], None],
+    on_blank: Callable[[int], None] | None = None,
+) -> Iterator[Line]:
     """The lines of what ``read`` returns that are not blank, each kept only if at most ``max_bytes`` long.
 
     Blank lines (ASCII whitespace only) are skipped at C speed: ``on_blank`` hears how many, and the
@@ -256,7 +265,7 @@ def iter_lines(read: Callable[[int], bytes], max_bytes: int, on_damage: Callable
                 if last >= 0:
                     number += (newlines := chunk.count(b"\n", pos, last + 1))
                     blank(newlines)
-                tail = chunk[max(last + 1, pos):]
+                tail = chunk[max(last + 1, pos) :]
                 parts, size = ([tail], len(tail)) if tail else ([], 0)
                 if size > max_bytes:
                     over, parts = True, []

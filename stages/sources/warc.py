@@ -6,7 +6,8 @@ extraction turn them into ``text``.
 
 from __future__ import annotations
 
-from typing import BinaryIO, Iterator
+from collections.abc import Iterator
+from typing import BinaryIO
 
 import pyarrow as pa
 
@@ -14,8 +15,18 @@ from stages.base import DETAILS, REASON, StageSpec
 from stages.warc import BATCH_SCHEMA, ReadStats, WarcConfig, WarcReader
 
 #: Every reason the WARC reader gives at read time (stages/warc.py, stages/http_decode.py).
-REASONS = ("too_large", "truncated_record", "bad_http", "http_status", "not_html", "empty", "duplicate_record_id",
-           "bad_encoding", "decompression_bomb", "read_error")
+REASONS = (
+    "too_large",
+    "truncated_record",
+    "bad_http",
+    "http_status",
+    "not_html",
+    "empty",
+    "duplicate_record_id",
+    "bad_encoding",
+    "decompression_bomb",
+    "read_error",
+)
 
 
 class WarcSource:
@@ -34,7 +45,7 @@ class WarcSource:
         self.reader = WarcReader(config)
 
     @classmethod
-    def from_run(cls, config) -> "WarcSource":
+    def from_run(cls, config) -> WarcSource:
         return cls(config.warc)
 
     @staticmethod
@@ -45,7 +56,11 @@ class WarcSource:
         from stages.filters import url_filter_specs
 
         urls = [StageSpec(cls, cfg, "filters.url") for cls, cfg in url_filter_specs(config.filters)]
-        return [*urls, StageSpec(DecodeStage, config.charset, "charset"), StageSpec(ExtractStage, config.extract, "extract")]
+        return [
+            *urls,
+            StageSpec(DecodeStage, config.charset, "charset"),
+            StageSpec(ExtractStage, config.extract, "extract"),
+        ]
 
     @staticmethod
     def new_stats() -> ReadStats:
@@ -55,8 +70,13 @@ class WarcSource:
     def totals(stats: ReadStats) -> dict:
         """What the run records of a file's reading: records by type; ``rows``: those that became rows."""
         responses = stats.records_by_type.get("response", 0)
-        return {"records_by_type": dict(sorted(stats.records_by_type.items())), "rows": responses, "responses": responses,
-                "malformed_records": stats.malformed_records, "read_counters": dict(sorted(stats.counters.items()))}
+        return {
+            "records_by_type": dict(sorted(stats.records_by_type.items())),
+            "rows": responses,
+            "responses": responses,
+            "malformed_records": stats.malformed_records,
+            "read_counters": dict(sorted(stats.counters.items())),
+        }
 
     def read(self, stream: BinaryIO, uri: str, stats: ReadStats) -> Iterator[pa.Table]:
         return self.reader.iter_batches(stream, uri, stats)

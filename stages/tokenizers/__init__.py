@@ -16,8 +16,8 @@ import pyarrow.fs as pafs
 
 from stages.tokenizers.base import (
     ENCODE_CHUNK,
-    SpecialToken,
     Specials,
+    SpecialToken,
     TokenIds,
     Tokenizer,
     TokenizerFileError,
@@ -45,7 +45,9 @@ FROM_MODEL = "auto"
 CONFIG_FIELDS = {"bos": "shards.tokenize.bos", "eos": "shards.tokenize.eos", "pad": "shards.layout.pad"}
 
 
-def load(source: str | bytes, *, name: str | None = None, threads: int = 1, filesystem: pafs.FileSystem | None = None) -> Tokenizer:
+def load(
+    source: str | bytes, *, name: str | None = None, threads: int = 1, filesystem: pafs.FileSystem | None = None
+) -> Tokenizer:
     """The tokenizer in a file (local path or ``s3://``) or in its bytes, of whichever kind it is.
 
     ``name`` is what errors call bytes passed in (a driver reads the file once
@@ -63,24 +65,40 @@ def load(source: str | bytes, *, name: str | None = None, threads: int = 1, file
             except ValueError as e:
                 raise TokenizerFileError(f"{name}: looks like a {kind.label} but does not load: {e}") from None
     kinds = " nor a ".join(k.label for k in KINDS)
-    hint = "; a tiktoken file like Llama 3's original tokenizer.model: use its tokenizer.json" if TIKTOKEN_LINE.match(data[:200]) else ""
+    hint = (
+        "; a tiktoken file like Llama 3's original tokenizer.model: use its tokenizer.json"
+        if TIKTOKEN_LINE.match(data[:200])
+        else ""
+    )
     raise TokenizerFileError(f"{name}: neither a {kinds} (it starts with {data[:12]!r}){hint}")
 
 
-def resolve_specials(tok: Tokenizer, bos: str | None = FROM_MODEL, eos: str | None = FROM_MODEL, pad: str | None = FROM_MODEL, fields: dict[str, str] = CONFIG_FIELDS) -> Specials:
+def resolve_specials(
+    tok: Tokenizer,
+    bos: str | None = FROM_MODEL,
+    eos: str | None = FROM_MODEL,
+    pad: str | None = FROM_MODEL,
+    fields: dict[str, str] = CONFIG_FIELDS,
+) -> Specials:
     """The BOS/EOS/pad a run uses: each the model's own (``"auto"``), none (``None``) or a token string.
 
     A configured token must be in the vocabulary: else a config error naming its field (``fields``).
     """
     chosen = {}
-    for field, value, default in (("bos", bos, tok.defaults.bos), ("eos", eos, tok.defaults.eos), ("pad", pad, tok.defaults.pad)):
+    for field, value, default in (
+        ("bos", bos, tok.defaults.bos),
+        ("eos", eos, tok.defaults.eos),
+        ("pad", pad, tok.defaults.pad),
+    ):
         if value == FROM_MODEL or value is None:
             chosen[field] = default if value == FROM_MODEL else None
             continue
         tid = tok.token_to_id(value)
         if tid is None:
-            raise ValueError(f"config error: {fields[field]}: token {value!r} is not in the tokenizer's vocabulary "
-                             f"({tok.label}, {tok.vocab_size} ids; {own_specials(tok)}; or set it to null)")
+            raise ValueError(
+                f"config error: {fields[field]}: token {value!r} is not in the tokenizer's vocabulary "
+                f"({tok.label}, {tok.vocab_size} ids; {own_specials(tok)}; or set it to null)"
+            )
         chosen[field] = SpecialToken(value, tid)
     return Specials(**chosen)
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 import hashlib
 import itertools
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Sequence
+from typing import ClassVar
 
 import numpy as np
 
@@ -25,7 +26,9 @@ ENCODE_CHUNK = 256
 ENCODE_CHUNK_CHARS = 1 << 19
 
 
-def chunk_bounds(texts: Sequence[str], max_texts: int | None = None, max_chars: int | None = None) -> list[tuple[int, int]]:
+def chunk_bounds(
+    texts: Sequence[str], max_texts: int | None = None, max_chars: int | None = None
+) -> list[tuple[int, int]]:
     """(start, stop) of consecutive chunks of ``texts``: at most ``max_texts`` texts (ENCODE_CHUNK), and at most
     ``max_chars`` characters (ENCODE_CHUNK_CHARS) unless one text alone has more."""
     max_texts, max_chars = max_texts or ENCODE_CHUNK, max_chars or ENCODE_CHUNK_CHARS
@@ -79,7 +82,7 @@ class TokenIds:
 
     def to_lists(self) -> list[list[int]]:
         ends = np.cumsum(self.lengths)
-        return [self.flat[e - n:e].tolist() for e, n in zip(ends, self.lengths, strict=False)]
+        return [self.flat[e - n : e].tolist() for e, n in zip(ends, self.lengths, strict=False)]
 
 
 @dataclass(frozen=True)
@@ -114,8 +117,10 @@ def unencodable(texts: Sequence[str], first: int = 0) -> UnencodableText | None:
         try:
             text.encode("utf-8")
         except UnicodeEncodeError as e:
-            return UnencodableText(f"text {i} of the batch is not valid Unicode: unpaired "
-                f"surrogate U+{ord(text[e.start]):04X} at character {e.start}")
+            return UnencodableText(
+                f"text {i} of the batch is not valid Unicode: unpaired "
+                f"surrogate U+{ord(text[e.start]):04X} at character {e.start}"
+            )
     return None
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 
-from stages.tokenizers.base import SpecialToken, Specials, TokenIds, Tokenizer, sha256
+from stages.tokenizers.base import Specials, SpecialToken, TokenIds, Tokenizer, sha256
 
 #: End-of-text tokens by convention, for a file whose post-processor appends none:
 #: GPT-2 / GPT-NeoX / Qwen, Llama 3, Llama 2 / Mistral, Gemma.  Pretraining ends every document with one.
@@ -20,7 +20,9 @@ def set_thread_budget(threads: int) -> None:
     Rayon sizes its global pool once, on first use, from RAYON_NUM_THREADS:
     this must run before the first ``encode_batch``.
     """
-    threads = max(1, min(threads, os.cpu_count() or 1))  # more threads than cores only compete (a typo must not spawn thousands)
+    threads = max(
+        1, min(threads, os.cpu_count() or 1)
+    )  # more threads than cores only compete (a typo must not spawn thousands)
     os.environ["TOKENIZERS_PARALLELISM"] = "true" if threads > 1 else "false"
     if threads > 1:
         os.environ["RAYON_NUM_THREADS"] = str(threads)

@@ -7,7 +7,7 @@ splitting and byte fallback all apply, since the library does the encoding.
 
 from __future__ import annotations
 
-from stages.tokenizers.base import SpecialToken, Specials, TokenIds, Tokenizer, sha256
+from stages.tokenizers.base import Specials, SpecialToken, TokenIds, Tokenizer, sha256
 
 
 def read_varint(data: bytes, pos: int) -> tuple[int, int]:
@@ -38,7 +38,9 @@ class SentencePieceTokenizer(Tokenizer):
         self.sha256 = sha256(data)
         self.vocab_size = self.processor.get_piece_size()
         self.max_id = self.vocab_size - 1
-        self.defaults = Specials(*(self._special(i) for i in (self.processor.bos_id(), self.processor.eos_id(), self.processor.pad_id())))
+        self.defaults = Specials(
+            *(self._special(i) for i in (self.processor.bos_id(), self.processor.eos_id(), self.processor.pad_id()))
+        )
 
     @classmethod
     def sniff(cls, data: bytes) -> bool:
@@ -47,7 +49,7 @@ class SentencePieceTokenizer(Tokenizer):
         if data[:1] != b"\x0a":
             return False
         length, pos = read_varint(data, 1)
-        return 0 < length <= len(data) - pos and data[pos:pos + 1] == b"\x0a"
+        return 0 < length <= len(data) - pos and data[pos : pos + 1] == b"\x0a"
 
     def _special(self, piece_id: int) -> SpecialToken | None:
         """A special the model defines (id -1 = the model has none)."""

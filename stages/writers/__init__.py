@@ -11,7 +11,7 @@ from stages.writers.common import ShardFile
 from stages.writers.config import ShardsConfig
 from stages.writers.formats import FORMATS, TokenInfo, enabled_formats
 from stages.writers.group import GroupResult, write_group
-from stages.writers.mds import MDSConfig, MDSWriter, merge_mds_indexes, mds_columns
+from stages.writers.mds import MDSConfig, MDSWriter, mds_columns, merge_mds_indexes
 from stages.writers.sink import LocalSink, Sink, StorageSink
 from stages.writers.webdataset import WebDatasetConfig, WebDatasetWriter, merge_wds_indexes
 

@@ -19,7 +19,12 @@ from typing import Protocol
 import pyarrow as pa
 
 from stages.writers.mds import MDSWriter, mds_columns, merge_mds_indexes
-from stages.writers.megatron import INDEX_KIND as MEGATRON_INDEX_KIND, MegatronIndex, MegatronWriter, merge_megatron_indexes
+from stages.writers.megatron import (
+    INDEX_KIND as MEGATRON_INDEX_KIND,
+    MegatronIndex,
+    MegatronWriter,
+    merge_megatron_indexes,
+)
 from stages.writers.webdataset import WebDatasetWriter, brace_pattern, merge_wds_indexes
 
 
@@ -50,7 +55,9 @@ class Format(Protocol):
     def config(shards) -> object: ...
 
     @staticmethod
-    def open(staging: str, shards, sink, schema: pa.Schema, token: TokenInfo, group: str, samples: int) -> ShardWriter: ...
+    def open(
+        staging: str, shards, sink, schema: pa.Schema, token: TokenInfo, group: str, samples: int
+    ) -> ShardWriter: ...
 
     @staticmethod
     def merge(indexes: dict[str, dict]) -> dict: ...
@@ -75,7 +82,9 @@ class MdsFormat:
 
     @staticmethod
     def open(staging, shards, sink, schema, token, group, samples):
-        return MDSWriter(os.path.join(staging, "mds"), mds_columns(schema, shards.layout.fixed_len()), shards.mds, sink)
+        return MDSWriter(
+            os.path.join(staging, "mds"), mds_columns(schema, shards.layout.fixed_len()), shards.mds, sink
+        )
 
     merge = staticmethod(merge_mds_indexes)
     describe = staticmethod(_nothing)
@@ -93,8 +102,14 @@ class WebDatasetFormat:
 
     @staticmethod
     def open(staging, shards, sink, schema, token, group, samples):
-        return WebDatasetWriter(os.path.join(staging, "webdataset"), shards.webdataset, sink, key_prefix=group, samples=samples,
-                                tars=shards.webdataset.tars_per_group(shards.shuffle.groups))
+        return WebDatasetWriter(
+            os.path.join(staging, "webdataset"),
+            shards.webdataset,
+            sink,
+            key_prefix=group,
+            samples=samples,
+            tars=shards.webdataset.tars_per_group(shards.shuffle.groups),
+        )
 
     merge = staticmethod(merge_wds_indexes)
 
@@ -142,7 +157,14 @@ class MegatronFormat:
     @staticmethod
     def merge(indexes: dict[str, dict]) -> dict:
         if not indexes:  # no group had a document: an index of no pair
-            return {"__kind__": MEGATRON_INDEX_KIND, "dtype": None, "vocab_size": None, "documents": 0, "tokens": 0, "pairs": []}
+            return {
+                "__kind__": MEGATRON_INDEX_KIND,
+                "dtype": None,
+                "vocab_size": None,
+                "documents": 0,
+                "tokens": 0,
+                "pairs": [],
+            }
         return merge_megatron_indexes({k: MegatronIndex.from_dict(v) for k, v in indexes.items()}).to_dict()
 
 

@@ -40,10 +40,18 @@ class GroupResult:
 
     def totals(self) -> dict:
         """The group's additive counts, for its marker (a run's are their sum)."""
-        return {"groups": 1, "documents": self.documents, "samples": self.samples, "tokens": self.tokens,
-                "document_tokens": self.document_tokens, "padding_tokens": self.padding_tokens,
-                "dropped_tokens": self.dropped_tokens, "dropped_documents": self.dropped_documents, "cut": self.cut,
-                **{f"{fmt}_shards": len(files) for fmt, files in self.files.items()}}
+        return {
+            "groups": 1,
+            "documents": self.documents,
+            "samples": self.samples,
+            "tokens": self.tokens,
+            "document_tokens": self.document_tokens,
+            "padding_tokens": self.padding_tokens,
+            "dropped_tokens": self.dropped_tokens,
+            "dropped_documents": self.dropped_documents,
+            "cut": self.cut,
+            **{f"{fmt}_shards": len(files) for fmt, files in self.files.items()},
+        }
 
 
 def layout_samples(num_tokens: np.ndarray, layout) -> int:
@@ -82,12 +90,27 @@ def write_group(
     docs = docs.take(pa.array(group_order(keys, docs.column("id")), pa.int64()))
     packer = Packer(layout.seq_len, layout.remainder, pad_id, token.dtype) if layout.kind == "packed" else None
     if packer is not None:
-        schema = packer.add(pa.array([], pa.list_(pa.from_numpy_dtype(np.dtype(token.dtype)))), pa.array([], pa.string())).schema
+        schema = packer.add(
+            pa.array([], pa.list_(pa.from_numpy_dtype(np.dtype(token.dtype)))), pa.array([], pa.string())
+        ).schema
     else:
         schema = document_samples(docs.slice(0, 0), layout).schema
     doc_schema = document_samples(docs.slice(0, 0), layout).schema
-    writers = [(fmt, fmt.open(staging, shards, sinks[fmt.name], doc_schema if fmt.per_document else schema, token, name,
-                              len(docs) if fmt.per_document else n_samples)) for fmt in enabled_formats(shards)]
+    writers = [
+        (
+            fmt,
+            fmt.open(
+                staging,
+                shards,
+                sinks[fmt.name],
+                doc_schema if fmt.per_document else schema,
+                token,
+                name,
+                len(docs) if fmt.per_document else n_samples,
+            ),
+        )
+        for fmt in enabled_formats(shards)
+    ]
     per_sample = [w for fmt, w in writers if not (fmt.per_document and packer is not None)]
     per_document = [w for fmt, w in writers if fmt.per_document and packer is not None]
 

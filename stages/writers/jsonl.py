@@ -59,8 +59,13 @@ def encode(values: pa.ChunkedArray | pa.Array) -> pa.Array:
     elif pa.types.is_null(kind):
         out = pa.nulls(len(values), pa.large_string())
     else:  # lists, structs, maps: Python's encoder, value by value
-        out = pa.array([None if v is None else json.dumps(_finite(v), ensure_ascii=False, default=str)
-                        for v in values.to_pylist()], pa.large_string())
+        out = pa.array(
+            [
+                None if v is None else json.dumps(_finite(v), ensure_ascii=False, default=str)
+                for v in values.to_pylist()
+            ],
+            pa.large_string(),
+        )
     return pc.fill_null(out, "null")
 
 

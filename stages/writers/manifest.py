@@ -36,27 +36,44 @@ def tokenizer_entry(tokenizer, shards) -> dict:
 
     # the path as published: relative to the working directory (the driver's: the manifest is written there), or a name
     path = public_path(t.tokenizer, os.getcwd())
-    return {"file": tokenizer_file(tokenizer.kind), "kind": tokenizer.kind, "path": path, "sha256": tokenizer.sha256,
-            "vocab_size": tokenizer.vocab_size, "max_id": tokenizer.max_id, "dtype": tokenizer.dtype.name,
-            "bos": special(used.bos), "eos": special(used.eos), "pad": special(pad),
-            "encoding": "tokenizer.encode(text, add_special_tokens=False) with bos before and eos after every document"}
+    return {
+        "file": tokenizer_file(tokenizer.kind),
+        "kind": tokenizer.kind,
+        "path": path,
+        "sha256": tokenizer.sha256,
+        "vocab_size": tokenizer.vocab_size,
+        "max_id": tokenizer.max_id,
+        "dtype": tokenizer.dtype.name,
+        "bos": special(used.bos),
+        "eos": special(used.eos),
+        "pad": special(pad),
+        "encoding": "tokenizer.encode(text, add_special_tokens=False) with bos before and eos after every document",
+    }
 
 
 def token_counts(totals: dict, documents: int, entry: dict) -> dict:
     """Tokens of the documents with and without their BOS/EOS, and what the layout did with them."""
     per_document = (entry["bos"] is not None) + (entry["eos"] is not None)
     with_specials = totals.get("document_tokens", 0)
-    return {"documents": with_specials, "text": with_specials - per_document * documents,
-            "bos": documents if entry["bos"] is not None else 0, "eos": documents if entry["eos"] is not None else 0,
-            "dropped": totals.get("dropped_tokens", 0), "padding": totals.get("padding_tokens", 0),
-            "in_samples": totals.get("tokens", 0)}
+    return {
+        "documents": with_specials,
+        "text": with_specials - per_document * documents,
+        "bos": documents if entry["bos"] is not None else 0,
+        "eos": documents if entry["eos"] is not None else 0,
+        "dropped": totals.get("dropped_tokens", 0),
+        "padding": totals.get("padding_tokens", 0),
+        "in_samples": totals.get("tokens", 0),
+    }
 
 
 def dropped_entry(totals: dict, layout) -> dict:
     """Documents and tokens the packed layout's ``remainder: drop`` left out of every format but Megatron's."""
-    why = ("layout packed, remainder drop: each shuffle group's last "
+    why = (
+        "layout packed, remainder drop: each shuffle group's last "
         f"partial sequence of fewer than {layout.seq_len} tokens"
-           if layout.kind == "packed" and layout.remainder == "drop" else None)
+        if layout.kind == "packed" and layout.remainder == "drop"
+        else None
+    )
     return {"documents": totals.get("dropped_documents", 0), "tokens": totals.get("dropped_tokens", 0), "why": why}
 
 

@@ -58,15 +58,20 @@ class MDSConfig(BaseModel):
 
     enabled: bool = Field(True, description="write MDS shards (shards/mds/)")
     size_limit: int = Field(
-        1 << 26, ge=1 << 10, lt=1 << 32, description="a shard closes before its uncompressed size would "
-            "pass this many bytes (streaming's default, 64 MiB)"
+        1 << 26,
+        ge=1 << 10,
+        lt=1 << 32,
+        description="a shard closes before its uncompressed size would "
+        "pass this many bytes (streaming's default, 64 MiB)",
     )
     compression: str | None = Field(
-        "zstd", description="null, zstd or zstd:<level 1-22> (streaming's "
-            "default level 3); shards become shard.NNNNN.mds.zstd"
+        "zstd",
+        description="null, zstd or zstd:<level 1-22> (streaming's "
+        "default level 3); shards become shard.NNNNN.mds.zstd",
     )
     hashes: list[str] = Field(
-        default_factory=lambda: ["xxh64"], description="hashes of each shard file in index.json, which StreamingDataset(validate_hash=...) can check"
+        default_factory=lambda: ["xxh64"],
+        description="hashes of each shard file in index.json, which StreamingDataset(validate_hash=...) can check",
     )
 
     @field_validator("compression")
@@ -110,7 +115,9 @@ def mds_columns(schema: pa.Schema, fixed_len: int | None = None) -> dict[str, st
         elif t in _SCALARS:
             out[f.name] = _SCALARS[t]
         else:
-            raise TypeError(f"MDS column {f.name!r}: type {t} has no MDS encoding here (cast it to string or a number)")
+            raise TypeError(
+                f"MDS column {f.name!r}: type {t} has no MDS encoding here (cast it to string or a number)"
+            )
     return out
 
 
@@ -187,7 +194,9 @@ def encode_samples(table: pa.Table, columns: dict[str, str]) -> tuple[pa.Array, 
     if sizes:  # the sample head: uint32 sizes of the variable-size columns
         head = np.stack(sizes, axis=1).astype("<u4")
         encoded.insert(0, _as_binary(head.view(np.uint8).reshape(-1), np.full(n, 4 * len(sizes), np.int64)))
-    joined = encoded[0] if len(encoded) == 1 else pc.binary_join_element_wise(*encoded, pa.scalar(b"", pa.large_binary()))
+    joined = (
+        encoded[0] if len(encoded) == 1 else pc.binary_join_element_wise(*encoded, pa.scalar(b"", pa.large_binary()))
+    )
     return joined, np.diff(_offsets(joined))
 
 
@@ -247,7 +256,9 @@ class MDSWriter:
         if not len(table):
             return
         samples, sizes = encode_samples(table, self.columns)
-        tokens = list_lengths(table.column("tokens")) if "tokens" in table.column_names else np.zeros(len(table), np.int64)
+        tokens = (
+            list_lengths(table.column("tokens")) if "tokens" in table.column_names else np.zeros(len(table), np.int64)
+        )
         data = memoryview(samples.buffers()[2]).cast("B")
         offsets = _offsets(samples)
         cum = np.cumsum(sizes + 4)  # 4: each sample's offset entry
@@ -278,10 +289,16 @@ class MDSWriter:
         offsets = np.zeros(len(sizes) + 1, np.int64)
         np.cumsum(sizes, out=offsets[1:])
         offsets += head
-        raw = b"".join([np.uint32(len(sizes)).tobytes(), offsets.astype("<u4").tobytes(), self.config_data, *self._segments])
+        raw = b"".join(
+            [np.uint32(len(sizes)).tobytes(), offsets.astype("<u4").tobytes(), self.config_data, *self._segments]
+        )
         number = len(self.index_entries)
         raw_name = f"shard.{number:05d}.mds"
-        entry = {"samples": len(sizes), "raw_data": {"basename": raw_name, "bytes": len(raw), "hashes": _hashes(self.config.hashes, raw)}, "zip_data": None}
+        entry = {
+            "samples": len(sizes),
+            "raw_data": {"basename": raw_name, "bytes": len(raw), "hashes": _hashes(self.config.hashes, raw)},
+            "zip_data": None,
+        }
         data, name = raw, raw_name
         if self.config.compression:
             data = compress(self.config.compression, raw)

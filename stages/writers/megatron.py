@@ -54,7 +54,10 @@ class MegatronConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    enabled: bool = Field(False, description="write Megatron IndexedDataset .bin/.idx pairs (shards/megatron/), one sequence per document")
+    enabled: bool = Field(
+        False,
+        description="write Megatron IndexedDataset .bin/.idx pairs (shards/megatron/), one sequence per document",
+    )
     size_limit: int = Field(
         1 << 30, ge=1 << 10, le=1 << 40,
         description="a .bin/.idx pair closes before its two files would pass this "
@@ -65,7 +68,9 @@ class MegatronConfig(BaseModel):
 def megatron_dtype(vocab_size: int) -> np.dtype:
     """The token dtype megatron-core picks for a vocabulary (``DType.optimal_dtype``)."""
     if not 1 <= vocab_size <= np.iinfo(np.int32).max:
-        raise ValueError(f"Megatron output: vocab_size {vocab_size} must be between 1 and {np.iinfo(np.int32).max} (int32 ids)")
+        raise ValueError(
+            f"Megatron output: vocab_size {vocab_size} must be between 1 and {np.iinfo(np.int32).max} (int32 ids)"
+        )
     return np.dtype(np.uint16) if vocab_size < UINT16_CARDINALITY else np.dtype(np.int32)
 
 
@@ -87,12 +92,16 @@ def document_tokens(table: pa.Table, vocab_size: int, dtype: np.dtype) -> tuple[
     non-integer ``tokens`` column, null token lists, ids outside the vocabulary.
     """
     if "id" not in table.column_names:
-        raise ValueError("Megatron output stores one sequence per document: give it "
-            f"document samples with an 'id' (columns: {table.column_names})")
+        raise ValueError(
+            "Megatron output stores one sequence per document: give it "
+            f"document samples with an 'id' (columns: {table.column_names})"
+        )
     if "tokens" not in table.column_names:
         raise KeyError(f"Megatron output: the samples have no 'tokens' column (columns: {table.column_names})")
     col = table.column("tokens").combine_chunks()
-    if not (pa.types.is_list(col.type) or pa.types.is_large_list(col.type)) or not pa.types.is_integer(col.type.value_type):
+    if not (pa.types.is_list(col.type) or pa.types.is_large_list(col.type)) or not pa.types.is_integer(
+        col.type.value_type
+    ):
         raise TypeError(f"Megatron output: 'tokens' must be a list of integer ids, not {col.type}")
     if col.null_count:
         raise ValueError(f"Megatron output: {col.null_count} sample(s) have null tokens")
@@ -131,7 +140,7 @@ class MegatronIndex:
         }  # fmt: skip
 
     @classmethod
-    def from_dict(cls, d: dict) -> "MegatronIndex":
+    def from_dict(cls, d: dict) -> MegatronIndex:
         if d.get("__kind__") != INDEX_KIND:
             raise ValueError(f"not a Megatron shard index (__kind__ {d.get('__kind__')!r}, expected {INDEX_KIND!r})")
         return cls(d["dtype"], d["vocab_size"], [MegatronPair(**p) for p in d["pairs"]])
@@ -231,5 +240,9 @@ def merge_megatron_indexes(indexes: dict[str, MegatronIndex]) -> MegatronIndex:
     if len(kinds) > 1:
         raise ValueError(f"Megatron indexes disagree on dtype / vocab_size: {sorted(kinds)}")
     dtype, vocab_size = kinds.pop()
-    pairs = [MegatronPair(f"{folder}/{p.prefix}", p.documents, p.tokens) for folder in sorted(indexes) for p in indexes[folder].pairs]
+    pairs = [
+        MegatronPair(f"{folder}/{p.prefix}", p.documents, p.tokens)
+        for folder in sorted(indexes)
+        for p in indexes[folder].pairs
+    ]
     return MegatronIndex(dtype, vocab_size, pairs)

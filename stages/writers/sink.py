@@ -16,14 +16,22 @@ import posixpath
 import random
 import shutil
 import time
-from typing import Callable, Protocol
+from collections.abc import Callable
+from typing import Protocol
 
 from core.faults import storage_fault
 
 log = logging.getLogger(__name__)
 
 #: Error words of S3 failures that a retry cannot fix (pyarrow reports every S3 error as OSError).
-PERMANENT_S3_ERRORS = ("ACCESS_DENIED", "AccessDenied", "NoSuchBucket", "NO_SUCH_BUCKET", "InvalidAccessKeyId", "SignatureDoesNotMatch")
+PERMANENT_S3_ERRORS = (
+    "ACCESS_DENIED",
+    "AccessDenied",
+    "NoSuchBucket",
+    "NO_SUCH_BUCKET",
+    "InvalidAccessKeyId",
+    "SignatureDoesNotMatch",
+)
 
 
 class Sink(Protocol):
@@ -90,7 +98,14 @@ class StorageSink:
                     raise OSError(f"upload of {self.storage.uri(where)} failed after {attempt} attempt(s): {e}") from e
                 wait = min(self.max_backoff_s, self.backoff_s * 2 ** (attempt - 1)) * (1 + random.random() / 4)
                 self.retries += 1
-                log.warning("upload of %s failed (attempt %d/%d, retrying in %.1fs): %s", where, attempt, self.attempts, wait, e)
+                log.warning(
+                    "upload of %s failed (attempt %d/%d, retrying in %.1fs): %s",
+                    where,
+                    attempt,
+                    self.attempts,
+                    wait,
+                    e,
+                )
                 self.sleep(wait)
         os.remove(path)
 

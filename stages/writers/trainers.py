@@ -32,18 +32,30 @@ class Trainer:
 
 TRAINERS = {
     "llm-foundry": Trainer(
-        "LLM Foundry (text dataloader: StreamingTextDataset)", "mds", "packed", True,
+        "LLM Foundry (text dataloader: StreamingTextDataset)",
+        "mds",
+        "packed",
+        True,
         "LLM Foundry cuts every sample at max_seq_len and does not pack: with one document per sample, every token "
         "past max_seq_len of a document is lost, silently",
-        "LLM Foundry reads the packed sequences whole when its max_seq_len equals layout.seq_len"),
+        "LLM Foundry reads the packed sequences whole when its max_seq_len equals layout.seq_len",
+    ),
     "megatron": Trainer(
-        "Megatron-LM / NeMo (GPTDataset over IndexedDataset)", "megatron", "document", False,
+        "Megatron-LM / NeMo (GPTDataset over IndexedDataset)",
+        "megatron",
+        "document",
+        False,
         "Megatron-LM and NeMo read one sequence per document and pack them into --seq-length samples themselves",
-        "Megatron-LM and NeMo read shards/megatron, which holds one sequence per document whatever the layout"),
+        "Megatron-LM and NeMo read shards/megatron, which holds one sequence per document whatever the layout",
+    ),
     "webdataset": Trainer(
-        "a WebDataset loader (webdataset.WebLoader)", "webdataset", None, False,
+        "a WebDataset loader (webdataset.WebLoader)",
+        "webdataset",
+        None,
+        False,
         "a WebDataset loader gets one document per sample: its collate pads or packs them",
-        "a WebDataset loader gets sequences of layout.seq_len tokens, ready to stack"),
+        "a WebDataset loader gets sequences of layout.seq_len tokens, ready to stack",
+    ),
 }
 
 
@@ -61,18 +73,26 @@ def trainer_warnings(shards) -> list[str]:
     out = []
     fmt = getattr(shards, t.format)
     if not fmt.enabled:
-        out.append(f"shards.trainer {name} reads shards/{t.format}/, which this "
-            f"run does not write: set shards.{t.format}.enabled: true")
+        out.append(
+            f"shards.trainer {name} reads shards/{t.format}/, which this "
+            f"run does not write: set shards.{t.format}.enabled: true"
+        )
     if t.cuts and shards.layout.kind == "document":
-        out.append(f"shards.trainer {name}: {t.with_documents}. Fix: "
+        out.append(
+            f"shards.trainer {name}: {t.with_documents}. Fix: "
             "shards.layout.kind: packed with seq_len = your max_seq_len "
-                   f"(now {shards.layout.seq_len})")
+            f"(now {shards.layout.seq_len})"
+        )
     if name == "llm-foundry" and shards.layout.text:
-        out.append("shards.trainer llm-foundry tokenizes a sample's 'text' column when it has one, ignoring 'tokens': "
-                   "set shards.layout.text: false")
+        out.append(
+            "shards.trainer llm-foundry tokenizes a sample's 'text' column when it has one, ignoring 'tokens': "
+            "set shards.layout.text: false"
+        )
     if name == "megatron" and shards.tokenize.eos is None:
-        out.append("shards.trainer megatron: GPTDataset concatenates documents "
-            "and relies on an EOS between them: set shards.tokenize.eos")
+        out.append(
+            "shards.trainer megatron: GPTDataset concatenates documents "
+            "and relies on an EOS between them: set shards.tokenize.eos"
+        )
     return out
 
 
@@ -86,6 +106,8 @@ def cut_warning(shards, cut: dict, stored_tokens: int) -> str | None:
     if not lost.get("tokens"):
         return None
     share = lost["tokens"] / stored_tokens if stored_tokens else 0.0
-    return (f"shards.trainer {name} with max_seq_len {shards.layout.seq_len} "
+    return (
+        f"shards.trainer {name} with max_seq_len {shards.layout.seq_len} "
         f"would cut {lost['samples']:,} samples and lose "
-            f"{lost['tokens']:,} of {stored_tokens:,} tokens ({share:.1%}) of these shards")
+        f"{lost['tokens']:,} of {stored_tokens:,} tokens ({share:.1%}) of these shards"
+    )

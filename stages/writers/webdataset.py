@@ -57,12 +57,20 @@ class WebDatasetConfig(BaseModel):
 
     enabled: bool = Field(True, description="write WebDataset tar shards (shards/webdataset/)")
     maxcount: int = Field(100_000, ge=1, le=10_000_000, description="most samples in one tar shard")
-    maxsize: int = Field(1 << 28, ge=1 << 16, le=1 << 34, description="a shard closes before its tar file would pass this many bytes (256 MiB)")
+    maxsize: int = Field(
+        1 << 28,
+        ge=1 << 16,
+        le=1 << 34,
+        description="a shard closes before its tar file would pass this many bytes (256 MiB)",
+    )
     min_tars: int = Field(
-        512, ge=1, le=10_000_000, description="at least this many tars in all (ceil(min_tars / shuffle.groups) per group, evenly "
+        512,
+        ge=1,
+        le=10_000_000,
+        description="at least this many tars in all (ceil(min_tars / shuffle.groups) per group, evenly "
         "filled; fewer only where a group has fewer samples): a "
-            "loader splits tars over ranks x workers, so fewer tars leave "
-        "some idle and uneven; 512 = 64 ranks x 8 workers"
+        "loader splits tars over ranks x workers, so fewer tars leave "
+        "some idle and uneven; 512 = 64 ranks x 8 workers",
     )
 
     def tars_per_group(self, groups: int) -> int:
@@ -116,7 +124,9 @@ class _TarWriter:
 class WebDatasetWriter:
     """Writes one WebDataset folder: tars to ``staging`` then ``sink``; ``finish()`` writes index.json last."""
 
-    def __init__(self, staging: str, config: WebDatasetConfig, sink, key_prefix: str, samples: int | None = None, tars: int = 1):
+    def __init__(
+        self, staging: str, config: WebDatasetConfig, sink, key_prefix: str, samples: int | None = None, tars: int = 1
+    ):
         """``samples``: how many samples this folder will get (None: unknown, tars close by maxcount and
         maxsize only); ``tars``: how many tars to spread them over evenly."""
         if not re.fullmatch(r"[A-Za-z0-9_-]+", key_prefix):
@@ -157,7 +167,9 @@ class WebDatasetWriter:
         for i, row in enumerate(meta):
             n = int(lengths[i])
             npy = npy_header(dstr, n) + flat[ends[i] - n : ends[i]].tobytes()
-            js = json.dumps(row, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=_json_default).encode()
+            js = json.dumps(
+                row, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=_json_default
+            ).encode()
             size = _member_bytes(len(npy)) + _member_bytes(len(js))
             if self._tar is not None and (
                 self._count >= self._quota or tar_size(self._members + size) > self.config.maxsize
@@ -186,7 +198,9 @@ class WebDatasetWriter:
         """Close the last shard and publish index.json (after every shard); returns the index."""
         if self._tar is not None:
             self._close()
-        index = shard_index([{"url": s.name, "nsamples": s.samples, "filesize": s.bytes, "sha256": s.sha256} for s in self.shards])
+        index = shard_index(
+            [{"url": s.name, "nsamples": s.samples, "filesize": s.bytes, "sha256": s.sha256} for s in self.shards]
+        )
         path = os.path.join(self.staging, "index.json")
         with open(path, "w") as f:
             json.dump(index, f, sort_keys=True)
@@ -200,7 +214,9 @@ def shard_index(shardlist: list[dict]) -> dict:
 
 def merge_wds_indexes(indexes: dict[str, dict]) -> dict:
     """One index over sub-folders (``{folder: its index}``), URLs relative to the parent."""
-    return shard_index([{**s, "url": f"{folder}/{s['url']}"} for folder in sorted(indexes) for s in indexes[folder]["shardlist"]])
+    return shard_index(
+        [{**s, "url": f"{folder}/{s['url']}"} for folder in sorted(indexes) for s in indexes[folder]["shardlist"]]
+    )
 
 
 def _numbered(names: list[str]) -> str | None:

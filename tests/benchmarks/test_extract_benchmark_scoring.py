@@ -17,8 +17,8 @@ def test_snippets_match_after_whitespace_normalisation():
 
 def test_scores_sum_over_pages_not_average_per_page():
     gold = [
-        {"with": ["a1", "a2", "a3"], "without": []},   # 3 TP
-        {"with": ["b1"], "without": ["b2"]},           # 0 TP, 1 FN, 1 FP
+        {"with": ["a1", "a2", "a3"], "without": []},  # 3 TP
+        {"with": ["b1"], "without": ["b2"]},  # 0 TP, 1 FN, 1 FP
     ]
     p, r, f = score(["a1 a2 a3", "b2"], gold)
     assert (p, r) == (3 / 4, 3 / 4)
@@ -30,8 +30,8 @@ def test_empty_text_scores_zero():
 
 
 def test_jaccard_of_word_5_grams():
-    a = "one two three four five six"       # 5-grams: (1..5), (2..6)
-    b = "one two three four five seven"     # 5-grams: (1..5), (2..5 + seven)
+    a = "one two three four five six"  # 5-grams: (1..5), (2..6)
+    b = "one two three four five seven"  # 5-grams: (1..5), (2..5 + seven)
     assert jaccard(a, b) == pytest.approx(1 / 3)
     assert jaccard(a, a) == 1.0
     assert jaccard("", "") == 1.0
@@ -43,7 +43,9 @@ def test_page_scores_are_each_pages_own_f1():
 
 
 def test_error_classes_say_where_each_error_comes_from():
-    body = "".join(f"<p>Paragraph {i} of the story, long enough to count as good text on its own merits.</p>" for i in range(3))
+    body = "".join(
+        f"<p>Paragraph {i} of the story, long enough to count as good text on its own merits.</p>" for i in range(3)
+    )
     html = (
         "<html><body><nav><a href='/'>Home</a> <a href='/x'>Lost in the menu</a></nav>"
         f"<article>{body}<p>Subscribe to our newsletter today and never miss a story from the newsroom again.</p>"
@@ -77,8 +79,11 @@ def _checkout(tmp_path, pages):
     for sub in ("ground-truth", "html"):
         (tmp_path / "dev" / sub).mkdir(parents=True)
     for file_id, page_type, html, main in pages:
-        truth = {"url": f"https://example.org/{file_id}", "_internal": {"page_type": {"primary": page_type}},
-                 "ground_truth": {"main_content": main, "with": [], "without": []}}
+        truth = {
+            "url": f"https://example.org/{file_id}",
+            "_internal": {"page_type": {"primary": page_type}},
+            "ground_truth": {"main_content": main, "with": [], "without": []},
+        }
         (tmp_path / "dev" / "ground-truth" / f"{file_id}.json").write_text(json.dumps(truth))
         (tmp_path / "dev" / "html" / f"{file_id}.html.gz").write_bytes(gzip.compress(html.encode()))
     return tmp_path
@@ -87,15 +92,20 @@ def _checkout(tmp_path, pages):
 def test_wcxb_scores_average_pages_per_type(tmp_path):
     from benchmarks import wcxb
 
-    root = _checkout(tmp_path, [
-        ("0001", "article", "<p>alpha beta</p>", "alpha beta"),
-        ("0002", "category", "<p>x</p>", "gamma delta"),  # WCXB's old name for a collection
-        ("0003", "article", "<p>y</p>", "epsilon"),
-    ])
+    root = _checkout(
+        tmp_path,
+        [
+            ("0001", "article", "<p>alpha beta</p>", "alpha beta"),
+            ("0002", "category", "<p>x</p>", "gamma delta"),  # WCXB's old name for a collection
+            ("0003", "article", "<p>y</p>", "epsilon"),
+        ],
+    )
     pages = wcxb.load(root)
     assert [(p.file_id, p.page_type, p.url) for p in pages] == [
-        ("0001", "article", "https://example.org/0001"), ("0002", "collection", "https://example.org/0002"),
-        ("0003", "article", "https://example.org/0003")]
+        ("0001", "article", "https://example.org/0001"),
+        ("0002", "collection", "https://example.org/0002"),
+        ("0003", "article", "https://example.org/0003"),
+    ]
     assert "alpha beta" in pages[0].html
     scores = wcxb.score(pages, ["alpha beta", "gamma", "nothing"])
     assert scores["article"].pages == 2 and scores["article"].f1 == pytest.approx(0.5)  # 1.0 and 0.0, averaged

@@ -9,8 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from classifiers import train_quality
 from classifiers.fasttext_tokens import fnv1a, fnv1a_array, tokenize
@@ -18,9 +17,14 @@ from classifiers.projected import ProjectedModel, ProjectedScorer, Unsupported
 from classifiers.quality import QualityModelError, QualityScorer, load_model, prepare_texts
 from tests.conftest import REPO
 
-DEMO = [REPO / "samples" / "quality" / "model.ftz", REPO / "samples" / "classifiers" / "edu.ftz",
-        REPO / "samples" / "classifiers" / "toxicity.ftz"]
-THREADS = [json.loads(line)["text"] for line in (REPO / "samples" / "classifiers" / "train.jsonl").read_text().splitlines()]
+DEMO = [
+    REPO / "samples" / "quality" / "model.ftz",
+    REPO / "samples" / "classifiers" / "edu.ftz",
+    REPO / "samples" / "classifiers" / "toxicity.ftz",
+]
+THREADS = [
+    json.loads(line)["text"] for line in (REPO / "samples" / "classifiers" / "train.jsonl").read_text().splitlines()
+]
 
 
 def fasttext_probs(path, texts: list[str], labels: list[str]) -> np.ndarray:
@@ -29,13 +33,19 @@ def fasttext_probs(path, texts: list[str], labels: list[str]) -> np.ndarray:
     out = []
     for t in texts:
         names, probs = model.predict(t.replace("\n", " "), k=-1)
-        out.append([dict(zip(names, probs, strict=False)).get(lab, 0.0) for lab in labels] if len(names) else [np.nan] * len(labels))
+        out.append(
+            [dict(zip(names, probs, strict=False)).get(lab, 0.0) for lab in labels]
+            if len(names)
+            else [np.nan] * len(labels)
+        )
     return np.array(out, dtype=np.float64)
 
 
 def projected_probs(path, texts: list[str]) -> tuple[np.ndarray, list[str]]:
     model = ProjectedModel.load(str(path))
-    return model.probabilities(tokenize(prepare_texts(pa.array(texts, pa.large_string()), one_line=False))) + 1e-5, model.labels
+    return model.probabilities(
+        tokenize(prepare_texts(pa.array(texts, pa.large_string()), one_line=False))
+    ) + 1e-5, model.labels
 
 
 @pytest.fixture(scope="module")
@@ -45,11 +55,30 @@ def models(tmp_path_factory) -> dict:
     d = tmp_path_factory.mktemp("projected")
     pq.write_table(pa.table({"text": THREADS[:200]}), d / "pos.parquet")
     pq.write_table(pa.table({"text": THREADS[200:]}), d / "neg.parquet")
-    shapes = {"dense.bin": [], "ova3.bin": ["--loss", "ova", "--word-ngrams", "3"], "ns1.bin": ["--loss", "ns", "--word-ngrams", "1"],
-              "quant.ftz": [], "hs.bin": ["--loss", "hs"], "subwords.bin": ["--minn", "2", "--maxn", "4"]}
+    shapes = {
+        "dense.bin": [],
+        "ova3.bin": ["--loss", "ova", "--word-ngrams", "3"],
+        "ns1.bin": ["--loss", "ns", "--word-ngrams", "1"],
+        "quant.ftz": [],
+        "hs.bin": ["--loss", "hs"],
+        "subwords.bin": ["--minn", "2", "--maxn", "4"],
+    }
     for name, extra in shapes.items():
-        argv = ["--positives", str(d / "pos.parquet"), "--negatives", str(d / "neg.parquet"), "-o", str(d / name),
-                "--dim", "8", "--bucket", "20000", "--epoch", "2", *extra]
+        argv = [
+            "--positives",
+            str(d / "pos.parquet"),
+            "--negatives",
+            str(d / "neg.parquet"),
+            "-o",
+            str(d / name),
+            "--dim",
+            "8",
+            "--bucket",
+            "20000",
+            "--epoch",
+            "2",
+            *extra,
+        ]
         assert train_quality.main(argv) == 0
     return {name: d / name for name in shapes}
 
@@ -58,12 +87,22 @@ def test_fnv_hash_is_fastText_s_signed_char_variant():
     words = ["abc", "é", "日本語", "z" * 300, ""]
     assert fnv1a_array(pa.array(words)).tolist() == [fnv1a(w.encode()) for w in words]
     unsigned = ((2166136261 ^ 0xE9) * 16777619) & 0xFFFFFFFF  # the textbook FNV-1a of the byte 0xE9
-    assert fnv1a(b"\xe9") == ((2166136261 ^ 0xFFFFFFE9) * 16777619) & 0xFFFFFFFF != unsigned  # fastText's: sign-extended
+    assert (
+        fnv1a(b"\xe9") == ((2166136261 ^ 0xFFFFFFE9) * 16777619) & 0xFFFFFFFF != unsigned
+    )  # fastText's: sign-extended
 
 
 @pytest.mark.parametrize("path", DEMO, ids=lambda p: p.name)
 def test_the_demonstration_models_score_as_fasttext(path):
-    texts = THREADS[:150] + ["", "   ", "\n\n", "a </s> b", "x __label__hq y", "NUL\x00split", "tab\tand\rcr\x0bvt\x0cff"]
+    texts = THREADS[:150] + [
+        "",
+        "   ",
+        "\n\n",
+        "a </s> b",
+        "x __label__hq y",
+        "NUL\x00split",
+        "tab\tand\rcr\x0bvt\x0cff",
+    ]
     mine, labels = projected_probs(path, texts)
     np.testing.assert_allclose(mine, fasttext_probs(path, texts, labels), atol=1e-6)
 
@@ -90,7 +129,9 @@ def test_models_it_does_not_reproduce_are_refused(models, name):
         ProjectedModel.load(str(models[name]))
 
 
-words = st.sampled_from(["the", "and", "idiot", "docs", "</s>", "__label__toxic", "__label__x", "é", "日本", "", "a" * 70])
+words = st.sampled_from(
+    ["the", "and", "idiot", "docs", "</s>", "__label__toxic", "__label__x", "é", "日本", "", "a" * 70]
+)
 seps = st.sampled_from([" ", "  ", "\n", "\t", "\r", "\x0b", "\x0c", "\x00", " \n "])
 
 
@@ -109,5 +150,7 @@ def test_the_scorer_gives_the_binding_s_columns():
         s2, l2 = QualityScorer(str(path), label).score(texts)
         np.testing.assert_allclose(s1, s2, atol=1e-6)
         assert l1.to_pylist() == l2.to_pylist()
-    with pytest.raises(QualityModelError, match=r"^classifiers.2.label: 'nope' is not a label of .*toxicity.ftz \(its labels: "):
+    with pytest.raises(
+        QualityModelError, match=r"^classifiers.2.label: 'nope' is not a label of .*toxicity.ftz \(its labels: "
+    ):
         ProjectedScorer(DEMO[2], "nope", "classifiers.2")

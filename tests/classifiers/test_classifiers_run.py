@@ -16,15 +16,20 @@ from tests.conftest import REPO
 pytestmark = pytest.mark.ray
 
 JOB = REPO / "jobs" / "classifiers.yaml"
-THREADS = {r["id"]: r for r in map(json.loads, (REPO / "samples" / "classifiers" / "comments.jsonl").read_text().splitlines())}
+THREADS = {
+    r["id"]: r for r in map(json.loads, (REPO / "samples" / "classifiers" / "comments.jsonl").read_text().splitlines())
+}
 NAMES = ("quality", "edu", "toxicity")
 
 
 @pytest.fixture(scope="module")
 def sample(ray_local, tmp_path_factory):
     out = tmp_path_factory.mktemp("classifiers")
-    config = load_config(JOB, inputs=[str(REPO / "samples" / "*.warc.gz"), str(REPO / "samples" / "classifiers" / "comments.jsonl")],
-                         output=str(out))
+    config = load_config(
+        JOB,
+        inputs=[str(REPO / "samples" / "*.warc.gz"), str(REPO / "samples" / "classifiers" / "comments.jsonl")],
+        output=str(out),
+    )
     config.classifiers = [c.model_copy(update={"model": str(REPO / c.model)}) for c in config.classifiers]
     config.shards.tokenize.tokenizer = str(REPO / config.shards.tokenize.tokenizer)
     record = run(config, progress=False)
@@ -38,10 +43,14 @@ def test_every_final_document_carries_the_three_scores(sample):
     for name in NAMES:
         assert final.column(f"{name}_score").null_count == 0 and f"{name}_label" in final.column_names
     rows = final.select(["id", "toxicity_score", "quality_score"]).to_pylist()
-    assert max(r["toxicity_score"] for r in rows) <= 0.5 and min(r["quality_score"] for r in rows) >= 0.5  # the two filters held
+    assert (
+        max(r["toxicity_score"] for r in rows) <= 0.5 and min(r["quality_score"] for r in rows) >= 0.5
+    )  # the two filters held
     deduped = set(pq.read_table(out / "documents" / "deduped", columns=["id"]).column("id").to_pylist())
     kept = {r["id"] for r in rows}
-    assert all(i in kept for i, t in THREADS.items() if t["label"] == "civil" and i in deduped)  # no civil thread removed
+    assert all(
+        i in kept for i, t in THREADS.items() if t["label"] == "civil" and i in deduped
+    )  # no civil thread removed
 
 
 def test_the_toxicity_filter_removed_the_insulting_threads_only(sample):
@@ -56,7 +65,12 @@ def test_the_toxicity_filter_removed_the_insulting_threads_only(sample):
     # insulting threads that reached the filter, no other document
     assert len(toxic) >= 0.9 * len(insulting) and len(insulting) > 30
     details = json.loads(toxic[0]["details"])
-    assert details["remove"] == "above" and details["threshold"] == 0.5 and details["score"] > 0.5 and details["language"] in ("en", "de", "fr")
+    assert (
+        details["remove"] == "above"
+        and details["threshold"] == 0.5
+        and details["score"] > 0.5
+        and details["language"] in ("en", "de", "fr")
+    )
     assert record["phases"]["final"]["rejected_by_reason"]["toxicity"] == len(toxic)
 
 
@@ -66,15 +80,24 @@ def test_the_plan_declares_each_classifier(sample):
     (scoring,) = [s for s in phases["extracted"]["stages"] if s["name"] == "classifiers"]
     assert scoring["adds"] == [f"{n}_{c}" for n in NAMES for c in ("score", "label")]
     filters = {s["name"]: s for s in phases["final"]["stages"]}
-    assert filters["toxicity_filter"]["reasons"] == ["toxicity"] and filters["toxicity_filter"]["needs"] == ["toxicity_score"]
+    assert filters["toxicity_filter"]["reasons"] == ["toxicity"] and filters["toxicity_filter"]["needs"] == [
+        "toxicity_score"
+    ]
     assert filters["quality_filter"]["reasons"] == ["quality"] and "edu_filter" not in filters  # edu is a tag only
 
 
 def test_the_shards_carry_the_scores(sample, tmp_path):
     streaming = pytest.importorskip("streaming")
     out, _ = sample
-    ds = streaming.StreamingDataset(remote=str(out / "shards" / "mds"), local=str(tmp_path / "cache"), shuffle=False, batch_size=1)
-    final = {r["id"]: r for r in pq.read_table(out / "documents" / "final", columns=["id", "language", *[f"{n}_score" for n in NAMES]]).to_pylist()}
+    ds = streaming.StreamingDataset(
+        remote=str(out / "shards" / "mds"), local=str(tmp_path / "cache"), shuffle=False, batch_size=1
+    )
+    final = {
+        r["id"]: r
+        for r in pq.read_table(
+            out / "documents" / "final", columns=["id", "language", *[f"{n}_score" for n in NAMES]]
+        ).to_pylist()
+    }
     assert len(ds) == len(final)
     for i in range(0, len(ds), 37):
         s = ds[i]
@@ -92,7 +115,11 @@ def test_the_card_shows_each_classifier_per_language(sample):
     assert all(e["demonstration"] for e in entries.values())  # told by the models' sha256
     tox = entries["toxicity"]
     assert tox["removed"] == record["phases"]["final"]["rejected_by_reason"]["toxicity"]
-    assert sum(tox["removed_by_language"].values()) == tox["removed"] and set(tox["removed_by_language"]) <= {"en", "de", "fr"}
+    assert sum(tox["removed_by_language"].values()) == tox["removed"] and set(tox["removed_by_language"]) <= {
+        "en",
+        "de",
+        "fr",
+    }
     scored = tox["by_language"]["extracted"]
     assert sum(v["scored"] for v in scored.values()) == tox["by_phase"]["extracted"]["scored"]
     assert scored["ja"]["mean"] < 0.05 < scored["de"]["mean"]  # no thread is Japanese; some German ones insult

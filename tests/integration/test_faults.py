@@ -29,9 +29,9 @@ from pathlib import Path
 import pyarrow.fs as pafs
 import pytest
 
+from core.storage import S3Options, Storage
 from pipeline.config import load_config
 from pipeline.runner import run
-from core.storage import S3Options, Storage
 from tests import s3_proxy
 from tests.conftest import REPO, SAMPLES
 
@@ -39,8 +39,13 @@ pytestmark = [pytest.mark.ray, pytest.mark.faults]
 
 PHASES = ["extracted", "deduped", "final", "shards", "card"]
 #: Where each phase writes (path prefixes under the output root): refusing them fails that phase.
-WRITES = {"extracted": r"/(documents|rejected)/extracted/", "deduped": r"/(dedup|documents/deduped|rejected/deduped)/",
-          "final": r"/(documents|rejected)/final/", "shards": r"/shards/", "card": r"/card/"}
+WRITES = {
+    "extracted": r"/(documents|rejected)/extracted/",
+    "deduped": r"/(dedup|documents/deduped|rejected/deduped)/",
+    "final": r"/(documents|rejected)/final/",
+    "shards": r"/shards/",
+    "card": r"/card/",
+}
 
 
 @pytest.fixture(scope="module")
@@ -61,9 +66,15 @@ def corpus(tmp_path_factory) -> Path:
                 if rec.rec_type != "response":
                     continue
                 raw = rec.content_stream().read()
-                w.write_record(w.create_warc_record(rec.rec_headers.get_header("WARC-Target-URI"), "response",
-                                                    payload=io.BytesIO(raw), http_headers=rec.http_headers,
-                                                    warc_headers_dict={"WARC-Record-ID": rec.rec_headers.get_header("WARC-Record-ID")}))
+                w.write_record(
+                    w.create_warc_record(
+                        rec.rec_headers.get_header("WARC-Target-URI"),
+                        "response",
+                        payload=io.BytesIO(raw),
+                        http_headers=rec.http_headers,
+                        warc_headers_dict={"WARC-Record-ID": rec.rec_headers.get_header("WARC-Record-ID")},
+                    )
+                )
                 if taken % 6 == 0 and n < 2:
                     copies.append((rec.rec_headers.get_header("WARC-Target-URI"), raw, rec.http_headers))
                 taken += 1
@@ -71,9 +82,15 @@ def corpus(tmp_path_factory) -> Path:
                     break
             if n == 2:
                 for i, (url, raw, http) in enumerate(copies):
-                    w.write_record(w.create_warc_record(f"{url}?copy={i}", "response", payload=io.BytesIO(raw),
-                                                        http_headers=http,
-                                                        warc_headers_dict={"WARC-Record-ID": f"<urn:uuid:00000000-0000-4000-8000-{i:012d}>"}))
+                    w.write_record(
+                        w.create_warc_record(
+                            f"{url}?copy={i}",
+                            "response",
+                            payload=io.BytesIO(raw),
+                            http_headers=http,
+                            warc_headers_dict={"WARC-Record-ID": f"<urn:uuid:00000000-0000-4000-8000-{i:012d}>"},
+                        )
+                    )
     return root
 
 
@@ -99,7 +116,7 @@ def outputs(fs: pafs.FileSystem, root: str) -> dict[str, str]:
         for info in fs.get_file_info(pafs.FileSelector(f"{root}/{top}", recursive=True, allow_not_found=True)):
             if info.type == pafs.FileType.File:
                 with fs.open_input_stream(info.path) as f:
-                    out[info.path[len(root) + 1:]] = hashlib.sha256(f.read()).hexdigest()
+                    out[info.path[len(root) + 1 :]] = hashlib.sha256(f.read()).hexdigest()
     with fs.open_input_stream(f"{root}/card/stats.json") as f:
         stats = json.loads(f.read())
     stats.pop("run")
@@ -126,9 +143,13 @@ def reference(ray_local, corpus, tmp_path_factory) -> dict[str, str]:
 
 # -- the driver killed in every phase ------------------------------------------------------------
 
+
 def _env(tmp: Path) -> dict:
-    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0",
-           "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)}
+    env = {
+        **os.environ,
+        "RAY_USAGE_STATS_ENABLED": "0",
+        "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p),
+    }
     env.pop("RAY_ADDRESS", None)
     return env
 
@@ -137,8 +158,15 @@ def _curate(config: Path, tmp: Path, kill_when=None, timeout: float = 600) -> tu
     """``curate run CONFIG -v`` in its own process (its own embedded Ray); SIGKILL the driver as soon as
     ``kill_when(log_so_far)`` is true.  Returns the exit code and the log."""
     cmd = [sys.executable, "-m", "pipeline.cli", "run", str(config), "-v", "--no-progress"]
-    proc = subprocess.Popen(cmd, cwd=REPO, env=_env(tmp), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        cmd,
+        cwd=REPO,
+        env=_env(tmp),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     log: list[str] = []
     reader = threading.Thread(target=lambda: log.extend(proc.stdout), daemon=True)
     reader.start()
@@ -198,14 +226,21 @@ def _wait_gone(procs: list, grace: float = 3) -> None:
 def test_driver_killed_in_each_phase_then_rerun_gives_the_same_outputs(corpus, reference, tmp_path):
     out = tmp_path / "out"
     config = _config_file(corpus, out, tmp_path / "run.json")
-    kill = {"extracted": _first(out / "_done" / "extracted"), "deduped": _first(out / "dedup" / "signatures"),
-            "final": _first(out / "_done" / "final"), "shards": _first(out / "_done" / "shards"),
-            "card": _started("card", 0.5)}
+    kill = {
+        "extracted": _first(out / "_done" / "extracted"),
+        "deduped": _first(out / "dedup" / "signatures"),
+        "final": _first(out / "_done" / "final"),
+        "shards": _first(out / "_done" / "shards"),
+        "card": _started("card", 0.5),
+    }
     for phase in PHASES:
         rc, log = _curate(config, tmp_path, kill_when=kill[phase])
         assert rc == -signal.SIGKILL, log[-3000:]
         record = json.loads((out / "run.json").read_text())
-        assert record["status"] == "running" and phase not in record["phases"], (phase, record.get("phases", {}).keys())
+        assert record["status"] == "running" and phase not in record["phases"], (
+            phase,
+            record.get("phases", {}).keys(),
+        )
         if phase != PHASES[0]:  # the phase killed before this one was resumed and finished by this run
             assert PHASES[PHASES.index(phase) - 1] in record["phases"]
     rc, log = _curate(config, tmp_path)
@@ -264,8 +299,14 @@ def four_workers(corpus, tmp_path_factory):
     out = tmp / "out"
     config = _config_file(corpus, out, tmp / "run.json", ray={"workers": 4})
     env = {**_env(tmp), "RAY_metrics_report_interval_ms": "500"}
-    done = subprocess.run([sys.executable, "-c", RUN_WITH_METRICS, str(config), "4", str(_free_port())], cwd=REPO,
-                          env=env, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-c", RUN_WITH_METRICS, str(config), "4", str(_free_port())],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["status"] == "ok"
@@ -291,10 +332,11 @@ def test_progress_of_every_phase_is_exported_as_ray_metrics(four_workers):
         total = values[("ray_curate_phase_units_total", phase)]
         assert total >= 1 and values[("ray_curate_phase_units_done", phase)] == total
     assert any(phase.startswith("deduped: ") for _, phase in values)
-    assert any(line.startswith('ray_curate_phase_docs{') and 'count="kept"' in line for line in metrics)
+    assert any(line.startswith("ray_curate_phase_docs{") and 'count="kept"' in line for line in metrics)
 
 
 # -- a Ray worker killed mid-unit ----------------------------------------------------------------
+
 
 def test_a_worker_killed_mid_unit_is_retried_and_writes_its_rows_once(ray_local, corpus, reference, tmp_path):
     """SIGKILL the Ray worker process of a running unit of the extracted phase: Ray retries the task
@@ -337,9 +379,15 @@ def test_a_worker_killed_mid_unit_is_retried_and_writes_its_rows_once(ray_local,
 
 # -- S3 faults -----------------------------------------------------------------------------------
 
+
 def _bucket(endpoint: str, name: str) -> pafs.S3FileSystem:
-    fs = pafs.S3FileSystem(endpoint_override=endpoint.split("//")[1], scheme="http", region="us-east-1",
-                           allow_bucket_creation=True, force_virtual_addressing=False)
+    fs = pafs.S3FileSystem(
+        endpoint_override=endpoint.split("//")[1],
+        scheme="http",
+        region="us-east-1",
+        allow_bucket_creation=True,
+        force_virtual_addressing=False,
+    )
     fs.create_dir(name)
     return fs
 
@@ -355,7 +403,9 @@ def _stop_when_marked(fs: pafs.FileSystem, folder: str, proxy, timeout: float = 
 
 
 @pytest.mark.s3
-def test_s3_refusing_each_phase_in_turn_then_stopped_ends_non_zero_and_reruns_complete(ray_local, s3_server, corpus, reference):
+def test_s3_refusing_each_phase_in_turn_then_stopped_ends_non_zero_and_reruns_complete(
+    ray_local, s3_server, corpus, reference
+):
     fs = _bucket(s3_server, "faults")
     proxy, server = s3_proxy.start(s3_server)
     config = _config(corpus, "s3://faults/run", storage={"endpoint_url": proxy.url, "max_attempts": 4})
@@ -363,7 +413,9 @@ def test_s3_refusing_each_phase_in_turn_then_stopped_ends_non_zero_and_reruns_co
         # throttling on some requests (retried with backoff), then the server stops once the first
         # input file is done: the other files fail, and so does writing run.json: the run stops
         proxy.fail("*", r"/faults/run/", times=3)  # fewer than max_attempts: each request gets through
-        stopper = threading.Thread(target=_stop_when_marked, args=(fs, "faults/run/_done/extracted", proxy), daemon=True)
+        stopper = threading.Thread(
+            target=_stop_when_marked, args=(fs, "faults/run/_done/extracted", proxy), daemon=True
+        )
         stopper.start()
         with pytest.raises(OSError):
             run(config, progress=False)
@@ -376,7 +428,9 @@ def test_s3_refusing_each_phase_in_turn_then_stopped_ends_non_zero_and_reruns_co
             proxy.fail("*", f"/faults/run{WRITES[phase]}")
             try:
                 broken = run(config, progress=False)
-            except OSError as e:  # a phase that reads its own folder to plan (dedup, shards, card): the run stops with the error
+            except (
+                OSError
+            ) as e:  # a phase that reads its own folder to plan (dedup, shards, card): the run stops with the error
                 assert phase in ("deduped", "shards", "card"), (phase, e)
             else:
                 assert broken["status"] == "failed_units" and broken["phases"][phase]["failed_units"], (phase, broken)

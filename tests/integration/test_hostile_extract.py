@@ -15,7 +15,7 @@ import pytest
 
 from stages.base import REASON, ChainStats, run_chain
 from stages.extract import ExtractConfig, ExtractStage
-from stages.extract.dom import nesting_depth, refuse_deep_nesting, ExtractionError
+from stages.extract.dom import ExtractionError, nesting_depth, refuse_deep_nesting
 
 TIMEOUT_S = 1.0
 # 3x the limit, and a margin for a shared 2-core machine under load; the helper's
@@ -34,7 +34,7 @@ HOSTILE = {
     "nested-span-in-p": "<html><body>" + "<p><span>" * 40_000,
     "table-in-table": "<html><body>" + "<table><tr><td>" * 30_000,
     "formatting-soup": "<html><body>" + "<b><i><u><a href=x>" * 20_000 + "text",
-    "unclosed-attribute": "<html><body><div class=\"" + "x" * 1_900_000,
+    "unclosed-attribute": '<html><body><div class="' + "x" * 1_900_000,
     "comment-storm": "<html><body>" + "<!--" + "<div>" * 200_000,
 }
 
@@ -88,7 +88,11 @@ def test_the_helper_is_killed_past_the_limit_and_the_next_page_still_works():
     try:
         text, reason, details = stage.one(HOSTILE["nested-div-100k"])
         assert reason == "extract_timeout" and "killed" in details
-        big_but_fine = "<html><body><article>" + "".join(f"<p>{PROSE}<b>{i}</b></p>" for i in range(1300)) + "</article></body></html>"
+        big_but_fine = (
+            "<html><body><article>"
+            + "".join(f"<p>{PROSE}<b>{i}</b></p>" for i in range(1300))
+            + "</article></body></html>"
+        )
         assert big_but_fine.count("<") > stage.config.isolate_tags
         text, reason, _ = stage.one(big_but_fine)
         assert reason is None and PROSE.strip() in text

@@ -22,8 +22,11 @@ from tests.conftest import REPO
 
 GIB = 1 << 30
 CHUNK = b"\0" * (1 << 20)
-PAGE = ("<html><body><article><h1>Budget</h1><p>" + "The council met on Tuesday to discuss the library budget. " * 20
-        + "</p></article></body></html>").encode()
+PAGE = (
+    "<html><body><article><h1>Budget</h1><p>"
+    + "The council met on Tuesday to discuss the library budget. " * 20
+    + "</p></article></body></html>"
+).encode()
 
 CHILD = r"""
 import json, sys
@@ -51,8 +54,10 @@ def _stream(compress, finish, n: int) -> bytes:
 
 
 def _record(url: str, http_block_parts: list[bytes], length: int) -> list[bytes]:
-    head = (f"WARC/1.0\r\nWARC-Type: response\r\nWARC-Record-ID: <urn:uuid:{abs(hash(url)):032x}>\r\n"
-            f"WARC-Target-URI: {url}\r\nWARC-Date: 2026-01-12T00:00:00Z\r\nContent-Length: {length}\r\n\r\n").encode()
+    head = (
+        f"WARC/1.0\r\nWARC-Type: response\r\nWARC-Record-ID: <urn:uuid:{abs(hash(url)):032x}>\r\n"
+        f"WARC-Target-URI: {url}\r\nWARC-Date: 2026-01-12T00:00:00Z\r\nContent-Length: {length}\r\n\r\n"
+    ).encode()
     return [head, *http_block_parts, b"\r\n\r\n"]
 
 
@@ -71,7 +76,13 @@ def _huge_response(url: str, n: int) -> bytes:
     http = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n"
     c = isal_zlib.compressobj(1, isal_zlib.DEFLATED, 31)
     head, _, tail = _record(url, [http], len(http) + n)
-    return c.compress(head) + c.compress(http) + b"".join(c.compress(CHUNK) for _ in range(n >> 20)) + c.compress(tail) + c.flush()
+    return (
+        c.compress(head)
+        + c.compress(http)
+        + b"".join(c.compress(CHUNK) for _ in range(n >> 20))
+        + c.compress(tail)
+        + c.flush()
+    )
 
 
 def _intact(url: str) -> bytes:
@@ -84,24 +95,34 @@ def test_a_worker_stays_under_1_gib_on_2_gib_bombs(tmp_path):
     br = brotli.Compressor(quality=1)
     zs = zstandard.ZstdCompressor(level=1).compressobj()
     path = tmp_path / "bombs.warc.gz"
-    path.write_bytes(b"".join([
-        _intact("http://ok/1"),
-        _encoded_response("http://evil/gzip", "gzip", _stream(gz.compress, gz.flush, 2 * GIB)),
-        _intact("http://ok/2"),
-        _encoded_response("http://evil/br", "br", _stream(br.process, br.finish, 2 * GIB)),
-        _encoded_response("http://evil/zstd", "zstd", _stream(zs.compress, zs.flush, 2 * GIB)),
-        _huge_response("http://evil/huge", 2 * GIB),
-        _intact("http://ok/3"),
-    ]))
+    path.write_bytes(
+        b"".join(
+            [
+                _intact("http://ok/1"),
+                _encoded_response("http://evil/gzip", "gzip", _stream(gz.compress, gz.flush, 2 * GIB)),
+                _intact("http://ok/2"),
+                _encoded_response("http://evil/br", "br", _stream(br.process, br.finish, 2 * GIB)),
+                _encoded_response("http://evil/zstd", "zstd", _stream(zs.compress, zs.flush, 2 * GIB)),
+                _huge_response("http://evil/huge", 2 * GIB),
+                _intact("http://ok/3"),
+            ]
+        )
+    )
     assert path.stat().st_size < 8 << 20
-    proc = subprocess.run([sys.executable, "-c", CHILD, str(path)], capture_output=True, text=True, cwd=REPO, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-c", CHILD, str(path)], capture_output=True, text=True, cwd=REPO, timeout=600
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     print(f"peak RSS of the worker on 2 GiB bombs: {result['peak_rss'] / 2**20:.0f} MiB")
     assert result["reasons"] == {
-        "http://ok/1": None, "http://ok/2": None, "http://ok/3": None,
-        "http://evil/gzip": "decompression_bomb", "http://evil/br": "decompression_bomb",
-        "http://evil/zstd": "decompression_bomb", "http://evil/huge": "too_large",
+        "http://ok/1": None,
+        "http://ok/2": None,
+        "http://ok/3": None,
+        "http://evil/gzip": "decompression_bomb",
+        "http://evil/br": "decompression_bomb",
+        "http://evil/zstd": "decompression_bomb",
+        "http://evil/huge": "too_large",
     }
     assert result["malformed"] == 0
     assert result["peak_rss"] < GIB

@@ -32,11 +32,18 @@ def hostile_run(ray_local, tmp_path_factory):
     for name in EXPECTED:
         shutil.copy(BROKEN / name, src / name)
     out = tmp_path_factory.mktemp("out")
-    cfg = parse_config({
-        "inputs": [str(src / "*")], "output": str(out), "langid": {"min_score": 0.3}, "filters": NO_TEXT_FILTERS,
-        "dedup": {"enabled": False}, "extract": {"timeout_s": 2.0},
-        "shards": {"enabled": False}, "card": {"enabled": False},  # PII runs on the survivors; shards have their own tests
-    })
+    cfg = parse_config(
+        {
+            "inputs": [str(src / "*")],
+            "output": str(out),
+            "langid": {"min_score": 0.3},
+            "filters": NO_TEXT_FILTERS,
+            "dedup": {"enabled": False},
+            "extract": {"timeout_s": 2.0},
+            "shards": {"enabled": False},
+            "card": {"enabled": False},  # PII runs on the survivors; shards have their own tests
+        }
+    )
     return out, run(cfg, progress=False)
 
 
@@ -54,9 +61,9 @@ def test_files_that_are_not_warcs_are_refused_by_name_before_the_run(tmp_path):
         plan_context(cfg)
     assert str(e.value).splitlines() == [
         f"input error: input {tmp_path / 'empty.warc.gz'} is not a "
-            f"WARC, JSON lines or Parquet file: it is an empty file {GIVE}",
+        f"WARC, JSON lines or Parquet file: it is an empty file {GIVE}",
         f"input error: input {tmp_path / 'not-a-warc.warc.gz'} is not "
-            f"a WARC, JSON lines or Parquet file: it is an XML file {GIVE}",
+        f"a WARC, JSON lines or Parquet file: it is an XML file {GIVE}",
     ]
     assert not (tmp_path / "out").exists()
 
@@ -69,8 +76,10 @@ def test_every_file_is_done_and_none_failed(hostile_run):
     out, record = hostile_run
     phase = record["phases"]["extracted"]
     assert phase["files"] == len(EXPECTED) and phase["failed_units"] == {}
-    markers = {json.loads(m.read_text())["outputs"]["source"].rsplit("/", 1)[-1]: json.loads(m.read_text())["totals"]
-               for m in (out / "_done" / "extracted").glob("*.json")}
+    markers = {
+        json.loads(m.read_text())["outputs"]["source"].rsplit("/", 1)[-1]: json.loads(m.read_text())["totals"]
+        for m in (out / "_done" / "extracted").glob("*.json")
+    }
     assert set(markers) == set(EXPECTED)
     for name, info in EXPECTED.items():
         if "malformed_records" in info:
@@ -82,8 +91,9 @@ def test_every_file_is_done_and_none_failed(hostile_run):
 def test_intact_pages_are_kept_and_hostile_ones_rejected_with_their_reason(hostile_run):
     out, record = hostile_run
     kept = {(r["source"].rsplit("/", 1)[-1], r["url"].rsplit("/", 1)[1]) for r in _rows(out, "documents")}
-    rejected = {(r["source"].rsplit("/", 1)[-1], r["url"].rsplit("/", 1)[1]): r["reason"]
-                for r in _rows(out, "rejected")}
+    rejected = {
+        (r["source"].rsplit("/", 1)[-1], r["url"].rsplit("/", 1)[1]): r["reason"] for r in _rows(out, "rejected")
+    }
     for name, info in EXPECTED.items():
         for page, reason in info.get("expect", {}).items():
             after = info.get("expect_after_extraction", {}).get(page)
@@ -102,6 +112,9 @@ def test_decoding_fixes_survive_the_whole_phase(hostile_run):
     out, _ = hostile_run
     docs = {r["url"].rsplit("/", 1)[1]: r for r in _rows(out, "documents") if "hostile-records" in r["source"]}
     assert "UTF-16 page" in docs["utf16.html"]["text"] and docs["utf16.html"]["charset"] == "utf-16-le"
-    assert "Grüße aus Köln" in docs["latin1-over-utf8.html"]["text"] and docs["latin1-over-utf8.html"]["charset"] == "utf-8"
+    assert (
+        "Grüße aus Köln" in docs["latin1-over-utf8.html"]["text"]
+        and docs["latin1-over-utf8.html"]["charset"] == "utf-8"
+    )
     ids = [r["id"] for r in _rows(out, "documents") + _rows(out, "rejected") if "hostile-records" in r["source"]]
     assert len(ids) == len(set(ids))  # the repeated WARC-Record-ID got its own id

@@ -114,7 +114,10 @@ def test_a_request_or_metadata_record_running_past_the_end_costs_only_itself(tmp
 
 def test_a_content_length_a_little_too_short_or_long_keeps_the_payload_whole(tmp_path):
     before, after = pages("before", 2), pages("after", 2)
-    short, long = Page("http://odd.example/short", html("short", INTACT).encode()), Page("http://odd.example/long", html("long", INTACT).encode())
+    short, long = (
+        Page("http://odd.example/short", html("short", INTACT).encode()),
+        Page("http://odd.example/long", html("long", INTACT).encode()),
+    )
     recs = records(tmp_path, before + [short, long] + after)
     n = lambda r: int(re.search(rb"Content-Length: (\d+)", r).group(1))  # noqa: E731
     recs[3], recs[4] = with_length(recs[3], n(recs[3]) - 100), with_length(recs[4], n(recs[4]) + 300)
@@ -151,7 +154,9 @@ def _zstd_bomb(n: int) -> bytes:
     return zstandard.ZstdCompressor(level=1).compress(b"\0" * n)
 
 
-@pytest.mark.parametrize("coding, bomb", [("gzip", _gzip_bomb), ("deflate", _deflate_bomb), ("br", _br_bomb), ("zstd", _zstd_bomb)])
+@pytest.mark.parametrize(
+    "coding, bomb", [("gzip", _gzip_bomb), ("deflate", _deflate_bomb), ("br", _br_bomb), ("zstd", _zstd_bomb)]
+)
 def test_a_content_encoding_bomb_is_rejected_without_inflating_it(tmp_path, coding, bomb):
     before, after = pages("before", 2), pages("after", 2)
     body = bomb(BOMB_SIZE)
@@ -179,13 +184,19 @@ def test_an_encoded_page_that_inflates_past_the_limit_is_too_large(tmp_path):
 
 def test_corrupt_encoded_content_is_bad_encoding_and_a_cut_stream_keeps_what_it_holds(tmp_path):
     body = html("Zipped", INTACT).encode()
-    corrupt = Page("http://odd.example/corrupt", b"\x1f\x8b\x08\x00" + b"\xff" * 200, headers=[("Content-Encoding", "gzip")])
+    corrupt = Page(
+        "http://odd.example/corrupt", b"\x1f\x8b\x08\x00" + b"\xff" * 200, headers=[("Content-Encoding", "gzip")]
+    )
     cut = Page("http://odd.example/cut", gzip.compress(body)[:-30], headers=[("Content-Encoding", "gzip")])
     fine = Page("http://odd.example/fine", zlib.compress(body), headers=[("Content-Encoding", "deflate")])
     rows, _ = read(members(records(tmp_path, [corrupt, cut, fine])))
     got = by_url(rows)
     assert got[corrupt.url][REASON] == "bad_encoding"
-    assert got[cut.url][REASON] is None and body.startswith(got[cut.url]["payload"][:-8]) and len(got[cut.url]["payload"]) > 100
+    assert (
+        got[cut.url][REASON] is None
+        and body.startswith(got[cut.url]["payload"][:-8])
+        and len(got[cut.url]["payload"]) > 100
+    )
     assert got[fine.url][REASON] is None and got[fine.url]["payload"] == body
 
 
@@ -208,7 +219,9 @@ def test_a_corrupt_gzip_member_costs_only_its_record(tmp_path):
     assert "skipped to the next gzip member" in stats.errors[0] and "ends" not in stats.errors[0]
 
 
-@pytest.mark.parametrize("garbage", [b"\x00\x01garbage", b"HTTP/1.1 200 OK\r\n\r\n<html>", b"\x1f\x8b\x08\x00broken header"])
+@pytest.mark.parametrize(
+    "garbage", [b"\x00\x01garbage", b"HTTP/1.1 200 OK\r\n\r\n<html>", b"\x1f\x8b\x08\x00broken header"]
+)
 def test_garbage_between_gzip_members_is_skipped(tmp_path, garbage):
     before, after = pages("before", 3), pages("after", 3)
     recs = records(tmp_path, before + after)
@@ -259,13 +272,23 @@ def test_an_impossible_http_status_is_bad_http(tmp_path, status):
 
 
 def test_a_charset_parameter_with_a_nul_is_carried_not_fatal(tmp_path):
-    evil = Page("http://odd.example/nul", html("nul", INTACT).encode(), content_type="text/html; charset=utf-8\x00evil")
+    evil = Page(
+        "http://odd.example/nul", html("nul", INTACT).encode(), content_type="text/html; charset=utf-8\x00evil"
+    )
     rows, _ = read(b"".join(records(tmp_path, pages("a", 1) + [evil] + pages("b", 1))))
     assert len(rows) == 3 and by_url(rows)[evil.url]["http_charset"] == "utf-8\x00evil"
 
 
 def test_a_row_arrow_refuses_costs_only_itself():
-    good = {"id": "a", "url": "http://ok/", "source": "s", "http_status": 200, "payload": b"<html>", "reason": None, "details": None}
+    good = {
+        "id": "a",
+        "url": "http://ok/",
+        "source": "s",
+        "http_status": 200,
+        "payload": b"<html>",
+        "reason": None,
+        "details": None,
+    }
     bad = dict(good, id="b", http_status=70_000)  # int16 overflow, as a status the validation had missed would be
     stats = ReadStats()
     table = _to_table([good, bad, dict(good, id="c")], stats)

@@ -53,9 +53,13 @@ def _graph() -> dict[str, set[str]]:
 
 
 def test_core_imports_neither_pipeline_nor_stages_and_stages_never_import_pipeline():
-    bad = [(m, i) for m, deps in _graph().items() for i in deps
-           if (m.startswith("core") and i.split(".")[0] in ("pipeline", "stages", "classifiers"))
-           or (m.split(".")[0] in ("stages", "classifiers") and i.startswith("pipeline"))]
+    bad = [
+        (m, i)
+        for m, deps in _graph().items()
+        for i in deps
+        if (m.startswith("core") and i.split(".")[0] in ("pipeline", "stages", "classifiers"))
+        or (m.split(".")[0] in ("stages", "classifiers") and i.startswith("pipeline"))
+    ]
     assert bad == []
 
 
@@ -96,18 +100,36 @@ def test_no_import_cycle_through_the_phases():
     cycle runs through them (the registry did: phase.py imported pipeline.phases, which import phase.py)."""
     cycles = [c for c in _cycles(_graph()) if any(m.startswith("pipeline.phases") or m == "pipeline.phase" for m in c)]
     assert cycles == []
-    layer = ("pipeline.phase", "pipeline.plan", "pipeline.context", "pipeline.result", "pipeline.units", "pipeline.distribute")
+    layer = (
+        "pipeline.phase",
+        "pipeline.plan",
+        "pipeline.context",
+        "pipeline.result",
+        "pipeline.units",
+        "pipeline.distribute",
+    )
     graph = _graph()
     assert [(m, i) for m in layer for i in graph[m] if i.startswith("pipeline.phases")] == []
 
 
 def test_importing_the_phase_layer_registers_nothing():
     """A fresh interpreter: importing pipeline.phase imports no phase module."""
-    code = ("import sys, pipeline.phase, pipeline.plan, pipeline.runner; "
-            "print(sorted(m for m in sys.modules if m.startswith('pipeline.phases.')))")
-    found = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
+    code = (
+        "import sys, pipeline.phase, pipeline.plan, pipeline.runner; "
+        "print(sorted(m for m in sys.modules if m.startswith('pipeline.phases.')))"
+    )
+    found = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout.strip()
     # the runner imports the default tuple (pipeline.phases); the phase layer itself does not
-    code = ("import sys, pipeline.phase, pipeline.plan, pipeline.context; "
-        "print(any(m.startswith('pipeline.phases') for m in sys.modules))")
-    assert subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip() == "False"
+    code = (
+        "import sys, pipeline.phase, pipeline.plan, pipeline.context; "
+        "print(any(m.startswith('pipeline.phases') for m in sys.modules))"
+    )
+    assert (
+        subprocess.run(
+            [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        == "False"
+    )
     assert found  # the runner's default phases are there, imported explicitly

@@ -76,7 +76,10 @@ json.dump({"seen": seen, "workers": workers, "last": last}, open(out, "w"))
 
 def snippets(text: str) -> dict[str, str]:
     """The python blocks whose first line is ``# snippet: <name>``."""
-    return {m.group(1): m.group(0)[len("```python\n"):] for m in re.finditer(r"```python\n# snippet: (\w+)[^\n]*\n.*?(?=```)", text, re.S)}
+    return {
+        m.group(1): m.group(0)[len("```python\n") :]
+        for m in re.finditer(r"```python\n# snippet: (\w+)[^\n]*\n.*?(?=```)", text, re.S)
+    }
 
 
 def with_settings(code: str, **settings) -> str:
@@ -84,7 +87,13 @@ def with_settings(code: str, **settings) -> str:
     head, sep, body = code.partition("\nimport ")
     assert sep, "a snippet starts with its settings, then its imports"
     for name, value in settings.items():
-        head, n = re.subn(rf"^{name} = .*?(  #.*)?$", lambda m, name=name, value=value: f"{name} = {value!r}{m.group(1) or ''}", head, count=1, flags=re.M)
+        head, n = re.subn(
+            rf"^{name} = .*?(  #.*)?$",
+            lambda m, name=name, value=value: f"{name} = {value!r}{m.group(1) or ''}",
+            head,
+            count=1,
+            flags=re.M,
+        )
         assert n == 1, f"the snippet has no setting {name} above its imports"
     return head + sep + body
 
@@ -94,8 +103,14 @@ def run_snippet(kind: str, code: str, tmp: Path, tag: str, env: dict | None = No
     path.write_text(code)
     full = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE")}
     full.update(env or {})
-    return subprocess.Popen([sys.executable, "-c", HARNESS, kind, str(path), str(tmp / f"{tag}.json")], cwd=tmp, env=full,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-c", HARNESS, kind, str(path), str(tmp / f"{tag}.json")],
+        cwd=tmp,
+        env=full,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def finish(procs: dict[str, subprocess.Popen], tmp: Path) -> dict[str, dict]:
@@ -131,15 +146,38 @@ def shards(tmp_path_factory, ray_local):
     (root / "warcs").mkdir()
     rng = random.Random(5)
     for f in range(4):
-        pages = [Page(f"https://s{f}.example/{i}", html(f"Page {f} {i}", *(
-            " ".join(" ".join(rng.choice(WORDS) for _ in range(rng.randint(5, 12))).capitalize() + "." for _ in range(rng.randint(2, 9)))
-            for _ in range(3))).encode()) for i in range(20)]
+        pages = [
+            Page(
+                f"https://s{f}.example/{i}",
+                html(
+                    f"Page {f} {i}",
+                    *(
+                        " ".join(
+                            " ".join(rng.choice(WORDS) for _ in range(rng.randint(5, 12))).capitalize() + "."
+                            for _ in range(rng.randint(2, 9))
+                        )
+                        for _ in range(3)
+                    ),
+                ).encode(),
+            )
+            for i in range(20)
+        ]
         write_warc(root / "warcs" / f"f{f}.warc.gz", pages)
-    config = parse_config({
-        "inputs": [str(root / "warcs" / "*.warc.gz")], "output": str(root / "out"), "langid": {"min_score": 0.0},
-        "filters": {k: {"enabled": False} for k in ("gopher_quality", "gopher_repetition", "c4", "fineweb")},
-        "shards": {"shuffle": {"groups": 4}, "mds": {"size_limit": 4096}, "webdataset": {"min_tars": 8}, "megatron": {"enabled": True}},
-        "card": {"enabled": False}})
+    config = parse_config(
+        {
+            "inputs": [str(root / "warcs" / "*.warc.gz")],
+            "output": str(root / "out"),
+            "langid": {"min_score": 0.0},
+            "filters": {k: {"enabled": False} for k in ("gopher_quality", "gopher_repetition", "c4", "fineweb")},
+            "shards": {
+                "shuffle": {"groups": 4},
+                "mds": {"size_limit": 4096},
+                "webdataset": {"min_tars": 8},
+                "megatron": {"enabled": True},
+            },
+            "card": {"enabled": False},
+        }
+    )
     assert run(config, progress=False)["status"] == "ok"
     manifest = json.loads((root / "out" / "shards" / "manifest.json").read_text())
     ids = pq.read_table(root / "out" / "documents" / "final", columns=["id"]).column("id").to_pylist()
@@ -154,12 +192,32 @@ def streaming_epoch(blocks, shards, tmp_path_factory):
     state = tmp / "loader-state.json"
     jobs = {}
     for job, max_steps in (("stopped", STEPS), ("resumed", None)):
-        code = with_settings(blocks["streaming"], shards=str(shards["path"]), local=str(tmp / f"cache-{job}"),
-                             checkpoint=str(state), max_steps=max_steps, pad_id=shards["manifest"]["tokenizer"]["pad"]["id"])
+        code = with_settings(
+            blocks["streaming"],
+            shards=str(shards["path"]),
+            local=str(tmp / f"cache-{job}"),
+            checkpoint=str(state),
+            max_steps=max_steps,
+            pad_id=shards["manifest"]["tokenizer"]["pad"]["id"],
+        )
         port = str(free_port())
-        procs = {f"{job}-{r}": run_snippet("streaming", code, tmp, f"{job}-{r}", {
-            "RANK": str(r), "LOCAL_RANK": str(r), "WORLD_SIZE": str(RANKS), "LOCAL_WORLD_SIZE": str(RANKS),
-            "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port}) for r in range(RANKS)}
+        procs = {
+            f"{job}-{r}": run_snippet(
+                "streaming",
+                code,
+                tmp,
+                f"{job}-{r}",
+                {
+                    "RANK": str(r),
+                    "LOCAL_RANK": str(r),
+                    "WORLD_SIZE": str(RANKS),
+                    "LOCAL_WORLD_SIZE": str(RANKS),
+                    "MASTER_ADDR": "127.0.0.1",
+                    "MASTER_PORT": port,
+                },
+            )
+            for r in range(RANKS)
+        }
         jobs.update(finish(procs, tmp))
         if job == "stopped":
             checkpoint = json.loads(state.read_text())
@@ -194,7 +252,9 @@ def test_streaming_two_ranks_resume_mid_epoch_reads_every_sample_once(streaming_
 
 
 def test_webdataset_two_workers_read_every_sample_once(blocks, shards, streaming_epoch, tmp_path):
-    code = with_settings(blocks["webdataset"], shards=str(shards["path"]), pad_id=shards["manifest"]["tokenizer"]["pad"]["id"])
+    code = with_settings(
+        blocks["webdataset"], shards=str(shards["path"]), pad_id=shards["manifest"]["tokenizer"]["pad"]["id"]
+    )
     got = finish({"wds": run_snippet("webdataset", code, tmp_path, "wds")}, tmp_path)["wds"]
     wds = shards["manifest"]["formats"]["webdataset"]
     assert got["workers"] == 2 and len(wds["shards"]) == 8
@@ -214,7 +274,10 @@ def test_megatron_indexed_dataset_reads_every_document(blocks, shards, streaming
     got = finish({"megatron": run_snippet("megatron", code, tmp_path, "megatron")}, tmp_path)["megatron"]
     meg = shards["manifest"]["formats"]["megatron"]
     assert len(got["seen"]) == meg["documents"] == shards["manifest"]["documents"]
-    assert {r["dtype"] for r in got["seen"]} == {meg["dtype"]} and got["last"] == {"type": "torch.Tensor", "dtype": "torch.int64"}
+    assert {r["dtype"] for r in got["seen"]} == {meg["dtype"]} and got["last"] == {
+        "type": "torch.Tensor",
+        "dtype": "torch.int64",
+    }
     assert sum(len(r["tokens"]) for r in got["seen"]) == meg["tokens"]
     mds = [t for job in streaming_epoch["jobs"].values() for _, t in _samples(job["seen"])]
     assert Counter(map(tuple, (r["tokens"] for r in got["seen"]))) == Counter(map(tuple, mds))

@@ -28,13 +28,23 @@ def corpus(warc_factory, tmp_path) -> Path:
         [
             Page("http://news.example/a", html("Library budget", PROSE * 5, PROSE * 3).encode()),
             Page("http://news.example/robots.txt", b"User-agent: *\n", "text/plain"),
-            Page("http://news.example/b", html("Städtische Bibliothek", "Die Bibliothek bekommt neue Lampen und mehr Plätze für Studenten. " * 6).encode("cp1252"), "text/html; charset=iso-8859-1"),
+            Page(
+                "http://news.example/b",
+                html(
+                    "Städtische Bibliothek", "Die Bibliothek bekommt neue Lampen und mehr Plätze für Studenten. " * 6
+                ).encode("cp1252"),
+                "text/html; charset=iso-8859-1",
+            ),
             Page("http://news.example/empty", b"<html><body></body></html>"),
             Page("http://news.example/gone", html("Missing", "nothing").encode(), status="404 Not Found"),
         ],
         with_requests=True,
     )
-    warc_factory("two.warc", [Page(f"http://blog.example/{i}", html(f"Post {i}", PROSE * (i + 2)).encode()) for i in range(4)], gzip=False)
+    warc_factory(
+        "two.warc",
+        [Page(f"http://blog.example/{i}", html(f"Post {i}", PROSE * (i + 2)).encode()) for i in range(4)],
+        gzip=False,
+    )
     data = (tmp_path / "one.warc.gz").read_bytes()
     (tmp_path / "cut.warc.gz").write_bytes(data[: len(data) * 2 // 3])
     return tmp_path
@@ -47,8 +57,16 @@ NO_TEXT_FILTERS = {name: {"enabled": False} for name in ("gopher_quality", "goph
 def config(inputs, output, **extra):
     return parse_config(
         # phase 1 with the final phase (PII) after it; shards and the card have their own tests
-        {"inputs": inputs, "output": output, "langid": {"min_score": 0.3}, "filters": NO_TEXT_FILTERS, "dedup": {"enabled": False},
-         "shards": {"enabled": False}, "card": {"enabled": False}, **extra}
+        {
+            "inputs": inputs,
+            "output": output,
+            "langid": {"min_score": 0.3},
+            "filters": NO_TEXT_FILTERS,
+            "dedup": {"enabled": False},
+            "shards": {"enabled": False},
+            "card": {"enabled": False},
+            **extra,
+        }
     )
 
 
@@ -71,7 +89,11 @@ def test_every_response_is_kept_or_rejected_with_a_reason(ray_local, warc_factor
         n_rej = rejected[part].num_rows if part in rejected else 0
         assert stats["responses"] == n_kept + n_rej == stats["records_by_type"].get("response", 0)
     one = next(v for k, v in rejected.items() if k.startswith("part-one-")).to_pylist()
-    assert {r["url"].rsplit("/", 1)[1]: r["reason"] for r in one} == {"robots.txt": "not_html", "empty": "no_text", "gone": "http_status"}
+    assert {r["url"].rsplit("/", 1)[1]: r["reason"] for r in one} == {
+        "robots.txt": "not_html",
+        "empty": "no_text",
+        "gone": "http_status",
+    }
     docs = next(v for k, v in kept.items() if k.startswith("part-one-")).to_pylist()
     assert [d["language"] for d in docs] == ["en", "de"]
     assert "Plätze für Studenten" in docs[1]["text"] and docs[1]["charset"] == "cp1252"
@@ -83,14 +105,19 @@ def test_every_response_is_kept_or_rejected_with_a_reason(ray_local, warc_factor
 
 
 def _digest(root: Path) -> dict:
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*.parquet"))}
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*.parquet"))
+    }
 
 
 def test_rerun_skips_done_files_and_output_is_deterministic(ray_local, warc_factory, tmp_path):
     src = corpus(warc_factory, tmp_path)
     a, b = tmp_path / "a", tmp_path / "b"
     run(config([str(src / "*.warc*")], str(a), ray={"workers": 1}), progress=False)
-    run(config([str(src / "two.warc"), str(src / "one.warc.gz"), str(src / "*.warc*")], str(b), ray={"workers": 2}), progress=False)
+    run(
+        config([str(src / "two.warc"), str(src / "one.warc.gz"), str(src / "*.warc*")], str(b), ray={"workers": 2}),
+        progress=False,
+    )
     assert _digest(a) == _digest(b) and len(_digest(a)) >= 4
 
     marker = next((a / "_done" / "extracted").glob("one-*.json"))
@@ -106,8 +133,13 @@ def test_rerun_skips_done_files_and_output_is_deterministic(ray_local, warc_fact
 @pytest.mark.s3
 def test_inputs_and_outputs_on_s3(ray_local, s3_server, warc_factory, tmp_path):
     src = corpus(warc_factory, tmp_path)
-    fs = pafs.S3FileSystem(endpoint_override=s3_server.split("//")[1], scheme="http", region="us-east-1",
-                           allow_bucket_creation=True, force_virtual_addressing=False)
+    fs = pafs.S3FileSystem(
+        endpoint_override=s3_server.split("//")[1],
+        scheme="http",
+        region="us-east-1",
+        allow_bucket_creation=True,
+        force_virtual_addressing=False,
+    )
     fs.create_dir("crawl")
     fs.create_dir("curated")
     for name in ("one.warc.gz", "two.warc"):
@@ -116,7 +148,11 @@ def test_inputs_and_outputs_on_s3(ray_local, s3_server, warc_factory, tmp_path):
     cfg = config(["s3://crawl/in/*"], "s3://curated/run1", storage={"endpoint_url": s3_server})
     record = run(cfg, progress=False)
     assert record["phases"]["extracted"]["files"] == 2 and not record["phases"]["extracted"]["failed_units"]
-    names = sorted(i.path for i in fs.get_file_info(pafs.FileSelector("curated/run1", recursive=True)) if i.type == pafs.FileType.File)
+    names = sorted(
+        i.path
+        for i in fs.get_file_info(pafs.FileSelector("curated/run1", recursive=True))
+        if i.type == pafs.FileType.File
+    )
     assert "curated/run1/run.json" in names
     assert sum(n.startswith("curated/run1/documents/extracted/part-") for n in names) == 2
     assert not any(".tmp" in n for n in names)

@@ -60,20 +60,41 @@ def cluster(tmp_path):
         # stop ourselves: `ray stop` would kill every Ray on the machine.  Every
         # agent port is chosen here: the defaults (52365...) may be held by
         # another Ray on this machine (the tests' embedded one, for instance).
-        ports = [f"--dashboard-agent-listen-port={_free_port()}", f"--dashboard-agent-grpc-port={_free_port()}",
-                 f"--metrics-export-port={_free_port()}", f"--runtime-env-agent-port={_free_port()}"]
-        return subprocess.Popen([ray, "start", "--block", *args, *ports], env=env, start_new_session=True,
-                                cwd=nodes_cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        ports = [
+            f"--dashboard-agent-listen-port={_free_port()}",
+            f"--dashboard-agent-grpc-port={_free_port()}",
+            f"--metrics-export-port={_free_port()}",
+            f"--runtime-env-agent-port={_free_port()}",
+        ]
+        return subprocess.Popen(
+            [ray, "start", "--block", *args, *ports],
+            env=env,
+            start_new_session=True,
+            cwd=nodes_cwd,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
 
     assert sh("get-auth-token", "--generate").returncode == 0
-    nodes = [start("--head", "--node-ip-address=127.0.0.1", f"--port={gcs}", "--dashboard-host=127.0.0.1",
-                   f"--dashboard-port={dash}", "--num-cpus=1", "--disable-usage-stats", f"--temp-dir={temp}")]
+    nodes = [
+        start(
+            "--head",
+            "--node-ip-address=127.0.0.1",
+            f"--port={gcs}",
+            "--dashboard-host=127.0.0.1",
+            f"--dashboard-port={dash}",
+            "--num-cpus=1",
+            "--disable-usage-stats",
+            f"--temp-dir={temp}",
+        )
+    ]
     try:
         _wait_for_nodes(sh, gcs, 1)
         # its own temp dir, as on a real cluster: sharing the head's, the worker's agent re-extracts the
         # job's working_dir under the running driver (which then loses its cwd and relative paths)
-        nodes.append(start(f"--address=127.0.0.1:{gcs}", "--node-ip-address=127.0.0.1", "--num-cpus=1",
-                           f"--temp-dir={temp}-w"))
+        nodes.append(
+            start(f"--address=127.0.0.1:{gcs}", "--node-ip-address=127.0.0.1", "--num-cpus=1", f"--temp-dir={temp}-w")
+        )
         _wait_for_nodes(sh, gcs, 2)
         yield env, f"http://127.0.0.1:{dash}", ray, f"127.0.0.1:{gcs}"
     finally:
@@ -102,8 +123,24 @@ def test_job_submit_runs_the_pipeline_on_a_cluster(cluster, tmp_path):
     inputs = sorted(SAMPLES.glob("*.warc.gz"))[:2]
     out = tmp_path / "job-out"
     args = [a for p in inputs for a in ("-i", str(p))]
-    submit = [ray, "job", "submit", "--address", dashboard, "--working-dir", str(REPO), "--",
-              "python", "-m", "jobs.run", "jobs/sample.yaml", *args, "-o", str(out), "--no-progress"]
+    submit = [
+        ray,
+        "job",
+        "submit",
+        "--address",
+        dashboard,
+        "--working-dir",
+        str(REPO),
+        "--",
+        "python",
+        "-m",
+        "jobs.run",
+        "jobs/sample.yaml",
+        *args,
+        "-o",
+        str(out),
+        "--no-progress",
+    ]
     for _ in range(30):  # the head's job agent comes up a little after the node
         job = subprocess.run(submit, env=env, capture_output=True, text=True, timeout=900)
         if "No available agent" not in job.stderr:
@@ -157,9 +194,25 @@ def test_a_users_own_module_reaches_the_cluster_by_runtime_env(cluster, tmp_path
     assert "examples" not in env.get("PYTHONPATH", "")
     out = tmp_path / "recipe-out"
     runtime_env = json.dumps({"py_modules": [str(REPO / "examples" / "my_recipe")]})
-    submit = [ray, "job", "submit", "--address", dashboard, "--working-dir", str(REPO), "--runtime-env-json",
-              runtime_env, "--", "python", "-m", "jobs.run", "examples/my_recipe.yaml", "-o", str(out),
-              "--no-progress"]
+    submit = [
+        ray,
+        "job",
+        "submit",
+        "--address",
+        dashboard,
+        "--working-dir",
+        str(REPO),
+        "--runtime-env-json",
+        runtime_env,
+        "--",
+        "python",
+        "-m",
+        "jobs.run",
+        "examples/my_recipe.yaml",
+        "-o",
+        str(out),
+        "--no-progress",
+    ]
     for _ in range(30):  # the head's job agent comes up a little after the node
         job = subprocess.run(submit, env=env, capture_output=True, text=True, timeout=900)
         if "No available agent" not in job.stderr:
@@ -169,7 +222,9 @@ def test_a_users_own_module_reaches_the_cluster_by_runtime_env(cluster, tmp_path
     record = json.loads((out / "run.json").read_text())
     assert record["status"] == "ok" and record["phases"]["extracted"]["files_by_kind"] == {"csv": 1, "warc": 1}
     rejected = pq.read_table(out / "rejected" / "extracted").to_pylist()
-    assert {(r["id"], r["stage"]) for r in rejected if r["id"].startswith("csv-")} == {("csv-4", "read"),
-                                                                                        ("csv-3", "link_density")}
+    assert {(r["id"], r["stage"]) for r in rejected if r["id"].startswith("csv-")} == {
+        ("csv-4", "read"),
+        ("csv-3", "link_density"),
+    }
     assert "edu_score" in pq.read_table(out / "documents" / "final").column_names
     assert list((out / "exports" / "docs").glob("*.jsonl.gz"))

@@ -33,7 +33,9 @@ def test_the_test_command_lints_before_the_tests():
     steps = [step.strip() for step in test_cmd.split("&&")]
     assert steps[-3:] == [".venv/bin/ruff check", ".venv/bin/ruff format --check", ".venv/bin/pytest"], steps
     pyproject = (REPO / "pyproject.toml").read_text()
-    assert "[tool.ruff]" in pyproject and re.search(r'"ruff>=[^"]+",', pyproject), "ruff: configured, in the test extra"
+    assert "[tool.ruff]" in pyproject and re.search(r'"ruff>=[^"]+",', pyproject), (
+        "ruff: configured, in the test extra"
+    )
 
 
 def test_the_test_command_says_what_it_costs():

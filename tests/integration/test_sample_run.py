@@ -16,14 +16,19 @@ from tests.conftest import REPO, SAMPLES
 
 pytestmark = pytest.mark.ray
 
-TRUTH = {json.loads(line)["id"]: json.loads(line) for line in (SAMPLES / "ground_truth.jsonl").read_text().splitlines()}
+TRUTH = {
+    json.loads(line)["id"]: json.loads(line) for line in (SAMPLES / "ground_truth.jsonl").read_text().splitlines()
+}
 
 
 @pytest.fixture(scope="module")
 def sample_run(ray_local, tmp_path_factory):
     """One run of jobs/sample.yaml over samples/ plus the broken files."""
     src = tmp_path_factory.mktemp("in")
-    refused = {"not-a-warc.warc.gz", "empty.warc.gz"}  # no source reads them: refused at plan time (tests/pipeline/test_input_sniff.py)
+    refused = {
+        "not-a-warc.warc.gz",
+        "empty.warc.gz",
+    }  # no source reads them: refused at plan time (tests/pipeline/test_input_sniff.py)
     for p in [*SAMPLES.glob("*.warc.gz"), *(SAMPLES / "broken").glob("*.warc.gz")]:
         if p.name not in refused:
             shutil.copy(p, src / p.name)
@@ -68,7 +73,9 @@ def test_other_record_types_are_counted(sample_run):
 
 def test_broken_files_are_counted_not_fatal(sample_run):
     out, record = sample_run
-    markers = {m.name.split("-")[0]: json.loads(m.read_text())["totals"] for m in (out / "_done" / "extracted").glob("*.json")}
+    markers = {
+        m.name.split("-")[0]: json.loads(m.read_text())["totals"] for m in (out / "_done" / "extracted").glob("*.json")
+    }
     assert markers["truncated"]["malformed_records"] == 1 and markers["truncated"]["responses"] == 3
     assert markers["bad"]["responses"] == 5 and markers["bad"]["malformed_records"] == 2
 
@@ -79,7 +86,14 @@ def test_languages_and_charsets_match_the_ground_truth(sample_run):
     lang_ok = Counter(r["language"] == TRUTH[r["id"]]["language"] for r in kept if TRUTH[r["id"]]["language"])
     assert lang_ok[True] / sum(lang_ok.values()) >= 0.97
     # Every page in a legacy charset that was kept was decoded as that charset (or a superset).
-    supersets = {"iso8859-1": {"cp1252"}, "gb2312": {"gbk", "gb18030"}, "gbk": {"gb18030"}, "euc_kr": {"cp949"}, "iso8859-9": {"cp1254"}, "shift_jis": {"cp932"}}
+    supersets = {
+        "iso8859-1": {"cp1252"},
+        "gb2312": {"gbk", "gb18030"},
+        "gbk": {"gb18030"},
+        "euc_kr": {"cp949"},
+        "iso8859-9": {"cp1254"},
+        "shift_jis": {"cp932"},
+    }
     for r in kept:
         truth = TRUTH[r["id"]]["charset"]
         if truth and truth not in ("utf-8", "none"):
@@ -96,7 +110,10 @@ def test_every_reason_given_is_declared_by_its_stage_in_the_plan(sample_run):
     given = set()
     for phase_dir in (out / "rejected").iterdir():
         table = pq.read_table(phase_dir, columns=["stage", "reason"])
-        given |= {(phase_dir.name, s, r) for s, r in zip(table.column("stage").to_pylist(), table.column("reason").to_pylist(), strict=False)}
+        given |= {
+            (phase_dir.name, s, r)
+            for s, r in zip(table.column("stage").to_pylist(), table.column("reason").to_pylist(), strict=False)
+        }
     assert given, "the sample run rejects documents"
     undeclared = [(p, s, r) for p, s, r in given if s not in plan[p] or r not in plan[p][s]]
     assert undeclared == []

@@ -13,16 +13,41 @@ from html import escape
 from pathlib import Path
 
 import pytest
-from fastwarc.warc import ArchiveIterator as FastIterator
-from fastwarc.warc import WarcRecordType
+from fastwarc.warc import ArchiveIterator as FastIterator, WarcRecordType
 from warcio.archiveiterator import ArchiveIterator as WarcioIterator
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 WARCS = sorted(SAMPLES.glob("CC-MAIN-*.warc.gz"))
-KINDS = {"prose", "nav", "spam", "near_duplicate", "exact_duplicate", "pii", "pii_prose", "non_html", "http_error", "redirect", "odd"}
+KINDS = {
+    "prose",
+    "nav",
+    "spam",
+    "near_duplicate",
+    "exact_duplicate",
+    "pii",
+    "pii_prose",
+    "non_html",
+    "http_error",
+    "redirect",
+    "odd",
+}
 PII_TYPES = {"EMAIL_ADDRESS", "PHONE_NUMBER", "IP_ADDRESS", "CREDIT_CARD", "IBAN_CODE", "US_SSN", "URL_CREDENTIALS"}
-NOT_PII_TYPES = {"ISBN", "VERSION", "ORDER_NUMBER", "TRACKING_NUMBER", "DATE", "TIME", "PRICE", "COORDINATES", "SPORTS_SCORE",
-                 "STATISTIC", "HEX_HASH", "UUID", "CARD_LIKE", "PRODUCT_CODE"}
+NOT_PII_TYPES = {
+    "ISBN",
+    "VERSION",
+    "ORDER_NUMBER",
+    "TRACKING_NUMBER",
+    "DATE",
+    "TIME",
+    "PRICE",
+    "COORDINATES",
+    "SPORTS_SCORE",
+    "STATISTIC",
+    "HEX_HASH",
+    "UUID",
+    "CARD_LIKE",
+    "PRODUCT_CODE",
+}
 
 
 def _norm(label):
@@ -31,7 +56,9 @@ def _norm(label):
 
 @pytest.fixture(scope="module")
 def truth() -> dict[str, dict]:
-    rows = [json.loads(line) for line in (SAMPLES / "ground_truth.jsonl").read_text(encoding="utf-8").splitlines() if line]
+    rows = [
+        json.loads(line) for line in (SAMPLES / "ground_truth.jsonl").read_text(encoding="utf-8").splitlines() if line
+    ]
     by_id = {r["id"]: r for r in rows}
     assert len(by_id) == len(rows), "duplicate ids in ground_truth.jsonl"
     return by_id
@@ -46,10 +73,16 @@ def warcio_view() -> dict[str, list[dict]]:
         with open(path, "rb") as fh:
             for rec in WarcioIterator(fh):
                 h = rec.rec_headers
-                recs.append({"type": rec.rec_type, "id": h.get_header("WARC-Record-ID"),
-                             "concurrent": h.get_header("WARC-Concurrent-To"), "warcinfo": h.get_header("WARC-Warcinfo-ID"),
-                             "uri": h.get_header("WARC-Target-URI"),
-                             "ctype": rec.http_headers.get_header("Content-Type") if rec.http_headers else None})
+                recs.append(
+                    {
+                        "type": rec.rec_type,
+                        "id": h.get_header("WARC-Record-ID"),
+                        "concurrent": h.get_header("WARC-Concurrent-To"),
+                        "warcinfo": h.get_header("WARC-Warcinfo-ID"),
+                        "uri": h.get_header("WARC-Target-URI"),
+                        "ctype": rec.http_headers.get_header("Content-Type") if rec.http_headers else None,
+                    }
+                )
         out[path.name] = recs
     return out
 
@@ -72,7 +105,12 @@ def fast_view() -> dict[str, list[dict]]:
 
 
 def _bodies(fast_view) -> dict[str, tuple[bytes, dict, str | None]]:
-    return {r["id"].strip("<>"): (r["body"], r["http"], r["truncated"]) for recs in fast_view.values() for r in recs if "body" in r}
+    return {
+        r["id"].strip("<>"): (r["body"], r["http"], r["truncated"])
+        for recs in fast_view.values()
+        for r in recs
+        if "body" in r
+    }
 
 
 def _decoded(body: bytes, http: dict) -> bytes:
@@ -88,7 +126,13 @@ def test_files_exist_and_small():
     assert total < 20 * 1024 * 1024, total
     for name in ("ground_truth.jsonl", "ground_truth.md", "README.md", "make_samples.py"):
         assert (SAMPLES / name).is_file(), name
-    for name in ("truncated.warc.gz", "bad-content-length.warc.gz", "not-a-warc.warc.gz", "empty.warc.gz", "expected.json"):
+    for name in (
+        "truncated.warc.gz",
+        "bad-content-length.warc.gz",
+        "not-a-warc.warc.gz",
+        "empty.warc.gz",
+        "expected.json",
+    ):
         assert (SAMPLES / "broken" / name).is_file(), name
     expected = json.loads((SAMPLES / "broken" / "expected.json").read_text())
     on_disk = {p.name for p in (SAMPLES / "broken").iterdir() if p.suffix in (".gz", ".warc")}
@@ -175,7 +219,10 @@ def test_html_decodes_with_its_charset(fast_view, truth):
     bodies = _bodies(fast_view)
     langs, charsets = collections.Counter(), collections.Counter()
     for rid, r in truth.items():
-        if r["identified_payload_type"] not in ("text/html", "application/xhtml+xml", "application/gzip") or not r["charset"]:
+        if (
+            r["identified_payload_type"] not in ("text/html", "application/xhtml+xml", "application/gzip")
+            or not r["charset"]
+        ):
             continue
         body, http, truncated = bodies[rid]
         text = _decoded(body, http).decode(r["charset"], errors="ignore" if truncated else "strict")
@@ -184,7 +231,18 @@ def test_html_decodes_with_its_charset(fast_view, truth):
         langs[r["language"]] += 1
         charsets[_norm(r["charset"])] += 1
     assert {"en", "de", "fr", "es", "ja", "zh", "ru", "ko"} <= set(langs), langs
-    for cs in ("utf-8", "iso8859-1", "cp1252", "shift_jis", "euc_jp", "iso2022_jp", "euc_kr", "gbk", "koi8-r", "cp1251"):
+    for cs in (
+        "utf-8",
+        "iso8859-1",
+        "cp1252",
+        "shift_jis",
+        "euc_jp",
+        "iso2022_jp",
+        "euc_kr",
+        "gbk",
+        "koi8-r",
+        "cp1251",
+    ):
         assert charsets[cs] > 0, (cs, charsets)
 
 

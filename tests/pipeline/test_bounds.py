@@ -20,8 +20,13 @@ from pipeline.config import ConfigError, RunConfig, parse_config
 #: Fields whose bounds another engineer owns (stages/pii: see the PII work); listed so none is forgotten.
 PENDING = {"pii.max_candidate_digits"}
 #: A list of sections is reached through its first entry, given the fields an entry needs.
-LIST_ENTRIES = {"classifiers": {"name": "q", "model": str(__import__("pathlib").Path(__file__).parents[2] / "samples" / "quality" / "model.ftz"),
-                                "label": "hq"}}
+LIST_ENTRIES = {
+    "classifiers": {
+        "name": "q",
+        "model": str(__import__("pathlib").Path(__file__).parents[2] / "samples" / "quality" / "model.ftz"),
+        "label": "hq",
+    }
+}
 
 
 def _numeric_fields(model: type[BaseModel], prefix: str = ""):
@@ -44,10 +49,22 @@ FIELDS = [(path, kind, meta) for path, kind, meta in _numeric_fields(RunConfig) 
 
 
 def _bounds(meta) -> tuple[float | None, float | None]:
-    low = next((getattr(m, "ge", None) if isinstance(m, at.Ge) else getattr(m, "gt", None) for m in meta
-                if isinstance(m, (at.Ge, at.Gt))), None)
-    high = next((getattr(m, "le", None) if isinstance(m, at.Le) else getattr(m, "lt", None) for m in meta
-                 if isinstance(m, (at.Le, at.Lt))), None)
+    low = next(
+        (
+            getattr(m, "ge", None) if isinstance(m, at.Ge) else getattr(m, "gt", None)
+            for m in meta
+            if isinstance(m, (at.Ge, at.Gt))
+        ),
+        None,
+    )
+    high = next(
+        (
+            getattr(m, "le", None) if isinstance(m, at.Le) else getattr(m, "lt", None)
+            for m in meta
+            if isinstance(m, (at.Le, at.Lt))
+        ),
+        None,
+    )
     return low, high
 
 
@@ -76,8 +93,15 @@ def _error(path: str, value) -> str:
 def test_the_walk_sees_every_section():
     paths = {p for p, _, _ in FIELDS}
     assert len(FIELDS) > 80
-    assert {"shards.shuffle.groups", "shards.tokenize.threads", "extract.timeout_s", "ray.workers",
-            "dedup.minhash.seed", "extract.boilerplate.blocks.heading_distance", "shards.layout.max_dropped_share"} <= paths
+    assert {
+        "shards.shuffle.groups",
+        "shards.tokenize.threads",
+        "extract.timeout_s",
+        "ray.workers",
+        "dedup.minhash.seed",
+        "extract.boilerplate.blocks.heading_distance",
+        "shards.layout.max_dropped_share",
+    } <= paths
 
 
 @pytest.mark.parametrize("path, kind, meta", FIELDS, ids=[p for p, _, _ in FIELDS])
@@ -113,8 +137,12 @@ def test_maps_of_numbers_are_bounded_too(path):
 
 
 def test_a_huge_integer_is_refused_not_overflowed():
-    assert _error("dedup.minhash.seed", 2**64).startswith("config error: dedup.minhash.seed: Input should be less than or equal to 4294967295")
-    assert _error("shards.shuffle.groups", 1_000_000).startswith("config error: shards.shuffle.groups: Input should be less than or equal to 65536")
+    assert _error("dedup.minhash.seed", 2**64).startswith(
+        "config error: dedup.minhash.seed: Input should be less than or equal to 4294967295"
+    )
+    assert _error("shards.shuffle.groups", 1_000_000).startswith(
+        "config error: shards.shuffle.groups: Input should be less than or equal to 65536"
+    )
 
 
 def test_the_time_limit_refuses_what_it_cannot_wait_for():
@@ -144,14 +172,18 @@ def test_tokenizer_threads_are_capped_at_the_cpus(monkeypatch):
 
 def test_cli_infinite_timeout_is_one_line_and_exit_2(tmp_path):
     cfg = tmp_path / "c.yaml"
-    cfg.write_text("inputs: [x.warc.gz]\noutput: out\nextract:\n  timeout_s: .inf\nshards:\n  tokenize:\n    threads: 1000000\n")
+    cfg.write_text(
+        "inputs: [x.warc.gz]\noutput: out\nextract:\n  timeout_s: .inf\nshards:\n  tokenize:\n    threads: 1000000\n"
+    )
     r = subprocess.run([sys.executable, "-m", "pipeline.cli", "validate", str(cfg)], capture_output=True, text=True)
     assert r.returncode == 2
     assert r.stderr.strip().splitlines() == ["config error: extract.timeout_s: must be a finite number (got inf)"]
     cfg.write_text("inputs: [x.warc.gz]\noutput: out\nshards:\n  tokenize:\n    threads: 1000000\n")
     r = subprocess.run([sys.executable, "-m", "pipeline.cli", "validate", str(cfg)], capture_output=True, text=True)
     assert r.returncode == 2
-    assert r.stderr.strip().splitlines() == ["config error: shards.tokenize.threads: Input should be less than or equal to 256 (got 1000000)"]
+    assert r.stderr.strip().splitlines() == [
+        "config error: shards.tokenize.threads: Input should be less than or equal to 256 (got 1000000)"
+    ]
 
 
 def test_the_config_reference_shows_the_bounds():

@@ -27,7 +27,10 @@ def test_overrides_replace_inputs_and_output():
     "data, message",
     [
         ({"inputs": ["x"], "output": "o", "extract": {"extractor": "magic"}}, "extract.extractor: Input should be"),
-        ({"inputs": ["x"], "output": "o", "langid": {"min_score": 1.5}}, "langid.min_score: Input should be less than or equal to 1 (got 1.5)"),
+        (
+            {"inputs": ["x"], "output": "o", "langid": {"min_score": 1.5}},
+            "langid.min_score: Input should be less than or equal to 1 (got 1.5)",
+        ),
         ({"inputs": ["x"], "output": "o", "warc": {"batchsize": 10}}, "warc.batchsize: unknown field"),
         ({"output": "o"}, "inputs: required field is missing"),
         ({"inputs": [], "output": "o"}, "inputs: List should have at least 1 item"),
@@ -58,13 +61,17 @@ def test_cli_bad_value_is_one_line_and_exit_2(tmp_path):
     cfg.write_text("inputs: [x.warc.gz]\noutput: out\nextract:\n  timeout_s: -1\n")
     r = _curate("run", str(cfg))
     assert r.returncode == 2
-    assert r.stderr.strip().splitlines() == ["config error: extract.timeout_s: Input should be greater than 0 (got -1)"]
+    assert r.stderr.strip().splitlines() == [
+        "config error: extract.timeout_s: Input should be greater than 0 (got -1)"
+    ]
 
 
 def test_cli_missing_input_names_it(tmp_path):
     r = _curate("run", REPO_SAMPLE, "--input", str(tmp_path / "missing-*.warc.gz"), "--output", str(tmp_path / "o"))
     assert r.returncode == 2
-    assert r.stderr.strip().splitlines() == [f"input not found: {tmp_path / 'missing-*.warc.gz'} (no file matches this path or pattern)"]
+    assert r.stderr.strip().splitlines() == [
+        f"input not found: {tmp_path / 'missing-*.warc.gz'} (no file matches this path or pattern)"
+    ]
 
 
 def test_cli_help_on_every_subcommand():
@@ -75,7 +82,14 @@ def test_cli_help_on_every_subcommand():
 
 def test_config_reference_lists_every_stage_section():
     r = _curate("config-reference")
-    for field in ("`inputs`", "`output.root`", "`warc.max_payload_bytes`", "`extract.extractor`", "`langid.min_score`", "`charset.meta_scan_bytes`"):
+    for field in (
+        "`inputs`",
+        "`output.root`",
+        "`warc.max_payload_bytes`",
+        "`extract.extractor`",
+        "`langid.min_score`",
+        "`charset.meta_scan_bytes`",
+    ):
         assert field in r.stdout
 
 

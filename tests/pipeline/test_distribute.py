@@ -41,7 +41,13 @@ def fresh_process():
 
 def job(name: str, keep: bool) -> dict:
     config = load_config(REPO / "jobs" / "sample.yaml").model_dump(mode="json")
-    return {"config": config, "extra": {"name": name}, "open_worker": Recorder, "keep_worker": keep, "key": f"key-{name}"}
+    return {
+        "config": config,
+        "extra": {"name": name},
+        "open_worker": Recorder,
+        "keep_worker": keep,
+        "key": f"key-{name}",
+    }
 
 
 def run(j: dict, unit: str) -> dict:
@@ -82,13 +88,15 @@ def test_a_local_run_starts_ray_without_the_token_authentication_warning(tmp_pat
     import subprocess
     import sys
 
-    script = ("import os\n"
-              "from pipeline.distribute import init_ray, shutdown_local_ray\n"
-              "init_ray(1)  # as the CLI starts it: Ray is first imported there\n"
-              "import ray\n"
-              "assert ray.get(ray.remote(lambda: 1 + 1).remote()) == 2\n"
-              "print('mode', os.environ.get('RAY_AUTH_MODE'))\n"
-              "shutdown_local_ray()\n")
+    script = (
+        "import os\n"
+        "from pipeline.distribute import init_ray, shutdown_local_ray\n"
+        "init_ray(1)  # as the CLI starts it: Ray is first imported there\n"
+        "import ray\n"
+        "assert ray.get(ray.remote(lambda: 1 + 1).remote()) == 2\n"
+        "print('mode', os.environ.get('RAY_AUTH_MODE'))\n"
+        "shutdown_local_ray()\n"
+    )
     env = {k: v for k, v in os.environ.items() if k not in ("RAY_AUTH_MODE", "RAY_ADDRESS")}
     env["HOME"] = str(tmp_path)  # no token yet: Ray makes one, as it does for any new local cluster
     r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, cwd=REPO, timeout=300)

@@ -20,8 +20,10 @@ from tests.conftest import REPO
 
 def test_tar_writer_is_webdatasets_byte_for_byte():
     webdataset = __import__("webdataset")  # test-only: the writer must not need it
-    samples = [{"__key__": f"00001_{i:09d}", "json": b'{"id":"d%d"}' % i, "tokens.npy": bytes(range(i % 256)) * 7}
-               for i in range(40)]
+    samples = [
+        {"__key__": f"00001_{i:09d}", "json": b'{"id":"d%d"}' % i, "tokens.npy": bytes(range(i % 256)) * 7}
+        for i in range(40)
+    ]
     ours, theirs = io.BytesIO(), io.BytesIO()
     a, b = _TarWriter(ours), webdataset.TarWriter(theirs, user="", group="", mode=0o444, encoder=False, mtime=0)
     for s in samples:
@@ -38,7 +40,7 @@ def test_writing_shards_imports_neither_webdataset_nor_torch(tmp_path):
         "import sys, numpy as np, pyarrow as pa\n"
         "from stages.writers import LocalSink, WebDatasetConfig, WebDatasetWriter\n"
         f"w = WebDatasetWriter({str(tmp_path / 's')!r}, WebDatasetConfig(), "
-            f"LocalSink({str(tmp_path / 'o')!r}), key_prefix='g')\n"
+        f"LocalSink({str(tmp_path / 'o')!r}), key_prefix='g')\n"
         "w.write(pa.table({'id': ['a'], 'tokens': pa.array([np.arange(5, dtype=np.uint16)])}))\n"
         "w.finish()\n"
         "print(sorted({'webdataset', 'torch'} & set(sys.modules)))\n"
@@ -50,7 +52,11 @@ def test_writing_shards_imports_neither_webdataset_nor_torch(tmp_path):
 
 def test_webdataset_writer_reads_back_with_tarfile(tmp_path):
     w = WebDatasetWriter(str(tmp_path / "s"), WebDatasetConfig(), LocalSink(str(tmp_path / "o")), key_prefix="g")
-    w.write(pa.table({"id": ["a", "b"], "tokens": pa.array([np.arange(3, dtype=np.uint16), np.arange(2, dtype=np.uint16)])}))
+    w.write(
+        pa.table(
+            {"id": ["a", "b"], "tokens": pa.array([np.arange(3, dtype=np.uint16), np.arange(2, dtype=np.uint16)])}
+        )
+    )
     w.finish()
     import tarfile
 
@@ -78,7 +84,9 @@ def children():
     return kids
 """
 
-SLIM_START = CHILDREN + """
+SLIM_START = (
+    CHILDREN
+    + """
 import json, os, subprocess, sys
 import ray
 import ray._private.utils as ray_utils
@@ -113,11 +121,18 @@ from pipeline.distribute import shutdown_local_ray
 shutdown_local_ray()  # the Ray init_ray started: ended at once
 assert not ray.is_initialized()
 """
+)
 
 
 def _slim_start(mode: str) -> dict:
-    out = subprocess.run([sys.executable, "-c", SLIM_START, mode], cwd=REPO, capture_output=True, text=True, timeout=300,
-                         env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_ADDRESS": ""})
+    out = subprocess.run(
+        [sys.executable, "-c", SLIM_START, mode],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_ADDRESS": ""},
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     return {**json.loads(out.stdout.strip().splitlines()[-1]), "stderr": out.stderr}
 
@@ -152,7 +167,9 @@ def test_ray_metrics_on_starts_the_metrics_agent_and_sets_the_gauges():
     assert got["gauges"] is True
 
 
-UNSTARTED_MAP = CHILDREN + """
+UNSTARTED_MAP = (
+    CHILDREN
+    + """
 import json, os, subprocess, sys
 import ray
 from pipeline.config import parse_config
@@ -177,6 +194,7 @@ out += list(map_units(config, [Unit("c", "f")], Pid, workers=1))
 print(json.dumps({"out": out, "cpus": ray.cluster_resources().get("CPU"), "children": children()}))
 ray.shutdown()
 """
+)
 
 
 @pytest.mark.ray
@@ -185,8 +203,14 @@ def test_units_mapped_before_any_phase_started_ray_start_it_as_the_run_says(tmp_
     card's redaction task: Ray's own default start would bring the dashboard and the autoscaler's monitor up
     and take every CPU, whatever ``ray.num_cpus`` / ``ray.address`` say.  And a ``pool`` (a phase's
     ``own_workers``) gets worker processes of its own."""
-    out = subprocess.run([sys.executable, "-c", UNSTARTED_MAP, str(tmp_path / "out")], cwd=REPO, capture_output=True,
-                         text=True, timeout=300, env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_ADDRESS": ""})
+    out = subprocess.run(
+        [sys.executable, "-c", UNSTARTED_MAP, str(tmp_path / "out")],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_ADDRESS": ""},
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got["out"][0]["pid"] > 0 and got["cpus"] == 1.0
@@ -204,22 +228,39 @@ def test_units_mapped_before_any_phase_started_ray_start_it_as_the_run_says(tmp_
 def test_a_small_input_is_sharded_on_a_worker_not_in_the_driver(ray_local, tmp_path, monkeypatch):
     """shards.local_max_docs: no Ray Data, but the documents are tokenized and grouped in a task on a worker
     (the driver stays small whatever the input)."""
-    from tests.conftest import Page, html, write_warc
+    import random
+
     from pipeline.config import parse_config
     from pipeline.phases import shards
     from pipeline.runner import run
+    from tests.conftest import Page, html, write_warc
 
-    import random
-
-    rng, words = random.Random(5), "harbor castle meadow violin rocket winter forest candle island bridge garden planet".split()
-    pages = [Page(f"https://s.example/{i}", html(f"Page {i}", *(" ".join(rng.choice(words) for _ in range(12)).capitalize() + "."
-                                                              for _ in range(10))).encode()) for i in range(12)]
+    rng, words = (
+        random.Random(5),
+        "harbor castle meadow violin rocket winter forest candle island bridge garden planet".split(),
+    )
+    pages = [
+        Page(
+            f"https://s.example/{i}",
+            html(
+                f"Page {i}", *(" ".join(rng.choice(words) for _ in range(12)).capitalize() + "." for _ in range(10))
+            ).encode(),
+        )
+        for i in range(12)
+    ]
     write_warc(tmp_path / "in.warc.gz", pages)
 
     def config(out):
-        return parse_config({"inputs": [str(tmp_path / "in.warc.gz")], "output": str(out), "langid": {"min_score": 0.0},
-                             "filters": {k: {"enabled": False} for k in ("gopher_quality", "gopher_repetition", "c4", "fineweb")},
-                             "shards": {"shuffle": {"groups": 3}}, "card": {"enabled": False}})
+        return parse_config(
+            {
+                "inputs": [str(tmp_path / "in.warc.gz")],
+                "output": str(out),
+                "langid": {"min_score": 0.0},
+                "filters": {k: {"enabled": False} for k in ("gopher_quality", "gopher_repetition", "c4", "fineweb")},
+                "shards": {"shuffle": {"groups": 3}},
+                "card": {"enabled": False},
+            }
+        )
 
     def in_the_driver(*a, **k):
         raise AssertionError("a group was written in the driver")
@@ -227,7 +268,6 @@ def test_a_small_input_is_sharded_on_a_worker_not_in_the_driver(ray_local, tmp_p
     monkeypatch.setattr(shards, "_write_one_group", in_the_driver)  # the driver's copy only: workers import their own
     record = run(config(tmp_path / "ok"), progress=False)
     assert record["status"] == "ok" and record["phases"]["shards"]["documents"] == 12
-
 
 
 def test_a_failed_small_input_task_fails_every_group(monkeypatch):
@@ -242,13 +282,20 @@ def test_a_failed_small_input_task_fails_every_group(monkeypatch):
     todo = {g: Unit(shards.group_name(g), f"fp{g}") for g in (0, 2)}
     ctx = type("Ctx", (), {"config": None, "workers": lambda self: 1})()
     out = list(shards._write_groups_here(ctx, ["a.parquet"], todo))
-    assert [(r.unit, r.failed, r.fatal) for r in out] == [("group-00000", "OSError: gone", 28), ("group-00002", "OSError: gone", 28)]
+    assert [(r.unit, r.failed, r.fatal) for r in out] == [
+        ("group-00000", "OSError: gone", 28),
+        ("group-00002", "OSError: gone", 28),
+    ]
 
 
 def test_agent_stand_in_writes_ports_that_ray_reads_back(tmp_path):
     """The stand-in's port files are what Ray's own reader (the raylet's, and the driver's) takes for "not in use"."""
-    from ray._raylet import (DASHBOARD_AGENT_LISTEN_PORT_NAME, METRICS_AGENT_PORT_NAME, METRICS_EXPORT_PORT_NAME,
-                             wait_for_persisted_port)
+    from ray._raylet import (
+        DASHBOARD_AGENT_LISTEN_PORT_NAME,
+        METRICS_AGENT_PORT_NAME,
+        METRICS_EXPORT_PORT_NAME,
+        wait_for_persisted_port,
+    )
 
     from pipeline.ray_agent_stand_in import write_ports
 
@@ -265,8 +312,15 @@ def test_agent_stand_in_ends_with_the_process_that_started_it(tmp_path):
 
     from pipeline import ray_agent_stand_in
 
-    args = [sys.executable, "-S", ray_agent_stand_in.__file__, "--stand-in-ports=metrics_agent_port",
-            "agent.py", f"--session-dir={tmp_path}", "--node-id=" + "cd" * 28]
+    args = [
+        sys.executable,
+        "-S",
+        ray_agent_stand_in.__file__,
+        "--stand-in-ports=metrics_agent_port",
+        "agent.py",
+        f"--session-dir={tmp_path}",
+        "--node-id=" + "cd" * 28,
+    ]
     code = f"import subprocess, sys, time\np = subprocess.Popen({args!r})\nprint(p.pid, flush=True)\ntime.sleep(2)\n"
     parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     pid = int(parent.stdout.readline())
@@ -307,12 +361,18 @@ end_process(3)
 @pytest.mark.ray
 def test_end_process_stops_the_ray_it_started_and_runs_the_other_exit_handlers(tmp_path):
     """The `curate` command's fast end: Ray's processes stopped and gone when it exits, output flushed, status kept."""
-    import ray  # noqa: F401  (puts its psutil on the path)
     import psutil
+    import ray  # noqa: F401  (puts its psutil on the path)
 
     record = tmp_path / "atexit.json"
-    out = subprocess.run([sys.executable, "-c", END_PROCESS, str(record)], cwd=REPO, capture_output=True, text=True,
-                         timeout=300, env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_ADDRESS": ""})
+    out = subprocess.run(
+        [sys.executable, "-c", END_PROCESS, str(record)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_ADDRESS": ""},
+    )
     assert out.returncode == 3, out.stderr[-2000:]
     assert out.stdout.endswith("the report")
     assert "the worker's last line" in out.stderr
@@ -339,8 +399,14 @@ def test_shutdown_local_ray_leaves_a_ray_it_did_not_start():
         "print(ray.is_initialized())\n"
         "ray.shutdown()\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=300,
-                         env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_ADDRESS": ""})
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_ADDRESS": ""},
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "True"
 
@@ -382,8 +448,14 @@ shutdown_local_ray()
 def test_a_phase_stopped_early_waits_for_its_cancelled_units_to_clean_up(tmp_path):
     """A run stopped by a full disk cancels its running units and ends Ray: each cancelled unit must have
     removed its temporary files first, however long that takes, or they are left behind."""
-    out = subprocess.run([sys.executable, "-c", CANCELLED_MAP, str(tmp_path)], cwd=REPO, capture_output=True,
-                         text=True, timeout=300, env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_ADDRESS": ""})
+    out = subprocess.run(
+        [sys.executable, "-c", CANCELLED_MAP, str(tmp_path)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_ADDRESS": ""},
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "True"
 
@@ -420,6 +492,8 @@ def test_arrow_allocates_with_the_system_malloc_unless_the_user_chose(chosen, ex
     env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
     if chosen:
         env["ARROW_DEFAULT_MEMORY_POOL"] = chosen
-    out = subprocess.run([sys.executable, "-c", ALLOCATOR], cwd=REPO, capture_output=True, text=True, env=env, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", ALLOCATOR], cwd=REPO, capture_output=True, text=True, env=env, timeout=120
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split()[-1] == expected

@@ -30,9 +30,14 @@ def test_folder_file_and_dedup(tree):
 
 
 def test_common_crawl_listing_is_joined_to_the_base(tree):
-    (tree / "warc.paths.gz").write_bytes(gzip.compress(b"crawl-data/CC-MAIN-2024-10/segments/1/warc/f1.warc.gz\ncrawl-data/x/f2.warc.gz\n"))
+    (tree / "warc.paths.gz").write_bytes(
+        gzip.compress(b"crawl-data/CC-MAIN-2024-10/segments/1/warc/f1.warc.gz\ncrawl-data/x/f2.warc.gz\n")
+    )
     got = expand_inputs(["warc.paths.gz"], base="s3://commoncrawl/")
-    assert got == ["s3://commoncrawl/crawl-data/CC-MAIN-2024-10/segments/1/warc/f1.warc.gz", "s3://commoncrawl/crawl-data/x/f2.warc.gz"]
+    assert got == [
+        "s3://commoncrawl/crawl-data/CC-MAIN-2024-10/segments/1/warc/f1.warc.gz",
+        "s3://commoncrawl/crawl-data/x/f2.warc.gz",
+    ]
 
 
 def test_nothing_matching_is_an_error_naming_the_entry(tree):

@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from core.faults import output_fault, storage_fault
+from core.storage import OutputError, Storage
 from pipeline.config import parse_config
 from pipeline.preflight import check_output
 from pipeline.record import RunRecord
-from core.storage import OutputError, Storage
-from core.faults import output_fault, storage_fault
 from stages.writers.sink import StorageSink, is_transient
 from tests.conftest import REPO
 
@@ -39,13 +39,16 @@ def _curate(*args):
 
 # -- before the run -----------------------------------------------------------------------------
 
+
 def test_an_output_root_that_is_a_file_is_refused(tmp_path):
     (tmp_path / "taken").write_text("x")
     assert check_output(_config(tmp_path / "taken")) == [
-        f"config error: output.root: {tmp_path / 'taken'} is a file, not a folder (give the path of a folder)"]
+        f"config error: output.root: {tmp_path / 'taken'} is a file, not a folder (give the path of a folder)"
+    ]
     assert check_output(_config(tmp_path / "taken" / "run1")) == [
         f"config error: output.root: {tmp_path / 'taken' / 'run1'} is inside {tmp_path / 'taken'}, which is a file, "
-        "not a folder (give the path of a folder)"]
+        "not a folder (give the path of a folder)"
+    ]
 
 
 @pytest.fixture
@@ -54,7 +57,9 @@ def read_only_dir(tmp_path):
     path = tmp_path / "ro"
     path.mkdir()
     if os.geteuid() == 0:
-        if subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(path)], capture_output=True).returncode:
+        if subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(path)], capture_output=True
+        ).returncode:
             pytest.skip("cannot mount a read-only tmpfs here")
         yield path, "Read-only file system", "it is on a read-only filesystem: choose another output.root"
         subprocess.run(["umount", str(path)], check=True)
@@ -73,21 +78,30 @@ def test_a_read_only_output_root_is_refused_by_validate_dry_run_and_run(read_onl
     for args in (["validate"], ["run", "--dry-run"], ["run"]):
         r = _curate(*args, str(cfg))
         assert r.returncode == 2 and r.stderr.strip().splitlines() == [
-            f"config error: output.root: cannot write in {out} ({cause}): {fix}"], (args, r.stderr[-1500:])
+            f"config error: output.root: cannot write in {out} ({cause}): {fix}"
+        ], (args, r.stderr[-1500:])
 
 
 @pytest.mark.s3
 def test_an_s3_output_root_is_probed(s3_server):
-    cfg = parse_config({"inputs": ["x.warc.gz"], "output": "s3://no-such-bucket-here/run", "storage": {"endpoint_url": s3_server}})
+    cfg = parse_config(
+        {"inputs": ["x.warc.gz"], "output": "s3://no-such-bucket-here/run", "storage": {"endpoint_url": s3_server}}
+    )
     problems = check_output(cfg)
-    assert len(problems) == 1 and problems[0].startswith("config error: output.root: cannot write to s3://no-such-bucket-here/run/ (")
+    assert len(problems) == 1 and problems[0].startswith(
+        "config error: output.root: cannot write to s3://no-such-bucket-here/run/ ("
+    )
     assert problems[0].endswith("check the bucket, the credentials and storage.endpoint_url")
 
 
 # -- what a storage fault is ------------------------------------------------------------------
 
+
 def test_storage_faults_are_recognised_through_wrappers_and_text():
-    assert storage_fault(OSError(errno.ENOSPC, "Error writing bytes to file. Detail: [errno 28] No space left on device")) == errno.ENOSPC
+    assert (
+        storage_fault(OSError(errno.ENOSPC, "Error writing bytes to file. Detail: [errno 28] No space left on device"))
+        == errno.ENOSPC
+    )
     try:
         try:
             raise OSError(errno.EROFS, "Read-only file system")
@@ -95,16 +109,23 @@ def test_storage_faults_are_recognised_through_wrappers_and_text():
             raise RuntimeError("task failed") from e
     except RuntimeError as wrapped:
         assert storage_fault(wrapped) == errno.EROFS
-    assert storage_fault(RuntimeError("ray.exceptions.RayTaskError(OSError): ... [Errno 122] Disk quota exceeded")) == errno.EDQUOT
+    assert (
+        storage_fault(RuntimeError("ray.exceptions.RayTaskError(OSError): ... [Errno 122] Disk quota exceeded"))
+        == errno.EDQUOT
+    )
     assert storage_fault(ConnectionResetError(errno.ECONNRESET, "Connection reset by peer")) is None
     assert storage_fault(OSError("AWS Error SLOW_DOWN during PutObject")) is None
 
 
 def test_a_refused_input_is_not_an_output_fault():
     denied_in = PermissionError(errno.EACCES, "Permission denied", "/data/in/a.warc.gz")
-    denied_out = OSError(errno.EACCES, "Failed to open local file '/data/out/documents/x'. Detail: [errno 13] Permission denied")
+    denied_out = OSError(
+        errno.EACCES, "Failed to open local file '/data/out/documents/x'. Detail: [errno 13] Permission denied"
+    )
     assert output_fault(denied_in, "/data/out") is None and output_fault(denied_out, "/data/out") == errno.EACCES
-    assert output_fault(OSError(errno.ENOSPC, "No space left on device"), "/data/out") == errno.ENOSPC  # wherever it is
+    assert (
+        output_fault(OSError(errno.ENOSPC, "No space left on device"), "/data/out") == errno.ENOSPC
+    )  # wherever it is
 
 
 def test_a_full_disk_is_not_retried_like_a_network_fault(tmp_path):
@@ -139,18 +160,24 @@ def test_run_json_records_the_error_even_when_its_temporary_copy_does_not_fit(tm
 def test_the_output_error_says_what_to_do():
     assert str(OutputError.of(errno.ENOSPC, "/data/out")) == (
         "output error: no space left on device writing to /data/out: free space (or set another output.root), "
-        "then rerun the same command (finished units are kept)")
+        "then rerun the same command (finished units are kept)"
+    )
 
 
 # -- a disk that fills up during a real run ---------------------------------------------------
+
 
 @pytest.fixture
 def small_disk(tmp_path):
     """A 512 KiB tmpfs (needs root): the sample run fills it in its first phases."""
     mount = tmp_path / "disk"
     mount.mkdir()
-    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(mount)],
-                                           capture_output=True).returncode:
+    if (
+        os.geteuid() != 0
+        or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(mount)], capture_output=True
+        ).returncode
+    ):
         pytest.skip("needs root to mount a small tmpfs (the fault-injection tests above cover the logic)")
     yield mount
     subprocess.run(["umount", str(mount)], check=True)
@@ -158,8 +185,12 @@ def small_disk(tmp_path):
 
 def _outputs(root: Path) -> dict[str, str]:
     """What a run publishes (documents, rejected rows, shards), by content."""
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for d in ("documents", "rejected", "shards") for p in sorted((root / d).rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for d in ("documents", "rejected", "shards")
+        for p in sorted((root / d).rglob("*"))
+        if p.is_file()
+    }
 
 
 @pytest.mark.ray
@@ -168,8 +199,10 @@ def test_a_disk_that_fills_up_stops_the_run_with_one_line_and_the_rerun_matches_
     out = small_disk / f"run-{uuid.uuid4().hex[:6]}"
     full = _curate(*args, "--output", str(out))
     assert full.returncode == 1, full.stderr[-3000:]
-    error = (f"output error: no space left on device writing to {out}: free space (or set another output.root), "
-             "then rerun the same command (finished units are kept)")
+    error = (
+        f"output error: no space left on device writing to {out}: free space (or set another output.root), "
+        "then rerun the same command (finished units are kept)"
+    )
     assert full.stderr.splitlines().count(error) == 1  # (workers' log lines, forwarded by Ray, may come after it)
     assert "Traceback" not in full.stderr and "retrying" not in full.stderr
     record = json.loads((out / "run.json").read_text())
@@ -199,7 +232,8 @@ def test_a_writer_collected_after_a_full_disk_logs_no_second_traceback():
         "class Other:\n"
         "    def __del__(self): raise ValueError('a real bug')\n"
         "quiet_collected_writer_faults(); quiet_collected_writer_faults()\n"
-        "ParquetWriter(); Other(); gc.collect()\n")
+        "ParquetWriter(); Other(); gc.collect()\n"
+    )
     err = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True).stderr
     assert "No space left" not in err and "ParquetWriter" not in err
     assert err.count("Exception ignored") == 1 and "ValueError: a real bug" in err

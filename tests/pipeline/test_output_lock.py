@@ -16,8 +16,8 @@ import time
 import pytest
 import yaml
 
-from pipeline.lock import HOLDER, LOCK_DIR, Holder, LockInUse, OutputLock, OutputLocked, unlock
 from core.storage import S3Options, Storage
+from pipeline.lock import HOLDER, LOCK_DIR, Holder, LockInUse, OutputLock, OutputLocked, unlock
 from tests.conftest import REPO
 
 
@@ -47,26 +47,40 @@ def test_a_second_run_refuses_naming_the_holder_and_the_way_out(tmp_path):
         with pytest.raises(OutputLocked) as e:
             OutputLock(storage, Holder.me("crawl-b")).acquire()
         message = str(e.value)
-        assert message.startswith(f"output error: {storage.root_uri} is in use by run 'crawl-a' on host {first.host} "
-                                  f"(pid {os.getpid()}, started {first.started}, last heartbeat ")
-        assert message.endswith(f"wait for it to end; if that run is dead, break its lock with: curate unlock {storage.root_uri}")
+        assert message.startswith(
+            f"output error: {storage.root_uri} is in use by run 'crawl-a' on host {first.host} "
+            f"(pid {os.getpid()}, started {first.started}, last heartbeat "
+        )
+        assert message.endswith(
+            f"wait for it to end; if that run is dead, break its lock with: curate unlock {storage.root_uri}"
+        )
     assert not os.path.exists(_holder_file(tmp_path / "out"))  # given back
     with OutputLock(storage, Holder.me("crawl-b")):
         assert json.loads(open(_holder_file(tmp_path / "out")).read())["run"] == "crawl-b"
 
 
-@pytest.mark.parametrize("holder, age_s, broken", [
-    (Holder("x", "killed", "__HOST__", "__ENDED__", "2026-01-01T00:00:00+00:00"), 0, True),  # a killed driver here
-    (Holder("y", "earlier", "__HOST__", "__ME__", "2026-01-01T00:00:00+00:00"), 0, True),  # an earlier run of this process
-    (Holder("z", "elsewhere", "other-host", 1, "2026-01-01T00:00:00+00:00"), 10, False),  # alive on another host
-    (Holder("w", "silent", "other-host", 1, "2026-01-01T00:00:00+00:00"), 3600, True),  # no heartbeat for an hour
-])
+@pytest.mark.parametrize(
+    "holder, age_s, broken",
+    [
+        (Holder("x", "killed", "__HOST__", "__ENDED__", "2026-01-01T00:00:00+00:00"), 0, True),  # a killed driver here
+        (
+            Holder("y", "earlier", "__HOST__", "__ME__", "2026-01-01T00:00:00+00:00"),
+            0,
+            True,
+        ),  # an earlier run of this process
+        (Holder("z", "elsewhere", "other-host", 1, "2026-01-01T00:00:00+00:00"), 10, False),  # alive on another host
+        (Holder("w", "silent", "other-host", 1, "2026-01-01T00:00:00+00:00"), 3600, True),  # no heartbeat for an hour
+    ],
+)
 def test_stale_locks_are_broken_and_live_ones_are_not(tmp_path, holder, age_s, broken):
     import socket
     from dataclasses import replace
 
-    holder = replace(holder, host=socket.gethostname() if holder.host == "__HOST__" else holder.host,
-                     pid={"__ENDED__": _ended_pid(), "__ME__": os.getpid()}.get(holder.pid, holder.pid))
+    holder = replace(
+        holder,
+        host=socket.gethostname() if holder.host == "__HOST__" else holder.host,
+        pid={"__ENDED__": _ended_pid(), "__ME__": os.getpid()}.get(holder.pid, holder.pid),
+    )
     root = tmp_path / "out"
     _plant(root, holder, age_s)
     lock = OutputLock(Storage(str(root)), Holder.me("new"))
@@ -107,8 +121,16 @@ RACER = textwrap.dedent("""
 
 def _race(root: str, racers: int, endpoint: str = "") -> list[str]:
     start = time.time() + 3.0  # every racer imported and waiting
-    procs = [subprocess.Popen([sys.executable, "-c", RACER, root, str(start), endpoint], cwd=REPO, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for _ in range(racers)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", RACER, root, str(start), endpoint],
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(racers)
+    ]
     outs = [p.communicate(timeout=120) for p in procs]
     assert all(p.returncode == 0 for p in procs), [err[-1500:] for _, err in outs]
     return sorted(out.strip() for out, _ in outs)
@@ -124,8 +146,13 @@ def test_real_processes_racing_for_a_local_output_one_wins(tmp_path):
 def _s3_root(s3_server, bucket: str) -> str:
     import pyarrow.fs as pafs
 
-    pafs.S3FileSystem(endpoint_override=s3_server.split("//")[1], scheme="http", region="us-east-1",
-                      allow_bucket_creation=True, force_virtual_addressing=False).create_dir(bucket)
+    pafs.S3FileSystem(
+        endpoint_override=s3_server.split("//")[1],
+        scheme="http",
+        region="us-east-1",
+        allow_bucket_creation=True,
+        force_virtual_addressing=False,
+    ).create_dir(bucket)
     return f"s3://{bucket}/run"
 
 
@@ -182,18 +209,30 @@ def test_run_refuses_a_held_output_and_unlock_breaks_a_dead_runs_lock(tmp_path):
     r = curate("run", str(cfg))
     assert r.returncode == 2
     assert re.fullmatch(
-        re.escape(f"output error: {out} is in use by run 'nightly' on host "
+        re.escape(
+            f"output error: {out} is in use by run 'nightly' on host "
             "other-host (pid 4242, started 2026-01-01T00:00:00+00:00, "
-                  "last heartbeat ") + r"\d+" + re.escape(f" s ago): wait for it to end; if that run is dead, break its lock with: "
-                                                         f"curate unlock {out}"), r.stderr.strip().splitlines()[-1])
+            "last heartbeat "
+        )
+        + r"\d+"
+        + re.escape(f" s ago): wait for it to end; if that run is dead, break its lock with: curate unlock {out}"),
+        r.stderr.strip().splitlines()[-1],
+    )
     assert (out / "run.json").read_text() == '{"status": "running"}'  # the holder's record is untouched
 
     r = curate("unlock", str(out))  # its heartbeat is 1 s old: it may be running on the other host
     assert r.returncode == 2 and r.stdout == ""
-    assert re.fullmatch(re.escape(f"output error: {out} is locked by {live.describe()[:-1]}, last heartbeat ") + r"\d+"
-                        + re.escape(" s ago), which may still be running (its last heartbeat is ") + r"\d+"
-                        + re.escape(" s old, and a lock is stale only after 300 s): nothing was removed; if that run is "
-                                    f"dead, remove its lock anyway with: curate unlock --force {out}"), r.stderr.strip())
+    assert re.fullmatch(
+        re.escape(f"output error: {out} is locked by {live.describe()[:-1]}, last heartbeat ")
+        + r"\d+"
+        + re.escape(" s ago), which may still be running (its last heartbeat is ")
+        + r"\d+"
+        + re.escape(
+            " s old, and a lock is stale only after 300 s): nothing was removed; if that run is "
+            f"dead, remove its lock anyway with: curate unlock --force {out}"
+        ),
+        r.stderr.strip(),
+    )
     assert (out / LOCK_DIR / HOLDER).exists()
     r = curate("unlock", "--force", str(out))
     assert r.returncode == 0 and r.stdout.strip() == f"removed the lock of {live.describe()}"
@@ -213,8 +252,11 @@ def test_unlock_refuses_a_live_holder_on_this_host_until_its_process_ends(tmp_pa
     try:
         holder = Holder("h", "nightly", socket.gethostname(), proc.pid, "2026-01-01T00:00:00+00:00")
         _plant(root, holder, age_s=3600)  # no heartbeat for an hour, but its process runs: it is live
-        with pytest.raises(LockInUse, match=rf"its process {proc.pid} is alive on this host\): nothing was removed; .*"
-                                            rf"curate unlock --force {re.escape(storage.root_uri)}$"):
+        with pytest.raises(
+            LockInUse,
+            match=rf"its process {proc.pid} is alive on this host\): nothing was removed; .*"
+            rf"curate unlock --force {re.escape(storage.root_uri)}$",
+        ):
             unlock(storage)
         assert os.path.exists(_holder_file(root))
     finally:
@@ -235,7 +277,9 @@ def test_unlock_refuses_the_lock_of_a_run_of_this_very_process(tmp_path):
 @pytest.mark.parametrize("age_s, refused", [(10, True), (299, True), (301, False), (3600, False)])
 def test_unlock_of_another_hosts_holder_goes_by_its_heartbeat(tmp_path, age_s, refused):
     root = tmp_path / "out"
-    holder = Holder("o", "elsewhere", "other-host", os.getpid(), "2026-01-01T00:00:00+00:00")  # a pid here means nothing
+    holder = Holder(
+        "o", "elsewhere", "other-host", os.getpid(), "2026-01-01T00:00:00+00:00"
+    )  # a pid here means nothing
     _plant(root, holder, age_s)
     if refused:
         with pytest.raises(LockInUse, match=r"its last heartbeat is \d+ s old, and a lock is stale only after 300 s"):
@@ -250,11 +294,14 @@ def test_unlock_of_another_hosts_holder_goes_by_its_heartbeat(tmp_path, age_s, r
 @pytest.mark.s3
 def test_unlock_on_s3_refuses_a_live_lease_and_breaks_a_dead_one(s3_server):
     storage = Storage(_s3_root(s3_server, "lock-unlock"), S3Options(endpoint_url=s3_server))
-    live = OutputLock(storage, Holder("live", "live", "other-host", 1, "2026-01-01T00:00:00+00:00"), settle_s=1.1,
-                      heartbeat_s=0.5)
+    live = OutputLock(
+        storage, Holder("live", "live", "other-host", 1, "2026-01-01T00:00:00+00:00"), settle_s=1.1, heartbeat_s=0.5
+    )
     live.acquire()
     try:
-        with pytest.raises(LockInUse, match=r"locked by run 'live' on host other-host .*its last heartbeat is \d+ s old"):
+        with pytest.raises(
+            LockInUse, match=r"locked by run 'live' on host other-host .*its last heartbeat is \d+ s old"
+        ):
             unlock(storage)
         assert [h.run for h in _leases(storage)] == ["live"]
     finally:

@@ -75,10 +75,20 @@ WITH_LENGTH = _after("deduped", LengthPhase)
 def corpus(warc_factory, tmp_path):
     rng = random.Random(3)
     long_a, long_b, short = _prose(rng, 240), _prose(rng, 240), _prose(rng, 30)
-    warc_factory("one.warc.gz", [Page("https://a.example/1", html("A", long_a).encode()),
-                                 Page("https://a.example/2", html("Short", short).encode())])
-    warc_factory("two.warc.gz", [Page("https://b.example/1", html("B", long_b).encode()),
-                                 Page("https://b.example/copy", html("A again", long_a).encode())])
+    warc_factory(
+        "one.warc.gz",
+        [
+            Page("https://a.example/1", html("A", long_a).encode()),
+            Page("https://a.example/2", html("Short", short).encode()),
+        ],
+    )
+    warc_factory(
+        "two.warc.gz",
+        [
+            Page("https://b.example/1", html("B", long_b).encode()),
+            Page("https://b.example/copy", html("A again", long_a).encode()),
+        ],
+    )
     return tmp_path
 
 
@@ -90,14 +100,32 @@ LATER_OFF = {"pii": {"enabled": False}, "shards": {"enabled": False}, "card": {"
 
 
 def _config(src, out, **extra):
-    return parse_config({"inputs": [str(src / "*.warc.gz")], "output": str(out), "filters": FILTERS_OFF,
-                         "langid": {"min_score": 0.0}, **LATER_OFF, **extra})
+    return parse_config(
+        {
+            "inputs": [str(src / "*.warc.gz")],
+            "output": str(out),
+            "filters": FILTERS_OFF,
+            "langid": {"min_score": 0.0},
+            **LATER_OFF,
+            **extra,
+        }
+    )
 
 
 def _config_file(src, out, tmp_path, **extra):
     path = tmp_path / "run.yaml"
-    path.write_text(json.dumps({"inputs": [str(src / "*.warc.gz")], "output": str(out), "filters": FILTERS_OFF,
-                                "langid": {"min_score": 0.0}, **LATER_OFF, **extra}))
+    path.write_text(
+        json.dumps(
+            {
+                "inputs": [str(src / "*.warc.gz")],
+                "output": str(out),
+                "filters": FILTERS_OFF,
+                "langid": {"min_score": 0.0},
+                **LATER_OFF,
+                **extra,
+            }
+        )
+    )
     return str(path)
 
 
@@ -118,8 +146,14 @@ def test_a_phase_from_a_test_module_runs_after_dedup_and_resumes(ray_local, corp
     planned = {p["name"]: p for p in record["plan"]["phases"]}  # run.json records the plan, the test's phase in it
     assert list(planned)[:3] == ["extracted", "deduped", "length"]
     assert planned["length"]["reads"] == "deduped" and planned["length"]["label"] == LengthPhase.label
-    assert planned["length"]["stages"][0] | {"section": None} == {"name": "length", "label": LengthStage.label, "needs": ["text"],
-                                                                  "adds": ["n_chars"], "reasons": ["too_short"], "section": None}
+    assert planned["length"]["stages"][0] | {"section": None} == {
+        "name": "length",
+        "label": LengthStage.label,
+        "needs": ["text"],
+        "adds": ["n_chars"],
+        "reasons": ["too_short"],
+        "section": None,
+    }
 
     again = run(_config(corpus, out), progress=False, pipeline=WITH_LENGTH)
     assert again["phases"]["length"]["units_skipped"] == again["phases"]["length"]["units"] == 2
@@ -127,7 +161,9 @@ def test_a_phase_from_a_test_module_runs_after_dedup_and_resumes(ray_local, corp
     assert {p.name: p.stat().st_mtime_ns for p in (out / "_done" / "length").glob("*.json")} == markers
 
     # a setting of an earlier phase changes: everything after it is redone
-    redone = run(_config(corpus, out, dedup={"exact": {"enabled": False}}), progress=False, pipeline=WITH_LENGTH)["phases"]
+    redone = run(_config(corpus, out, dedup={"exact": {"enabled": False}}), progress=False, pipeline=WITH_LENGTH)[
+        "phases"
+    ]
     assert redone["length"]["units_skipped"] == 0 and redone["length"]["kept"] == 2
     assert redone["extracted"]["units_skipped"] == 2
 
@@ -165,9 +201,16 @@ def test_dry_run_prints_the_plan_and_writes_nothing(corpus, tmp_path, capsys):
     assert "2 file units: 0 done (skipped), 2 to do  [run]" in _phase_line(lines, "extracted")
     assert "reads extracted" in _phase_line(lines, "deduped")
     # the plan: each source kind, every stage with its label, dedup's steps, what each phase writes
-    for expected in ("source warc: HTML responses", "then url_filter, decode, extract", "source documents: documents read",
-                     "stage langid: language identified", "step signatures: MinHash signatures", "step write: kept and removed",
-                     "writes documents/deduped/", "disabled by the config"):
+    for expected in (
+        "source warc: HTML responses",
+        "then url_filter, decode, extract",
+        "source documents: documents read",
+        "stage langid: language identified",
+        "step signatures: MinHash signatures",
+        "step write: kept and removed",
+        "writes documents/deduped/",
+        "disabled by the config",
+    ):
         assert expected in printed, expected
     assert not out.exists()
     assert main(["run", cfg, "--dry-run", "--phases", "deduped"]) == 0
@@ -216,7 +259,7 @@ def _corrupt_column(path, column: str) -> None:
     rg = md.row_group(0)
     col = next(rg.column(i) for i in range(rg.num_columns) if rg.column(i).path_in_schema == column)
     start = col.dictionary_page_offset or col.data_page_offset
-    data[start:start + col.total_compressed_size] = b"\xff" * col.total_compressed_size
+    data[start : start + col.total_compressed_size] = b"\xff" * col.total_compressed_size
     path.write_bytes(bytes(data))
 
 
@@ -233,21 +276,34 @@ def test_a_failure_while_writing_dedup_outputs_is_a_failed_part(ray_local, corpu
     assert "failed: deduped: _corpus:" in err and "rerun the same command" in err
     record = json.loads((out / "run.json").read_text())
     deduped = record["phases"]["deduped"]
-    assert list(deduped["failed_units"]) == ["_corpus"] and part.stem.removeprefix("part-") in deduped["failed_units"]["_corpus"]
+    assert (
+        list(deduped["failed_units"]) == ["_corpus"]
+        and part.stem.removeprefix("part-") in deduped["failed_units"]["_corpus"]
+    )
     assert record["status"] == "failed_units"
     assert not (out / "_done" / "deduped" / "_corpus.json").exists()
     assert not (out / "_done" / "deduped" / f"{part.stem.removeprefix('part-')}.json").exists()
 
 
 def test_a_filter_that_needs_the_language_fails_at_planning_without_language_id(corpus, tmp_path, capsys):
-    cfg = _config_file(corpus, tmp_path / "out", tmp_path, langid={"enabled": False},
-                       filters={**FILTERS_OFF, "gopher_quality": {"enabled": True}})
+    cfg = _config_file(
+        corpus,
+        tmp_path / "out",
+        tmp_path,
+        langid={"enabled": False},
+        filters={**FILTERS_OFF, "gopher_quality": {"enabled": True}},
+    )
     assert main(["run", cfg]) == 2
     # Ray forwards an earlier test's worker log lines to this process's stderr ("(_unit_task pid=...) ..."): not ours
-    err = "\n".join(line for line in capsys.readouterr().err.strip().splitlines()
-                     if not re.match(r"(\x1b\[[0-9;]*m)?\(\w+ pid=\d+", line)).strip()
-    assert err == ("config error: gopher_quality needs the 'language' column, but no stage before it adds it "
-                   "(language ID (langid.enabled) is off): turn that stage on or turn gopher_quality off")
+    err = "\n".join(
+        line
+        for line in capsys.readouterr().err.strip().splitlines()
+        if not re.match(r"(\x1b\[[0-9;]*m)?\(\w+ pid=\d+", line)
+    ).strip()
+    assert err == (
+        "config error: gopher_quality needs the 'language' column, but no stage before it adds it "
+        "(language ID (langid.enabled) is off): turn that stage on or turn gopher_quality off"
+    )
     assert not (tmp_path / "out").exists()
 
 
@@ -268,7 +324,9 @@ class NoDigitsFilter:
         digits = pc.utf8_length(pc.replace_substring_regex(texts, r"[^0-9]", ""))
         share = pc.divide(pc.cast(digits, pa.float64()), pc.max_element_wise(pc.utf8_length(texts), 1))
         batch = set_column(batch, "digit_share", share)
-        return reject_where(batch, pc.greater(share, self.limit).to_numpy(zero_copy_only=False), "no_digits:digit_share")
+        return reject_where(
+            batch, pc.greater(share, self.limit).to_numpy(zero_copy_only=False), "no_digits:digit_share"
+        )
 
 
 class ExtractedWithNoDigits(ExtractedPhase):
@@ -282,12 +340,25 @@ def test_a_filter_family_defined_in_a_test_shows_in_the_plan_the_run_and_the_car
     rng = random.Random(5)
     prose = _prose(rng, 240)
     digits = " ".join(str(rng.randrange(10**6)) for _ in range(400)) + " " + _prose(rng, 120)
-    warc_factory("mixed.warc.gz", [Page("https://a.example/prose", html("Prose", prose).encode()),
-                                   Page("https://a.example/digits", html("Digits", digits).encode())])
+    warc_factory(
+        "mixed.warc.gz",
+        [
+            Page("https://a.example/prose", html("Prose", prose).encode()),
+            Page("https://a.example/digits", html("Digits", digits).encode()),
+        ],
+    )
     out = tmp_path / "out"
     pipeline = (ExtractedWithNoDigits, *DEFAULT_PHASES[1:])
-    cfg = parse_config({"inputs": [str(tmp_path / "*.warc.gz")], "output": str(out), "filters": FILTERS_OFF,
-                        "langid": {"min_score": 0.0}, "pii": {"enabled": False}, "shards": {"enabled": False}})
+    cfg = parse_config(
+        {
+            "inputs": [str(tmp_path / "*.warc.gz")],
+            "output": str(out),
+            "filters": FILTERS_OFF,
+            "langid": {"min_score": 0.0},
+            "pii": {"enabled": False},
+            "shards": {"enabled": False},
+        }
+    )
     record = run(cfg, progress=False, pipeline=pipeline)
     assert record["phases"]["extracted"]["rejected_by_reason"] == {"no_digits:digit_share": 1}
     stages = [s["name"] for s in record["plan"]["phases"][0]["stages"]]
@@ -313,5 +384,7 @@ def test_a_column_no_stage_adds_is_an_error_at_plan_time(corpus, tmp_path):
     from pipeline.config import ConfigError
     from pipeline.runner import plan_context
 
-    with pytest.raises(ConfigError, match="needs_score needs the 'toxicity_score' column, but no stage before it adds it"):
+    with pytest.raises(
+        ConfigError, match="needs_score needs the 'toxicity_score' column, but no stage before it adds it"
+    ):
         plan_context(_config(corpus, tmp_path / "out"), phases=(Extracted, *DEFAULT_PHASES[1:]))

@@ -43,49 +43,84 @@ def files(tmp_path):
     return tmp_path
 
 
-@pytest.mark.parametrize("sections, expected", [
-    ({"shards": {"tokenize": {"tokenizer": "{d}/missing.json"}}},
-     "config error: shards.tokenize.tokenizer: no tokenizer at "
-         "'{d}/missing.json' (check the path; it must exist where the run starts)"),
-    ({"shards": {"tokenize": {"tokenizer": "{d}/not-json.json"}}},
-     "config error: shards.tokenize.tokenizer: '{d}/not-json.json': "
-         "neither a Hugging Face tokenizer.json nor a SentencePiece"),
-    ({"shards": {"tokenize": {"tokenizer": "{d}/json-not-tokenizer.json"}}},
-     "config error: shards.tokenize.tokenizer: '{d}/json-not-tokenizer.json': "
-         "looks like a Hugging Face tokenizer.json but does not load: "),
-    ({"shards": {"tokenize": {"tokenizer": TOKENIZER, "eos": "<|end_of_text|>"}}},
-     "config error: shards.tokenize.eos: token '<|end_of_text|>' is "
-         f"not in the vocabulary of '{TOKENIZER}' (its own special tokens "),
-    ({"shards": {"tokenize": {"tokenizer": TOKENIZER, "bos": "<s>"}}}, "config error: shards.tokenize.bos: token '<s>' is not in the vocabulary"),
-    ({"shards": {"layout": {"pad": "[PAD]"}}}, "config error: shards.layout.pad: token '[PAD]' is not in the vocabulary"),
-    ({"langid": {"model": "{d}/nope.ftz"}},
-     "config error: langid.model: no fastText model at '{d}/nope.ftz' "
-         "(check the path; it must exist where the run starts)"),
-    ({"langid": {"model": "{d}/not-fasttext.bin"}},
-     "config error: langid.model: '{d}/not-fasttext.bin' is not a fastText "
-         "model (.bin or .ftz): it does not start with fastText's magic number"),
-    ({"langid": {"model": "{d}/future-fasttext.bin"}},
-     "config error: langid.model: '{d}/future-fasttext.bin' is a "
-         "fastText model of version 99, which fastText 0.9 cannot load"),
-    ({"langid": {"model": "{d}/pipeline-dir"}},
-     "config error: langid.model: '{d}/pipeline-dir' is a "
-         "folder, not a fastText model file (give the file's path)"),
-    ({"langid": {"model": "s3://models/lid.176.bin"}},
-     "config error: langid.model: 's3://models/lid.176.bin': a fastText "
-         "model is read from a local path on every worker (copy it there)"),
-    ({"filters": {"url": {"block_domains_files": ["{d}/domains.txt", "{d}/gone.txt"]}}},
-     "config error: filters.url.block_domains_files: no list file at "
-         "'{d}/gone.txt' (check the path; it must exist where the run starts)"),
-    ({"filters": {"url": {"block_urls_files": ["{d}/domains.gz"]}}},
-     "config error: filters.url.block_urls_files: '{d}/domains.gz' "
-         "is named .gz but is not gzip data (rename it or recompress it)"),
-    ({"filters": {"url": {"block_urls_files": ["{d}/binary.txt"]}}},
-     "config error: filters.url.block_urls_files: '{d}/binary.txt' "
-         "is not a text list (one entry a line, UTF-8) nor a tar archive"),
-    ({"pii": {"ner_models": {"en": "{d}/pipeline-dir"}}, "shards": {"enabled": False}},
-     "config error: pii.ner_models.en: folder '{d}/pipeline-dir' "
-         "is not a saved spaCy pipeline (no config.cfg in it)"),
-])
+@pytest.mark.parametrize(
+    "sections, expected",
+    [
+        (
+            {"shards": {"tokenize": {"tokenizer": "{d}/missing.json"}}},
+            "config error: shards.tokenize.tokenizer: no tokenizer at "
+            "'{d}/missing.json' (check the path; it must exist where the run starts)",
+        ),
+        (
+            {"shards": {"tokenize": {"tokenizer": "{d}/not-json.json"}}},
+            "config error: shards.tokenize.tokenizer: '{d}/not-json.json': "
+            "neither a Hugging Face tokenizer.json nor a SentencePiece",
+        ),
+        (
+            {"shards": {"tokenize": {"tokenizer": "{d}/json-not-tokenizer.json"}}},
+            "config error: shards.tokenize.tokenizer: '{d}/json-not-tokenizer.json': "
+            "looks like a Hugging Face tokenizer.json but does not load: ",
+        ),
+        (
+            {"shards": {"tokenize": {"tokenizer": TOKENIZER, "eos": "<|end_of_text|>"}}},
+            "config error: shards.tokenize.eos: token '<|end_of_text|>' is "
+            f"not in the vocabulary of '{TOKENIZER}' (its own special tokens ",
+        ),
+        (
+            {"shards": {"tokenize": {"tokenizer": TOKENIZER, "bos": "<s>"}}},
+            "config error: shards.tokenize.bos: token '<s>' is not in the vocabulary",
+        ),
+        (
+            {"shards": {"layout": {"pad": "[PAD]"}}},
+            "config error: shards.layout.pad: token '[PAD]' is not in the vocabulary",
+        ),
+        (
+            {"langid": {"model": "{d}/nope.ftz"}},
+            "config error: langid.model: no fastText model at '{d}/nope.ftz' "
+            "(check the path; it must exist where the run starts)",
+        ),
+        (
+            {"langid": {"model": "{d}/not-fasttext.bin"}},
+            "config error: langid.model: '{d}/not-fasttext.bin' is not a fastText "
+            "model (.bin or .ftz): it does not start with fastText's magic number",
+        ),
+        (
+            {"langid": {"model": "{d}/future-fasttext.bin"}},
+            "config error: langid.model: '{d}/future-fasttext.bin' is a "
+            "fastText model of version 99, which fastText 0.9 cannot load",
+        ),
+        (
+            {"langid": {"model": "{d}/pipeline-dir"}},
+            "config error: langid.model: '{d}/pipeline-dir' is a "
+            "folder, not a fastText model file (give the file's path)",
+        ),
+        (
+            {"langid": {"model": "s3://models/lid.176.bin"}},
+            "config error: langid.model: 's3://models/lid.176.bin': a fastText "
+            "model is read from a local path on every worker (copy it there)",
+        ),
+        (
+            {"filters": {"url": {"block_domains_files": ["{d}/domains.txt", "{d}/gone.txt"]}}},
+            "config error: filters.url.block_domains_files: no list file at "
+            "'{d}/gone.txt' (check the path; it must exist where the run starts)",
+        ),
+        (
+            {"filters": {"url": {"block_urls_files": ["{d}/domains.gz"]}}},
+            "config error: filters.url.block_urls_files: '{d}/domains.gz' "
+            "is named .gz but is not gzip data (rename it or recompress it)",
+        ),
+        (
+            {"filters": {"url": {"block_urls_files": ["{d}/binary.txt"]}}},
+            "config error: filters.url.block_urls_files: '{d}/binary.txt' "
+            "is not a text list (one entry a line, UTF-8) nor a tar archive",
+        ),
+        (
+            {"pii": {"ner_models": {"en": "{d}/pipeline-dir"}}, "shards": {"enabled": False}},
+            "config error: pii.ner_models.en: folder '{d}/pipeline-dir' "
+            "is not a saved spaCy pipeline (no config.cfg in it)",
+        ),
+    ],
+)
 def test_each_named_file_problem_is_one_line_naming_the_field(files, sections, expected):
     sections = yaml.safe_load(yaml.safe_dump(sections).replace("{d}", str(files)))
     problems = _problems(_config(files / "out", **sections))
@@ -94,16 +129,27 @@ def test_each_named_file_problem_is_one_line_naming_the_field(files, sections, e
 
 
 def test_good_files_pass_and_disabled_sections_are_not_checked(files):
-    good = _config(files / "out", langid={"model": LID}, quality={"enabled": True, "model": str(REPO / "samples" / "quality" / "model.ftz")},
-                   filters={"url": {"block_domains_files": [str(files / "domains.txt")]}},
-                   shards={"tokenize": {"tokenizer": TOKENIZER, "bos": "<|begin_of_text|>"}, "layout": {"pad": "<|pad|>"}})
+    good = _config(
+        files / "out",
+        langid={"model": LID},
+        quality={"enabled": True, "model": str(REPO / "samples" / "quality" / "model.ftz")},
+        filters={"url": {"block_domains_files": [str(files / "domains.txt")]}},
+        shards={"tokenize": {"tokenizer": TOKENIZER, "bos": "<|begin_of_text|>"}, "layout": {"pad": "<|pad|>"}},
+    )
     assert _problems(good) == []
-    off = _config(files / "out", langid={"enabled": False, "model": str(files / "nope.ftz")},
-                  filters={"url": {"enabled": False, "block_domains_files": [str(files / "gone.txt")]}},
-                  shards={"enabled": False, "tokenize": {"tokenizer": str(files / "missing.json")}})
+    off = _config(
+        files / "out",
+        langid={"enabled": False, "model": str(files / "nope.ftz")},
+        filters={"url": {"enabled": False, "block_domains_files": [str(files / "gone.txt")]}},
+        shards={"enabled": False, "tokenize": {"tokenizer": str(files / "missing.json")}},
+    )
     assert _problems(off) == []
     assert [f"{section}{named.field}" for section, named in named_files(good)] == [
-        "langid.model", "filters.url.block_domains_files", "classifiers.0.model", "shards.tokenize.tokenizer"]  # quality: is classifiers.0
+        "langid.model",
+        "filters.url.block_domains_files",
+        "classifiers.0.model",
+        "shards.tokenize.tokenizer",
+    ]  # quality: is classifiers.0
 
 
 def test_a_quality_model_that_is_not_fasttext_is_a_config_error(files):
@@ -112,16 +158,24 @@ def test_a_quality_model_that_is_not_fasttext_is_a_config_error(files):
 
 
 def test_an_uninstalled_spacy_pipeline_is_a_config_error(files):
-    with pytest.raises(ConfigError, match=r"config error: pii.ner_models: en: spaCy model 'no_such_core_web_sm' is not installed"):
+    with pytest.raises(
+        ConfigError, match=r"config error: pii.ner_models: en: spaCy model 'no_such_core_web_sm' is not installed"
+    ):
         _config(files / "out", pii={"ner_models": {"en": "no_such_core_web_sm"}})
 
 
 def test_every_problem_is_reported_at_once(files):
-    bad = _config(files / "out", langid={"model": str(files / "nope.ftz")},
-                  shards={"tokenize": {"tokenizer": str(files / "missing.json")}})
+    bad = _config(
+        files / "out",
+        langid={"model": str(files / "nope.ftz")},
+        shards={"tokenize": {"tokenizer": str(files / "missing.json")}},
+    )
     with pytest.raises(ConfigError) as e:
         preflight(bad, [])
-    assert [line.split(":")[1].strip() for line in str(e.value).splitlines()] == ["langid.model", "shards.tokenize.tokenizer"]
+    assert [line.split(":")[1].strip() for line in str(e.value).splitlines()] == [
+        "langid.model",
+        "shards.tokenize.tokenizer",
+    ]
 
 
 def _curate(*args):
@@ -133,14 +187,22 @@ def test_validate_dry_run_and_run_refuse_before_any_work(tmp_path):
     after extraction, dedup and PII."""
     out = tmp_path / "out"
     cfg = tmp_path / "c.yaml"
-    cfg.write_text(yaml.safe_dump({"inputs": [SAMPLE_WARCS], "output": str(out),
-                                   "shards": {"tokenize": {"tokenizer": TOKENIZER, "eos": "</s>"}}}))
+    cfg.write_text(
+        yaml.safe_dump(
+            {
+                "inputs": [SAMPLE_WARCS],
+                "output": str(out),
+                "shards": {"tokenize": {"tokenizer": TOKENIZER, "eos": "</s>"}},
+            }
+        )
+    )
     for args in (["validate"], ["run", "--dry-run"], ["run"]):
         r = _curate(*args, str(cfg))
         assert r.returncode == 2, (args, r.stderr[-2000:])
         lines = r.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith(
-            f"config error: shards.tokenize.eos: token '</s>' is not in the vocabulary of '{TOKENIZER}'"), args
+            f"config error: shards.tokenize.eos: token '</s>' is not in the vocabulary of '{TOKENIZER}'"
+        ), args
         assert lines[0].endswith("or set it to auto or null)"), args
         assert not out.exists()  # nothing written, not even the output folder
 
@@ -163,7 +225,8 @@ def test_an_input_no_source_reads_is_refused_by_validate(tmp_path):
     assert r.returncode == 2
     assert r.stderr.strip().splitlines() == [
         f"input error: input {dump} is not a WARC, JSON lines or Parquet file: it is gzip-compressed JSON "
-        "(give WARC files, plain or gzipped; JSON lines, plain, gzip or zstd; or Parquet)"]
+        "(give WARC files, plain or gzipped; JSON lines, plain, gzip or zstd; or Parquet)"
+    ]
 
 
 def test_the_sample_config_passes_every_check():
@@ -181,12 +244,19 @@ def test_the_sample_config_passes_every_check():
 SAMPLE_MODEL = REPO / "samples" / "quality" / "model.ftz"
 
 
-@pytest.mark.parametrize("make, expected", [
-    (lambda data: data[: len(data) // 2], "config error: classifiers.0.model: '{p}' is truncated or damaged"),
-    (lambda data: data[:64], "config error: classifiers.0.model: '{p}' is truncated or damaged"),
-    (lambda data: data[:64] + os.urandom(4096), "config error: classifiers.0.model: '{p}' is truncated or damaged"),
-    (lambda data: data + b"\0" * 100, "config error: classifiers.0.model: '{p}' has 100 bytes after the model"),
-], ids=["truncated", "header-only", "header-and-garbage", "padded"])
+@pytest.mark.parametrize(
+    "make, expected",
+    [
+        (lambda data: data[: len(data) // 2], "config error: classifiers.0.model: '{p}' is truncated or damaged"),
+        (lambda data: data[:64], "config error: classifiers.0.model: '{p}' is truncated or damaged"),
+        (
+            lambda data: data[:64] + os.urandom(4096),
+            "config error: classifiers.0.model: '{p}' is truncated or damaged",
+        ),
+        (lambda data: data + b"\0" * 100, "config error: classifiers.0.model: '{p}' has 100 bytes after the model"),
+    ],
+    ids=["truncated", "header-only", "header-and-garbage", "padded"],
+)
 def test_a_damaged_classifier_model_is_refused_at_plan_time(tmp_path, make, expected):
     """Before, only the magic number was checked at plan time: every phase-1 unit then failed."""
     path = tmp_path / "model.ftz"
@@ -198,10 +268,19 @@ def test_a_damaged_classifier_model_is_refused_at_plan_time(tmp_path, make, expe
 
 def test_a_label_the_model_does_not_have_is_refused_at_plan_time(tmp_path):
     config = _config(tmp_path / "out", classifiers=[{"name": "quality", "model": str(SAMPLE_MODEL), "label": "good"}])
-    assert _problems(config) == [f"config error: classifiers.0.label: 'good' is not a label of '{SAMPLE_MODEL}' "
-                                 "(its labels: hq, cc) (fix label, or name another model)"]
+    assert _problems(config) == [
+        f"config error: classifiers.0.label: 'good' is not a label of '{SAMPLE_MODEL}' "
+        "(its labels: hq, cc) (fix label, or name another model)"
+    ]
     cfg = tmp_path / "c.yaml"
-    cfg.write_text(yaml.safe_dump({"inputs": [SAMPLE_WARCS], "output": str(tmp_path / "out"),
-                                   "classifiers": [{"name": "quality", "model": str(SAMPLE_MODEL), "label": "good"}]}))
+    cfg.write_text(
+        yaml.safe_dump(
+            {
+                "inputs": [SAMPLE_WARCS],
+                "output": str(tmp_path / "out"),
+                "classifiers": [{"name": "quality", "model": str(SAMPLE_MODEL), "label": "good"}],
+            }
+        )
+    )
     r = _curate("validate", str(cfg))
     assert r.returncode == 2 and r.stderr.strip().splitlines() == _problems(config)

@@ -49,6 +49,10 @@ def test_own_info_lines_show_by_default_and_other_libraries_info_does_not():
     err = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stderr
     assert "INFO pipeline.distribute: OWN-PROGRESS" in err and "INFO stages.dedup.components: OWN-STAGE" in err
     assert "RAY-NOISE" not in err and "LIB-NOISE" not in err and "RAY-WARNING" in err
-    verbose = subprocess.run([sys.executable, "-c", code.replace("setup_logging(False)", "setup_logging(True)")],
-                             capture_output=True, text=True, check=True).stderr
+    verbose = subprocess.run(
+        [sys.executable, "-c", code.replace("setup_logging(False)", "setup_logging(True)")],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stderr
     assert "LIB-NOISE" in verbose

@@ -16,10 +16,19 @@ WARCS = sorted(str(p) for p in (REPO / "samples").glob("*.warc.gz"))
 
 
 def config(tmp_path, **extra) -> dict:
-    return {"output": str(tmp_path / "out"), "sources": [
-        {"name": "crawl", "inputs": WARCS[:2]},
-        {"name": "news", "inputs": WARCS[2:4], "filters": {"c4": {"enabled": False}}, "langid": {"keep": ["en", "de"]}},
-    ], **extra}
+    return {
+        "output": str(tmp_path / "out"),
+        "sources": [
+            {"name": "crawl", "inputs": WARCS[:2]},
+            {
+                "name": "news",
+                "inputs": WARCS[2:4],
+                "filters": {"c4": {"enabled": False}},
+                "langid": {"keep": ["en", "de"]},
+            },
+        ],
+        **extra,
+    }
 
 
 def test_a_source_sees_the_run_settings_with_its_overrides_merged(tmp_path):
@@ -40,20 +49,46 @@ def test_a_list_of_named_entries_is_overridden_by_name():
         merged(base, {"toxic": {}}, "classifiers")
 
 
-@pytest.mark.parametrize("change, message", [
-    ({"sources": [{"name": "a", "inputs": ["x"]}, {"name": "a", "inputs": ["y"]}]}, "sources: two sources have the same name (a)"),
-    ({"sources": [{"name": "a b", "inputs": ["x"]}]}, "sources.0.name"),
-    ({"sources": [{"name": "a", "inputs": ["x"], "filters": {"c4": {"enabld": False}}}]},
-     "sources[0] (a): filters.c4.enabld: unknown field"),
-    ({"sources": [{"name": "a", "inputs": ["x"], "langid": {"min_score": 3}}]}, "sources[0] (a): langid.min_score: Input should be"),
-    ({"sources": [{"name": "a", "inputs": ["x"], "dedup": {"enabled": False}}]}, "sources.0.dedup: unknown field"),
-    ({"sources": [{"name": "a", "inputs": ["x"]}], "inputs": ["y"]}, "inputs: with named sources, give each source its inputs"),
-    ({"sources": [{"name": "a", "inputs": ["x"]}], "mix": {"weights": {"b": 1}}}, "mix.weights: no weight for source(s) a"),
-    ({"inputs": ["x"], "mix": {"epochs": {"b": 1}}}, "mix.epochs: b is not a named source"),
-    ({"inputs": ["x"], "dedup": {"keep": {"source_priority": ["b"]}}}, "dedup.keep.source_priority: b is not a named source"),
-    ({"inputs": ["x"], "mix": {"rehydrate": {"enabled": True}}, "dedup": {"enabled": False}}, "mix.rehydrate: needs"),
-    ({"inputs": ["x"], "mix": {"rehydrate": {"enabled": True}}, "shards": {"enabled": False}}, "mix: the mix is drawn by the shards phase"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (
+            {"sources": [{"name": "a", "inputs": ["x"]}, {"name": "a", "inputs": ["y"]}]},
+            "sources: two sources have the same name (a)",
+        ),
+        ({"sources": [{"name": "a b", "inputs": ["x"]}]}, "sources.0.name"),
+        (
+            {"sources": [{"name": "a", "inputs": ["x"], "filters": {"c4": {"enabld": False}}}]},
+            "sources[0] (a): filters.c4.enabld: unknown field",
+        ),
+        (
+            {"sources": [{"name": "a", "inputs": ["x"], "langid": {"min_score": 3}}]},
+            "sources[0] (a): langid.min_score: Input should be",
+        ),
+        ({"sources": [{"name": "a", "inputs": ["x"], "dedup": {"enabled": False}}]}, "sources.0.dedup: unknown field"),
+        (
+            {"sources": [{"name": "a", "inputs": ["x"]}], "inputs": ["y"]},
+            "inputs: with named sources, give each source its inputs",
+        ),
+        (
+            {"sources": [{"name": "a", "inputs": ["x"]}], "mix": {"weights": {"b": 1}}},
+            "mix.weights: no weight for source(s) a",
+        ),
+        ({"inputs": ["x"], "mix": {"epochs": {"b": 1}}}, "mix.epochs: b is not a named source"),
+        (
+            {"inputs": ["x"], "dedup": {"keep": {"source_priority": ["b"]}}},
+            "dedup.keep.source_priority: b is not a named source",
+        ),
+        (
+            {"inputs": ["x"], "mix": {"rehydrate": {"enabled": True}}, "dedup": {"enabled": False}},
+            "mix.rehydrate: needs",
+        ),
+        (
+            {"inputs": ["x"], "mix": {"rehydrate": {"enabled": True}}, "shards": {"enabled": False}},
+            "mix: the mix is drawn by the shards phase",
+        ),
+    ],
+)
 def test_config_errors_name_the_field_and_the_fix(change, message):
     with pytest.raises(ConfigError) as e:
         parse_config({"output": "o", **change})

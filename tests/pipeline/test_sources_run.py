@@ -18,12 +18,16 @@ from tests.conftest import Page, html
 
 pytestmark = pytest.mark.ray
 
-WORDS = ("harbor castle meadow violin rocket winter forest candle island bridge garden planet silver river "
-         "mountain lantern orchard thunder velvet compass").split()
+WORDS = (
+    "harbor castle meadow violin rocket winter forest candle island bridge garden planet silver river "
+    "mountain lantern orchard thunder velvet compass"
+).split()
 
 
 def _prose(rng: random.Random, sentences: int) -> str:
-    return " ".join(" ".join(rng.choice(WORDS) for _ in range(14)).capitalize() + " and the other." for _ in range(sentences))
+    return " ".join(
+        " ".join(rng.choice(WORDS) for _ in range(14)).capitalize() + " and the other." for _ in range(sentences)
+    )
 
 
 @pytest.fixture(scope="module")
@@ -33,20 +37,45 @@ def mixed(ray_local, tmp_path_factory):
     shared = _prose(rng, 40)  # one text in all three inputs: dedup works across sources
     from tests.conftest import write_warc
 
-    write_warc(src / "crawl.warc.gz", [Page(f"https://crawl.example/{i}", html(f"Page {i}", _prose(rng, 40)).encode())
-                                       for i in range(4)] + [Page("https://crawl.example/shared", html("Shared", shared).encode())])
-    lines = [json.dumps({"content": _prose(rng, 40), "meta": {"url": f"https://wiki.example/{i}"}, "lang_hint": "en"})
-             for i in range(3)]
-    lines += [json.dumps({"content": shared, "meta": {"url": "https://wiki.example/shared"}}), "{not json", '"a string"',
-              json.dumps({"content": ""}), json.dumps({"content": 42})]
+    write_warc(
+        src / "crawl.warc.gz",
+        [Page(f"https://crawl.example/{i}", html(f"Page {i}", _prose(rng, 40)).encode()) for i in range(4)]
+        + [Page("https://crawl.example/shared", html("Shared", shared).encode())],
+    )
+    lines = [
+        json.dumps({"content": _prose(rng, 40), "meta": {"url": f"https://wiki.example/{i}"}, "lang_hint": "en"})
+        for i in range(3)
+    ]
+    lines += [
+        json.dumps({"content": shared, "meta": {"url": "https://wiki.example/shared"}}),
+        "{not json",
+        '"a string"',
+        json.dumps({"content": ""}),
+        json.dumps({"content": 42}),
+    ]
     (src / "wiki.jsonl.gz").write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
-    pq.write_table(pa.table({"content": [_prose(rng, 40) for _ in range(3)] + [None],
-                             "meta": [{"url": f"https://code.example/{i}"} for i in range(4)]}), src / "code.parquet")
+    pq.write_table(
+        pa.table(
+            {
+                "content": [_prose(rng, 40) for _ in range(3)] + [None],
+                "meta": [{"url": f"https://code.example/{i}"} for i in range(4)],
+            }
+        ),
+        src / "code.parquet",
+    )
     out = tmp_path_factory.mktemp("out")
     off = {k: {"enabled": False} for k in ("gopher_quality", "gopher_repetition", "c4", "fineweb")}
-    cfg = parse_config({"inputs": [str(src / "*")], "output": str(out), "filters": off, "langid": {"min_score": 0.0},
-                        "documents": {"text": "content", "url": "meta.url"}, "pii": {"enabled": False},
-                        "shards": {"shuffle": {"groups": 2}}})
+    cfg = parse_config(
+        {
+            "inputs": [str(src / "*")],
+            "output": str(out),
+            "filters": off,
+            "langid": {"min_score": 0.0},
+            "documents": {"text": "content", "url": "meta.url"},
+            "pii": {"enabled": False},
+            "shards": {"shuffle": {"groups": 2}},
+        }
+    )
     return out, run(cfg, progress=False)
 
 
@@ -69,7 +98,9 @@ def test_each_input_is_read_by_its_source_and_every_record_is_accounted_for(mixe
 def test_dedup_works_across_sources(mixed):
     out, record = mixed
     removed = record["phases"]["deduped"]["rejected_by_reason"]
-    assert removed.get("exact_duplicate", 0) + removed.get("duplicate", 0) == 1  # the shared text of the WARC and the JSON lines
+    assert (
+        removed.get("exact_duplicate", 0) + removed.get("duplicate", 0) == 1
+    )  # the shared text of the WARC and the JSON lines
     kept = pq.read_table(out / "documents" / "deduped").to_pylist()
     assert sum(r["url"].endswith("/shared") for r in kept) == 1
 
@@ -100,21 +131,40 @@ def named(ray_local, tmp_path_factory):
     src = tmp_path_factory.mktemp("named-in")
     from tests.conftest import write_warc
 
-    write_warc(src / "crawl.warc.gz", [Page(f"https://crawl.example/{i}", html(f"Page {i}", _prose(rng, 40)).encode())
-                                       for i in range(4)])
-    lines = [json.dumps({"content": _prose(rng, 40), "meta": {"url": f"https://wiki.example/{i}"}, "extra": {"n": i}})
-             for i in range(3)]
+    write_warc(
+        src / "crawl.warc.gz",
+        [Page(f"https://crawl.example/{i}", html(f"Page {i}", _prose(rng, 40)).encode()) for i in range(4)],
+    )
+    lines = [
+        json.dumps({"content": _prose(rng, 40), "meta": {"url": f"https://wiki.example/{i}"}, "extra": {"n": i}})
+        for i in range(3)
+    ]
     (src / "wiki.jsonl.gz").write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
-    pq.write_table(pa.table({"content": [_prose(rng, 40) for _ in range(3)],
-                             "meta": [{"url": f"https://code.example/{i}"} for i in range(3)]}), src / "code.parquet")
+    pq.write_table(
+        pa.table(
+            {
+                "content": [_prose(rng, 40) for _ in range(3)],
+                "meta": [{"url": f"https://code.example/{i}"} for i in range(3)],
+            }
+        ),
+        src / "code.parquet",
+    )
     out = tmp_path_factory.mktemp("named-out")
     off = {k: {"enabled": False} for k in ("gopher_quality", "gopher_repetition", "fineweb", "c4")}
-    cfg = parse_config({"output": str(out), "filters": off, "langid": {"min_score": 0.0},
-                        "documents": {"text": "content", "url": "meta.url"}, "shards": {"shuffle": {"groups": 2}},
-                        "sources": [{"name": "web", "inputs": [str(src / "crawl.warc.gz")],
-                                     "filters": {"c4": {"enabled": True}}},
-                                    {"name": "wiki", "inputs": [str(src / "wiki.jsonl.gz")]},
-                                    {"name": "code", "inputs": [str(src / "code.parquet")]}]})
+    cfg = parse_config(
+        {
+            "output": str(out),
+            "filters": off,
+            "langid": {"min_score": 0.0},
+            "documents": {"text": "content", "url": "meta.url"},
+            "shards": {"shuffle": {"groups": 2}},
+            "sources": [
+                {"name": "web", "inputs": [str(src / "crawl.warc.gz")], "filters": {"c4": {"enabled": True}}},
+                {"name": "wiki", "inputs": [str(src / "wiki.jsonl.gz")]},
+                {"name": "code", "inputs": [str(src / "code.parquet")]},
+            ],
+        }
+    )
     return out, run(cfg, progress=False)
 
 

@@ -16,12 +16,17 @@ def test_lines_are_shown_once_each_whole_and_named_by_task_and_pid(tmp_path):
     (tmp_path / "raylet.out").write_bytes(b"not an error file: not shown\n")
     logs.poll()
     assert out.getvalue().splitlines() == [
-        "(_unit_task pid=4242) WARNING pii: a URL could not be split", "(raylet.err) raylet: something failed"]
+        "(_unit_task pid=4242) WARNING pii: a URL could not be split",
+        "(raylet.err) raylet: something failed",
+    ]
     with open(worker, "ab") as f:
         f.write(b"ne, ended\n:task_name:other\n\xff bad bytes\n")
     logs.poll()
     logs.poll()  # nothing new: nothing shown twice
-    assert out.getvalue().splitlines()[2:] == ["(_unit_task pid=4242) half a line, ended", "(other pid=4242) \ufffd bad bytes"]
+    assert out.getvalue().splitlines()[2:] == [
+        "(_unit_task pid=4242) half a line, ended",
+        "(other pid=4242) \ufffd bad bytes",
+    ]
 
 
 def test_a_truncated_file_is_read_again_from_its_start(tmp_path):
@@ -32,7 +37,11 @@ def test_a_truncated_file_is_read_again_from_its_start(tmp_path):
     logs.poll()
     path.write_text("new\n")
     logs.poll()
-    assert out.getvalue().splitlines() == ["(worker pid=7) first line", "(worker pid=7) second line", "(worker pid=7) new"]
+    assert out.getvalue().splitlines() == [
+        "(worker pid=7) first line",
+        "(worker pid=7) second line",
+        "(worker pid=7) new",
+    ]
 
 
 def test_the_thread_shows_the_last_lines_when_stopped(tmp_path):

@@ -49,7 +49,14 @@ def test_rejected_rows_leave_with_stage_reason_and_details():
 
 def test_cascade_reports_its_slow_path_share():
     page = "<html><body><div><p>Short.</p></div></body></html>"
-    rich = "<html><body><article>" + "".join(f"<p>Paragraph {i} has text with enough words to count. {'More words follow here. ' * 6}</p>" for i in range(8)) + "</article></body></html>"
+    rich = (
+        "<html><body><article>"
+        + "".join(
+            f"<p>Paragraph {i} has text with enough words to count. {'More words follow here. ' * 6}</p>"
+            for i in range(8)
+        )
+        + "</article></body></html>"
+    )
     stage = ExtractStage(ExtractConfig(extractor="cascade"))
     stats = ChainStats()
     run_chain([stage], pa.table({"id": ["1", "2"], "html": pa.array([page, rich], pa.large_string())}), stats)
@@ -101,7 +108,9 @@ def test_a_stage_that_adds_columns_keeps_them_for_the_rows_that_pass():
     kept, rejected = run_chain([AddLength()], batch, ChainStats())
     assert kept.select(["id", "length"]).to_pylist() == [{"id": "a", "length": 2}, {"id": "c", "length": 4}]
     (rej,) = rejected
-    assert rej.column("reason").to_pylist() == ["stage_error"] and "ZeroDivisionError" in rej.column("details")[0].as_py()
+    assert (
+        rej.column("reason").to_pylist() == ["stage_error"] and "ZeroDivisionError" in rej.column("details")[0].as_py()
+    )
 
 
 def test_note_error_logs_the_first_traceback_of_each_kind_once(caplog):
@@ -114,5 +123,8 @@ def test_note_error_logs_the_first_traceback_of_each_kind_once(caplog):
             except Exception as e:
                 assert note_error("test_note_error", e) == type(e).__name__
     tracebacks = [r for r in caplog.records if r.levelname == "ERROR"]
-    assert [("KeyError" in r.getMessage(), "TypeError" in r.getMessage()) for r in tracebacks] == [(True, False), (False, True)]
+    assert [("KeyError" in r.getMessage(), "TypeError" in r.getMessage()) for r in tracebacks] == [
+        (True, False),
+        (False, True),
+    ]
     assert all("Traceback" in r.getMessage() for r in tracebacks)

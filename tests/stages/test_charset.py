@@ -74,14 +74,16 @@ def test_stage_sets_columns_and_reasons():
 def test_stage_mixes_fast_utf8_rows_and_slow_rows_in_order():
     ja_sjis = page(JA).encode("shift_jis")
     rows = [
-        (page(DE).encode(), "utf-8"),                      # declared UTF-8: Arrow fast path
-        (page(RU, "koi8-r").encode("koi8-r"), None),        # meta koi8-r: Python path
-        (page(DE).encode(), None),                          # undeclared, valid UTF-8
-        (bytes(range(256)) * 20, "utf-8"),                  # binary
-        (ja_sjis, "utf-8"),                                 # claims UTF-8, is not: falls back
-        (codecs.BOM_UTF8 + page(KO).encode(), None),        # BOM
+        (page(DE).encode(), "utf-8"),  # declared UTF-8: Arrow fast path
+        (page(RU, "koi8-r").encode("koi8-r"), None),  # meta koi8-r: Python path
+        (page(DE).encode(), None),  # undeclared, valid UTF-8
+        (bytes(range(256)) * 20, "utf-8"),  # binary
+        (ja_sjis, "utf-8"),  # claims UTF-8, is not: falls back
+        (codecs.BOM_UTF8 + page(KO).encode(), None),  # BOM
     ]
-    batch = pa.table({"payload": pa.array([r[0] for r in rows], pa.large_binary()), "http_charset": [r[1] for r in rows]})
+    batch = pa.table(
+        {"payload": pa.array([r[0] for r in rows], pa.large_binary()), "http_charset": [r[1] for r in rows]}
+    )
     out = DecodeStage()(batch)
     html = out.column("html").to_pylist()
     assert DE in html[0] and RU in html[1] and DE in html[2] and html[3] is None and JA in html[4] and KO in html[5]
@@ -94,7 +96,12 @@ def test_stage_does_not_copy_the_utf8_pages():
     putting rows back in order with a take would copy every page of the batch."""
     big = page(DE * 2000).encode()
     payloads = [big] * 100 + [page(DE).encode("cp1252")] + [big] * 100 + [bytes(range(256)) * 20]
-    batch = pa.table({"payload": pa.array(payloads, pa.large_binary()), "http_charset": ["utf-8"] * 100 + ["windows-1252"] + [None] * 101})
+    batch = pa.table(
+        {
+            "payload": pa.array(payloads, pa.large_binary()),
+            "http_charset": ["utf-8"] * 100 + ["windows-1252"] + [None] * 101,
+        }
+    )
     before = pa.total_allocated_bytes()
     out = DecodeStage()(batch)
     assert pa.total_allocated_bytes() - before < len(big) * 10  # the 200 big pages, ~40 MB, were not copied
@@ -109,19 +116,45 @@ def test_stage_does_not_copy_the_utf8_pages():
 
 @pytest.mark.parametrize(
     "label",
-    ["undefined", "utf-8\x00", "\x00", "utf-7", "unicode_escape", "raw_unicode_escape", "rot13", "hex", "base64",
-     "idna", "punycode", "x-user-defined", "replacement", "utf-32", "a" * 500, "utf-8; charset=x"],
+    [
+        "undefined",
+        "utf-8\x00",
+        "\x00",
+        "utf-7",
+        "unicode_escape",
+        "raw_unicode_escape",
+        "rot13",
+        "hex",
+        "base64",
+        "idna",
+        "punycode",
+        "x-user-defined",
+        "replacement",
+        "utf-32",
+        "a" * 500,
+        "utf-8; charset=x",
+    ],
 )
 def test_labels_python_knows_but_browsers_do_not_are_unknown(label):
     payload = page(DE).encode()
     decoded, charset, source = Decoder().decode(payload, label)
     assert DE in decoded and charset == "utf-8"
-    out = DecodeStage()(pa.table({"payload": pa.array([payload, page(DE).encode("cp1252")], pa.large_binary()), "http_charset": [label, label]}))
+    out = DecodeStage()(
+        pa.table(
+            {
+                "payload": pa.array([payload, page(DE).encode("cp1252")], pa.large_binary()),
+                "http_charset": [label, label],
+            }
+        )
+    )
     assert out.column(REASON).to_pylist() == [None, None]
     assert DE in out.column("html")[0].as_py() and DE in out.column("html")[1].as_py()
 
 
-@pytest.mark.parametrize("label, payload", [("utf-7", b"<html><body><p>+2D3cAA- lone</p></body></html>"), ("unicode_escape", b"<p>\\ud800 lone \\udfff</p>")])
+@pytest.mark.parametrize(
+    "label, payload",
+    [("utf-7", b"<html><body><p>+2D3cAA- lone</p></body></html>"), ("unicode_escape", b"<p>\\ud800 lone \\udfff</p>")],
+)
 def test_codecs_that_yield_lone_surrogates_are_never_used(label, payload):
     decoded, charset, _ = Decoder().decode(payload, label)
     assert charset in ("utf-8", "cp1252") and not any(0xD800 <= ord(c) <= 0xDFFF for c in decoded)
@@ -162,7 +195,9 @@ def test_binary_with_nuls_is_still_binary():
 
     noise = b"".join(hashlib.sha256(str(i).encode()).digest() for i in range(250))
     assert Decoder().decode(noise, "utf-16")[2] == "binary"
-    samples16 = b"".join(i.to_bytes(2, "little") for i in range(0, 4000, 3))  # 16-bit data: NULs in every other byte, no markup
+    samples16 = b"".join(
+        i.to_bytes(2, "little") for i in range(0, 4000, 3)
+    )  # 16-bit data: NULs in every other byte, no markup
     assert Decoder().decode(samples16, None)[2] == "binary"
     assert Decoder().decode(b"\x00" * 8000, None)[2] == "binary"
 
@@ -180,7 +215,9 @@ def test_a_legacy_declaration_over_utf8_bytes_is_read_as_utf8(text):
 def test_real_legacy_pages_keep_their_declared_charset():
     decoded, charset, source = Decoder().decode(page(DE).encode("cp1252"), "iso-8859-1")
     assert DE in decoded and charset == "cp1252" and source == "http"
-    decoded, charset, source = Decoder().decode(page(JA, "iso-2022-jp").encode("iso-2022-jp"), None)  # 7-bit: pure ASCII bytes
+    decoded, charset, source = Decoder().decode(
+        page(JA, "iso-2022-jp").encode("iso-2022-jp"), None
+    )  # 7-bit: pure ASCII bytes
     assert JA in decoded and charset == "iso2022_jp" and source == "meta"
 
 

@@ -38,7 +38,10 @@ def drain_all(reader, n: int = 1 << 16) -> tuple[bytes, list[GzipGap], Exception
 def members(count: int = 40, seed: int = 0) -> tuple[bytes, bytes]:
     """(compressed, plain) of records compressed one gzip member each, like Common Crawl."""
     rng = random.Random(seed)
-    plain = [b"WARC/1.0\r\n" + bytes(rng.choice(b"abcdefgh <>\n") for _ in range(rng.randrange(10, 30000))) for _ in range(count)]
+    plain = [
+        b"WARC/1.0\r\n" + bytes(rng.choice(b"abcdefgh <>\n") for _ in range(rng.randrange(10, 30000)))
+        for _ in range(count)
+    ]
     return b"".join(gzip.compress(p) for p in plain), b"".join(plain)
 
 
@@ -84,7 +87,9 @@ def test_bad_checksum_and_garbage_at_the_end_raise_after_the_good_members():
     assert out == b"good" and isinstance(err, GzipError)
 
 
-RECORDS = [b"WARC/1.0\r\nrecord %d\r\n" % i + bytes(random.Random(i).choice(b"ab <>") for _ in range(3000)) for i in range(6)]
+RECORDS = [
+    b"WARC/1.0\r\nrecord %d\r\n" % i + bytes(random.Random(i).choice(b"ab <>") for _ in range(3000)) for i in range(6)
+]
 
 
 def test_a_corrupt_member_is_skipped_and_reading_goes_on():

@@ -15,8 +15,22 @@ import pyarrow as pa
 import pytest
 
 from stages.mix import (
-    ALL, COPY, FINEWEB2, MixConfig, MixError, MixPlan, RehydrateConfig, Tally, add_tallies, copies, draw, group_totals,
-    manifest_section, plan_mix, repeated_sources, tally,
+    ALL,
+    COPY,
+    FINEWEB2,
+    MixConfig,
+    MixError,
+    MixPlan,
+    RehydrateConfig,
+    Tally,
+    add_tallies,
+    copies,
+    draw,
+    group_totals,
+    manifest_section,
+    plan_mix,
+    repeated_sources,
+    tally,
 )
 
 
@@ -31,7 +45,11 @@ def corpus(sizes: dict[str, tuple[int, int]], seed: int = 0, clusters: bool = Fa
     rng = np.random.default_rng(seed)
     tables = []
     for name, (n, mean) in sizes.items():
-        cols = {"id": [f"{name}-{i}" for i in range(n)], "source_name": [name] * n, "num_tokens": rng.integers(1, 2 * mean, n)}
+        cols = {
+            "id": [f"{name}-{i}" for i in range(n)],
+            "source_name": [name] * n,
+            "num_tokens": rng.integers(1, 2 * mean, n),
+        }
         if clusters:
             cols["dup_cluster_size"] = rng.choice([1, 1, 1, 2, 3, 4, 7, 150, 2000], n)
         tables.append(pa.table(cols))
@@ -49,12 +67,15 @@ def shares_of(samples: pa.Table) -> dict[str, float]:
     return {k: v["tokens"] / total for k, v in totals.items()}
 
 
-@pytest.mark.parametrize("sizes", [
-    {"crawl": (4000, 400), "wiki": (150, 900)},  # the 70% source is tiny: repeated ~10 times
-    {"crawl": (150, 900), "wiki": (4000, 400)},  # the 70% source is large: subsampled
-    {"crawl": (800, 300), "wiki": (800, 300)},
-    {"crawl": (60, 2000), "wiki": (30000, 50)},  # few long documents against many short ones
-])
+@pytest.mark.parametrize(
+    "sizes",
+    [
+        {"crawl": (4000, 400), "wiki": (150, 900)},  # the 70% source is tiny: repeated ~10 times
+        {"crawl": (150, 900), "wiki": (4000, 400)},  # the 70% source is large: subsampled
+        {"crawl": (800, 300), "wiki": (800, 300)},
+        {"crawl": (60, 2000), "wiki": (30000, 50)},  # few long documents against many short ones
+    ],
+)
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_shares_within_half_a_percent_whatever_the_raw_sizes(sizes, seed):
     t = corpus(sizes, seed)
@@ -64,7 +85,9 @@ def test_shares_within_half_a_percent_whatever_the_raw_sizes(sizes, seed):
     got = shares_of(samples)
     assert abs(got["crawl"] - 0.3) <= 0.005 and abs(got["wiki"] - 0.7) <= 0.005, got
     assert sum(group_totals(samples)[s]["tokens"] for s in ("crawl", "wiki")) == plan.drawn_tokens  # the plan is exact
-    assert plan.drawn_tokens == pytest.approx(t.column("num_tokens").to_numpy().sum(), rel=0.002)  # default: the sources' size
+    assert plan.drawn_tokens == pytest.approx(
+        t.column("num_tokens").to_numpy().sum(), rel=0.002
+    )  # default: the sources' size
 
 
 def test_output_tokens_and_a_zero_weight():
@@ -128,7 +151,13 @@ def test_tallies_add_up_part_by_part():
     parts: dict[str, Tally] = {}
     for i in range(0, len(t), 128):
         piece = t.slice(i, 128)
-        parts = add_tallies(parts, {k: Tally.from_json(v.to_json()) for k, v in tally(piece, tokens[i:i + 128], ok[i:i + 128], config).items()})
+        parts = add_tallies(
+            parts,
+            {
+                k: Tally.from_json(v.to_json())
+                for k, v in tally(piece, tokens[i : i + 128], ok[i : i + 128], config).items()
+            },
+        )
     for name in whole:
         assert whole[name].to_json() == parts[name].to_json()
 
@@ -146,7 +175,9 @@ def test_rehydration_alone_repeats_documents_by_cluster_size():
     expected = RehydrateConfig(enabled=True).copies(t.column("dup_cluster_size").to_numpy())
     assert n.tolist() == expected.tolist()  # no mix by source: each document exactly its weight
     section = manifest_section(plan, group_totals(draw(t, plan)))
-    assert section["rehydration"]["documents_by_weight"] == {str(k): int(v) for k, v in zip(*np.unique(expected, return_counts=True), strict=False)}
+    assert section["rehydration"]["documents_by_weight"] == {
+        str(k): int(v) for k, v in zip(*np.unique(expected, return_counts=True), strict=False)
+    }
     assert section["sources"]["(all)"]["samples"] == int(expected.sum())
 
 
@@ -171,8 +202,11 @@ def test_a_draw_past_max_epochs_is_an_error_before_anything_is_drawn():
     t = corpus({"ten": (10, 300)})  # ~3,000 tokens
     tracemalloc.start()
     try:
-        with pytest.raises(MixError, match=r"^mix.tokens: the mix would repeat source 'ten' [\d,]+\.\d times .* more "
-                                           r"than mix.max_epochs \(100\)"):
+        with pytest.raises(
+            MixError,
+            match=r"^mix.tokens: the mix would repeat source 'ten' [\d,]+\.\d times .* more "
+            r"than mix.max_epochs \(100\)",
+        ):
             planned(t, MixConfig(weights={"ten": 1}, tokens=10**12))
         _, peak = tracemalloc.get_traced_memory()
     finally:
@@ -183,8 +217,10 @@ def test_a_draw_past_max_epochs_is_an_error_before_anything_is_drawn():
     epochs = plan.source("ten").epochs
     assert epochs == pytest.approx(50, rel=0.01) and repeated_sources(plan) == {"ten": epochs}
     with pytest.raises(MixError, match="mix.rehydrate.weights: the mix would repeat source 'all'"):
-        planned(corpus({"": (10, 300)}, clusters=True), MixConfig(rehydrate={"enabled": True, "weights": {1: 900}},
-                                                                 max_epochs=5))
+        planned(
+            corpus({"": (10, 300)}, clusters=True),
+            MixConfig(rehydrate={"enabled": True, "weights": {1: 900}}, max_epochs=5),
+        )
     assert repeated_sources(planned(t, MixConfig(epochs={"ten": 4}))) == {}  # at 4 epochs: no warning
 
 
@@ -195,15 +231,18 @@ def test_documents_of_a_source_the_plan_does_not_know_are_an_error_not_a_loss():
         draw(t, plan)
 
 
-@pytest.mark.parametrize("bad, message", [
-    ({"weights": {"a": 1}, "epochs": {"a": 1}}, "not both"),
-    ({"weights": {"a": 0}}, "more than 0"),
-    ({"weights": {"a": -1}}, "from 0 to 1000"),
-    ({"tokens": 10, "epochs": {"a": 1}}, "tokens sets the output size"),
-    ({"rehydrate": {"weights": {2: 2}}}, "cluster size 1"),
-    ({"epochs": {"a": 1, "wiki": 200}}, r"epochs.wiki: 200 epochs is more than max_epochs \(100\)"),
-    ({"epochs": {"a": 20}, "max_epochs": 10}, "more than max_epochs"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ({"weights": {"a": 1}, "epochs": {"a": 1}}, "not both"),
+        ({"weights": {"a": 0}}, "more than 0"),
+        ({"weights": {"a": -1}}, "from 0 to 1000"),
+        ({"tokens": 10, "epochs": {"a": 1}}, "tokens sets the output size"),
+        ({"rehydrate": {"weights": {2: 2}}}, "cluster size 1"),
+        ({"epochs": {"a": 1, "wiki": 200}}, r"epochs.wiki: 200 epochs is more than max_epochs \(100\)"),
+        ({"epochs": {"a": 20}, "max_epochs": 10}, "more than max_epochs"),
+    ],
+)
 def test_config_errors(bad, message):
     with pytest.raises(ValueError, match=message):
         MixConfig.model_validate(bad)

@@ -43,28 +43,48 @@ def sources(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("sources")
     shared = _words(rng, vocab, 300)
     loop = " ".join(["the same line again and again"] * 60)
-    web = [{"id": f"web-{i}", "url": f"https://web.example/{i}", "text": _words(rng, vocab, rng.randint(30, 600))} for i in range(500)]
-    web += [{"id": "web-shared", "url": "https://web.example/shared", "text": shared},
-            {"id": "web-loop", "url": "https://web.example/loop", "text": loop}]
-    books = [{"id": f"book-{i}", "url": f"https://books.example/{i}", "body": _words(rng, vocab, rng.randint(400, 1500))} for i in range(40)]
-    books += [{"id": "book-shared", "url": "https://books.example/shared", "body": shared},
-              {"id": "book-loop", "url": "https://books.example/loop", "body": loop.replace("again", "once more")}]
+    web = [
+        {"id": f"web-{i}", "url": f"https://web.example/{i}", "text": _words(rng, vocab, rng.randint(30, 600))}
+        for i in range(500)
+    ]
+    web += [
+        {"id": "web-shared", "url": "https://web.example/shared", "text": shared},
+        {"id": "web-loop", "url": "https://web.example/loop", "text": loop},
+    ]
+    books = [
+        {"id": f"book-{i}", "url": f"https://books.example/{i}", "body": _words(rng, vocab, rng.randint(400, 1500))}
+        for i in range(40)
+    ]
+    books += [
+        {"id": "book-shared", "url": "https://books.example/shared", "body": shared},
+        {"id": "book-loop", "url": "https://books.example/loop", "body": loop.replace("again", "once more")},
+    ]
     for name, rows in (("web", web), ("books", books)):
         (folder / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     return folder
 
 
 def _config(src: Path, out: Path, **extra) -> dict:
-    return parse_config({
-        "output": str(out),
-        "sources": [{"name": "web", "inputs": [str(src / "web.jsonl")], "filters": {"gopher_repetition": {"enabled": True}}},
-                    {"name": "books", "inputs": [str(src / "books.jsonl")], "documents": {"text": "body"}}],
-        "filters": OFF, "langid": {"enabled": False}, "pii": {"enabled": False},
-        "mix": {"weights": {"web": 0.3, "books": 0.7}},
-        "dedup": {"keep": {"source_priority": ["books"]}},
-        "shards": {"shuffle": {"groups": 3}, "layout": {"metadata": ["source_name"]}, **extra.pop("shards", {})},
-        **extra,
-    })
+    return parse_config(
+        {
+            "output": str(out),
+            "sources": [
+                {
+                    "name": "web",
+                    "inputs": [str(src / "web.jsonl")],
+                    "filters": {"gopher_repetition": {"enabled": True}},
+                },
+                {"name": "books", "inputs": [str(src / "books.jsonl")], "documents": {"text": "body"}},
+            ],
+            "filters": OFF,
+            "langid": {"enabled": False},
+            "pii": {"enabled": False},
+            "mix": {"weights": {"web": 0.3, "books": 0.7}},
+            "dedup": {"keep": {"source_priority": ["books"]}},
+            "shards": {"shuffle": {"groups": 3}, "layout": {"metadata": ["source_name"]}, **extra.pop("shards", {})},
+            **extra,
+        }
+    )
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +112,11 @@ def _tokens(samples) -> dict[str, int]:
 
 
 def _digest(root: Path) -> dict:
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted((root / "shards").rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted((root / "shards").rglob("*"))
+        if p.is_file()
+    }
 
 
 def test_the_shards_hold_30_and_70_percent_of_the_tokens(mixed, samples):
@@ -131,7 +155,10 @@ def test_each_source_runs_with_its_own_settings_and_dedup_keeps_the_preferred_co
     assert [r["id"] for r in removed if r["reason"] in ("exact_duplicate", "duplicate")] == ["web-shared"]
     assert json.loads([r for r in removed if r["id"] == "web-shared"][0]["details"])["kept_id"] == "book-shared"
     plan = {p["name"]: p for p in record["plan"]["phases"]}
-    assert plan["extracted"]["overrides"] == {"web": {"filters.gopher_repetition.enabled": True}, "books": {"documents.text": "body"}}
+    assert plan["extracted"]["overrides"] == {
+        "web": {"filters.gopher_repetition.enabled": True},
+        "books": {"documents.text": "body"},
+    }
 
 
 def test_the_manifest_and_the_card_report_the_mix(mixed):
@@ -167,8 +194,10 @@ def test_documents_samples_and_repeats_are_three_numbers_everywhere(mixed, sampl
     assert f"of {len(distinct)} distinct documents" in check["check"]
     readme = card_text(out)
     assert f"**{len(distinct):,} documents**" in readme
-    assert (f"drawn from the {dataset:,} documents of `documents/deduped/` into **{len(ids):,} samples** in the "
-            f"shards ({manifest['repeats']:,} of them repeats" in readme)
+    assert (
+        f"drawn from the {dataset:,} documents of `documents/deduped/` into **{len(ids):,} samples** in the "
+        f"shards ({manifest['repeats']:,} of them repeats" in readme
+    )
     assert f"{len(ids):,} samples of {len(distinct):,} distinct documents" in readme  # the Tokens section
     assert "### shards: ran (3 groups)" in readme
     # a check that compares numbers fails when they disagree: the manifest's samples one short
@@ -214,5 +243,8 @@ def test_the_same_config_gives_the_same_bytes(mixed, sources, tmp_path):
     shutil.copytree(again, on_ray)
     shutil.rmtree(on_ray / "shards")
     shutil.rmtree(on_ray / "_done" / "shards")
-    assert run(_config(sources, on_ray, shards={"local_max_docs": 0}), progress=False, phases=["shards"])["status"] == "ok"
+    assert (
+        run(_config(sources, on_ray, shards={"local_max_docs": 0}), progress=False, phases=["shards"])["status"]
+        == "ok"
+    )
     assert _digest(on_ray) == _digest(out)

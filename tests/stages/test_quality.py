@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import hashlib
+import json
 
 import numpy as np
 import pyarrow as pa
@@ -22,8 +22,10 @@ from stages.quality import QualityConfig
 def quality(model, **kw) -> ClassifierConfig:
     return ClassifierConfig(name="quality", model=str(model), label="hq", **kw)
 
-GOOD = ("the committee reviewed evidence from several independent "
-    "studies and published a careful analysis of results").split()
+
+GOOD = (
+    "the committee reviewed evidence from several independent studies and published a careful analysis of results"
+).split()
 BAD = "buy cheap pills casino bonus click here free winner hot deals limited offer discount now".split()
 SHARED = "and of to a in is page".split()
 
@@ -60,7 +62,16 @@ SMALL = ["--dim", "8", "--epoch", "10", "--lr", "0.5", "--bucket", "10000", "--s
 
 def train(sets_dir, out, *extra) -> int:
     return train_quality.main(
-        ["--positives", str(sets_dir / "pos.parquet"), "--negatives", str(sets_dir / "neg.jsonl"), "-o", str(out), *SMALL, *extra]
+        [
+            "--positives",
+            str(sets_dir / "pos.parquet"),
+            "--negatives",
+            str(sets_dir / "neg.jsonl"),
+            "-o",
+            str(out),
+            *SMALL,
+            *extra,
+        ]
     )
 
 
@@ -110,7 +121,9 @@ def test_positive_label_is_configurable(model_path, sets):
     cc, labels2 = QualityScorer(str(model_path), "__label__cc").score(texts)  # with or without the prefix
     np.testing.assert_allclose(hq + cc, 1.0, atol=1e-4)  # softmax over two labels
     assert labels.to_pylist() == labels2.to_pylist()
-    with pytest.raises(QualityModelError, match=r"^quality.positive_label: 'good' is not a label of .* \(its labels: "):
+    with pytest.raises(
+        QualityModelError, match=r"^quality.positive_label: 'good' is not a label of .* \(its labels: "
+    ):
         QualityScorer(str(model_path), "good")
 
 
@@ -176,8 +189,13 @@ def test_bad_model_path_is_a_one_line_config_error(tmp_path):
 def test_bad_model_at_stage_level(tmp_path, model_path):
     """Past the config (e.g. a file removed after validation), the stage says which field is wrong."""
     with pytest.raises(QualityModelError, match=r"^classifiers.0.model: no fastText model file at "):
-        ClassifyStage([ClassifierConfig.model_construct(name="quality", model=str(tmp_path / "gone.bin"), label="hq",
-                                                        lowercase=False, max_chars=None)])
+        ClassifyStage(
+            [
+                ClassifierConfig.model_construct(
+                    name="quality", model=str(tmp_path / "gone.bin"), label="hq", lowercase=False, max_chars=None
+                )
+            ]
+        )
     data = model_path.read_bytes()
     # Cut inside the dictionary fastText's loader would spin forever; cut inside a matrix it reads zeros.
     for cut in (200, len(data) - 100):
@@ -196,7 +214,9 @@ def test_word_vector_model_is_refused(tmp_path):
     corpus_file = tmp_path / "c.txt"
     corpus_file.write_text("\n".join(corpus(30, GOOD, 5)) + "\n")
     with train_quality.zeroed_allocations():
-        wv = fasttext.train_unsupervised(str(corpus_file), dim=4, epoch=1, minCount=1, thread=1, verbose=0, bucket=1000)
+        wv = fasttext.train_unsupervised(
+            str(corpus_file), dim=4, epoch=1, minCount=1, thread=1, verbose=0, bucket=1000
+        )
     wv.save_model(str(tmp_path / "wv.bin"))
     with pytest.raises(QualityModelError, match=r"^quality.model: .* is a word-vector model"):
         load_model(str(tmp_path / "wv.bin"))
@@ -207,8 +227,13 @@ def test_the_quality_section_of_earlier_configs_is_the_quality_classifier(model_
     entry named quality; a bad path names quality.model."""
     from pipeline.config import ConfigError, parse_config
 
-    cfg = parse_config({"inputs": ["x"], "output": "o", "quality": {"enabled": True, "model": str(model_path), "max_chars": 9,
-                                                                    "filter": {"top_fraction": 0.5}}})
+    cfg = parse_config(
+        {
+            "inputs": ["x"],
+            "output": "o",
+            "quality": {"enabled": True, "model": str(model_path), "max_chars": 9, "filter": {"top_fraction": 0.5}},
+        }
+    )
     (c,) = cfg.classifiers
     assert (c.name, c.model, c.label, c.max_chars, c.filter.top_fraction) == ("quality", str(model_path), "hq", 9, 0.5)
     assert cfg.quality is None and "quality" not in cfg.model_dump()  # recorded as the classifiers entry only
@@ -216,10 +241,18 @@ def test_the_quality_section_of_earlier_configs_is_the_quality_classifier(model_
     with pytest.raises(ConfigError, match=r"^config error: quality.model: .*no fastText model file"):
         parse_config({"inputs": ["x"], "output": "o", "quality": {"enabled": True, "model": "nope.bin"}})
     with pytest.raises(ConfigError, match=r"keep only the classifiers entry"):
-        parse_config({"inputs": ["x"], "output": "o", "quality": {"enabled": True, "model": str(model_path)},
-                      "classifiers": [{"name": "quality", "model": str(model_path), "label": "hq"}]})
-    assert QualityConfig(enabled=True, model=str(model_path), filter={"threshold": 0.5}).replacement() == \
-        f"classifiers: [{{name: quality, model: {model_path}, label: hq, filter: {{threshold: 0.5}}}}]"
+        parse_config(
+            {
+                "inputs": ["x"],
+                "output": "o",
+                "quality": {"enabled": True, "model": str(model_path)},
+                "classifiers": [{"name": "quality", "model": str(model_path), "label": "hq"}],
+            }
+        )
+    assert (
+        QualityConfig(enabled=True, model=str(model_path), filter={"threshold": 0.5}).replacement()
+        == f"classifiers: [{{name: quality, model: {model_path}, label: hq, filter: {{threshold: 0.5}}}}]"
+    )
 
 
 def test_every_field_is_described():
@@ -263,11 +296,20 @@ def test_labeled_data_jsonl_and_quantized_output(sets, tmp_path):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["--data", "{d}/labeled.jsonl", "--text-column", "body", "--label-column", "nope"], "no column 'nope' (its columns: body, kind)"),
+        (
+            ["--data", "{d}/labeled.jsonl", "--text-column", "body", "--label-column", "nope"],
+            "no column 'nope' (its columns: body, kind)",
+        ),
         (["--data", "{d}/missing-*.parquet"], "no data file matches"),
         (["--positives", "{d}/pos.parquet"], "--positives and --negatives go together"),
-        (["--data", "{d}/labeled.jsonl", "--text-column", "body", "--label-column", "kind"], "--positive-label 'hq' is not among"),
-        (["--positives", "{d}/pos.parquet", "--negatives", "{d}/neg.jsonl", "--valid-fraction", "1"], "--valid-fraction"),
+        (
+            ["--data", "{d}/labeled.jsonl", "--text-column", "body", "--label-column", "kind"],
+            "--positive-label 'hq' is not among",
+        ),
+        (
+            ["--positives", "{d}/pos.parquet", "--negatives", "{d}/neg.jsonl", "--valid-fraction", "1"],
+            "--valid-fraction",
+        ),
     ],
 )
 def test_bad_training_input_is_one_line(sets, tmp_path, capsys, argv, message):
@@ -298,5 +340,7 @@ def test_roc_auc_matches_pairwise_count():
 
 
 def test_label_tokens_inside_texts_do_not_become_labels(tmp_path):
-    train_quality.write_training_file(tmp_path / "t.txt", pa.array(["see __label__cc here", "__label__x\nnext"]), ["hq", "two words"], False, None)
+    train_quality.write_training_file(
+        tmp_path / "t.txt", pa.array(["see __label__cc here", "__label__x\nnext"]), ["hq", "two words"], False, None
+    )
     assert (tmp_path / "t.txt").read_text().splitlines() == ["__label__hq see  here", "__label__two_words  next"]

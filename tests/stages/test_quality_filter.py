@@ -9,8 +9,7 @@ import math
 import numpy as np
 import pyarrow as pa
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from stages.base import ChainStats, run_chain
 from stages.classify import ClassifierConfig, ClassifierFilterConfig, ClassifierFilterStage
@@ -19,18 +18,21 @@ from stages.top_fraction import Cutoff, top_fraction_cutoffs
 
 def flt(cutoffs=None, name="quality", **rule) -> ClassifierFilterStage:
     """The filter of a classifier ``name`` with ``rule`` (its model is never loaded)."""
-    config = ClassifierConfig.model_construct(name=name, model="-", label="x", lowercase=False, max_chars=None,
-                                              filter=ClassifierFilterConfig(**rule))
+    config = ClassifierConfig.model_construct(
+        name=name, model="-", label="x", lowercase=False, max_chars=None, filter=ClassifierFilterConfig(**rule)
+    )
     return ClassifierFilterStage(config, cutoffs)
 
 
 def docs(ids, langs, scores) -> pa.Table:
-    return pa.table({
-        "id": pa.array(ids, pa.string()),
-        "language": pa.array(langs, pa.string()),
-        "quality_score": pa.array(scores, pa.float32()),
-        "text": pa.array([f"text of {i}" for i in ids], pa.large_string()),
-    })
+    return pa.table(
+        {
+            "id": pa.array(ids, pa.string()),
+            "language": pa.array(langs, pa.string()),
+            "quality_score": pa.array(scores, pa.float32()),
+            "text": pa.array([f"text of {i}" for i in ids], pa.large_string()),
+        }
+    )
 
 
 def kept_ids(stage: ClassifierFilterStage, table: pa.Table) -> list[str]:
@@ -48,10 +50,14 @@ def test_threshold_rejects_lower_and_missing_scores():
     assert kept.column("id").to_pylist() == ["a", "b"]  # equal to the threshold is kept
     (rej,) = rejected
     assert rej.column("id").to_pylist() == ["c", "d"]
-    assert set(rej.column("stage").to_pylist()) == {"quality_filter"} and set(rej.column("reason").to_pylist()) == {"quality"}
+    assert set(rej.column("stage").to_pylist()) == {"quality_filter"} and set(rej.column("reason").to_pylist()) == {
+        "quality"
+    }
     details = [json.loads(d) for d in rej.column("details").to_pylist()]
-    assert details == [{"score": pytest.approx(0.49, abs=1e-6), "threshold": 0.5, "language": "en"},
-                       {"score": None, "threshold": 0.5, "language": "en"}]
+    assert details == [
+        {"score": pytest.approx(0.49, abs=1e-6), "threshold": 0.5, "language": "en"},
+        {"score": None, "threshold": 0.5, "language": "en"},
+    ]
     assert stats.rejected == {"quality": 2}
     assert kept.column_names == table.column_names  # the filter adds no columns to what it keeps
 
@@ -73,13 +79,21 @@ def test_remove_above_a_threshold_keeps_missing_scores():
     kept, (rej,) = run_chain([stage], toxicity(["a", "b", "c", "d"], ["en"] * 4, [0.9, 0.5, 0.1, None]), ChainStats())
     assert kept.column("id").to_pylist() == ["b", "c", "d"]
     assert (rej.column("stage")[0].as_py(), rej.column("reason")[0].as_py()) == ("toxicity_filter", "toxicity")
-    assert json.loads(rej.column("details")[0].as_py()) == {"score": pytest.approx(0.9), "threshold": 0.5, "remove": "above",
-                                                            "language": "en"}
+    assert json.loads(rej.column("details")[0].as_py()) == {
+        "score": pytest.approx(0.9),
+        "threshold": 0.5,
+        "remove": "above",
+        "language": "en",
+    }
 
 
 def test_thresholds_per_language_by_code_or_fineweb2_name():
     stage = flt(threshold=0.5, by_language={"de": 0.2, "rus_Cyrl": 0.8})
-    table = docs(["en1", "en2", "de1", "de2", "ru1", "ru2"], ["en", "en", "de", "de", "ru", "ru"], [0.4, 0.6, 0.3, 0.1, 0.7, 0.9])
+    table = docs(
+        ["en1", "en2", "de1", "de2", "ru1", "ru2"],
+        ["en", "en", "de", "de", "ru", "ru"],
+        [0.4, 0.6, 0.3, 0.1, 0.7, 0.9],
+    )
     assert kept_ids(stage, table) == ["en2", "de1", "ru2"]
 
 
@@ -90,8 +104,15 @@ def test_top_fraction_per_language():
     rule = ClassifierFilterConfig(top_fraction=0.2, by_language={"de": 0.5})
     cut = top_fraction_cutoffs(langs, scores, ids, rule.value_for)
     assert (cut["en"].kept, cut["de"].kept) == (2, 5)
-    assert sorted(kept_ids(flt(cut, top_fraction=0.2, by_language={"de": 0.5}), docs(ids, langs, scores))) == \
-        ["de5", "de6", "de7", "de8", "de9", "en8", "en9"]
+    assert sorted(kept_ids(flt(cut, top_fraction=0.2, by_language={"de": 0.5}), docs(ids, langs, scores))) == [
+        "de5",
+        "de6",
+        "de7",
+        "de8",
+        "de9",
+        "en8",
+        "en9",
+    ]
 
 
 # ---------------------------------------------------------------- cutoffs
@@ -149,7 +170,12 @@ def test_rejected_details_carry_score_and_cutoff():
     ids, langs, scores = ["a", "b"], ["en", "en"], [0.25, 0.75]
     stage = flt(top_fraction_cutoffs(langs, scores, ids, 0.5), top_fraction=0.5)
     _, (rej,) = run_chain([stage], docs(ids, langs, scores), ChainStats())
-    assert json.loads(rej.column("details")[0].as_py()) == {"score": 0.25, "cutoff": 0.75, "top_fraction": 0.5, "language": "en"}
+    assert json.loads(rej.column("details")[0].as_py()) == {
+        "score": 0.25,
+        "cutoff": 0.75,
+        "top_fraction": 0.5,
+        "language": "en",
+    }
 
 
 def test_bad_settings():
@@ -194,7 +220,11 @@ def test_batches_keep_exactly_the_global_top_fraction(rows, fraction, cuts, seed
     f32 = table.column("quality_score").to_pylist()  # the float32 values the filter sees
     expected = []
     for lang in set(langs):
-        members = [(-(s if s is not None else -math.inf), i) for i, code, s in zip(ids, langs, f32, strict=False) if code == lang]
+        members = [
+            (-(s if s is not None else -math.inf), i)
+            for i, code, s in zip(ids, langs, f32, strict=False)
+            if code == lang
+        ]
         n_keep = max(1, math.ceil(round(fraction * len(members), 6)))
         expected += [i for _, i in sorted(members)[:n_keep]]
     assert sorted(kept) == sorted(expected)

@@ -56,6 +56,8 @@ def test_make_model_rebuilds_the_committed_model(sample_sets, tmp_path):
     mm = make_model()
     record = json.loads(METRICS.read_text())
     if mm.training_data_sha256(*sample_sets) != record["made_by"]["training_data_sha256"]:
-        pytest.skip("the samples or the extractor changed since the model was made: run python samples/quality/make_model.py")
+        pytest.skip(
+            "the samples or the extractor changed since the model was made: run python samples/quality/make_model.py"
+        )
     assert mm.build(REPO / "samples", tmp_path / "model.ftz", data=sample_sets) == 0
     assert (tmp_path / "model.ftz").read_bytes() == MODEL.read_bytes()

@@ -6,8 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from stages.pack import LayoutConfig, Packer, document_samples
 from stages.shuffle_plan import ShuffleConfig, group_order, plan
@@ -50,7 +49,15 @@ def run_packer(toks, ids, seq_len, remainder, batch_sizes) -> tuple[list[tuple],
         i += size
     tables.append(packer.finish())
     t = pa.concat_tables(tables)
-    rows = list(zip(t.column("tokens").to_pylist(), t.column("num_tokens").to_pylist(), t.column("first_id").to_pylist(), t.column("first_offset").to_pylist(), strict=False))
+    rows = list(
+        zip(
+            t.column("tokens").to_pylist(),
+            t.column("num_tokens").to_pylist(),
+            t.column("first_id").to_pylist(),
+            t.column("first_offset").to_pylist(),
+            strict=False,
+        )
+    )
     return rows, packer
 
 
@@ -188,12 +195,15 @@ def test_config_bounds():
         ShuffleConfig(groups=0)
 
 
-@pytest.mark.parametrize("lengths, seq_len, dropped_tokens, dropped_documents", [
-    ([3, 5, 2, 7], 4, 1, 0),   # the last token of a document whose start is in a sequence
-    ([6, 3, 2], 4, 3, 1),      # the tail of one document and the whole of the next
-    ([3, 2], 10, 5, 2),        # a seq_len longer than the group: everything
-    ([4, 4], 4, 0, 0),
-])
+@pytest.mark.parametrize(
+    "lengths, seq_len, dropped_tokens, dropped_documents",
+    [
+        ([3, 5, 2, 7], 4, 1, 0),  # the last token of a document whose start is in a sequence
+        ([6, 3, 2], 4, 3, 1),  # the tail of one document and the whole of the next
+        ([3, 2], 10, 5, 2),  # a seq_len longer than the group: everything
+        ([4, 4], 4, 0, 0),
+    ],
+)
 def test_drop_counts_the_tokens_and_the_whole_documents_it_drops(lengths, seq_len, dropped_tokens, dropped_documents):
     toks, ids = docs(lengths)
     _, packer = run_packer(toks, ids, seq_len, "drop", [1] * len(lengths))

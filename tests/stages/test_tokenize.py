@@ -8,8 +8,7 @@ import json
 import numpy as np
 import pyarrow as pa
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from tokenizers import Tokenizer
 
 from stages.base import REASON
@@ -30,7 +29,9 @@ TEXTS = [
 
 @pytest.fixture(scope="module")
 def stage() -> TokenizeStage:
-    return TokenizeStage(TokenizeConfig(tokenizer=str(REPO / SAMPLE_TOKENIZER), bos="<|begin_of_text|>", eos="<|endoftext|>"))
+    return TokenizeStage(
+        TokenizeConfig(tokenizer=str(REPO / SAMPLE_TOKENIZER), bos="<|begin_of_text|>", eos="<|endoftext|>")
+    )
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +48,9 @@ def test_tokens_equal_direct_encode_with_bos_and_eos(stage, plain):
     out = stage(pa.table({"id": [str(i) for i in range(len(TEXTS))], "text": TEXTS}))
     assert out.column_names == ["id", "text", "tokens", "num_tokens", REASON, "details"]
     assert out.schema.field("tokens").type == pa.list_(pa.uint16())
-    for text, toks, n in zip(TEXTS, out.column("tokens").to_pylist(), out.column("num_tokens").to_pylist(), strict=False):
+    for text, toks, n in zip(
+        TEXTS, out.column("tokens").to_pylist(), out.column("num_tokens").to_pylist(), strict=False
+    ):
         assert toks == expected(plain, text, "<|begin_of_text|>", "<|endoftext|>")
         assert n == len(toks)
         assert plain.decode(toks[1:-1]) == text  # byte level: no unknown token, text comes back
@@ -59,7 +62,9 @@ def test_a_batch_larger_than_an_encode_chunk_gives_the_same_tokens(stage, plain,
     monkeypatch.setattr(stages.tokenize, "ENCODE_CHUNK", 3)  # several chunks, the last one short, an empty text inside
     texts = [*TEXTS, "", *TEXTS][:11]
     out = stage(pa.table({"id": [str(i) for i in range(len(texts))], "text": texts}))
-    assert out.column("tokens").to_pylist() == [expected(plain, t, "<|begin_of_text|>", "<|endoftext|>") for t in texts]
+    assert out.column("tokens").to_pylist() == [
+        expected(plain, t, "<|begin_of_text|>", "<|endoftext|>") for t in texts
+    ]
 
 
 @pytest.mark.parametrize("bos,eos", [(None, None), (None, "<|endoftext|>"), ("<|begin_of_text|>", None)])
@@ -90,7 +95,10 @@ def test_empty_and_null_texts_are_rejected_and_counted(stage):
 def test_max_chars_truncates_and_counts(plain):
     s = TokenizeStage(TokenizeConfig(tokenizer=str(REPO / SAMPLE_TOKENIZER), eos=None, max_chars=10))
     out = s(pa.table({"text": ["short", "ü" * 25]}))
-    assert out.column("tokens").to_pylist() == [expected(plain, "short", None, None), expected(plain, "ü" * 10, None, None)]
+    assert out.column("tokens").to_pylist() == [
+        expected(plain, "short", None, None),
+        expected(plain, "ü" * 10, None, None),
+    ]
     assert s.drain_counters() == {"truncated": 1, "tokens": int(pc_sum(out))}
 
 
@@ -103,7 +111,15 @@ def test_uint32_when_the_vocabulary_exceeds_16_bits(tmp_path):
     spec = json.loads((REPO / SAMPLE_TOKENIZER).read_text())
     base = len(spec["model"]["vocab"])
     spec["added_tokens"] += [
-        {"id": base + i, "content": f"zzword{i}", "single_word": False, "lstrip": False, "rstrip": False, "normalized": False, "special": False}
+        {
+            "id": base + i,
+            "content": f"zzword{i}",
+            "single_word": False,
+            "lstrip": False,
+            "rstrip": False,
+            "normalized": False,
+            "special": False,
+        }
         for i in range(57_500)
     ]
     path = tmp_path / "big.json"
@@ -119,7 +135,9 @@ def test_uint32_when_the_vocabulary_exceeds_16_bits(tmp_path):
 
 
 def test_unknown_special_token_is_a_one_line_error_naming_the_field():
-    with pytest.raises(ValueError, match=r"^config error: shards\.tokenize\.eos: token '</s>' is not in the tokenizer's vocabulary$"):
+    with pytest.raises(
+        ValueError, match=r"^config error: shards\.tokenize\.eos: token '</s>' is not in the tokenizer's vocabulary$"
+    ):
         TokenizeStage(TokenizeConfig(tokenizer=str(REPO / SAMPLE_TOKENIZER), eos="</s>"))
 
 
@@ -145,7 +163,9 @@ def test_thread_budget_one_disables_the_rust_pool(monkeypatch):
 def test_tokenizer_bytes_can_be_passed_in(plain):
     text = (REPO / SAMPLE_TOKENIZER).read_text()
     s = TokenizeStage(TokenizeConfig(tokenizer="/nonexistent/is/not/read.json"), tokenizer_bytes=text.encode())
-    assert s(pa.table({"text": ["hello"]})).column("tokens").to_pylist() == [expected(plain, "hello", None, "<|endoftext|>")]
+    assert s(pa.table({"text": ["hello"]})).column("tokens").to_pylist() == [
+        expected(plain, "hello", None, "<|endoftext|>")
+    ]
 
 
 def test_demonstration_tokenizer_is_committed_byte_level_8k(plain):

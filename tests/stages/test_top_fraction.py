@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from pipeline.top_fraction import BINS, boundaries, bins_of, cutoffs_from, _histograms
+from pipeline.top_fraction import BINS, _histograms, bins_of, boundaries, cutoffs_from
 from stages.top_fraction import _languages, _rank_scores, top_fraction_cutoffs
 
 
 def _two_pass(parts: list[pa.Table], fraction: float) -> dict:
     """The same passes as ScanWorker, without storage."""
+
     def lang_score(t):
-        return _languages(t.column("language")).to_numpy(zero_copy_only=False), _rank_scores(t.column("quality_score")).to_numpy()
+        return _languages(t.column("language")).to_numpy(zero_copy_only=False), _rank_scores(
+            t.column("quality_score")
+        ).to_numpy()
 
     hist = []
     for t in parts:
@@ -30,19 +32,28 @@ def _two_pass(parts: list[pa.Table], fraction: float) -> dict:
     return cutoffs_from(rows, kept)
 
 
-docs = st.lists(st.tuples(st.sampled_from(["en", "de", None]),
-                          st.one_of(st.none(), st.sampled_from([0.0, 0.5, 1.0, 1.00001]), st.floats(0, 1, width=32)),
-                          st.integers(0, 50)), min_size=1, max_size=80)
+docs = st.lists(
+    st.tuples(
+        st.sampled_from(["en", "de", None]),
+        st.one_of(st.none(), st.sampled_from([0.0, 0.5, 1.0, 1.00001]), st.floats(0, 1, width=32)),
+        st.integers(0, 50),
+    ),
+    min_size=1,
+    max_size=80,
+)
 
 
 @settings(max_examples=150, deadline=None)
 @given(docs=docs, fraction=st.sampled_from([0.01, 0.1, 0.3, 0.5, 0.77, 1.0]), cut=st.integers(0, 80))
 def test_equals_the_reference_on_all_documents(docs, fraction, cut):
     ids = [f"id-{n:03d}-{i}" for i, (_, _, n) in enumerate(docs)]
-    table = pa.table({"id": ids, "language": [d[0] for d in docs],
-                      "quality_score": pa.array([d[1] for d in docs], pa.float32())})
+    table = pa.table(
+        {"id": ids, "language": [d[0] for d in docs], "quality_score": pa.array([d[1] for d in docs], pa.float32())}
+    )
     parts = [table.slice(0, cut), table.slice(cut)]
-    expected = top_fraction_cutoffs(table.column("language"), table.column("quality_score"), table.column("id"), fraction)
+    expected = top_fraction_cutoffs(
+        table.column("language"), table.column("quality_score"), table.column("id"), fraction
+    )
     assert _two_pass(parts, fraction) == expected
 
 

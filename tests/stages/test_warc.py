@@ -19,7 +19,9 @@ def read(path, config=None):
 
 
 def pages(n):
-    return [Page(f"http://example.com/{i}", html(f"Page {i}", f"Paragraph number {i} " * 20).encode()) for i in range(n)]
+    return [
+        Page(f"http://example.com/{i}", html(f"Page {i}", f"Paragraph number {i} " * 20).encode()) for i in range(n)
+    ]
 
 
 def test_reads_responses_and_counts_other_types(warc_factory):
@@ -71,14 +73,20 @@ def test_non_html_and_error_responses_are_rows_with_reasons(warc_factory):
 
 def test_too_large_payload_is_rejected_without_reading_it(warc_factory):
     big = html("Big", "x" * 200_000).encode()
-    rows, _ = read(warc_factory("big.warc.gz", [Page("http://x.org/big", big)] + pages(1)), WarcConfig(max_payload_bytes=100_000))
+    rows, _ = read(
+        warc_factory("big.warc.gz", [Page("http://x.org/big", big)] + pages(1)), WarcConfig(max_payload_bytes=100_000)
+    )
     assert rows[0][REASON] == "too_large" and "100000" in rows[0]["details"]
     assert rows[1][REASON] is None
 
 
 def test_content_encoding_gzip_is_decoded(warc_factory):
     body = html("Zipped", "compressed body").encode()
-    rows, _ = read(warc_factory("ce.warc.gz", [Page("http://x.org/z", gzip.compress(body), headers=[("Content-Encoding", "gzip")])]))
+    rows, _ = read(
+        warc_factory(
+            "ce.warc.gz", [Page("http://x.org/z", gzip.compress(body), headers=[("Content-Encoding", "gzip")])]
+        )
+    )
     assert rows[0][REASON] is None and rows[0]["payload"] == body
 
 
@@ -107,7 +115,12 @@ def test_content_length_too_long_resyncs_on_the_next_header(warc_factory, tmp_pa
     recs = _raw_records(warc_factory("cl.warc.gz", pages(5)))
     # records: warcinfo, then 5 responses; make the 2nd response claim 5000 more bytes
     head, rest = recs[2].split(b"\r\n\r\n", 1)
-    lines = [line if not line.startswith(b"Content-Length: ") else b"Content-Length: %d" % (int(line.split(b": ")[1]) + 5000) for line in head.split(b"\r\n")]
+    lines = [
+        line
+        if not line.startswith(b"Content-Length: ")
+        else b"Content-Length: %d" % (int(line.split(b": ")[1]) + 5000)
+        for line in head.split(b"\r\n")
+    ]
     recs[2] = b"\r\n".join(lines) + b"\r\n\r\n" + rest
     bad = tmp_path / "cl-long.warc"
     bad.write_bytes(_join(recs))
@@ -122,7 +135,9 @@ def test_content_length_too_long_resyncs_on_the_next_header(warc_factory, tmp_pa
 def test_content_length_too_short_resyncs_on_the_next_header(warc_factory, tmp_path):
     recs = _raw_records(warc_factory("cl.warc.gz", pages(5)))
     head, rest = recs[3].split(b"\r\n\r\n", 1)
-    lines = [line if not line.startswith(b"Content-Length: ") else b"Content-Length: 150" for line in head.split(b"\r\n")]
+    lines = [
+        line if not line.startswith(b"Content-Length: ") else b"Content-Length: 150" for line in head.split(b"\r\n")
+    ]
     recs[3] = b"\r\n".join(lines) + b"\r\n\r\n" + rest
     bad = tmp_path / "cl-short.warc"
     bad.write_bytes(_join(recs))
@@ -176,7 +191,12 @@ def test_batches_respect_batch_size(warc_factory):
 
 def test_sniffed_compression_type_defers_to_the_declared_type(warc_factory):
     body = html("Zipped", "compressed body").encode()
-    page = Page("http://x.org/z", gzip.compress(body), headers=[("Content-Encoding", "gzip")], identified_type="application/gzip")
+    page = Page(
+        "http://x.org/z",
+        gzip.compress(body),
+        headers=[("Content-Encoding", "gzip")],
+        identified_type="application/gzip",
+    )
     rows, _ = read(warc_factory("ce2.warc.gz", [page]))
     assert rows[0][REASON] is None and rows[0]["content_type"] == "text/html" and rows[0]["payload"] == body
 
@@ -202,7 +222,9 @@ def test_sample_broken_files(name, urls, reasons, malformed):
     assert stats.malformed_records == malformed
 
 
-HOSTILE = {k: v for k, v in __import__("json").loads((SAMPLES_BROKEN / "expected.json").read_text()).items() if "expect" in v}
+HOSTILE = {
+    k: v for k, v in __import__("json").loads((SAMPLES_BROKEN / "expected.json").read_text()).items() if "expect" in v
+}
 
 
 @pytest.mark.parametrize("name", sorted(HOSTILE))

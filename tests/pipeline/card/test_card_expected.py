@@ -21,7 +21,28 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-LENGTH_EDGES = [0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000, 200000, 500000, 1000000]
+LENGTH_EDGES = [
+    0,
+    1,
+    2,
+    5,
+    10,
+    20,
+    50,
+    100,
+    200,
+    500,
+    1000,
+    2000,
+    5000,
+    10000,
+    20000,
+    50000,
+    100000,
+    200000,
+    500000,
+    1000000,
+]
 TOP = 20
 REJECTED_COLUMNS = ["id", "url", "source", "stage", "reason", "details", "text"]
 
@@ -90,7 +111,11 @@ def expected(out: Path, card: dict) -> dict:
     doc_phases = [p for p in ran if p != "shards"]  # every phase but shards writes documents (maybe none)
     docs = {p: _read(out / "documents" / p) for p in doc_phases}
     rej = {p: _read(out / "rejected" / p, REJECTED_COLUMNS) for p in ran}
-    manifest = json.loads((out / "shards" / "manifest.json").read_text()) if "shards" in ran and (out / "shards" / "manifest.json").exists() else None
+    manifest = (
+        json.loads((out / "shards" / "manifest.json").read_text())
+        if "shards" in ran and (out / "shards" / "manifest.json").exists()
+        else None
+    )
 
     by_type: dict[str, int] = {}
     for m in markers:
@@ -119,8 +144,16 @@ def expected(out: Path, card: dict) -> dict:
             by_reason = {k: int(v) for k, v in r[r["stage"] == stage]["reason"].value_counts().items()}
         removed = sum(by_reason.values())
         out_ = responses if step["step"] == "records" else n_in - removed
-        rows.append({"in": n_in, "removed": n_in - out_, "by_reason": by_reason, "out": out_,
-                     "removed_share": share(n_in - out_, n_in), "out_share": share(out_, responses)})
+        rows.append(
+            {
+                "in": n_in,
+                "removed": n_in - out_,
+                "by_reason": by_reason,
+                "out": out_,
+                "removed_share": share(n_in - out_, n_in),
+                "out_share": share(out_, responses),
+            }
+        )
         n_in = out_
     dataset = doc_phases[-1] if doc_phases else None
     written = _samples(manifest) if manifest else len(docs[dataset]) if dataset else 0
@@ -136,11 +169,17 @@ def expected(out: Path, card: dict) -> dict:
     langs = {p: _counts(d["language"]) if "language" in d else {} for p, d in docs.items()}
     exp = {
         "schema": 1,
-        "summary": {"records": records, "responses": responses, "documents": documents,
-                    "documents_share": share(documents, responses), "samples": written, "repeats": written - documents,
-                    "dataset_documents": len(docs[dataset]) if dataset else 0,
-                    "tokens": tokens_of(manifest),
-                    "languages": int(docs[dataset]["language"].nunique()) if dataset and "language" in docs[dataset] else 0},
+        "summary": {
+            "records": records,
+            "responses": responses,
+            "documents": documents,
+            "documents_share": share(documents, responses),
+            "samples": written,
+            "repeats": written - documents,
+            "dataset_documents": len(docs[dataset]) if dataset else 0,
+            "tokens": tokens_of(manifest),
+            "languages": int(docs[dataset]["language"].nunique()) if dataset and "language" in docs[dataset] else 0,
+        },
         "run": {"config": config, "inputs": len(record["inputs"])},
         "phases": {p: _phase(out, p, v, docs, rej, manifest) for p, v in card["phases"].items()},
         "funnel": rows,
@@ -196,13 +235,24 @@ def _sources(record, markers, docs, rej) -> dict:
         m = re.search(r"CC-MAIN-\d{4}-\d{2}", f)
         if m:
             snaps[m.group(0)] = snaps.get(m.group(0), 0) + 1
-    return {"files": len(inputs), "snapshots": snaps,
-            "reader": {"by_type": _by_type(markers), "records": sum(_by_type(markers).values()),
-                       "rows": sum(m.get("rows", 0) for m in markers), "malformed": sum(m.get("malformed_records", 0) for m in markers)},
-            "per_file": [{"records": per_source.get(shown[f]), "responses": int(resp.get(shown[f], 0)),
-                          "kept": {p: int((d["source"] == shown[f]).sum()) if "source" in d else 0
-                                   for p, d in docs.items()}}
-                         for f in inputs]}
+    return {
+        "files": len(inputs),
+        "snapshots": snaps,
+        "reader": {
+            "by_type": _by_type(markers),
+            "records": sum(_by_type(markers).values()),
+            "rows": sum(m.get("rows", 0) for m in markers),
+            "malformed": sum(m.get("malformed_records", 0) for m in markers),
+        },
+        "per_file": [
+            {
+                "records": per_source.get(shown[f]),
+                "responses": int(resp.get(shown[f], 0)),
+                "kept": {p: int((d["source"] == shown[f]).sum()) if "source" in d else 0 for p, d in docs.items()},
+            }
+            for f in inputs
+        ],
+    }
 
 
 def _by_type(markers) -> dict:
@@ -215,11 +265,17 @@ def _by_type(markers) -> dict:
 
 def _length(docs, doc_phases) -> dict:
     out = {"edges": LENGTH_EDGES}
-    for key, p in (("before", doc_phases[0] if doc_phases else None), ("after", doc_phases[-1] if doc_phases else None)):
+    for key, p in (
+        ("before", doc_phases[0] if doc_phases else None),
+        ("after", doc_phases[-1] if doc_phases else None),
+    ):
         d = docs.get(p)
         n = 0 if d is None else len(d)
         lengths = np.array([], dtype=np.int64) if d is None or not n else d["text"].fillna("").str.len().to_numpy()
-        hist = [int(((lengths >= lo) & (lengths < hi)).sum()) for lo, hi in zip(LENGTH_EDGES, LENGTH_EDGES[1:] + [math.inf], strict=False)]
+        hist = [
+            int(((lengths >= lo) & (lengths < hi)).sum())
+            for lo, hi in zip(LENGTH_EDGES, LENGTH_EDGES[1:] + [math.inf], strict=False)
+        ]
         chars = int(lengths.sum())
         out[key] = {"documents": n, "chars": chars, "mean_chars": round(chars / n, 1) if n else None, "hist": hist}
     return out
@@ -229,8 +285,12 @@ def _score_totals(s: pd.Series) -> dict:
     s = s.astype("float64")
     ok = s[s.notna()].to_numpy()
     hist = [int(v) for v in np.bincount(np.clip(np.floor(ok * 20), 0, 19).astype(int), minlength=20)]
-    return {"scored": len(ok), "missing": int(s.isna().sum()), "mean": round(float(ok.sum()) / len(ok), 4) if len(ok) else None,
-            "hist": hist}
+    return {
+        "scored": len(ok),
+        "missing": int(s.isna().sum()),
+        "mean": round(float(ok.sum()) / len(ok), 4) if len(ok) else None,
+        "hist": hist,
+    }
 
 
 def _classifiers(docs, doc_phases, rej, config) -> dict:
@@ -240,7 +300,11 @@ def _classifiers(docs, doc_phases, rej, config) -> dict:
         column = f"{name}_score"
         scored = [p for p in doc_phases if column in docs[p]]
         final = rej.get("final")
-        mine = final[(final["stage"] == f"{name}_filter") & (final["reason"] == name)] if final is not None and len(final) else None
+        mine = (
+            final[(final["stage"] == f"{name}_filter") & (final["reason"] == name)]
+            if final is not None and len(final)
+            else None
+        )
         details = [json.loads(d) for d in mine["details"]] if mine is not None else []
         removed_by_language: dict[str, int] = {}
         for d in details:
@@ -252,10 +316,17 @@ def _classifiers(docs, doc_phases, rej, config) -> dict:
             if p in scored:
                 d = docs[p].assign(language=docs[p]["language"].fillna("unknown"))
                 by_language[p] = {lang: _score_totals(g[column]) for lang, g in d.groupby("language")}
-        entries.append({"threshold": flt["threshold"], "top_fraction": flt["top_fraction"], "by_language_rule": flt["by_language"],
-                        "removed": len(mine) if mine is not None else 0,
-                        "removed_by_language": removed_by_language,
-                        "by_phase": {p: _score_totals(docs[p][column]) for p in scored}, "by_language": by_language})
+        entries.append(
+            {
+                "threshold": flt["threshold"],
+                "top_fraction": flt["top_fraction"],
+                "by_language_rule": flt["by_language"],
+                "removed": len(mine) if mine is not None else 0,
+                "removed_by_language": removed_by_language,
+                "by_phase": {p: _score_totals(docs[p][column]) for p in scored},
+                "by_language": by_language,
+            }
+        )
     return {"bins": 20, "edges": [round(i / 20, 4) for i in range(21)], "entries": entries}
 
 
@@ -265,12 +336,19 @@ def _dedup(docs, rej, ran) -> dict:
     kept, r = docs["deduped"], rej["deduped"]
     sizes = kept["dup_cluster_size"].value_counts().to_dict() if len(kept) else {}
     clusters = {str(int(s)): int(n) for s, n in sorted(sizes.items()) if s >= 2}
-    return {"in": len(kept) + len(r), "kept": len(kept), "removed": len(r),
-            "exact_duplicate": int((r["reason"] == "exact_duplicate").sum()), "near_duplicate": int((r["reason"] == "duplicate").sum()),
-            "removed_share": share(len(r), len(kept) + len(r)), "clusters": clusters, "cluster_count": sum(clusters.values()),
-            "documents_in_clusters": sum(int(s) * n for s, n in clusters.items()),
-            "largest_cluster": int(kept["dup_cluster_size"].max()) if len(kept) else 0,
-            **({"earlier_duplicate": int(e)} if (e := (r["reason"] == "duplicate_earlier").sum()) else {})}
+    return {
+        "in": len(kept) + len(r),
+        "kept": len(kept),
+        "removed": len(r),
+        "exact_duplicate": int((r["reason"] == "exact_duplicate").sum()),
+        "near_duplicate": int((r["reason"] == "duplicate").sum()),
+        "removed_share": share(len(r), len(kept) + len(r)),
+        "clusters": clusters,
+        "cluster_count": sum(clusters.values()),
+        "documents_in_clusters": sum(int(s) * n for s, n in clusters.items()),
+        "largest_cluster": int(kept["dup_cluster_size"].max()) if len(kept) else 0,
+        **({"earlier_duplicate": int(e)} if (e := (r["reason"] == "duplicate_earlier").sum()) else {}),
+    }
 
 
 def _pii(docs, doc_phases, config) -> dict:
@@ -283,28 +361,54 @@ def _pii(docs, doc_phases, config) -> dict:
 
     def action(c):
         v = entities.get(c.removeprefix("pii_"))
-        return v if isinstance(v, str) else (v or {}).get("action", "replace") if isinstance(v, (dict, type(None))) else "replace"
+        return (
+            v
+            if isinstance(v, str)
+            else (v or {}).get("action", "replace")
+            if isinstance(v, (dict, type(None)))
+            else "replace"
+        )
 
     n = len(d)
     any_pii = (d[cols] > 0).any(axis=1) if cols else pd.Series(dtype=bool)
     red = [c for c in cols if action(c) != "annotate"] if entities else cols
     redacted = int((d[red] > 0).any(axis=1).sum()) if red else 0
-    ents = {c.removeprefix("pii_").upper(): {"documents": int((d[c] > 0).sum()), "findings": int(d[c].sum()),
-                                             "share": share(int((d[c] > 0).sum()), n)} for c in cols}
-    return {"documents": n, "documents_with_pii": int(any_pii.sum()), "redacted_documents": redacted,
-            "redacted_share": share(redacted, n), "findings": sum(v["findings"] for v in ents.values()), "entities": ents}
+    ents = {
+        c.removeprefix("pii_").upper(): {
+            "documents": int((d[c] > 0).sum()),
+            "findings": int(d[c].sum()),
+            "share": share(int((d[c] > 0).sum()), n),
+        }
+        for c in cols
+    }
+    return {
+        "documents": n,
+        "documents_with_pii": int(any_pii.sum()),
+        "redacted_documents": redacted,
+        "redacted_share": share(redacted, n),
+        "findings": sum(v["findings"] for v in ents.values()),
+        "entities": ents,
+    }
 
 
 def _tokens(manifest, out: Path, config: dict) -> dict:
     if manifest is None:
         return {}
-    formats = {f: {"shards": len(v["shards"]), **{k: sum(s[k] for s in v["shards"]) for k in ("samples", "tokens", "bytes")}}
-               for f, v in manifest["formats"].items()}
+    formats = {
+        f: {"shards": len(v["shards"]), **{k: sum(s[k] for s in v["shards"]) for k in ("samples", "tokens", "bytes")}}
+        for f, v in manifest["formats"].items()
+    }
     tokens = formats[sorted(formats)[0]]["tokens"] if formats else None
     samples = _samples(manifest)
-    exp = {"documents": manifest["documents"], "samples": samples, "repeats": samples - manifest["documents"],
-           "groups": _groups(manifest), "formats": formats, "tokens": tokens,
-           "tokens_per_document": round(tokens / samples, 1) if samples and tokens is not None else None}
+    exp = {
+        "documents": manifest["documents"],
+        "samples": samples,
+        "repeats": samples - manifest["documents"],
+        "groups": _groups(manifest),
+        "formats": formats,
+        "tokens": tokens,
+        "tokens_per_document": round(tokens / samples, 1) if samples and tokens is not None else None,
+    }
     if "tokens" in manifest:  # a manifest since issue 20: what it says for trainers
         exp.update(_trainer_numbers(manifest, out, config))
     return exp
@@ -318,27 +422,51 @@ def _trainer_numbers(manifest: dict, out: Path, config: dict) -> dict:
 
     shards = out / "shards"
     tok = Tokenizer.from_file(str(shards / "tokenizer" / "tokenizer.json"))
+
     def token(k: str) -> str | None:  # auto: the tokenizer's own, the one the manifest names (test_tokenizers.py)
         v = config["shards"]["tokenize"][k]
         return (manifest["tokenizer"].get(k) or {}).get("token") if v == "auto" else v
 
     specials = {k: tok.token_to_id(v) for k, v in (("bos", token("bos")), ("eos", token("eos"))) if v}
     pad = config["shards"]["layout"]["pad"]
-    tokenizer = {"vocab_size": tok.get_vocab_size(), "max_id": max(tok.get_vocab().values()),
-                 **{k: {"id": i} for k, i in specials.items()}, "pad": {"id": tok.token_to_id(pad) if pad else specials.get("eos")}}
+    tokenizer = {
+        "vocab_size": tok.get_vocab_size(),
+        "max_id": max(tok.get_vocab().values()),
+        **{k: {"id": i} for k, i in specials.items()},
+        "pad": {"id": tok.token_to_id(pad) if pad else specials.get("eos")},
+    }
     stored, real = _tar_samples(shards / "webdataset")
     given = manifest["documents_tokenized"]
     with_specials = manifest["tokens"]["documents"]
-    breakdown = {"documents": with_specials, "text": with_specials - len(specials) * given, "bos": given if "bos" in specials else 0,
-                 "eos": given if "eos" in specials else 0, "dropped": manifest["dropped"]["tokens"],
-                 "padding": int((stored - real).sum()), "in_samples": int(stored.sum())}
+    breakdown = {
+        "documents": with_specials,
+        "text": with_specials - len(specials) * given,
+        "bos": given if "bos" in specials else 0,
+        "eos": given if "eos" in specials else 0,
+        "dropped": manifest["dropped"]["tokens"],
+        "padding": int((stored - real).sum()),
+        "in_samples": int(stored.sum()),
+    }
     lengths = sorted({1024, 2048, 4096, config["shards"]["layout"]["seq_len"]})
-    truncation = [{"length": n, "samples": int((real > n).sum()), "tokens": int((real - n)[real > n].sum()),
-                   "share": share(int((real - n)[real > n].sum()), int(real.sum()))} for n in lengths]
+    truncation = [
+        {
+            "length": n,
+            "samples": int((real > n).sum()),
+            "tokens": int((real - n)[real > n].sum()),
+            "share": share(int((real - n)[real > n].sum()), int(real.sum())),
+        }
+        for n in lengths
+    ]
     fields = {f: {"documents": given if f == "megatron" else _samples(manifest)} for f in manifest["formats"]}
-    return {"tokenizer": tokenizer, "breakdown": breakdown, "truncation": truncation, "documents_tokenized": given,
-            "dropped": {"documents": manifest["dropped"]["documents"], "tokens": manifest["dropped"]["tokens"]},
-            "layout": {"seq_len": config["shards"]["layout"]["seq_len"]}, "format_fields": fields}
+    return {
+        "tokenizer": tokenizer,
+        "breakdown": breakdown,
+        "truncation": truncation,
+        "documents_tokenized": given,
+        "dropped": {"documents": manifest["dropped"]["documents"], "tokens": manifest["dropped"]["tokens"]},
+        "layout": {"seq_len": config["shards"]["layout"]["seq_len"]},
+        "format_fields": fields,
+    }
 
 
 def _tar_samples(folder: Path) -> tuple[np.ndarray, np.ndarray]:
@@ -364,7 +492,13 @@ def _hosts(docs, rej, dataset) -> dict:
     for r in rej.values():
         for h, n in r["url"].map(host).value_counts().to_dict().items():
             removed[h] = removed.get(h, 0) + n
-    return {"top": TOP, "kept_distinct": len(kept), "removed_distinct": len(removed), "kept": _top(kept), "removed": _top(removed)}
+    return {
+        "top": TOP,
+        "kept_distinct": len(kept),
+        "removed_distinct": len(removed),
+        "kept": _top(kept),
+        "removed": _top(removed),
+    }
 
 
 def _example(rej, e) -> dict:

@@ -15,12 +15,12 @@ import pytest
 import yaml
 from markdown_it import MarkdownIt
 
+from core.storage import Storage
 from pipeline.card import plots
 from pipeline.card.build import publish
 from pipeline.card.escape import cell, code, fence, one_line, text
 from pipeline.card.render import render
 from pipeline.card.report import main as report_main
-from core.storage import Storage
 from tests.pipeline.card.test_card_expected import expected, numbers
 from tests.pipeline.card.test_card_fixture import make_output
 from tests.pipeline.card.test_card_svg import parse_svg, texts
@@ -28,8 +28,10 @@ from tests.pipeline.card.test_card_svg import parse_svg, texts
 
 def evil(tag: str) -> str:
     """A value that breaks code spans, tables, HTML blocks, emphasis, links, Hub math and fences if written raw."""
-    return (f"{tag}`x``<img src=x onerror=alert('{tag}')>|td|</td>\n\n<script>alert(1)</script>\r$\\foo$ *em* _u_ "
-            f"[l](javascript:alert(1)) &amp; ~~s~~ \\| # ```\u202eevil")
+    return (
+        f"{tag}`x``<img src=x onerror=alert('{tag}')>|td|</td>\n\n<script>alert(1)</script>\r$\\foo$ *em* _u_ "
+        f"[l](javascript:alert(1)) &amp; ~~s~~ \\| # ```\u202eevil"
+    )
 
 
 def shown(tag: str) -> str:
@@ -38,8 +40,31 @@ def shown(tag: str) -> str:
 
 
 #: What our own Markdown and HTML produce; anything else came from the data.
-ALLOWED = {"p", "h1", "h2", "h3", "table", "thead", "tbody", "tr", "th", "td", "code", "pre", "details", "summary",
-           "ol", "ul", "li", "br", "q", "em", "strong", "img", "a"}
+ALLOWED = {
+    "p",
+    "h1",
+    "h2",
+    "h3",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+    "code",
+    "pre",
+    "details",
+    "summary",
+    "ol",
+    "ul",
+    "li",
+    "br",
+    "q",
+    "em",
+    "strong",
+    "img",
+    "a",
+}
 LEAVES = {"td", "th", "code", "li", "summary", "h1", "h2", "h3", "p", "q", "em"}
 
 
@@ -84,9 +109,15 @@ def assert_only_our_html(page: Elements, plot_names: set[str]) -> None:
     for tag, attrs in page.tags:
         assert tag in ALLOWED, f"<{tag} {attrs}> reached the card"
         for name, value in attrs:
-            ok = ((tag, name) == ("img", "src") and value in {f"card/{p}" for p in plot_names} or (tag, name) == ("img", "alt")
-                  or (tag, name, value) == ("a", "href", "card/stats.json") or (tag in ("th", "td") and name == "style")
-                  or (tag, name) == ("code", "class") and value in ("language-yaml", "language-bash", "language-python"))
+            ok = (
+                (tag, name) == ("img", "src")
+                and value in {f"card/{p}" for p in plot_names}
+                or (tag, name) == ("img", "alt")
+                or (tag, name, value) == ("a", "href", "card/stats.json")
+                or (tag in ("th", "td") and name == "style")
+                or (tag, name) == ("code", "class")
+                and value in ("language-yaml", "language-bash", "language-python")
+            )
             assert ok, f"<{tag} {name}={value!r}> reached the card"
 
 
@@ -122,9 +153,16 @@ def hostile(stats: dict) -> tuple[dict, list[str]]:
     (the config's ``cfgname`` and ``cfgent`` are shown as YAML)."""
     s = copy.deepcopy(stats)
     run = s["run"]
-    run.update(name=evil("name"), started=evil("started"), finished=evil("finished"), status=evil("status"),
-               parts_by=evil("partsby"), command=["curate", "run", evil("cmd")], phases_run=[evil("phrun")],
-               versions={evil("pkg"): evil("ver"), "curate-pipeline": evil("curver")})
+    run.update(
+        name=evil("name"),
+        started=evil("started"),
+        finished=evil("finished"),
+        status=evil("status"),
+        parts_by=evil("partsby"),
+        command=["curate", "run", evil("cmd")],
+        phases_run=[evil("phrun")],
+        versions={evil("pkg"): evil("ver"), "curate-pipeline": evil("curver")},
+    )
     run["config"]["name"] = evil("cfgname")
     run["config"]["dedup"]["minhash"]["threshold"] = evil("mhthr")
     run["config"]["pii"]["entities"][evil("cfgent")] = "annotate"
@@ -132,20 +170,49 @@ def hostile(stats: dict) -> tuple[dict, list[str]]:
     s["sources"]["snapshots"] = {evil("snap"): 1}
     s["sources"]["reader"]["by_type"][evil("rtype")] = 1
     removing = next(r for r in s["funnel"] if r["removed"] and r["status"] == "ran")
-    removing.update(label=evil("label"), stage=evil("stage"), phase=evil("fphase"), by_reason={evil("reason"): removing["removed"]})
-    s["funnel"].append({**removing, "status": "disabled", "label": evil("skipped"), "by_reason": {}, "removed": 0,
-                        "in": removing["out"], "step": "x"})
+    removing.update(
+        label=evil("label"), stage=evil("stage"), phase=evil("fphase"), by_reason={evil("reason"): removing["removed"]}
+    )
+    s["funnel"].append(
+        {
+            **removing,
+            "status": "disabled",
+            "label": evil("skipped"),
+            "by_reason": {},
+            "removed": 0,
+            "in": removing["out"],
+            "step": "x",
+        }
+    )
     last = list(s["languages"])[-1]
     s["languages"][last][evil("lang")] = 3
     s["phases"][evil("phase")] = {"status": "ran", "parts": 1, "kept": 1, "rejected": 0, "stages": [evil("pstage")]}
     s["length"]["before"]["phase"] = evil("lenphase")
     hist = [1] + [0] * 19
-    s["classifiers"].update(present=True, entries=[{
-        "name": evil("cname"), "column": evil("ccol"), "label": evil("clabel"), "model": evil("model"), "demonstration": evil("demo"),
-        "model_sha256": "0" * 64, "threshold": evil("thr"), "remove": evil("cremove"), "top_fraction": None,
-        "by_language_rule": {evil("crule"): 0.5}, "filter_phase": evil("cphase"), "removed": 1, "removed_by_language": {evil("clang"): 1},
-        "by_phase": {evil("cphase"): {"scored": 1, "missing": 0, "mean": 0.01, "hist": hist}},
-        "by_language": {evil("cphase"): {evil("clang"): {"scored": 1, "missing": 0, "mean": 0.01, "hist": hist}}}}])
+    s["classifiers"].update(
+        present=True,
+        entries=[
+            {
+                "name": evil("cname"),
+                "column": evil("ccol"),
+                "label": evil("clabel"),
+                "model": evil("model"),
+                "demonstration": evil("demo"),
+                "model_sha256": "0" * 64,
+                "threshold": evil("thr"),
+                "remove": evil("cremove"),
+                "top_fraction": None,
+                "by_language_rule": {evil("crule"): 0.5},
+                "filter_phase": evil("cphase"),
+                "removed": 1,
+                "removed_by_language": {evil("clang"): 1},
+                "by_phase": {evil("cphase"): {"scored": 1, "missing": 0, "mean": 0.01, "hist": hist}},
+                "by_language": {
+                    evil("cphase"): {evil("clang"): {"scored": 1, "missing": 0, "mean": 0.01, "hist": hist}}
+                },
+            }
+        ],
+    )
     s["pii"]["phase"] = evil("piiphase")
     s["pii"]["entities"][evil("entity")] = {"documents": 1, "share": 0.5, "findings": 2, "action": evil("action")}
     s["tokens"]["formats"][evil("fmt")] = {"shards": 1, "samples": 1, "tokens": 1, "bytes": 1}
@@ -156,17 +223,84 @@ def hostile(stats: dict) -> tuple[dict, list[str]]:
     s["unreadable"] = [{"file": evil("ufile"), "error": evil("uerr")}]
     s["publish"] = {"configs": [], "withheld": evil("withheld")}
     s["plot_errors"] = {evil("plot") + ".svg": "ValueError"}
-    source = {"documents": 3, "tokens": 30, "target_share": 1.0, "samples": 20, "tokens_drawn": 200, "share": 1.0,
-              "epochs": 6.7}
-    s["mix"] = {"present": True, "mode": "weights", "seed": 0, "tokens": 200, "samples": 20, "documents_drawn": 3,
-                "share_error": 0.0, "sources": {evil("mixsrc"): source}, "rehydration": None,
-                "repeat_warning_epochs": 4}
+    source = {
+        "documents": 3,
+        "tokens": 30,
+        "target_share": 1.0,
+        "samples": 20,
+        "tokens_drawn": 200,
+        "share": 1.0,
+        "epochs": 6.7,
+    }
+    s["mix"] = {
+        "present": True,
+        "mode": "weights",
+        "seed": 0,
+        "tokens": 200,
+        "samples": 20,
+        "documents_drawn": 3,
+        "share_error": 0.0,
+        "sources": {evil("mixsrc"): source},
+        "rehydration": None,
+        "repeat_warning_epochs": 4,
+    }
     ex = s["examples"][0]
-    ex.update(url=evil("url"), details=evil("details"), text=evil("text"), phase=evil("exphase"), reason=evil("exreason"))
-    verbatim = ["name", "started", "finished", "status", "partsby", "phrun", "pkg", "ver", "curver", "file", "snap",
-                "rtype", "label", "stage", "fphase", "reason", "skipped", "lang", "phase", "pstage", "lenphase", "model", "thr", "cname", "ccol", "clabel", "demo", "cremove", "crule", "cphase", "clang",
-                "piiphase", "entity", "action", "fmt", "tok", "hash", "host", "rhost", "check", "ufile", "uerr", "withheld",
-                "plot", "url", "details", "text", "exphase", "exreason", "mhthr", "mixsrc"]
+    ex.update(
+        url=evil("url"), details=evil("details"), text=evil("text"), phase=evil("exphase"), reason=evil("exreason")
+    )
+    verbatim = [
+        "name",
+        "started",
+        "finished",
+        "status",
+        "partsby",
+        "phrun",
+        "pkg",
+        "ver",
+        "curver",
+        "file",
+        "snap",
+        "rtype",
+        "label",
+        "stage",
+        "fphase",
+        "reason",
+        "skipped",
+        "lang",
+        "phase",
+        "pstage",
+        "lenphase",
+        "model",
+        "thr",
+        "cname",
+        "ccol",
+        "clabel",
+        "demo",
+        "cremove",
+        "crule",
+        "cphase",
+        "clang",
+        "piiphase",
+        "entity",
+        "action",
+        "fmt",
+        "tok",
+        "hash",
+        "host",
+        "rhost",
+        "check",
+        "ufile",
+        "uerr",
+        "withheld",
+        "plot",
+        "url",
+        "details",
+        "text",
+        "exphase",
+        "exreason",
+        "mhthr",
+        "mixsrc",
+    ]
     return s, verbatim
 
 
@@ -176,8 +310,17 @@ def test_every_hostile_field_reaches_the_card_as_text(base):
     readme = render(s, s["examples"])
     meta, body = split_card(readme)
     # the front matter is one YAML document with our keys only; a hostile language label is not in it
-    assert set(meta) == {"pretty_name", "language", "license", "license_name", "license_link", "size_categories",
-                         "source_datasets", "task_categories", "task_ids"}
+    assert set(meta) == {
+        "pretty_name",
+        "language",
+        "license",
+        "license_name",
+        "license_link",
+        "size_categories",
+        "source_datasets",
+        "task_categories",
+        "task_ids",
+    }
     assert meta["pretty_name"] == f"{one_line(evil('name'))} (curated Common Crawl text)"
     assert all(isinstance(x, str) and x.isascii() and "<" not in x for x in meta["language"]) and meta["language"]
     page = rendered(body)
@@ -205,21 +348,29 @@ def test_every_hostile_field_reaches_the_card_as_text(base):
 def _fenced(body: str, info: str) -> list[str]:
     """The fenced code blocks of ``body`` with ``info`` (found by markdown-it: fences of any length)."""
     lines = body.split("\n")
-    return ["\n".join(lines[t.map[0]:t.map[1]]) for t in MarkdownIt("commonmark").parse(body) if t.type == "fence" and t.info == info]
+    return [
+        "\n".join(lines[t.map[0] : t.map[1]])
+        for t in MarkdownIt("commonmark").parse(body)
+        if t.type == "fence" and t.info == info
+    ]
 
 
 def md_html(body: str) -> str:
     return MarkdownIt("commonmark", {"html": True}).enable("table").render(body)
 
 
-@pytest.mark.parametrize("value", ["`", "``", "` a `", " ", "a`b", "\\", "x|y", "<b>", "&lt;", "`|`", "a\\|b", "\n", "$$"])
+@pytest.mark.parametrize(
+    "value", ["`", "``", "` a `", " ", "a`b", "\\", "x|y", "<b>", "&lt;", "`|`", "a\\|b", "\n", "$$"]
+)
 def test_a_code_span_shows_exactly_its_string(value):
     page = rendered(f"| h |\n|---|\n| {cell(code(value))} |\n\nin text: {code(value)}\n")
     codes = [t for t in page.texts if t == one_line(value)]
     assert len(codes) >= 2 and [tag for tag, _ in page.tags].count("code") == 2, (value, page.texts)
 
 
-@pytest.mark.parametrize("value", ["1. item", "- x", "+ y", "# h", "> q", "= =", "***", "<img src=x>", "a_b_c", "2) z"])
+@pytest.mark.parametrize(
+    "value", ["1. item", "- x", "+ y", "# h", "> q", "= =", "***", "<img src=x>", "a_b_c", "2) z"]
+)
 def test_text_at_the_start_of_a_line_stays_text(value):
     page = rendered(f"- {text(value)}\n")
     assert [tag for tag, _ in page.tags] == ["ul", "li"] and page.texts[0] == value
@@ -281,7 +432,9 @@ def test_data_strings_are_plain_text_in_the_plots(base):
     images, failed = plots.draw_all(s)
     assert failed == {} and set(images) == {f"{p}.svg" for p in plots.PLOTS if p != "mix"}  # mix.svg: with a mix only
     hosts = texts(parse_svg(images["hosts.svg"]))
-    assert [h for h in ["$\\foo$.example.com", "a$b$c", "$\\frac{1}{", "\\\\$x", "tab here nul"] if h not in hosts] == []
+    assert [
+        h for h in ["$\\foo$.example.com", "a$b$c", "$\\frac{1}{", "\\\\$x", "tab here nul"] if h not in hosts
+    ] == []
     assert "$\\alpha$ stage $\\" in texts(parse_svg(images["funnel.svg"]))
 
 
@@ -298,5 +451,9 @@ def test_a_plot_that_fails_costs_only_that_plot(base, tmp_path, monkeypatch):
     card = tmp_path / "o" / "card"
     assert not (card / "hosts.svg").exists() and (card / "funnel.svg").exists() and not (card / "mix.svg").exists()
     readme = (tmp_path / "o" / "README.md").read_text()  # the card at the root, its plots in card/
-    assert "](card/hosts.svg)" not in readme and "](card/funnel.svg)" in readme and "The plot hosts.svg could not be drawn" in readme
+    assert (
+        "](card/hosts.svg)" not in readme
+        and "](card/funnel.svg)" in readme
+        and "The plot hosts.svg could not be drawn" in readme
+    )
     assert json.loads((card / "stats.json").read_text())["plot_errors"] == {"hosts.svg": "RuntimeError"}

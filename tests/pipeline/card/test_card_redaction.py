@@ -48,7 +48,9 @@ def test_no_pii_of_the_record_or_the_labels_reaches_the_card(tmp_path):
     assert card["sources"]["per_file"][2]["file"].startswith("s3://bucket/")
     assert any("<CREDIT_CARD>" in lang for lang in card["languages"]["final"])
     assert card["funnel_adds_up"] and any("<EMAIL_ADDRESS>" in r["stage"] for r in card["funnel"])
-    assert any(e["stage"] == "stage of <EMAIL_ADDRESS>" for e in card["examples"])  # examples stay grouped with their step
+    assert any(
+        e["stage"] == "stage of <EMAIL_ADDRESS>" for e in card["examples"]
+    )  # examples stay grouped with their step
     model = card["classifiers"]["entries"][0]["model"]
     assert model in ("models/<EMAIL_ADDRESS>/quality.ftz", "<MASKED>")  # a whole value or token
     assert card["tokens"]["tokenizer"]["path"] == "http://<IP_ADDRESS>/tokenizer.json"
@@ -73,11 +75,17 @@ class Recording:
 
 
 def test_labels_that_redact_alike_add_their_counts():
-    stats = {"run": {"name": "r", "parts_by": "fingerprints", "command": None, "config": {}}, "classifiers": {"present": False, "entries": []},
-             "tokens": {"present": False}, "sources": {"per_file": []},
-             "languages": {"final": {"en": 5, "123": 2, "456": 3}},
-             "funnel": [{"step": "p:9", "phase": "p", "stage": "9", "label": "l", "by_reason": {"111": 1, "222": 4, "ok": 2}}],
-             "phases": {}}
+    stats = {
+        "run": {"name": "r", "parts_by": "fingerprints", "command": None, "config": {}},
+        "classifiers": {"present": False, "entries": []},
+        "tokens": {"present": False},
+        "sources": {"per_file": []},
+        "languages": {"final": {"en": 5, "123": 2, "456": 3}},
+        "funnel": [
+            {"step": "p:9", "phase": "p", "stage": "9", "label": "l", "by_reason": {"111": 1, "222": 4, "ok": 2}}
+        ],
+        "phases": {},
+    }
     redactor = Recording()
     out = redact_stats(stats, redactor)
     assert out["languages"]["final"] == {"en": 5, "<N>": 5}
@@ -101,8 +109,13 @@ def test_repeated_paragraphs_cut_before_redaction_lose_their_last_word(tmp_path)
     out = make_output(tmp_path / "out")
     record = json.loads((out / "run.json").read_text())
     top = [{"hash": f"{i:016x}", "count": 5, "text": t} for i, t in enumerate(PARAGRAPHS)]
-    record["phases"]["deduped"]["paragraphs"] = {"unit": "paragraph", "mode": "keep_first", "removed": 8, "pieces": 40,
-                                                 "top": top}
+    record["phases"]["deduped"]["paragraphs"] = {
+        "unit": "paragraph",
+        "mode": "keep_first",
+        "removed": 8,
+        "pieces": 40,
+        "top": top,
+    }
     (out / "run.json").write_text(json.dumps(record))
     report_main([str(out)])
     assert [p.rsplit(" ", 1)[1] for p in PARAGRAPHS] == ["maria.kowals", "8", "536-2", "81.2."]  # cut in the values
@@ -119,12 +132,15 @@ def test_repeated_paragraphs_are_redacted_then_cut():
     from stages.pii.public import PublicRedactor
 
     assert SNIPPET_READ_CHARS >= SNIPPET_CHARS + 2 * 300  # a value (at most 300 characters) across the cut: read whole
-    text = ("Please write to our office manager about any question regarding the accounts at "
-            "maria.kowalski@gmail.com today.")
+    text = (
+        "Please write to our office manager about any question regarding the accounts at "
+        "maria.kowalski@gmail.com today."
+    )
     assert text.index("@") < SNIPPET_CHARS < len(text)
     redacted = PublicRedactor().texts([text])[0]
-    assert shorten(redacted) == ("Please write to our office manager about any question regarding the accounts at "
-                                 "<EMAIL_ADDRESS>…")
+    assert shorten(redacted) == (
+        "Please write to our office manager about any question regarding the accounts at <EMAIL_ADDRESS>…"
+    )
     assert shorten("x" * 90 + " <EMAIL_ADDRESS> tail") == "x" * 90 + "…"  # never inside a placeholder
     assert shorten("short one") == "short one"
 

@@ -24,9 +24,18 @@ TRUTH = [json.loads(line) for line in (SAMPLES / "ground_truth.jsonl").read_text
 
 
 def sample_config(out, **changes) -> RunConfig:
-    data = load_config(REPO / "jobs" / "sample.yaml", inputs=[str(SAMPLES / "*.warc.gz")], output=str(out)).model_dump(mode="json")
+    data = load_config(REPO / "jobs" / "sample.yaml", inputs=[str(SAMPLES / "*.warc.gz")], output=str(out)).model_dump(
+        mode="json"
+    )
     data["output"]["rejected_text"] = True
-    data["classifiers"] = [{"name": "quality", "model": str(SAMPLES / "quality" / "model.ftz"), "label": "hq", "filter": {"threshold": 0.5}}]
+    data["classifiers"] = [
+        {
+            "name": "quality",
+            "model": str(SAMPLES / "quality" / "model.ftz"),
+            "label": "hq",
+            "filter": {"threshold": 0.5},
+        }
+    ]
     data.update(changes)
     return parse_config(data)
 
@@ -79,9 +88,14 @@ def test_a_rerun_skips_the_card_a_change_rebuilds_it_and_report_agrees(sample, t
     out, _ = sample
     marker = (out / "_done" / "card" / "run.json").stat().st_mtime_ns
     again = run(sample_config(out), progress=False)
-    assert again["phases"]["card"]["units_skipped"] == 1 and (out / "_done" / "card" / "run.json").stat().st_mtime_ns == marker
+    assert (
+        again["phases"]["card"]["units_skipped"] == 1
+        and (out / "_done" / "card" / "run.json").stat().st_mtime_ns == marker
+    )
     before = _card(out)
-    assert curate(["report", str(out)]) == 0  # the same card from the output alone (run: the record of the last invocation)
+    assert (
+        curate(["report", str(out)]) == 0
+    )  # the same card from the output alone (run: the record of the last invocation)
     after = _card(out)
     assert {k: v for k, v in after.items() if k != "run"} == {k: v for k, v in before.items() if k != "run"}
     assert after["run"]["command"] == again["command"]

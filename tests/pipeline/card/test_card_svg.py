@@ -42,30 +42,103 @@ def hist(peak_at: int, peak: int = 900) -> list[int]:
 def stats() -> dict:
     """Every field the plots read, with known numbers."""
     funnel = [{"step": "records", "label": "HTTP responses", "status": "ran", "in": 1000, "removed": 200, "out": 800}]
-    for step, status, removed in (("read", "ran", 50), ("langid", "ran", 150), ("dedup", "ran", 300), ("quality", "disabled", 0)):
+    for step, status, removed in (
+        ("read", "ran", 50),
+        ("langid", "ran", 150),
+        ("dedup", "ran", 300),
+        ("quality", "disabled", 0),
+    ):
         before = funnel[-1]["out"]
-        funnel.append({"step": step, "label": f"{step} step", "status": status, "in": before, "removed": removed,
-                       "out": before - removed})
-    edges = [0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000, 200_000, 500_000, 1_000_000]
+        funnel.append(
+            {
+                "step": step,
+                "label": f"{step} step",
+                "status": status,
+                "in": before,
+                "removed": removed,
+                "out": before - removed,
+            }
+        )
+    edges = [
+        0,
+        1,
+        2,
+        5,
+        10,
+        20,
+        50,
+        100,
+        200,
+        500,
+        1000,
+        2000,
+        5000,
+        10_000,
+        20_000,
+        50_000,
+        100_000,
+        200_000,
+        500_000,
+        1_000_000,
+    ]
     return {
         "funnel": funnel,
         "languages": {"extracted": {"en": 500, "de": 200, "fr": 40}, "final": {"en": 200, "de": 90, "fr": 10}},
-        "length": {"edges": edges, "before": {"phase": "extracted", "documents": 1000, "hist": hist(11)},
-                   "after": {"phase": "final", "documents": 500, "hist": hist(12, 400)}},
-        "classifiers": {"bins": 20, "edges": [i / 20 for i in range(21)], "entries": [{
-            "name": "quality", "column": "quality_score", "demonstration": "a demo", "threshold": 0.5, "remove": "below",
-            "by_language": {"extracted": {"en": {"scored": 500, "hist": hist(17)}, "de": {"scored": 200, "hist": hist(3, 50)}}}}]},
+        "length": {
+            "edges": edges,
+            "before": {"phase": "extracted", "documents": 1000, "hist": hist(11)},
+            "after": {"phase": "final", "documents": 500, "hist": hist(12, 400)},
+        },
+        "classifiers": {
+            "bins": 20,
+            "edges": [i / 20 for i in range(21)],
+            "entries": [
+                {
+                    "name": "quality",
+                    "column": "quality_score",
+                    "demonstration": "a demo",
+                    "threshold": 0.5,
+                    "remove": "below",
+                    "by_language": {
+                        "extracted": {
+                            "en": {"scored": 500, "hist": hist(17)},
+                            "de": {"scored": 200, "hist": hist(3, 50)},
+                        }
+                    },
+                }
+            ],
+        },
         "dedup": {"status": "ran", "clusters": {"2": 120, "3": 30, "5": 6}},
-        "pii": {"present": True, "entities": {"EMAIL_ADDRESS": {"documents": 12, "findings": 20},
-                                              "PHONE_NUMBER": {"documents": 4, "findings": 5}}},
+        "pii": {
+            "present": True,
+            "entities": {
+                "EMAIL_ADDRESS": {"documents": 12, "findings": 20},
+                "PHONE_NUMBER": {"documents": 4, "findings": 5},
+            },
+        },
         "hosts": {"kept": [["a.example", 40], ["b.example", 10]], "removed": [["spam.example", 70]]},
-        "mix": {"present": True, "sources": {"web": {"share": 0.7, "target_share": 0.6, "epochs": 1.0},
-                                             "books": {"share": 0.3, "target_share": 0.4, "epochs": 2.5}}},
+        "mix": {
+            "present": True,
+            "sources": {
+                "web": {"share": 0.7, "target_share": 0.6, "epochs": 1.0},
+                "books": {"share": 0.3, "target_share": 0.4, "epochs": 2.5},
+            },
+        },
     }
 
 
-EVIL = ["<script>alert(1)</script>", "&amp;", "]]>", "\"'", "tab\tnul\x00esc\x1b[31m del\x7f ls\u2028end",
-        "lone\ud800surrogate", "h" * 5000 + ".example", "مثال.اختبار", "\u202eevil", "\ufffe\uffff"]
+EVIL = [
+    "<script>alert(1)</script>",
+    "&amp;",
+    "]]>",
+    "\"'",
+    "tab\tnul\x00esc\x1b[31m del\x7f ls\u2028end",
+    "lone\ud800surrogate",
+    "h" * 5000 + ".example",
+    "مثال.اختبار",
+    "\u202eevil",
+    "\ufffe\uffff",
+]
 
 
 def hostile() -> dict:
@@ -73,11 +146,16 @@ def hostile() -> dict:
     s = stats()
     for row, label in zip(s["funnel"][1:], EVIL, strict=False):
         row["label"] = label
-    s["funnel"][1:1] = [{**s["funnel"][1], "label": label} for label in EVIL[len(s["funnel"]) - 1:]]
+    s["funnel"][1:1] = [{**s["funnel"][1], "label": label} for label in EVIL[len(s["funnel"]) - 1 :]]
     s["languages"] = {p: {**{e: 5 for e in EVIL}, **c} for p, c in s["languages"].items()}
     s["length"]["before"]["phase"], s["length"]["after"]["phase"] = EVIL[0], EVIL[1] + EVIL[6]
     e = s["classifiers"]["entries"][0]
-    e.update(name=EVIL[0], column=EVIL[2], remove=EVIL[3], by_language={EVIL[1]: {lang: {"scored": 3, "hist": hist(5)} for lang in EVIL}})
+    e.update(
+        name=EVIL[0],
+        column=EVIL[2],
+        remove=EVIL[3],
+        by_language={EVIL[1]: {lang: {"scored": 3, "hist": hist(5)} for lang in EVIL}},
+    )
     s["classifiers"]["entries"].append({**copy.deepcopy(e), "name": EVIL[6], "threshold": "<b>not a number</b>"})
     s["dedup"]["clusters"] = {**{e: 1 for e in EVIL}, **s["dedup"]["clusters"]}
     s["pii"]["entities"].update({e: {"documents": 1, "findings": 2} for e in EVIL})
@@ -121,7 +199,9 @@ def test_the_funnel_bars_are_the_counts_to_scale():
         assert float(o["width"]) == pytest.approx(r["out"] * scale, abs=0.1)
         assert float(i["width"]) == pytest.approx(r["in"] * scale, abs=0.1)
         assert o["fill"] == (plots.KEPT if r["status"] == "ran" else plots.GREY)
-    assert [float(o["y"]) for o in outs] == sorted(float(o["y"]) for o in outs)  # the steps top to bottom, in run order
+    assert [float(o["y"]) for o in outs] == sorted(
+        float(o["y"]) for o in outs
+    )  # the steps top to bottom, in run order
     assert "300 (-300)" in texts(parse_svg(plots.funnel(s)))
 
 
@@ -168,7 +248,9 @@ def test_vertical_bars_are_the_counts_to_scale():
     assert {"120", "30", "6"} <= set(texts(parse_svg(plots.dup_clusters(s))))
     pii = _rects(plots.pii(s), "bar")  # documents then findings, per entity
     values = [12, 4, 20, 5]
-    assert [float(b["height"]) / v for b, v in zip(pii, values, strict=False)] == pytest.approx([float(pii[0]["height"]) / 12] * 4, rel=0.01)
+    assert [float(b["height"]) / v for b, v in zip(pii, values, strict=False)] == pytest.approx(
+        [float(pii[0]["height"]) / 12] * 4, rel=0.01
+    )
     assert "2.50 epochs" in texts(parse_svg(plots.mix(s)))
 
 
@@ -179,15 +261,18 @@ def test_the_same_stats_give_the_same_bytes():
     assert plots.draw_all(hostile())[0] == plots.draw_all(hostile())[0]
 
 
-@pytest.mark.parametrize("name, change, why", [
-    ("funnel", lambda s: s["funnel"][1].update({"in": 0}), "no HTTP responses were read"),
-    ("languages", lambda s: s.update(languages={}), "no documents with a language"),
-    ("length", lambda s: [s["length"][k].update(documents=0) for k in ("before", "after")], "no documents"),
-    ("classifiers", lambda s: s["classifiers"].update(entries=[]), "no classifier scored this run"),
-    ("dup_clusters", lambda s: s.update(dedup={"status": "disabled"}), "deduplication did not run"),
-    ("pii", lambda s: s.update(pii={"present": False}), "PII redaction did not run"),
-    ("mix", lambda s: s.update(mix={"present": False}), "no training mix (every document once)"),
-])
+@pytest.mark.parametrize(
+    "name, change, why",
+    [
+        ("funnel", lambda s: s["funnel"][1].update({"in": 0}), "no HTTP responses were read"),
+        ("languages", lambda s: s.update(languages={}), "no documents with a language"),
+        ("length", lambda s: [s["length"][k].update(documents=0) for k in ("before", "after")], "no documents"),
+        ("classifiers", lambda s: s["classifiers"].update(entries=[]), "no classifier scored this run"),
+        ("dup_clusters", lambda s: s.update(dedup={"status": "disabled"}), "deduplication did not run"),
+        ("pii", lambda s: s.update(pii={"present": False}), "PII redaction did not run"),
+        ("mix", lambda s: s.update(mix={"present": False}), "no training mix (every document once)"),
+    ],
+)
 def test_a_plot_with_nothing_to_show_says_why(name, change, why):
     s = stats()
     change(s)
@@ -204,4 +289,4 @@ def test_hosts_with_nothing_removed_still_draws_the_kept_side():
 def test_text_is_escaped_and_cleaned_for_xml():
     assert svg.esc("<a href='x'>&\"") == "&lt;a href=&#x27;x&#x27;&gt;&amp;&quot;"
     assert svg.clean("a\ud800b\udfff\ufffe\uffff\x00\x0b\n") == "a\ufffdb\ufffd\ufffd\ufffd   "
-    assert svg.clean("\U0001F600 中文") == "\U0001F600 中文"  # astral and CJK characters are allowed
+    assert svg.clean("\U0001f600 中文") == "\U0001f600 中文"  # astral and CJK characters are allowed

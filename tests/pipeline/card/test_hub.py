@@ -28,7 +28,10 @@ PRIVATE = re.compile(r"^(rejected/|documents/(extracted|deduped)/|dedup/|dedup_i
 @pytest.fixture(scope="module")
 def root(ray_local, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("hub") / "out"
-    record = run(load_config(REPO / "jobs" / "sample.yaml", inputs=[str(SAMPLES / "*.warc.gz")], output=str(out)), progress=False)
+    record = run(
+        load_config(REPO / "jobs" / "sample.yaml", inputs=[str(SAMPLES / "*.warc.gz")], output=str(out)),
+        progress=False,
+    )
     assert record["status"] == "ok", record
     return out
 
@@ -50,21 +53,40 @@ def _upload_selection(root: Path) -> list[str]:
     from huggingface_hub.utils import filter_repo_objects
 
     publish = json.loads((root / "card" / "stats.json").read_text())["publish"]
-    return list(filter_repo_objects(_files(root), allow_patterns=publish["allow_patterns"],
-                                    ignore_patterns=publish["ignore_patterns"] + DEFAULT_IGNORE_PATTERNS))
+    return list(
+        filter_repo_objects(
+            _files(root),
+            allow_patterns=publish["allow_patterns"],
+            ignore_patterns=publish["ignore_patterns"] + DEFAULT_IGNORE_PATTERNS,
+        )
+    )
 
 
 def test_datasets_reads_every_parquet_output(root, tmp_path):
     import datasets
 
-    folders = sorted({p.parent for p in root.glob("documents/*/*.parquet")} | {p.parent for p in root.glob("rejected/*/*.parquet")})
-    assert {f"{f.parent.name}/{f.name}" for f in folders} >= {"documents/extracted", "documents/deduped", "documents/final",
-                                                             "rejected/extracted", "rejected/deduped", "rejected/final"}
+    folders = sorted(
+        {p.parent for p in root.glob("documents/*/*.parquet")} | {p.parent for p in root.glob("rejected/*/*.parquet")}
+    )
+    assert {f"{f.parent.name}/{f.name}" for f in folders} >= {
+        "documents/extracted",
+        "documents/deduped",
+        "documents/final",
+        "rejected/extracted",
+        "rejected/deduped",
+        "rejected/final",
+    }
     for folder in folders:
-        ds = datasets.load_dataset("parquet", data_files=str(folder / "*.parquet"), split="train", cache_dir=str(tmp_path / "c"))
+        ds = datasets.load_dataset(
+            "parquet", data_files=str(folder / "*.parquet"), split="train", cache_dir=str(tmp_path / "c")
+        )
         assert len(ds) == pq.read_table(folder).num_rows, folder
-    final = datasets.load_dataset("parquet", data_files=str(root / "documents" / "final" / "*.parquet"), split="train",
-                                  cache_dir=str(tmp_path / "c"))
+    final = datasets.load_dataset(
+        "parquet",
+        data_files=str(root / "documents" / "final" / "*.parquet"),
+        split="train",
+        cache_dir=str(tmp_path / "c"),
+    )
     counts = [r for row in final["c4_lines_removed_by"] for r in row]  # per-rule counts: a list of {rule, lines}
     assert counts and all(set(r) == {"rule", "lines"} and r["lines"] > 0 for r in counts)
 
@@ -86,8 +108,14 @@ def test_the_card_parses_with_valid_hub_metadata(root):
 
     card = DatasetCard.load(root / "README.md")
     data = card.data.to_dict()
-    assert data["configs"] == [{"config_name": "default", "data_files": [{"split": "train", "path": "documents/final/*.parquet"}]}]
-    assert data["license"] == "other" and data["size_categories"] == ["n<1K"] and data["task_categories"] == ["text-generation"]
+    assert data["configs"] == [
+        {"config_name": "default", "data_files": [{"split": "train", "path": "documents/final/*.parquet"}]}
+    ]
+    assert (
+        data["license"] == "other"
+        and data["size_categories"] == ["n<1K"]
+        and data["task_categories"] == ["text-generation"]
+    )
     stats = json.loads((root / "card" / "stats.json").read_text())
     labels = stats["hub_languages"]
     assert data["language"] and set(data["language"]) == {c for c in labels.values() if c}
@@ -100,10 +128,13 @@ def test_the_allow_list_uploads_the_card_the_documents_and_the_shards_and_nothin
     chosen = set(_upload_selection(root))
     manifest = json.loads((root / "shards" / "manifest.json").read_text())
     shard_files = {f"shards/{fmt}/{s['name']}" for fmt, v in manifest["formats"].items() for s in v["shards"]}
-    expected = ({"README.md", "card/stats.json", "shards/manifest.json", f"shards/{manifest['tokenizer']['file']}"}
-                | {f"card/{p.name}" for p in (root / "card").glob("*.svg")}
-                | {f"documents/final/{p.name}" for p in (root / "documents" / "final").glob("*.parquet")}
-                | {f for f in _files(root) if f.startswith("shards/") and f.endswith("index.json")} | shard_files)
+    expected = (
+        {"README.md", "card/stats.json", "shards/manifest.json", f"shards/{manifest['tokenizer']['file']}"}
+        | {f"card/{p.name}" for p in (root / "card").glob("*.svg")}
+        | {f"documents/final/{p.name}" for p in (root / "documents" / "final").glob("*.parquet")}
+        | {f for f in _files(root) if f.startswith("shards/") and f.endswith("index.json")}
+        | shard_files
+    )
     assert chosen == expected
     assert not [f for f in chosen if PRIVATE.match(f)]
     assert [f for f in _files(root) if PRIVATE.match(f)]  # ... though the root holds such files
@@ -122,8 +153,10 @@ def test_the_uploaded_selection_is_a_repo_whose_links_and_configs_resolve(root, 
     local = [link for link in links if "://" not in link and not link.startswith("#")]
     assert "card/stats.json" in local and "card/funnel.svg" in local
     assert [link for link in local if not (repo / link).is_file()] == []
-    assert len(datasets.load_dataset(str(repo), split="train", cache_dir=str(tmp_path / "c"))) == pq.read_table(
-        root / "documents" / "final").num_rows
+    assert (
+        len(datasets.load_dataset(str(repo), split="train", cache_dir=str(tmp_path / "c")))
+        == pq.read_table(root / "documents" / "final").num_rows
+    )
     manifest = json.loads((repo / "shards" / "manifest.json").read_text())
     from tokenizers import Tokenizer  # the shards folder alone: the tokenizer is in it
 
@@ -136,12 +169,34 @@ def test_no_card_is_left_in_card_folder(root):
     assert not (root / "card" / "README.md").exists() and (root / "README.md").is_file()
 
 
-@pytest.mark.parametrize("label, code", [
-    ("en", "en"), ("eng", "en"), ("eng_Latn", "en"), ("rus_Cyrl", "ru"), ("tgl", "tl"), ("nob", "nb"),
-    ("als", "gsw"), ("als_Latn", "als"), ("eml", "egl"), ("bh", "bho"), ("sh", "hbs"), ("iw", "he"), ("mo", "ro"),
-    ("cmn_Hani", "cmn"), ("yue", "yue"), ("nah", "nah"), ("unknown", None), ("xx", None), ("und", None), ("qaa", None),
-    ("zxx_Zxxx", None), ("", None), ("en; rm -rf", None),
-])
+@pytest.mark.parametrize(
+    "label, code",
+    [
+        ("en", "en"),
+        ("eng", "en"),
+        ("eng_Latn", "en"),
+        ("rus_Cyrl", "ru"),
+        ("tgl", "tl"),
+        ("nob", "nb"),
+        ("als", "gsw"),
+        ("als_Latn", "als"),
+        ("eml", "egl"),
+        ("bh", "bho"),
+        ("sh", "hbs"),
+        ("iw", "he"),
+        ("mo", "ro"),
+        ("cmn_Hani", "cmn"),
+        ("yue", "yue"),
+        ("nah", "nah"),
+        ("unknown", None),
+        ("xx", None),
+        ("und", None),
+        ("qaa", None),
+        ("zxx_Zxxx", None),
+        ("", None),
+        ("en; rm -rf", None),
+    ],
+)
 def test_language_labels_become_hub_codes(label, code):
     assert hub_code(label) == code
 

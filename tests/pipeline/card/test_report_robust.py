@@ -24,10 +24,14 @@ def out(tmp_path) -> Path:
     return make_output(tmp_path / "out")
 
 
-def validating(out: Path) -> Path:  # (tests/pipeline/card/test_card_runs.py covers a real run's context with current markers)
+def validating(
+    out: Path,
+) -> Path:  # (tests/pipeline/card/test_card_runs.py covers a real run's context with current markers)
     """The fixture's run.json with a config that validates here (the run's context rebuilt, as after a real run)."""
     record = json.loads((out / "run.json").read_text())
-    record["config"]["classifiers"] = RunConfig.model_validate({"inputs": ["x"], "output": "x"}).model_dump(mode="json")["classifiers"]
+    record["config"]["classifiers"] = RunConfig.model_validate({"inputs": ["x"], "output": "x"}).model_dump(
+        mode="json"
+    )["classifiers"]
     (out / "run.json").write_text(json.dumps(record))
     return out
 
@@ -47,8 +51,18 @@ def front_matter(out: Path) -> dict:
     return yaml.safe_load((out / "README.md").read_text()[4:].split("\n---\n", 1)[0])
 
 
-@pytest.mark.parametrize("content", [None, b"", b"[1, 2]", b"\xff\xfe garbage", b'{"inputs": "in/a.warc.gz"}',
-                                     b'{"phases": {"extracted": 3}}', b'{"command": ["curate", 7]}'])
+@pytest.mark.parametrize(
+    "content",
+    [
+        None,
+        b"",
+        b"[1, 2]",
+        b"\xff\xfe garbage",
+        b'{"inputs": "in/a.warc.gz"}',
+        b'{"phases": {"extracted": 3}}',
+        b'{"command": ["curate", 7]}',
+    ],
+)
 def test_a_damaged_run_json_is_one_line_naming_it(out, capsys, content):
     path = out / "run.json"
     truncate(path) if content is None else path.write_bytes(content)
@@ -57,7 +71,9 @@ def test_a_damaged_run_json_is_one_line_naming_it(out, capsys, content):
     assert not (out / "card").exists()
 
 
-@pytest.mark.parametrize("content", [None, b"", b"[]", b'{"records_by_type": "many"}', b'{"records_by_type": {"response": "7"}}'])
+@pytest.mark.parametrize(
+    "content", [None, b"", b"[]", b'{"records_by_type": "many"}', b'{"records_by_type": {"response": "7"}}']
+)
 def test_a_damaged_marker_is_one_line_naming_it(out, capsys, content):
     path = out / "_done" / "extracted" / f"{PART}.json"
     truncate(path) if content is None else path.write_bytes(content)
@@ -75,8 +91,16 @@ def test_a_truncated_marker_is_named_when_the_run_context_reads_it(out, capsys, 
     assert str(path) in one_error(capsys)
 
 
-@pytest.mark.parametrize("content", [None, b"{}", b'{"documents": 3, "formats": []}', b'{"documents": "three"}',
-                                     b'{"documents": 3, "formats": {"mds": {"shards": [{"tokens": "x"}]}}}'])
+@pytest.mark.parametrize(
+    "content",
+    [
+        None,
+        b"{}",
+        b'{"documents": 3, "formats": []}',
+        b'{"documents": "three"}',
+        b'{"documents": 3, "formats": {"mds": {"shards": [{"tokens": "x"}]}}}',
+    ],
+)
 def test_a_damaged_manifest_is_one_line_naming_it(out, capsys, content):
     path = out / "shards" / "manifest.json"
     truncate(path) if content is None else path.write_bytes(content)
@@ -140,7 +164,10 @@ def test_pii_off_and_a_later_phase_without_markers_offers_no_config(out):
         marker.unlink()
     report_main([str(out)])
     card = json.loads((out / "card" / "stats.json").read_text())
-    assert card["publish"]["configs"] == [] and "final is enabled but has no finished parts" in card["publish"]["withheld"]
+    assert (
+        card["publish"]["configs"] == []
+        and "final is enabled but has no finished parts" in card["publish"]["withheld"]
+    )
 
 
 def test_an_unexpected_error_is_one_line_too(out, capsys, monkeypatch):

@@ -17,19 +17,36 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from benchmarks.dedup_boilerplate_corpus import generate, page_text
 from stages.dedup import boilerplate
 from stages.dedup.config import MinHashConfig
 from stages.dedup.keep import assign_keepers, choose_keepers
-from benchmarks.dedup_boilerplate_corpus import generate, page_text
 from stages.dedup.minhash import signatures
 
 # --- hosts -------------------------------------------------------------------------------
 
 
 def test_url_hosts_drop_scheme_userinfo_port_case_and_www():
-    urls = pa.array(["https://WWW.Example.com:8080/a?b", "http://user:pw@news.site.org/x", "example.net/path",
-                     "https://www2.shop.example/", "", None, "mailto:x"])
-    assert boilerplate.url_hosts(urls).to_pylist() == ["example.com", "news.site.org", "example.net", "shop.example", "", "", "mailto"]
+    urls = pa.array(
+        [
+            "https://WWW.Example.com:8080/a?b",
+            "http://user:pw@news.site.org/x",
+            "example.net/path",
+            "https://www2.shop.example/",
+            "",
+            None,
+            "mailto:x",
+        ]
+    )
+    assert boilerplate.url_hosts(urls).to_pylist() == [
+        "example.com",
+        "news.site.org",
+        "example.net",
+        "shop.example",
+        "",
+        "",
+        "mailto",
+    ]
     keys = boilerplate.host_keys(urls)
     assert keys[4] == 0 and keys[5] == 0 and len(set(keys[:4].tolist())) == 4
     assert boilerplate.host_keys(pa.array(["https://example.com/1"]))[0] == keys[0]
@@ -66,8 +83,8 @@ def test_similarity_leaves_out_positions_whose_union_minimum_is_boilerplate():
     none = np.zeros((1, 8), bool)
     full, content = boilerplate.similarity(a, b, none, none)
     assert full[0] == content[0] == 5 / 8  # no boilerplate: the plain MinHash estimate
-    ma = np.array([[1, 1, 0, 0, 1, 0, 0, 0]], bool)   # a's values at 0, 1 and 4 are host boilerplate
-    mb = np.array([[0, 0, 0, 0, 0, 0, 0, 1]], bool)   # b's value at 7 is
+    ma = np.array([[1, 1, 0, 0, 1, 0, 0, 0]], bool)  # a's values at 0, 1 and 4 are host boilerplate
+    mb = np.array([[0, 0, 0, 0, 0, 0, 0, 1]], bool)  # b's value at 7 is
     full, content = boilerplate.similarity(a, b, ma, mb)
     # out: 0 and 1 (agree, boilerplate), 4 (a's 2 < b's 9, a's is boilerplate), 7 (b's 0 < a's 9, b's is);
     # counted: 2 (disagree), 3, 5, 6 (agree)
@@ -96,11 +113,13 @@ def test_generator_pages_sharing_a_block_are_similar_by_text_but_not_without_it(
     assert len(by_site) == 3 and all(0.28 <= p.block_share <= 0.6 for p in pages if p.kind == "article")
     pairs = np.array([pair for ids in by_site.values() for pair in itertools.combinations(ids, 2)])
     full, content = boilerplate.similarity(sig[pairs[:, 0]], sig[pairs[:, 1]], mask[pairs[:, 0]], mask[pairs[:, 1]])
-    assert (full >= 0.3).mean() > 0.3           # what the old check let through
+    assert (full >= 0.3).mean() > 0.3  # what the old check let through
     assert content.max() < 0.2 and full.max() < 0.6
     index = {p.url: i for i, p in enumerate(pages)}
     copies = np.array([(i, index[p.cluster]) for i, p in enumerate(pages) if p.kind == "copy"])
-    same = boilerplate.is_duplicate(sig[copies[:, 0]], sig[copies[:, 1]], mask[copies[:, 0]], mask[copies[:, 1]], 0.3, 0.7)
+    same = boilerplate.is_duplicate(
+        sig[copies[:, 0]], sig[copies[:, 1]], mask[copies[:, 0]], mask[copies[:, 1]], 0.3, 0.7
+    )
     assert same.all()
 
 
@@ -110,8 +129,11 @@ def test_generator_pages_sharing_a_block_are_similar_by_text_but_not_without_it(
 def test_assign_keepers_breaks_chains_in_rounds():
     # one component sorted by priority: 0 ~ 1, 1 ~ 2, 0 !~ 2, 2 ~ 3; another: 4 ~ 5
     similar = {(1, 0), (2, 1), (3, 2), (5, 4)}
+
     def check(a, b):
-        return np.array([(int(x), int(y)) in similar or (int(y), int(x)) in similar for x, y in zip(a, b, strict=False)], bool)
+        return np.array(
+            [(int(x), int(y)) in similar or (int(y), int(x)) in similar for x, y in zip(a, b, strict=False)], bool
+        )
 
     comp = np.array([0, 0, 0, 0, 1, 1])
     assert assign_keepers(comp, check).tolist() == [0, 0, 2, 2, 4, 4]
@@ -122,23 +144,30 @@ def test_assign_keepers_breaks_chains_in_rounds():
 
 def _members(ids, comp, texts=None):
     n = len(ids)
+
     def digest(v):
         return bytes([v]) * 16
 
-    return pa.table({
-        "doc": pa.array(range(n), pa.int64()), "comp": pa.array(comp, pa.int64()), "id": pa.array(ids),
-        "text_hash": pa.array([digest(t) for t in (texts or range(n))], pa.binary(16)),
-        "url_hash": pa.nulls(n, pa.binary(16)), "score": pa.nulls(n, pa.float64()),
-    })
+    return pa.table(
+        {
+            "doc": pa.array(range(n), pa.int64()),
+            "comp": pa.array(comp, pa.int64()),
+            "id": pa.array(ids),
+            "text_hash": pa.array([digest(t) for t in (texts or range(n))], pa.binary(16)),
+            "url_hash": pa.nulls(n, pa.binary(16)),
+            "score": pa.nulls(n, pa.float64()),
+        }
+    )
 
 
 def test_choose_keepers_names_the_kept_id_in_valid_json_and_keeps_failed_members():
-    members = _members(["b\tid", "a\"id", "c\\id", "d\nid"], [0, 0, 0, 0], texts=[1, 1, 2, 3])
+    members = _members(["b\tid", 'a"id', "c\\id", "d\nid"], [0, 0, 0, 0], texts=[1, 1, 2, 3])
+
     def fails_d(t, a, b):
         return np.array([t.column("id")[int(x)].as_py() != "d\nid" for x in a], bool)
 
     out = {r["doc"]: r for r in choose_keepers(members, False, fails_d).to_pylist()}
-    assert out[1]["reason"] is None and out[3]["reason"] is None    # a"id kept; d\nid fails against it: kept too
+    assert out[1]["reason"] is None and out[3]["reason"] is None  # a"id kept; d\nid fails against it: kept too
     assert out[0]["reason"] == "exact_duplicate" and out[2]["reason"] == "duplicate"
     assert json.loads(out[0]["details"]) == {"kept_id": 'a"id', "cluster_size": 3}
     assert out[1]["cluster_size"] == 3 and out[3]["cluster_size"] == 1
@@ -157,10 +186,20 @@ def write_generator_parts(root, pages, parts: int = 3) -> None:
     for k in range(parts):
         chunk = pages[k::parts]
         unit = f"site-{k}"
-        storage.write_parquet(pa.table({
-            "id": [p.id.strip("<>") for p in chunk], "url": [p.url for p in chunk], "source": [unit] * len(chunk),
-            "text": pa.array([page_text(p) for p in chunk], pa.large_string()), "language": ["en"] * len(chunk),
-        }), "documents", "extracted", f"part-{unit}.parquet")
+        storage.write_parquet(
+            pa.table(
+                {
+                    "id": [p.id.strip("<>") for p in chunk],
+                    "url": [p.url for p in chunk],
+                    "source": [unit] * len(chunk),
+                    "text": pa.array([page_text(p) for p in chunk], pa.large_string()),
+                    "language": ["en"] * len(chunk),
+                }
+            ),
+            "documents",
+            "extracted",
+            f"part-{unit}.parquet",
+        )
         storage.write_json({"unit": unit}, "_done", "extracted", f"{unit}.json")
 
 
@@ -181,20 +220,27 @@ def score(root, pages) -> dict:
         assert json.loads(r["details"])["kept_id"] in kept_ids  # every removed document names a kept one
         tp += bool(c) and json.loads(r["details"])["kept_id"] in members[c]
     should = sum(len(m) - 1 for m in members.values())
-    return {"removed": len(removed), "precision": tp / len(removed) if removed else 1.0, "recall": tp / should,
-            "largest": max(kept.column("dup_cluster_size").to_pylist())}
+    return {
+        "removed": len(removed),
+        "precision": tp / len(removed) if removed else 1.0,
+        "recall": tp / should,
+        "largest": max(kept.column("dup_cluster_size").to_pylist()),
+    }
 
 
 def _outputs(root) -> dict:
-    return {f"{d}/{f.name}": pq.read_table(f).to_pylist()
-            for d in ("documents", "rejected") for f in sorted((root / d / "deduped").glob("*.parquet"))}
+    return {
+        f"{d}/{f.name}": pq.read_table(f).to_pylist()
+        for d in ("documents", "rejected")
+        for f in sorted((root / d / "deduped").glob("*.parquet"))
+    }
 
 
 @pytest.mark.ray
 def test_dedup_on_shared_block_pages_keeps_distinct_bodies_and_finds_copies(ray_local, tmp_path):
+    from core.storage import Storage
     from pipeline.config import parse_config
     from tests.dedup_standalone import run_dedup
-    from core.storage import Storage
 
     pages = generate(pages=20, seed=0)
     runs = {
@@ -207,14 +253,20 @@ def test_dedup_on_shared_block_pages_keeps_distinct_bodies_and_finds_copies(ray_
     for name, dedup in runs.items():
         root = tmp_path / name
         write_generator_parts(root, pages)
-        summary = run_dedup(parse_config({"inputs": ["unused"], "output": str(root), "dedup": dedup}), Storage(str(root)),
-                             workers=1 if name == "after" else 2, progress=False)
+        summary = run_dedup(
+            parse_config({"inputs": ["unused"], "output": str(root), "dedup": dedup}),
+            Storage(str(root)),
+            workers=1 if name == "after" else 2,
+            progress=False,
+        )
         results[name] = (score(root, pages), summary, _outputs(root))
     before, after = results["before"][0], results["after"][0]
     largest_true = max(len([p for p in pages if p.cluster == c]) for c in {p.cluster for p in pages if p.cluster})
     assert before["precision"] < 0.9 and before["largest"] > 2 * largest_true  # the old check chains the sites
     assert after["precision"] >= 0.99 and after["recall"] >= before["recall"] and after["largest"] <= largest_true
-    assert results["after"][1]["largest_cluster"] == after["largest"] and results["after"][1]["boilerplate_docs"] >= 60  # every article
+    assert (
+        results["after"][1]["largest_cluster"] == after["largest"] and results["after"][1]["boilerplate_docs"] >= 60
+    )  # every article
     dist = results["distributed"][1]
     assert dist["components_path"] == "distributed" and dist["bucket_partitions"] > 1
     assert results["distributed"][2] == results["after"][2]  # same bytes with 1 or 2 workers, either path

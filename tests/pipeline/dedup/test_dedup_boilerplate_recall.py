@@ -66,12 +66,12 @@ def test_boilerplate_shingles_cover_the_block_and_spare_the_body():
         # page_text ends with the block: its shingles are the last (block words - ngram + 1) of the document
         block_words = len(" ".join(p.block).split())
         n_block = block_words - CFG.ngram + 1
-        doc = covered[first[i]:first[i + 1]]
+        doc = covered[first[i] : first[i + 1]]
         block_hits.append(doc[-n_block:].mean())
-        body_hits.append(doc[:-(block_words + CFG.ngram)].mean())  # well before the block
+        body_hits.append(doc[: -(block_words + CFG.ngram)].mean())  # well before the block
         checked += 1
     assert checked > 100
-    assert np.mean(block_hits) > 0.95 and np.min(block_hits) > 0.7   # the block is left out (most of it)
+    assert np.mean(block_hits) > 0.95 and np.min(block_hits) > 0.7  # the block is left out (most of it)
     # the body stays, but for phrases that 4+ pages of the site share ("it is said that a": the generator's patterns)
     assert np.mean(body_hits) < 0.03
     # the permutation check matches the signature: every boilerplate position's value is held by a flagged shingle
@@ -107,13 +107,15 @@ def test_content_signatures_of_distinct_pages_of_a_site_stay_apart(generated):
             by_site[p.site].append(i)
     pairs = np.array([pair for ids in by_site.values() for pair in itertools.combinations(ids, 2)])
     agree = (content[pairs[:, 0]] == content[pairs[:, 1]]).mean(axis=1)
-    assert agree.max() < 0.1                     # the full signatures of these pairs agree up to ~0.5
+    assert agree.max() < 0.1  # the full signatures of these pairs agree up to ~0.5
     assert _shares_band(content[pairs[:, 0]], content[pairs[:, 1]]).sum() <= 2
     assert (left[pairs[:, 0]] >= boilerplate.MIN_CONTENT_SHINGLES).all()
 
 
 def test_content_signatures_without_boilerplate_are_the_signatures():
-    texts = pa.array(["alpha beta gamma delta epsilon zeta eta theta iota kappa " * 3, "one two three"], pa.large_string())
+    texts = pa.array(
+        ["alpha beta gamma delta epsilon zeta eta theta iota kappa " * 3, "one two three"], pa.large_string()
+    )
     sig, _, _ = minhash.signatures(texts, CFG)
     content, left = boilerplate.content_signatures(texts, sig, np.zeros(sig.shape, bool), CFG)
     assert (content == sig).all() and left.tolist() == [26, 1]
@@ -131,6 +133,7 @@ def _linked(root, pages) -> dict:
     for f in sorted((root / "rejected" / "deduped").glob("*.parquet")):
         for r in pq.read_table(f, columns=["id", "details"]).to_pylist():
             kept_as[r["id"]] = json.loads(r["details"])["kept_id"]
+
     def cluster_of(doc_id):
         return kept_as.get(doc_id, doc_id)
 
@@ -145,21 +148,27 @@ def _linked(root, pages) -> dict:
 
 @pytest.mark.ray
 def test_dedup_links_copies_under_other_blocks_with_content_candidates(ray_local, tmp_path):
+    from core.storage import Storage
     from pipeline.config import parse_config
     from tests.dedup_standalone import run_dedup
-    from core.storage import Storage
     from tests.pipeline.dedup.test_dedup_boilerplate import score
 
     pages = generate(pages=40, seed=0)
-    runs = {"before": {"minhash": {"verify_kept": False, "boilerplate": {"enabled": False}}},
-            "no content": {"minhash": {"boilerplate": {"content_candidates": False}}},
-            "after": {}}
+    runs = {
+        "before": {"minhash": {"verify_kept": False, "boilerplate": {"enabled": False}}},
+        "no content": {"minhash": {"boilerplate": {"content_candidates": False}}},
+        "after": {},
+    }
     results = {}
     for name, dedup in runs.items():
         root = tmp_path / name.replace(" ", "-")
         write_generator_parts(root, pages)
-        summary = run_dedup(parse_config({"inputs": ["unused"], "output": str(root), "dedup": dedup}), Storage(str(root)),
-                             workers=2, progress=False)
+        summary = run_dedup(
+            parse_config({"inputs": ["unused"], "output": str(root), "dedup": dedup}),
+            Storage(str(root)),
+            workers=2,
+            progress=False,
+        )
         results[name] = (score(root, pages), _linked(root, pages), summary)
     before, no_content, after = (results[k] for k in runs)
     # the cause: without content candidates no block_site copy

@@ -8,8 +8,8 @@ import random
 import pyarrow.parquet as pq
 import pytest
 
-from tests.dedup_standalone import run_dedup
 from core.storage import Storage
+from tests.dedup_standalone import run_dedup
 from tests.pipeline.dedup.test_dedup_steps import config, corpus, outputs, prose, removed, write_phase1
 
 pytestmark = pytest.mark.ray
@@ -31,7 +31,9 @@ def id_rejections(root) -> list[dict]:
     return [r for t in rejected.values() for r in t.to_pylist() if r["reason"] == "duplicate_id"]
 
 
-@pytest.mark.parametrize("dedup", [{}, {"partition_rows": 800, "components": {"local_max_edges": 0}}], ids=["local", "distributed"])
+@pytest.mark.parametrize(
+    "dedup", [{}, {"partition_rows": 800, "components": {"local_max_edges": 0}}], ids=["local", "distributed"]
+)
 def test_repeated_ids_are_removed_naming_the_kept_part(ray_local, tmp_path, dedup):
     parts, expected, repeated = with_repeated_ids()
     write_phase1(tmp_path, parts)
@@ -39,7 +41,11 @@ def test_repeated_ids_are_removed_naming_the_kept_part(ray_local, tmp_path, dedu
     rows = id_rejections(tmp_path)
     assert sorted(r["source"] for r in rows) == ["unit-b", "unit-c"]
     for r in rows:
-        assert r["id"] == repeated and json.loads(r["details"]) == {"kept_id": repeated, "kept_part": "unit-a", "copies": 3}
+        assert r["id"] == repeated and json.loads(r["details"]) == {
+            "kept_id": repeated,
+            "kept_part": "unit-a",
+            "copies": 3,
+        }
     assert summary["duplicate_ids"] == 2 and summary["rejected_by_reason"]["duplicate_id"] == 2
     # the other decisions are those of the corpus without the repeats, and every output id is unique
     assert {k: v for k, v in removed(tmp_path).items() if k != repeated} == expected
@@ -51,7 +57,10 @@ def test_repeated_ids_are_removed_naming_the_kept_part(ray_local, tmp_path, dedu
 
 def test_repeated_ids_are_removed_when_there_is_no_other_duplicate(ray_local, tmp_path):
     rng = random.Random(8)
-    parts = {"a": [{"id": "x", "text": prose(rng)}, {"id": "y", "text": prose(rng)}], "b": [{"id": "x", "text": prose(rng)}]}
+    parts = {
+        "a": [{"id": "x", "text": prose(rng)}, {"id": "y", "text": prose(rng)}],
+        "b": [{"id": "x", "text": prose(rng)}],
+    }
     write_phase1(tmp_path, parts)
     summary = run_dedup(config(tmp_path), Storage(str(tmp_path)), workers=2, progress=False)
     assert summary["edges"] == 0 and summary["rejected_by_reason"] == {"duplicate_id": 1}

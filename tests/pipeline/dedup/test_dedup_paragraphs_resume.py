@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from benchmarks.paragraph_dedup import quoted_corpus, write_parts
-from tests.dedup_standalone import run_dedup
 from core.storage import Storage
 from tests.conftest import REPO
+from tests.dedup_standalone import run_dedup
 from tests.pipeline.dedup.test_dedup_paragraphs_steps import config, digests
 
 pytestmark = [pytest.mark.ray, pytest.mark.faults]
@@ -38,8 +38,14 @@ def _kill_when(cmd: list[str], ready, timeout: float = 600) -> int:
     """Run ``cmd``; SIGKILL it and every process it started as soon as ``ready()``; returns its exit code."""
     import psutil
 
-    proc = subprocess.Popen(cmd, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO), "RAY_USAGE_STATS_ENABLED": "0"},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        cmd,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO), "RAY_USAGE_STATS_ENABLED": "0"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + timeout
     while proc.poll() is None and time.monotonic() < deadline:
         if ready():

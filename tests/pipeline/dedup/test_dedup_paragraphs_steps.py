@@ -11,9 +11,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from benchmarks.paragraph_dedup import outcome, quoted_corpus, read_rows, write_parts
+from core.storage import Storage
 from pipeline.config import parse_config
 from tests.dedup_standalone import run_dedup
-from core.storage import Storage
 from tests.pipeline.dedup.test_dedup_steps import prose, write_phase1
 
 pytestmark = pytest.mark.ray
@@ -47,7 +47,9 @@ def test_keep_first_removes_every_extra_copy_and_nothing_else(ray_local, tmp_pat
     p = summary["paragraphs"]
     assert p["removed"] == o.removed and p["mode"] == "keep_first" and p["unit"] == "paragraph"
     # the columns: pieces and characters removed per document; kept + rejected = in per part
-    kept = read_rows(storage, "documents", "deduped", columns=["id", "text", "para_dedup_removed", "para_dedup_chars_removed"])
+    kept = read_rows(
+        storage, "documents", "deduped", columns=["id", "text", "para_dedup_removed", "para_dedup_chars_removed"]
+    )
     by_id = {d.id: d for d in DOCS}
     for r in kept:
         assert len(by_id[r["id"]].text) - len(r["text"]) == r["para_dedup_chars_removed"]
@@ -77,9 +79,11 @@ def test_min_count_keeps_the_first_copy_of_a_paragraph_repeated_inside_one_docum
 
     rng = random.Random(3)
     own, shared = prose(rng, 40), prose(rng, 40)
-    docs = [Doc("a", "https://a.example/1", None, None, [prose(rng, 40), own, prose(rng, 40), own, shared, own]),
-            Doc("b", "https://b.example/1", None, None, [prose(rng, 40), shared, prose(rng, 40)]),
-            Doc("c", "https://c.example/1", None, None, [prose(rng, 40), prose(rng, 40)])]
+    docs = [
+        Doc("a", "https://a.example/1", None, None, [prose(rng, 40), own, prose(rng, 40), own, shared, own]),
+        Doc("b", "https://b.example/1", None, None, [prose(rng, 40), shared, prose(rng, 40)]),
+        Doc("c", "https://c.example/1", None, None, [prose(rng, 40), prose(rng, 40)]),
+    ]
     storage = Storage(str(tmp_path))
     write_parts(storage, docs, parts=2)
     cfg = config(tmp_path, filters=False, mode="min_count", min_count=2)
@@ -125,11 +129,20 @@ def _block_corpus():
 def test_a_document_left_empty_or_too_short_is_rejected_with_the_rule(ray_local, tmp_path):
     write_phase1(tmp_path, _block_corpus())
     # document dedup off: the three pages are near copies by their block (here only the paragraph step is tested)
-    cfg = parse_config({"inputs": ["unused"], "output": {"root": str(tmp_path), "rejected_text": True},
-                        "dedup": {"paragraphs": {"enabled": True}, "exact": {"enabled": False}, "minhash": {"enabled": False}}})
+    cfg = parse_config(
+        {
+            "inputs": ["unused"],
+            "output": {"root": str(tmp_path), "rejected_text": True},
+            "dedup": {"paragraphs": {"enabled": True}, "exact": {"enabled": False}, "minhash": {"enabled": False}},
+        }
+    )
     summary = run_dedup(cfg, Storage(str(tmp_path)), workers=2, progress=False)
-    rejected = {r["id"]: r for r in read_rows(Storage(str(tmp_path)), "rejected", "deduped",
-                                              columns=["id", "stage", "reason", "details", "text"])}
+    rejected = {
+        r["id"]: r
+        for r in read_rows(
+            Storage(str(tmp_path)), "rejected", "deduped", columns=["id", "stage", "reason", "details", "text"]
+        )
+    }
     assert rejected["doc-b"]["reason"] == "paragraph_dedup:empty" and rejected["doc-b"]["text"] == ""
     assert rejected["doc-c"]["reason"].startswith("gopher_quality:")  # the run's Gopher rule, on the new text
     assert rejected["doc-c"]["text"] == "A short note on the harbor and its boats today."
@@ -148,14 +161,18 @@ def test_unit_line_splits_a_paragraph_that_unit_paragraph_keeps_whole(ray_local,
     shared = [prose(rng, 30) for _ in range(2)]
     own = [prose(rng, 120) for _ in range(2)]
     # the second document repeats the first line of a two-line paragraph, not the paragraph
-    parts = {"unit-a": [{"id": "doc-a", "text": f"{own[0]}\n\n{shared[0]}\n{shared[1]}"}],
-             "unit-b": [{"id": "doc-b", "text": f"{own[1]}\n\n{shared[0]}\nsomething else entirely, and long enough"}]}
+    parts = {
+        "unit-a": [{"id": "doc-a", "text": f"{own[0]}\n\n{shared[0]}\n{shared[1]}"}],
+        "unit-b": [{"id": "doc-b", "text": f"{own[1]}\n\n{shared[0]}\nsomething else entirely, and long enough"}],
+    }
     texts = {}
     for unit in ("paragraph", "line"):
         root = tmp_path / unit
         write_phase1(root, parts)
         run_dedup(config(root, filters=False, unit=unit), Storage(str(root)), workers=2, progress=False)
-        texts[unit] = {r["id"]: r["text"] for r in read_rows(Storage(str(root)), "documents", "deduped", columns=["id", "text"])}
+        texts[unit] = {
+            r["id"]: r["text"] for r in read_rows(Storage(str(root)), "documents", "deduped", columns=["id", "text"])
+        }
     assert texts["paragraph"]["doc-b"] == parts["unit-b"][0]["text"]
     assert texts["line"]["doc-b"] == f"{own[1]}\n\nsomething else entirely, and long enough"
     assert texts["line"]["doc-a"] == parts["unit-a"][0]["text"]

@@ -9,23 +9,26 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.config import parse_config
-from tests.dedup_standalone import run_dedup
 from core.storage import Storage
+from pipeline.config import parse_config
 from tests.conftest import Page, html
+from tests.dedup_standalone import run_dedup
 
 pytestmark = pytest.mark.ray
 
-WORDS = [w for w in (
-    "time person year way day thing man world life hand part "
+WORDS = [
+    w
+    for w in (
+        "time person year way day thing man world life hand part "
         "child eye woman place work week case point government "
-    "company number group problem fact river mountain garden "
+        "company number group problem fact river mountain garden "
         "window kitchen letter music market island forest doctor "
-    "teacher village engine bridge harbor castle desert planet "
+        "teacher village engine bridge harbor castle desert planet "
         "silver orange purple yellow winter summer autumn spring "
-    "morning evening ocean valley meadow candle pencil rocket "
+        "morning evening ocean valley meadow candle pencil rocket "
         "violin camera basket ladder mirror pillow jacket wallet"
-).split()]
+    ).split()
+]
 
 
 def prose(rng: random.Random, n: int = 220) -> str:
@@ -68,13 +71,15 @@ def write_phase1(root, parts) -> None:
 
 def write_phase1_to(storage: Storage, parts) -> None:
     for unit, docs in parts.items():
-        table = pa.table({
-            "id": pa.array([d["id"] for d in docs], pa.string()),
-            "url": pa.array([f"https://example.com/{d['id']}" for d in docs], pa.string()),
-            "source": pa.array([unit] * len(docs), pa.string()),
-            "text": pa.array([d["text"] for d in docs], pa.large_string()),
-            "language": pa.array(["en"] * len(docs), pa.string()),
-        })
+        table = pa.table(
+            {
+                "id": pa.array([d["id"] for d in docs], pa.string()),
+                "url": pa.array([f"https://example.com/{d['id']}" for d in docs], pa.string()),
+                "source": pa.array([unit] * len(docs), pa.string()),
+                "text": pa.array([d["text"] for d in docs], pa.large_string()),
+                "language": pa.array(["en"] * len(docs), pa.string()),
+            }
+        )
         storage.write_parquet(table, "documents", "extracted", f"part-{unit}.parquet")
         storage.write_json({"unit": unit}, "_done", "extracted", f"{unit}.json")
 
@@ -119,7 +124,9 @@ def test_removes_planted_duplicates_and_accounts_for_every_row(ray_local, tmp_pa
         assert {"id", "url", "source", "text", "language", "dup_cluster_size"} <= set(k.column_names)
         marker = json.loads((tmp_path / "_done" / "deduped" / f"{unit}.json").read_text())
         assert marker["in"] == len(docs) and marker["kept"] == len(k)
-    sizes = {r["id"]: r["dup_cluster_size"] for t in kept.values() for r in t.select(["id", "dup_cluster_size"]).to_pylist()}
+    sizes = {
+        r["id"]: r["dup_cluster_size"] for t in kept.values() for r in t.select(["id", "dup_cluster_size"]).to_pylist()
+    }
     assert sizes["doc-001"] == 3 and sizes["doc-002"] == 3 and sizes["doc-000"] == 2 and sizes["doc-005"] == 1
     assert summary["in"] == 65 and summary["rejected"] == len(expected)
     assert summary["rejected_by_reason"] == {"duplicate": 3, "exact_duplicate": 2}
@@ -140,7 +147,9 @@ def test_same_result_with_one_or_two_workers_and_either_components_path(ray_loca
     for name, opts in runs.items():
         root = tmp_path / name
         write_phase1(root, parts)
-        summary = run_dedup(config(root, **opts.get("dedup", {})), Storage(str(root)), workers=opts["workers"], progress=False)
+        summary = run_dedup(
+            config(root, **opts.get("dedup", {})), Storage(str(root)), workers=opts["workers"], progress=False
+        )
         kept, _ = outputs(root)
         results[name] = (removed(root), {k: t.to_pylist() for k, t in kept.items()})
         if name == "dist":
@@ -180,13 +189,23 @@ def test_runner_runs_dedup_after_extraction(ray_local, warc_factory, tmp_path):
     original = html("Harbor report", *paras)
     near = html("Harbor report (updated)", *paras[:5], edit(rng, paras[5], 2))
     other = html("Forest notes", *[prose(rng, 60) for _ in range(6)])
-    warc_factory("one.warc.gz", [Page("https://a.example/1", original.encode()), Page("https://b.example/2", other.encode())])
+    warc_factory(
+        "one.warc.gz", [Page("https://a.example/1", original.encode()), Page("https://b.example/2", other.encode())]
+    )
     warc_factory("two.warc.gz", [Page("https://c.example/3", near.encode())])
     filters_off = {k: {"enabled": False} for k in ("gopher_quality", "gopher_repetition", "c4", "fineweb")}
     results = []
     for order, out in ((["one.warc.gz", "two.warc.gz"], "a"), (["two.warc.gz", "one.warc.gz"], "b")):
-        cfg = parse_config({"inputs": [str(tmp_path / f) for f in order], "output": str(tmp_path / out), "filters": filters_off,
-                            "pii": {"enabled": False}, "shards": {"enabled": False}, "card": {"enabled": False}})
+        cfg = parse_config(
+            {
+                "inputs": [str(tmp_path / f) for f in order],
+                "output": str(tmp_path / out),
+                "filters": filters_off,
+                "pii": {"enabled": False},
+                "shards": {"enabled": False},
+                "card": {"enabled": False},
+            }
+        )
         record = run(cfg, progress=False)
         assert record["phases"]["deduped"]["in"] == 3
         assert record["phases"]["deduped"]["rejected_by_reason"] == {"duplicate": 1}
@@ -210,19 +229,34 @@ def test_dedup_on_s3_with_shuffles(ray_local, s3_server):
 
     from core.storage import S3Options
 
-    fs = pafs.S3FileSystem(endpoint_override=s3_server.split("//")[1], scheme="http", region="us-east-1",
-                           allow_bucket_creation=True, force_virtual_addressing=False)
+    fs = pafs.S3FileSystem(
+        endpoint_override=s3_server.split("//")[1],
+        scheme="http",
+        region="us-east-1",
+        allow_bucket_creation=True,
+        force_virtual_addressing=False,
+    )
     fs.create_dir("dedup-test")
     root = "s3://dedup-test/run"
     parts, expected = corpus()
     storage = Storage(root, S3Options(endpoint_url=s3_server))
     write_phase1_to(storage, parts)
     # small partitions and distributed components: every Ray Data read/write goes through S3
-    cfg = parse_config({"inputs": ["unused"], "output": root, "storage": {"endpoint_url": s3_server},
-                        "dedup": {"partition_rows": 200, "components": {"local_max_edges": 0}}})
+    cfg = parse_config(
+        {
+            "inputs": ["unused"],
+            "output": root,
+            "storage": {"endpoint_url": s3_server},
+            "dedup": {"partition_rows": 200, "components": {"local_max_edges": 0}},
+        }
+    )
     summary = run_dedup(cfg, storage, workers=2, progress=False)
     assert summary["rejected"] == len(expected) and summary["in"] == 65
     rejected = pq.read_table("dedup-test/run/rejected/deduped", filesystem=fs)
     assert sorted(rejected.column("id").to_pylist()) == sorted(expected)
-    names = [i.path for i in fs.get_file_info(pafs.FileSelector("dedup-test/run", recursive=True)) if i.type == pafs.FileType.File]
+    names = [
+        i.path
+        for i in fs.get_file_info(pafs.FileSelector("dedup-test/run", recursive=True))
+        if i.type == pafs.FileType.File
+    ]
     assert not any(".tmp" in n for n in names)

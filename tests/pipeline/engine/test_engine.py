@@ -19,12 +19,12 @@ from pipeline.engine import markers, settings
 from pipeline.engine.run import run_phase
 from pipeline.phase import FINAL, MAP, PARTS, ROLE_EXPORT, SHUFFLE, Phase, Step
 from pipeline.phases import DEFAULT_PHASES
-from tests.dedup_standalone import FinishedParts, finished_parts
 from pipeline.result import UnitResult
 from pipeline.runner import plan_context, run
 from pipeline.units import UnitWork
 from stages.base import StageSpec
 from tests.conftest import Page, html
+from tests.dedup_standalone import FinishedParts, finished_parts
 
 FILTERS_OFF = {k: {"enabled": False} for k in ("gopher_quality", "gopher_repetition", "c4", "fineweb")}
 WORDS = "harbor castle meadow violin rocket winter forest candle island bridge garden planet silver".split()
@@ -35,6 +35,7 @@ def _prose(rng: random.Random, words: int = 240) -> str:
 
 
 # -- fingerprints from declarations ----------------------------------------------------------------------
+
 
 def _input_fingerprints(tmp_path, **extra) -> dict[str, str]:
     cfg = parse_config({"inputs": [str(tmp_path / "*.warc.gz")], "output": str(tmp_path / "out"), **extra})
@@ -133,11 +134,28 @@ class TallyPhase(Phase):
     role = ROLE_EXPORT
 
     def steps(self, config):
-        return [Step("count", "rows per part", MAP, _count, reads=(PARTS,), resume=True,
-                     outputs=lambda config: [("tally_counts",)], when=lambda config: config.dedup.keep_intermediate),
-                Step("total", "rows x a setting", SHUFFLE, _total, depends=("count",), sections=("dedup.batch_docs",),
-                     outputs=lambda config: [("tally",)]),
-                Step("done", "the corpus marked", FINAL, _done, depends=("total",), unit="_all", counted=True)]
+        return [
+            Step(
+                "count",
+                "rows per part",
+                MAP,
+                _count,
+                reads=(PARTS,),
+                resume=True,
+                outputs=lambda config: [("tally_counts",)],
+                when=lambda config: config.dedup.keep_intermediate,
+            ),
+            Step(
+                "total",
+                "rows x a setting",
+                SHUFFLE,
+                _total,
+                depends=("count",),
+                sections=("dedup.batch_docs",),
+                outputs=lambda config: [("tally",)],
+            ),
+            Step("done", "the corpus marked", FINAL, _done, depends=("total",), unit="_all", counted=True),
+        ]
 
 
 def _parts(root, rows: dict[str, int]) -> Storage:
@@ -150,8 +168,9 @@ def _parts(root, rows: dict[str, int]) -> Storage:
 
 
 def _tally(storage: Storage, batch_docs: int = 1, count: bool = True) -> dict:
-    cfg = parse_config({"inputs": ["x"], "output": storage.root_uri,
-                        "dedup": {"batch_docs": batch_docs, "keep_intermediate": count}})
+    cfg = parse_config(
+        {"inputs": ["x"], "output": storage.root_uri, "dedup": {"batch_docs": batch_docs, "keep_intermediate": count}}
+    )
     ctx = RunContext(cfg, storage, [], [FinishedParts("extracted"), TallyPhase()], progress=False)
     ctx.use_parts("extracted", finished_parts(storage, "extracted"))
     CALLS.clear()
@@ -202,13 +221,15 @@ def test_the_empty_units_of_a_step_share_one_marker(tmp_path):
     found = markers.read(storage, "p")
     assert sorted(found) == ["g0", "g1", "g2"]
     assert [p.name for p in (tmp_path / "_done" / "p").iterdir()] == ["_empty_groups.json"]
-    assert all(m.fingerprint == markers.unit_fingerprint("fp1", n) and m.totals == {"groups": 1}
-               for n, m in found.items())
+    assert all(
+        m.fingerprint == markers.unit_fingerprint("fp1", n) and m.totals == {"groups": 1} for n, m in found.items()
+    )
     markers.record_empty(storage, "p", "groups", True, "fp2", empty[:1])  # another corpus: the old list goes
     assert sorted(markers.read(storage, "p")) == ["g0"]
 
 
 # -- roles: the card reads them from the plan ----------------------------------------------------------
+
 
 def _export(job, unit):
     """A copy of the final documents' ids, for readers outside the run."""
@@ -227,8 +248,18 @@ class IdsExport(Phase):
     role = ROLE_EXPORT
 
     def steps(self, config):
-        return [Step("export", "every id", FINAL, _export, reads=(PARTS,), unit="ids", counted=True,
-                     outputs=lambda config: [("exports",)])]
+        return [
+            Step(
+                "export",
+                "every id",
+                FINAL,
+                _export,
+                reads=(PARTS,),
+                unit="ids",
+                counted=True,
+                outputs=lambda config: [("exports",)],
+            )
+        ]
 
 
 @pytest.mark.ray
@@ -237,8 +268,16 @@ def test_an_export_phase_is_not_taken_for_the_shards_by_the_card(ray_local, warc
     pages = [Page(f"https://a.example/{i}", html(f"Page {i}", _prose(rng)).encode()) for i in range(4)]
     warc_factory("one.warc.gz", pages)
     out = tmp_path / "out"
-    cfg = parse_config({"inputs": [str(tmp_path / "*.warc.gz")], "output": str(out), "filters": FILTERS_OFF,
-                        "langid": {"min_score": 0.0}, "pii": {"enabled": False}, "shards": {"shuffle": {"groups": 2}}})
+    cfg = parse_config(
+        {
+            "inputs": [str(tmp_path / "*.warc.gz")],
+            "output": str(out),
+            "filters": FILTERS_OFF,
+            "langid": {"min_score": 0.0},
+            "pii": {"enabled": False},
+            "shards": {"shuffle": {"groups": 2}},
+        }
+    )
     pipeline = (*DEFAULT_PHASES[:4], IdsExport, DEFAULT_PHASES[4])  # after the shards, before the card
     record = run(cfg, progress=False, pipeline=pipeline)
     assert record["status"] == "ok" and record["phases"]["ids_export"]["exported"] == 4
@@ -253,12 +292,23 @@ def test_an_export_phase_is_not_taken_for_the_shards_by_the_card(ray_local, warc
 @pytest.mark.ray
 def test_a_block_list_changed_in_place_redoes_the_files_with_the_new_list(ray_local, warc_factory, tmp_path):
     rng = random.Random(5)
-    warc_factory("one.warc.gz", [Page("https://a.example/1", html("A", _prose(rng)).encode()),
-                                 Page("https://b.example/1", html("B", _prose(rng)).encode())])
+    warc_factory(
+        "one.warc.gz",
+        [
+            Page("https://a.example/1", html("A", _prose(rng)).encode()),
+            Page("https://b.example/1", html("B", _prose(rng)).encode()),
+        ],
+    )
     blocked = tmp_path / "blocked.txt"
     blocked.write_text("nothing.example\n")
-    cfg = parse_config({"inputs": [str(tmp_path / "*.warc.gz")], "output": str(tmp_path / "out"), "filters": {
-        **FILTERS_OFF, "url": {"block_domains_files": [str(blocked)]}}, "langid": {"min_score": 0.0}})
+    cfg = parse_config(
+        {
+            "inputs": [str(tmp_path / "*.warc.gz")],
+            "output": str(tmp_path / "out"),
+            "filters": {**FILTERS_OFF, "url": {"block_domains_files": [str(blocked)]}},
+            "langid": {"min_score": 0.0},
+        }
+    )
     first = run(cfg, progress=False, phases=["extracted"])["phases"]["extracted"]
     assert first["kept"] == 2
     blocked.write_text("b.example\n")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-
 from collections import Counter
 
 from pipeline.phases.extracted import ExtractedPhase
@@ -12,8 +11,14 @@ from pipeline.result import UnitResult, summarize
 
 def _file(responses: int, reasons: dict) -> UnitResult:
     kept = responses - sum(reasons.values())
-    return UnitResult("u", docs_in=responses, kept=kept, rejected=responses - kept, by_reason=Counter(reasons),
-                      totals={"rows": responses, "responses": responses, "records_by_type": {"response": responses}})
+    return UnitResult(
+        "u",
+        docs_in=responses,
+        kept=kept,
+        rejected=responses - kept,
+        by_reason=Counter(reasons),
+        totals={"rows": responses, "responses": responses, "records_by_type": {"response": responses}},
+    )
 
 
 def test_error_share_is_in_the_summary_and_logged_above_one_percent(caplog):

@@ -17,8 +17,10 @@ from tests.conftest import REPO, Page, html
 
 pytestmark = pytest.mark.ray
 
-WORDS = ("harbor castle meadow violin rocket winter forest candle island bridge garden planet silver "
-         "cheap casino bonus click buy free offer deal win prize now best").split()
+WORDS = (
+    "harbor castle meadow violin rocket winter forest candle island bridge garden planet silver "
+    "cheap casino bonus click buy free offer deal win prize now best"
+).split()
 
 
 @pytest.fixture
@@ -35,12 +37,17 @@ def corpus(warc_factory, tmp_path):
 
 
 def _config(src, out, rule):
-    return parse_config({
-        "inputs": [str(src / "*.warc.gz")], "output": str(out), "langid": {"min_score": 0.0},
-        "filters": {k: {"enabled": False} for k in ("gopher_quality", "gopher_repetition", "c4", "fineweb")},
-        "quality": {"enabled": True, "model": str(REPO / "samples" / "quality" / "model.ftz"), "filter": rule},
-        "shards": {"enabled": False}, "card": {"enabled": False},  # tested on their own
-    })
+    return parse_config(
+        {
+            "inputs": [str(src / "*.warc.gz")],
+            "output": str(out),
+            "langid": {"min_score": 0.0},
+            "filters": {k: {"enabled": False} for k in ("gopher_quality", "gopher_repetition", "c4", "fineweb")},
+            "quality": {"enabled": True, "model": str(REPO / "samples" / "quality" / "model.ftz"), "filter": rule},
+            "shards": {"enabled": False},
+            "card": {"enabled": False},  # tested on their own
+        }
+    )
 
 
 def test_top_fraction_over_all_parts_equals_the_reference(ray_local, corpus, tmp_path):
@@ -49,12 +56,18 @@ def test_top_fraction_over_all_parts_equals_the_reference(ray_local, corpus, tmp
     final = record["phases"]["final"]
     deduped = pq.read_table(out / "documents" / "deduped")
     assert final["in"] == deduped.num_rows == 18 and final["kept"] + final["rejected"] == final["in"]
-    assert final["kept"] == sum(math.ceil(0.5 * n) for n in deduped.group_by("language").aggregate([("id", "count")]).column("id_count").to_pylist())
+    assert final["kept"] == sum(
+        math.ceil(0.5 * n)
+        for n in deduped.group_by("language").aggregate([("id", "count")]).column("id_count").to_pylist()
+    )
     cut = top_fraction_cutoffs(deduped.column("language"), deduped.column("quality_score"), deduped.column("id"), 0.5)
     kept = pq.read_table(out / "documents" / "final")
-    expected = {r["id"] for r in deduped.to_pylist()
-                if (r["quality_score"], r["id"]) >= (cut[r["language"]].score, "") and
-                (r["quality_score"] > cut[r["language"]].score or r["id"] <= cut[r["language"]].id)}
+    expected = {
+        r["id"]
+        for r in deduped.to_pylist()
+        if (r["quality_score"], r["id"]) >= (cut[r["language"]].score, "")
+        and (r["quality_score"] > cut[r["language"]].score or r["id"] <= cut[r["language"]].id)
+    }
     assert set(kept.column("id").to_pylist()) == expected
     rejected = pq.read_table(out / "rejected" / "final").to_pylist()
     assert {r["reason"] for r in rejected} == {"quality"}

@@ -27,9 +27,19 @@ def finished(ray_local, tmp_path_factory):
     """Phases up to deduped (final is off: no PII, no quality filter), run once: the shards tests copy it."""
     src = tmp_path_factory.mktemp("warcs")
     rng = random.Random(5)
-    pages = [Page(f"https://s.example/{i}", html(" ".join(rng.choice(WORDS) for _ in range(3)).capitalize(), *(
-        " ".join(rng.choice(WORDS) for _ in range(12)) + ("" if i != 3 else f" {UNKNOWN}") + "." for _ in range(4)
-    )).encode()) for i in range(8)]
+    pages = [
+        Page(
+            f"https://s.example/{i}",
+            html(
+                " ".join(rng.choice(WORDS) for _ in range(3)).capitalize(),
+                *(
+                    " ".join(rng.choice(WORDS) for _ in range(12)) + ("" if i != 3 else f" {UNKNOWN}") + "."
+                    for _ in range(4)
+                ),
+            ).encode(),
+        )
+        for i in range(8)
+    ]
     write_warc(src / "a.warc.gz", pages)
     out = tmp_path_factory.mktemp("base") / "out"
     assert run(_config(src, out), progress=False, phases=["extracted", "deduped"])["status"] == "ok"
@@ -37,10 +47,17 @@ def finished(ray_local, tmp_path_factory):
 
 
 def _config(src, out, **shards):
-    return parse_config({
-        "inputs": [str(src / "*.warc.gz")], "output": str(out), "langid": {"min_score": 0.0}, "pii": {"enabled": False},
-        "filters": {k: {"enabled": False} for k in ("gopher_quality", "gopher_repetition", "c4", "fineweb")},
-        "card": {"enabled": False}, "shards": shards})
+    return parse_config(
+        {
+            "inputs": [str(src / "*.warc.gz")],
+            "output": str(out),
+            "langid": {"min_score": 0.0},
+            "pii": {"enabled": False},
+            "filters": {k: {"enabled": False} for k in ("gopher_quality", "gopher_repetition", "c4", "fineweb")},
+            "card": {"enabled": False},
+            "shards": shards,
+        }
+    )
 
 
 def _copy(finished, tmp_path):
@@ -93,7 +110,9 @@ def test_packing_that_drops_too_much_is_an_error_naming_the_setting(finished, tm
     with pytest.raises(ConfigError) as e:
         run(cfg, progress=False, phases=["shards"])
     message = str(e.value)
-    assert message.startswith("config error: shards.layout.max_dropped_share: packing dropped ") and "\n" not in message
+    assert (
+        message.startswith("config error: shards.layout.max_dropped_share: packing dropped ") and "\n" not in message
+    )
     assert "(100.0%, 8 whole documents)" in message and "set shards.layout.remainder to pad or keep" in message
     record = json.loads((out / "run.json").read_text())
     assert record["status"] == "error" and "shards.layout.max_dropped_share" in record["error"]
@@ -102,13 +121,20 @@ def test_packing_that_drops_too_much_is_an_error_naming_the_setting(finished, tm
     assert sum(g["dropped_documents"] for g in groups) == 8 and sum(g["samples"] for g in groups) == 0
 
     # allowing it (a setting of the run, not of the bytes) only writes the manifest, with the drop in it
-    allowed = _config(src, out, layout={"kind": "packed", "seq_len": 4096, "remainder": "drop", "max_dropped_share": 1.0},
-                      shuffle={"groups": 2})
+    allowed = _config(
+        src,
+        out,
+        layout={"kind": "packed", "seq_len": 4096, "remainder": "drop", "max_dropped_share": 1.0},
+        shuffle={"groups": 2},
+    )
     record = run(allowed, progress=False, phases=["shards"])
     assert record["status"] == "ok" and record["phases"]["shards"]["units_skipped"] == 2
     assert record["phases"]["shards"]["dropped_documents"] == 8
     manifest = json.loads((out / "shards" / "manifest.json").read_text())
-    assert manifest["dropped"]["documents"] == 8 and manifest["dropped"]["tokens"] == sum(g["dropped_tokens"] for g in groups) > 0
+    assert (
+        manifest["dropped"]["documents"] == 8
+        and manifest["dropped"]["tokens"] == sum(g["dropped_tokens"] for g in groups) > 0
+    )
 
 
 def _word_level_tokenizer(path) -> str:
@@ -124,7 +150,9 @@ def _word_level_tokenizer(path) -> str:
 
 def test_a_document_the_tokenizer_cannot_encode_is_a_counted_rejection(finished, tmp_path):
     src, out = _copy(finished, tmp_path)
-    cfg = _config(src, out, tokenize={"tokenizer": _word_level_tokenizer(tmp_path / "words.json")}, shuffle={"groups": 2})
+    cfg = _config(
+        src, out, tokenize={"tokenizer": _word_level_tokenizer(tmp_path / "words.json")}, shuffle={"groups": 2}
+    )
     record = run(cfg, progress=False, phases=["shards"])
     assert record["status"] == "ok"
     shards = record["phases"]["shards"]
@@ -145,8 +173,9 @@ def test_a_tokenizer_that_fails_on_every_text_fails_the_run(finished, tmp_path):
     tok = Tokenizer(models.WordLevel(vocab={"<|endoftext|>": 0}, unk_token="[UNK]"))  # no [UNK]: refuses every word
     tok.pre_tokenizer = pre_tokenizers.Whitespace()
     tok.save(str(tmp_path / "none.json"))
-    data = _config(src, out, tokenize={"tokenizer": str(tmp_path / "none.json")},
-                   shuffle={"groups": 2}).model_dump(mode="json")
+    data = _config(src, out, tokenize={"tokenizer": str(tmp_path / "none.json")}, shuffle={"groups": 2}).model_dump(
+        mode="json"
+    )
     data["card"]["enabled"] = True
     (tmp_path / "run.yaml").write_text(json.dumps(data))
     assert main(["run", str(tmp_path / "run.yaml"), "--phases", "shards,card", "--no-progress"]) == 1
@@ -155,8 +184,9 @@ def test_a_tokenizer_that_fails_on_every_text_fails_the_run(finished, tmp_path):
     assert shards["rejected_by_reason"] == {"tokenize_error": 8} and shards["failed_units"] == {}
     assert record["status"] == "failed" and "8 of 8 to errors (8 tokenize_error)" in shards["lost_to_errors"]
     checks = json.loads((out / "card" / "stats.json").read_text())["checks"]
-    assert [c["check"] for c in checks if not c["ok"]] == [f"shards: some document survives its errors "
-                                                            f"({shards['lost_to_errors']})"]
+    assert [c["check"] for c in checks if not c["ok"]] == [
+        f"shards: some document survives its errors ({shards['lost_to_errors']})"
+    ]
 
 
 def test_a_phase_fails_only_when_errors_took_what_it_would_keep():

@@ -14,9 +14,9 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pytest
 
+from core.storage import S3Options, Storage
 from pipeline.config import parse_config
 from pipeline.runner import run
-from core.storage import S3Options, Storage
 from tests import s3_proxy
 from tests.conftest import REPO, Page, html
 
@@ -32,26 +32,45 @@ def corpus(tmp_path_factory):
     root = tmp_path_factory.mktemp("warcs")
     rng = random.Random(21)
     for f in range(3):
-        pages = [Page(f"https://s{f}.example/{i}", html(f"Page {f} {i}", *(
-            " ".join(" ".join(rng.choice(WORDS) for _ in range(10)).capitalize() + "." for _ in range(8)) for _ in range(3)
-        )).encode()) for i in range(7)]
+        pages = [
+            Page(
+                f"https://s{f}.example/{i}",
+                html(
+                    f"Page {f} {i}",
+                    *(
+                        " ".join(" ".join(rng.choice(WORDS) for _ in range(10)).capitalize() + "." for _ in range(8))
+                        for _ in range(3)
+                    ),
+                ).encode(),
+            )
+            for i in range(7)
+        ]
         write_warc(root / f"f{f}.warc.gz", pages)
     return root
 
 
 def _config(src, out, **extra):
-    data = {"inputs": [str(src / "*.warc.gz")], "output": str(out), "langid": {"min_score": 0.0},
-            "filters": {k: {"enabled": False} for k in ("gopher_quality", "gopher_repetition", "c4", "fineweb")},
-            "shards": {"shuffle": {"groups": 3}, "mds": {"size_limit": 4096}, "webdataset": {"maxcount": 4}},
-            "card": {"enabled": False}}
+    data = {
+        "inputs": [str(src / "*.warc.gz")],
+        "output": str(out),
+        "langid": {"min_score": 0.0},
+        "filters": {k: {"enabled": False} for k in ("gopher_quality", "gopher_repetition", "c4", "fineweb")},
+        "shards": {"shuffle": {"groups": 3}, "mds": {"size_limit": 4096}, "webdataset": {"maxcount": 4}},
+        "card": {"enabled": False},
+    }
     for k, v in extra.items():
         data[k] = {**data.get(k, {}), **v} if isinstance(v, dict) else v
     return parse_config(data)
 
 
 def _bucket(endpoint: str, name: str) -> pafs.S3FileSystem:
-    fs = pafs.S3FileSystem(endpoint_override=endpoint.split("//")[1], scheme="http", region="us-east-1",
-                           allow_bucket_creation=True, force_virtual_addressing=False)
+    fs = pafs.S3FileSystem(
+        endpoint_override=endpoint.split("//")[1],
+        scheme="http",
+        region="us-east-1",
+        allow_bucket_creation=True,
+        force_virtual_addressing=False,
+    )
     fs.create_dir(name)
     return fs
 
@@ -74,8 +93,10 @@ def test_shards_on_s3_read_back_by_streaming_and_webdataset(ray_local, s3_server
     fs = _bucket(s3_server, "train")
     # the Ray Data shuffle (a corpus this small is shuffled in
     # the driver by default; the failing-upload test does that)
-    record = run(_config(corpus, "s3://train/run", storage={"endpoint_url": s3_server}, shards={"local_max_docs": 0}),
-                 progress=False)
+    record = run(
+        _config(corpus, "s3://train/run", storage={"endpoint_url": s3_server}, shards={"local_max_docs": 0}),
+        progress=False,
+    )
     assert record["status"] == "ok"
     storage = Storage("s3://train/run", S3Options(endpoint_url=s3_server))
     manifest = storage.read_json("shards", "manifest.json")
@@ -84,7 +105,9 @@ def test_shards_on_s3_read_back_by_streaming_and_webdataset(ray_local, s3_server
     assert shards["documents"] == len(expected) == manifest["documents"] and shards["groups"] == 3
 
     monkeypatch.setenv("S3_ENDPOINT_URL", s3_server)
-    ds = streaming.StreamingDataset(remote="s3://train/run/shards/mds", local=str(tmp_path / "cache"), shuffle=False, batch_size=1)
+    ds = streaming.StreamingDataset(
+        remote="s3://train/run/shards/mds", local=str(tmp_path / "cache"), shuffle=False, batch_size=1
+    )
     got = {ds[i]["id"]: ds[i]["tokens"].tolist() for i in range(len(ds))}
     assert got == expected
     assert len(ds) == manifest["formats"]["mds"]["samples"]
@@ -92,7 +115,7 @@ def test_shards_on_s3_read_back_by_streaming_and_webdataset(ray_local, s3_server
 
     saved = dict(wds.gopen_schemes)
     try:
-        wds.gopen_schemes["s3"] = lambda url, mode="rb", bufsize=8192, **kw: fs.open_input_stream(url[len("s3://"):])
+        wds.gopen_schemes["s3"] = lambda url, mode="rb", bufsize=8192, **kw: fs.open_input_stream(url[len("s3://") :])
         index = storage.read_json("shards", "webdataset", "index.json")
         urls = [f"s3://train/run/shards/webdataset/{s['url']}" for s in index["shardlist"]]
         samples = list(wds.WebDataset(urls, shardshuffle=False).decode())
@@ -135,7 +158,7 @@ def _files(fs: pafs.FileSystem, root: str) -> dict[str, str]:
     for i in infos:
         if i.type == pafs.FileType.File:
             with fs.open_input_stream(i.path) as f:
-                out[i.path[len(root):]] = hashlib.sha256(f.read()).hexdigest()
+                out[i.path[len(root) :]] = hashlib.sha256(f.read()).hexdigest()
     return out
 
 
@@ -148,15 +171,20 @@ def test_a_failing_shard_upload_leaves_no_index_to_a_missing_shard_and_a_rerun_c
         run(via_proxy, progress=False, phases=["extracted", "deduped"])
         proxy.fail("PUT", r"/faulty/run/shards/mds/group-00001/")
         broken = run(via_proxy, progress=False)
-        assert list(broken["phases"]["shards"]["failed_units"]) == ["group-00001"] and broken["status"] == "failed_units"
+        assert (
+            list(broken["phases"]["shards"]["failed_units"]) == ["group-00001"] and broken["status"] == "failed_units"
+        )
         assert proxy.failed > 0
         names = _files(fs, "faulty/run/shards/")
         assert "manifest.json" not in names and "mds/index.json" not in names and "webdataset/index.json" not in names
         storage = Storage("s3://faulty/run", S3Options(endpoint_url=s3_server))
         for group in ("group-00000", "group-00002"):  # a group's index names only shards that exist
             index = storage.read_json("shards", "mds", group, "index.json")
-            assert all(f"mds/{group}/{s['raw_data']['basename']}" in names or f"mds/{group}/{(s['zip_data'] or {}).get('basename')}" in names
-                       for s in index["shards"])
+            assert all(
+                f"mds/{group}/{s['raw_data']['basename']}" in names
+                or f"mds/{group}/{(s['zip_data'] or {}).get('basename')}" in names
+                for s in index["shards"]
+            )
         assert not any(n.startswith("mds/group-00001/index.json") for n in names)
 
         proxy.heal()
@@ -176,12 +204,22 @@ def test_one_or_two_workers_and_the_driver_path_write_byte_identical_shards(ray_
     shutil.copytree(a, b)
     shutil.copytree(a, here)
     on_ray = {"local_max_docs": 0}
-    assert run(_config(corpus, a, ray={"workers": 1}, shards=on_ray), progress=False, phases=["shards"])["status"] == "ok"
-    assert run(_config(corpus, b, ray={"workers": 2}, shards=on_ray), progress=False, phases=["shards"])["status"] == "ok"
-    assert run(_config(corpus, here), progress=False, phases=["shards"])["status"] == "ok"  # small: shuffled in the driver
+    assert (
+        run(_config(corpus, a, ray={"workers": 1}, shards=on_ray), progress=False, phases=["shards"])["status"] == "ok"
+    )
+    assert (
+        run(_config(corpus, b, ray={"workers": 2}, shards=on_ray), progress=False, phases=["shards"])["status"] == "ok"
+    )
+    assert (
+        run(_config(corpus, here), progress=False, phases=["shards"])["status"] == "ok"
+    )  # small: shuffled in the driver
 
     def digest(root: Path) -> dict:
-        return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted((root / "shards").rglob("*")) if p.is_file()}
+        return {
+            str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted((root / "shards").rglob("*"))
+            if p.is_file()
+        }
 
     da = digest(a)
     assert da == digest(b) == digest(here) and len([n for n in da if n.endswith(".tar")]) >= 3
@@ -201,11 +239,24 @@ def test_megatron_shards_and_a_sentencepiece_tokenizer_through_a_run(ray_local, 
 
     model = REPO / "samples" / "tokenizer_sp" / "tokenizer.model"
     out = tmp_path / "out"
-    record = run(_config(corpus, out, shards={"tokenize": {"tokenizer": str(model), "eos": "auto"},
-                                             "webdataset": {"enabled": False}, "megatron": {"enabled": True}}), progress=False)
+    record = run(
+        _config(
+            corpus,
+            out,
+            shards={
+                "tokenize": {"tokenizer": str(model), "eos": "auto"},
+                "webdataset": {"enabled": False},
+                "megatron": {"enabled": True},
+            },
+        ),
+        progress=False,
+    )
     assert record["status"] == "ok"
     manifest = json.loads((out / "shards" / "manifest.json").read_text())
-    assert set(manifest["formats"]) == {"mds", "megatron"} and manifest["formats"]["megatron"]["index"] == "shards/megatron/index.json"
+    assert (
+        set(manifest["formats"]) == {"mds", "megatron"}
+        and manifest["formats"]["megatron"]["index"] == "shards/megatron/index.json"
+    )
     index = json.loads((out / "shards" / "megatron" / "index.json").read_text())
     assert index["documents"] == manifest["documents"] and index["dtype"] == "uint16"
 

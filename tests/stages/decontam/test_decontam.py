@@ -112,7 +112,9 @@ def _phrase(text: str, rng: random.Random) -> str:
 
 def _styled(text: str) -> str:
     """The same words as a page might print them: upper case, typographic quotes and dashes, a ligature."""
-    return text.upper().replace("'", "\u2019").replace(", ", " \u2014 ").replace("FI", "\ufb01").replace(" ", "  \n ", 3)
+    return (
+        text.upper().replace("'", "\u2019").replace(", ", " \u2014 ").replace("FI", "\ufb01").replace(" ", "  \n ", 3)
+    )
 
 
 @pytest.fixture(scope="module")
@@ -134,7 +136,10 @@ def corpus() -> Corpus:
         else:
             questions += [s for s in _sentences(text) if absent(s)][:1]
     assert len(passages) >= 24 and len(questions) >= 12, "the samples no longer give enough eval text"
-    mmlu = [{"question": q, "choices": [f"choice {k} of {i}" for k in "abcd"], "answer": i % 4} for i, q in enumerate(questions[:12])]
+    mmlu = [
+        {"question": q, "choices": [f"choice {k} of {i}" for k in "abcd"], "answer": i % 4}
+        for i, q in enumerate(questions[:12])
+    ]
     items = {
         "passages": [(f"p-{i}", p) for i, p in enumerate(passages[:16])],
         "lines": [(str(i), " ".join(p.split())) for i, p in enumerate(passages[16:24])],
@@ -151,7 +156,12 @@ def corpus() -> Corpus:
         planted[ids[page]] = {f"{name}:{item}"}
     for i, (record, page) in enumerate(zip(mmlu, order[len(verbatim) :], strict=False)):
         labels = "ABCD"
-        block = "Question: " + record["question"] + "\n" + "\n".join(f"{labels[k]}) {c}" for k, c in enumerate(record["choices"]))
+        block = (
+            "Question: "
+            + record["question"]
+            + "\n"
+            + "\n".join(f"{labels[k]}) {c}" for k, c in enumerate(record["choices"]))
+        )
         pages[page] = _insert(pages[page], block, rng)
         planted[ids[page]] = {f"mmlu:{i}"}
     both = order[len(verbatim) + len(mmlu)]  # one page with two items of two sets
@@ -170,12 +180,18 @@ def corpus() -> Corpus:
 def eval_files(corpus, tmp_path_factory) -> list[dict]:
     folder = tmp_path_factory.mktemp("evals")
     jsonl = folder / "passages.jsonl"
-    jsonl.write_text("".join(json.dumps({"id": i, "text": t, "source": "samples"}) + "\n" for i, t in corpus.items["passages"]))
+    jsonl.write_text(
+        "".join(json.dumps({"id": i, "text": t, "source": "samples"}) + "\n" for i, t in corpus.items["passages"])
+    )
     text = folder / "lines.txt"
     text.write_text("\n".join(t for _, t in corpus.items["lines"]) + "\n")
     parquet = folder / "mmlu.parquet"
     pq.write_table(pa.Table.from_pylist(corpus.mmlu), parquet)
-    return [{"path": str(jsonl), "id_field": "id"}, str(text), {"path": str(parquet), "fields": ["question", "choices"]}]
+    return [
+        {"path": str(jsonl), "id_field": "id"},
+        str(text),
+        {"path": str(parquet), "fields": ["question", "choices"]},
+    ]
 
 
 def _run(corpus: Corpus, config: DecontamConfig, index=None):
@@ -218,7 +234,6 @@ def test_planted_pages_removed_and_no_other(corpus, eval_files, kind):
         assert set(removed[page].split(", ")) == labels
     assert set(rejected.column("reason").to_pylist()) == {"contaminated"}
 
-
     rows = {r.name: r for r in summarize(stats.counters, index.set_names, prefix="decontam.")}
     assert (rows["passages"].items_found, rows["passages"].documents) == (16, 17)  # p-0 planted twice
     assert (rows["lines"].items_found, rows["lines"].documents) == (8, 8)
@@ -250,7 +265,11 @@ def test_exact_index_rejects_a_hash_hit_no_item_holds(corpus, eval_files):
     """A 64-bit collision, forced: a page n-gram's hash is put in the index for an item that does not hold it."""
     config = DecontamConfig(eval_sets=eval_files)
     index = build_index(config)
-    clean = next(i for i, p in zip(corpus.ids, corpus.pages, strict=False) if i not in corpus.planted and i not in corpus.phrases)
+    clean = next(
+        i
+        for i, p in zip(corpus.ids, corpus.pages, strict=False)
+        if i not in corpus.planted and i not in corpus.phrases
+    )
     page = corpus.pages[corpus.ids.index(clean)]
     from stages.decontam.normalize import ngrams
 
@@ -289,18 +308,26 @@ def test_short_items_match_whole_and_tiny_ones_are_skipped():
     assert index.lengths == (13, 10)
     assert (index.stats.eval_sets[0].items_whole, index.stats.eval_sets[0].items_skipped) == (1, 1)
     stage = DecontamStage(config, index)
-    out = stage(pa.table({"text": [
-        "Yesterday THE QUICK brown fox jumps over the lazy, sleeping dog!",  # the whole item: caught
-        "the quick brown fox jumps over the lazy dog",  # nine of its words: not
-        "to be or not to be, that is the question",
-        None,
-        "",
-    ]}))
+    out = stage(
+        pa.table(
+            {
+                "text": [
+                    "Yesterday THE QUICK brown fox jumps over the lazy, sleeping dog!",  # the whole item: caught
+                    "the quick brown fox jumps over the lazy dog",  # nine of its words: not
+                    "to be or not to be, that is the question",
+                    None,
+                    "",
+                ]
+            }
+        )
+    )
     assert out.column("reason").to_pylist() == ["contaminated", None, None, None, None]
 
 
 def test_details_name_at_most_max_details_items():
-    items = [f"item number {i} says that the answer to this question is plainly {i} and nothing else" for i in range(4)]
+    items = [
+        f"item number {i} says that the answer to this question is plainly {i} and nothing else" for i in range(4)
+    ]
     config = DecontamConfig(eval_sets=["x.jsonl"], max_details_items=2)
     stage = DecontamStage(config, index_items(config, _items(*items)))
     out = stage(pa.table({"text": ["\n".join(items)]}))
@@ -317,4 +344,6 @@ def test_empty_batch_keeps_the_schema():
     assert out.column_names == ["text", "contaminated"] and len(out) == 0
     assert DecontamStage(config, stage.index).adds == ("contaminated",)
     remove = DecontamConfig(eval_sets=["x.jsonl"])
-    assert DecontamStage(remove, stage.index).adds == () and DecontamStage(remove, stage.index).reasons == ("contaminated",)
+    assert DecontamStage(remove, stage.index).adds == () and DecontamStage(remove, stage.index).reasons == (
+        "contaminated",
+    )

@@ -16,10 +16,18 @@ from stages.decontam import DecontamConfig, EvalSetConfig, EvalSetError, build_i
 from stages.named_files import NamedFileError
 
 MMLU = [
-    {"id": "anatomy-0", "question": "Which of the following is the body cavity that contains the pituitary gland?",
-     "choices": ["Abdominal", "Cranial", "Pleural", "Spinal"], "answer": 1},
-    {"id": "anatomy-1", "question": "What is the embryological origin of the hyoid bone?",
-     "choices": ["The first pharyngeal arch", "The second and third pharyngeal arches", "The third", "The fourth"], "answer": 2},
+    {
+        "id": "anatomy-0",
+        "question": "Which of the following is the body cavity that contains the pituitary gland?",
+        "choices": ["Abdominal", "Cranial", "Pleural", "Spinal"],
+        "answer": 1,
+    },
+    {
+        "id": "anatomy-1",
+        "question": "What is the embryological origin of the hyoid bone?",
+        "choices": ["The first pharyngeal arch", "The second and third pharyngeal arches", "The third", "The fourth"],
+        "answer": 2,
+    },
 ]
 MMLU_TEXTS = [r["question"] + " " + " ".join(r["choices"]) for r in MMLU]
 
@@ -48,7 +56,9 @@ def test_mmlu_style_jsonl_plain_gzip_and_zstd(tmp_path):
 
 def test_nested_fields_numbers_and_positions(tmp_path):
     path = tmp_path / "gsm.jsonl"
-    path.write_bytes(_jsonl([{"doc": {"question": "Natalia sold clips.", "answer": 72}}, {"doc": {"question": "Weng earns."}}]))
+    path.write_bytes(
+        _jsonl([{"doc": {"question": "Natalia sold clips.", "answer": 72}}, {"doc": {"question": "Weng earns."}}])
+    )
     items = _read(path, fields=["doc.question", "doc.answer"])
     assert items.ids == ["0", "1"] and items.texts == ["Natalia sold clips. 72", "Weng earns."]
 
@@ -65,7 +75,11 @@ def test_text_one_item_per_line(tmp_path):
     path = tmp_path / "passages.txt"
     path.write_bytes("\ufeffFirst passage, with a comma.\n\n  \nSecond passage — café.\n".encode())
     items = _read(path)
-    assert (items.name, items.ids, items.texts) == ("passages", ["0", "1"], ["First passage, with a comma.", "Second passage — café."])
+    assert (items.name, items.ids, items.texts) == (
+        "passages",
+        ["0", "1"],
+        ["First passage, with a comma.", "Second passage — café."],
+    )
     path.with_suffix(".gz").write_bytes(gzip.compress(path.read_bytes()))
     assert _read(path.with_suffix(".gz"), format="text").texts == items.texts
 
@@ -78,12 +92,16 @@ def test_read_from_s3(s3_server, tmp_path):
     s3 = boto3.client("s3", endpoint_url=s3_server, region_name="us-east-1")
     s3.create_bucket(Bucket="evals")
     s3.put_object(Bucket="evals", Key="mmlu/test.jsonl.gz", Body=gzip.compress(_jsonl(MMLU)))
-    filesystem = fs.S3FileSystem(endpoint_override=s3_server.removeprefix("http://"), scheme="http", region="us-east-1")
+    filesystem = fs.S3FileSystem(
+        endpoint_override=s3_server.removeprefix("http://"), scheme="http", region="us-east-1"
+    )
 
     def open_file(uri: str):
         return filesystem.open_input_file(uri.removeprefix("s3://"))
 
-    config = DecontamConfig(eval_sets=[{"path": "s3://evals/mmlu/test.jsonl.gz", "fields": ["question", "choices"], "id_field": "id"}])
+    config = DecontamConfig(
+        eval_sets=[{"path": "s3://evals/mmlu/test.jsonl.gz", "fields": ["question", "choices"], "id_field": "id"}]
+    )
     assert read_eval_set(config.eval_sets[0], open_file).texts == MMLU_TEXTS
     index = build_index(config, open_file)
     assert index.stats.eval_sets[0].items_ngrams == 2
@@ -137,7 +155,9 @@ def test_folder_missing_parquet_column_and_size_bounds(tmp_path):
     (tmp_path / "dir").mkdir()
     assert "is a folder" in _bad(tmp_path, "dir", None)
     pq.write_table(pa.Table.from_pylist(MMLU), tmp_path / "m.parquet")
-    assert "has no column 'prompt' (it has answer, choices, id, question)" in _bad(tmp_path, "m.parquet", None, fields=["prompt"])
+    assert "has no column 'prompt' (it has answer, choices, id, question)" in _bad(
+        tmp_path, "m.parquet", None, fields=["prompt"]
+    )
     big = tmp_path / "big.jsonl"
     big.write_bytes(b'{"text": "a"}\n' * 100)
     with pytest.raises(EvalSetError, match="larger than decontam.max_file_bytes"):
@@ -154,8 +174,11 @@ def test_an_index_over_its_bound_is_refused_before_it_is_finished(tmp_path):
     path.write_text("".join(f"item {i} {words}\n" for i in range(5000)))
     config = DecontamConfig(eval_sets=[str(path)])
     whole = build_index(config).stats.nbytes
-    with pytest.raises(EvalSetError, match=r"^eval sets: the index of the first 2,048 items takes [\d,]+ bytes, more "
-                                           r"than the 100,000 it may take of the cluster's object store"):
+    with pytest.raises(
+        EvalSetError,
+        match=r"^eval sets: the index of the first 2,048 items takes [\d,]+ bytes, more "
+        r"than the 100,000 it may take of the cluster's object store",
+    ):
         build_index(config, max_index_bytes=100_000)
     assert build_index(config, max_index_bytes=2 * whole).stats.nbytes == whole
 
@@ -209,19 +232,39 @@ def _check(path, **kw) -> str | None:
     return None
 
 
-@pytest.mark.parametrize("name, data, expected", [
-    ("empty.jsonl", b"", "has no items (give a file with at least one record)"),
-    ("blank.jsonl.gz", gzip.compress(b"\n\n  \n"), "has no items"),
-    ("deep-utf8.txt", b"a question of eight words or so here\n" * 15_000 + b"caf\xe9 latin-1 line\n",
-     "line 15001 is not UTF-8 text"),
-    ("deep-json.jsonl", b'{"text": "a question"}\n' * 19_000 + b'{"text": "cut\n', "line 19001 is not JSON"),
-    ("deep-json.jsonl.zst", zstandard.ZstdCompressor().compress(b'{"text": "q"}\n' * 19_000 + b"[1, 2]\n"),
-     "line 19001 is not a JSON object"),
-    ("deep-field.jsonl.gz", gzip.compress(b'{"text": "q"}\n' * 19_000 + b'{"question": "q"}\n'),
-     "line 19001 has no text in text"),
-    ("cut.jsonl.gz", gzip.compress(b'{"text": "q"}\n' * 19_000)[:-20], "gzip data is truncated or damaged"),
-], ids=["empty", "blank-lines", "utf8-at-15001", "json-at-19001", "zstd-array-at-19001", "no-field-at-19001",
-        "cut-gzip"])
+@pytest.mark.parametrize(
+    "name, data, expected",
+    [
+        ("empty.jsonl", b"", "has no items (give a file with at least one record)"),
+        ("blank.jsonl.gz", gzip.compress(b"\n\n  \n"), "has no items"),
+        (
+            "deep-utf8.txt",
+            b"a question of eight words or so here\n" * 15_000 + b"caf\xe9 latin-1 line\n",
+            "line 15001 is not UTF-8 text",
+        ),
+        ("deep-json.jsonl", b'{"text": "a question"}\n' * 19_000 + b'{"text": "cut\n', "line 19001 is not JSON"),
+        (
+            "deep-json.jsonl.zst",
+            zstandard.ZstdCompressor().compress(b'{"text": "q"}\n' * 19_000 + b"[1, 2]\n"),
+            "line 19001 is not a JSON object",
+        ),
+        (
+            "deep-field.jsonl.gz",
+            gzip.compress(b'{"text": "q"}\n' * 19_000 + b'{"question": "q"}\n'),
+            "line 19001 has no text in text",
+        ),
+        ("cut.jsonl.gz", gzip.compress(b'{"text": "q"}\n' * 19_000)[:-20], "gzip data is truncated or damaged"),
+    ],
+    ids=[
+        "empty",
+        "blank-lines",
+        "utf8-at-15001",
+        "json-at-19001",
+        "zstd-array-at-19001",
+        "no-field-at-19001",
+        "cut-gzip",
+    ],
+)
 def test_a_bad_eval_file_is_refused_at_plan_time_wherever_the_fault_is(tmp_path, name, data, expected):
     """Before, only the file's first 64 KB were read at plan time: an empty file, a non-UTF-8 line at 15,001 or a
     bad JSON line at 19,001 passed `validate`, and the run failed after phases 1 and 2."""
@@ -245,7 +288,9 @@ def test_duplicate_ids_and_too_many_items_are_refused_at_plan_time(tmp_path):
 
 
 def test_config_shorthands_and_defaults():
-    c = DecontamConfig(eval_sets=["data/evals/gsm8k_test.jsonl.gz", {"path": "s3://b/mmlu/test.parquet", "name": "mmlu"}])
+    c = DecontamConfig(
+        eval_sets=["data/evals/gsm8k_test.jsonl.gz", {"path": "s3://b/mmlu/test.parquet", "name": "mmlu"}]
+    )
     assert c.enabled and c.ngram == 13 and c.action == "remove" and c.index == "exact"
     assert [s.name for s in c.eval_sets] == ["gsm8k_test", "mmlu"]
     assert c.eval_sets[0].fields == ["text"] and c.eval_sets[0].format == "auto"

@@ -15,8 +15,8 @@ import pytest
 
 from pipeline import eval_index
 from pipeline.config import ConfigError, parse_config
-from stages.decontam import EvalSetError
 from pipeline.runner import plan_context, run
+from stages.decontam import EvalSetError
 from tests.stages.decontam.test_decontam import corpus, eval_files  # noqa: F401  (the planted corpus and its eval files: fixtures)
 from tests.stages.test_mix import card_text
 
@@ -28,11 +28,23 @@ OFF = {k: {"enabled": False} for k in ("gopher_quality", "gopher_repetition", "c
 @pytest.fixture(scope="module")
 def decontaminated(ray_local, corpus, eval_files, tmp_path_factory):  # noqa: F811
     folder = tmp_path_factory.mktemp("pages")
-    (folder / "pages.jsonl").write_text("".join(json.dumps({"id": i, "url": f"https://pages.example/{i}", "text": t}) + "\n"
-                                                for i, t in zip(corpus.ids, corpus.pages, strict=False)))
+    (folder / "pages.jsonl").write_text(
+        "".join(
+            json.dumps({"id": i, "url": f"https://pages.example/{i}", "text": t}) + "\n"
+            for i, t in zip(corpus.ids, corpus.pages, strict=False)
+        )
+    )
     out = tmp_path_factory.mktemp("out")
-    config = parse_config({"inputs": [str(folder / "pages.jsonl")], "output": str(out), "filters": OFF, "langid": {"enabled": False},
-                           "decontam": {"eval_sets": eval_files}, "shards": {"shuffle": {"groups": 2}}})
+    config = parse_config(
+        {
+            "inputs": [str(folder / "pages.jsonl")],
+            "output": str(out),
+            "filters": OFF,
+            "langid": {"enabled": False},
+            "decontam": {"eval_sets": eval_files},
+            "shards": {"shuffle": {"groups": 2}},
+        }
+    )
     return out, run(config, progress=False)
 
 
@@ -50,7 +62,9 @@ def test_every_planted_page_is_removed_and_no_other(decontaminated, corpus):  # 
     for i, r in removed.items():
         assert r["stage"] == "decontam" and set(r["details"].split(", ")) == corpus.planted[i]
     final = set(pq.read_table(out / "documents" / "final", columns=["id"]).column("id").to_pylist())
-    assert final == deduped - planted - {r["id"] for r in rejected}  # only planted pages, and nothing else decontam did
+    assert final == deduped - planted - {
+        r["id"] for r in rejected
+    }  # only planted pages, and nothing else decontam did
     assert {p for p in corpus.phrases if p in deduped} <= final  # short phrases of eval items never trigger
     assert not set(corpus.planted) & final
 
@@ -77,8 +91,13 @@ def test_the_index_is_built_once_and_the_card_has_a_row_per_eval_set(decontamina
 
 
 def test_a_missing_eval_file_is_a_plan_time_error(tmp_path):
-    config = parse_config({"inputs": [str(tmp_path)], "output": str(tmp_path / "out"),
-                           "decontam": {"eval_sets": [str(tmp_path / "missing.jsonl")]}})
+    config = parse_config(
+        {
+            "inputs": [str(tmp_path)],
+            "output": str(tmp_path / "out"),
+            "decontam": {"eval_sets": [str(tmp_path / "missing.jsonl")]},
+        }
+    )
     (tmp_path / "x.jsonl").write_text('{"text": "a"}\n')
     with pytest.raises(ConfigError, match=r"decontam\.eval_sets\[0\]\.path: no dataset at"):
         plan_context(config, progress=False)
@@ -93,8 +112,13 @@ def _big_eval_set(path, items: int) -> None:
 
 def test_the_driver_never_holds_the_index(ray_local, tmp_path):
     _big_eval_set(tmp_path / "big.jsonl", 40_000)  # ~17 MB of items, an index of ~40 MB
-    config = parse_config({"inputs": [str(tmp_path)], "output": str(tmp_path / "out"),
-                           "decontam": {"eval_sets": [str(tmp_path / "big.jsonl")]}})
+    config = parse_config(
+        {
+            "inputs": [str(tmp_path)],
+            "output": str(tmp_path / "out"),
+            "decontam": {"eval_sets": [str(tmp_path / "big.jsonl")]},
+        }
+    )
     ctx = SimpleNamespace(config=config, workers=lambda: 2)
     tracemalloc.start()
     try:
@@ -110,7 +134,12 @@ def test_the_driver_never_holds_the_index(ray_local, tmp_path):
 
 def test_an_eval_set_error_in_the_build_task_is_the_sets_own_line(ray_local, tmp_path):
     (tmp_path / "bad.jsonl").write_text('{"text": "one two three four five six seven eight"}\n{"text": 5\n')
-    config = parse_config({"inputs": [str(tmp_path)], "output": str(tmp_path / "out"),
-                           "decontam": {"eval_sets": [str(tmp_path / "bad.jsonl")]}})
+    config = parse_config(
+        {
+            "inputs": [str(tmp_path)],
+            "output": str(tmp_path / "out"),
+            "decontam": {"eval_sets": [str(tmp_path / "bad.jsonl")]},
+        }
+    )
     with pytest.raises(EvalSetError, match=r"^eval set 'bad' \(.*bad.jsonl\): line 2 is not JSON"):
         eval_index.build(SimpleNamespace(config=config, workers=lambda: 2))

@@ -10,13 +10,11 @@ import pytest
 from datasketch.lsh import _optimal_param
 
 from stages.dedup.components import large_star, local_components, small_star
-from stages.dedup.config import MinHashConfig
+from stages.dedup.config import MinHashConfig, NormalizeConfig
 from stages.dedup.edges import jaccard, signature_agreement, star_edges
 from stages.dedup.exact import bucket_key, normalize_urls, text_hashes, url_hashes
-from stages.dedup.config import NormalizeConfig
 from stages.dedup.keep import choose_keepers
 from stages.dedup.lsh import band_keys, bands_rows, candidate_probability
-
 
 # --- lsh -------------------------------------------------------------------------------
 
@@ -64,7 +62,12 @@ def test_star_edges_link_each_member_to_bucket_minimum():
     src, dst, lsh = star_edges(band, key, doc)
     # bucket (0,5) = {3,7,10} -> 7-3, 10-3; (1,5) = {7,10} -> 10-7; (0,6) = {4,11} -> 11-4,
     # also found by the exact key (band -1), so not a pair to verify
-    assert sorted(zip(src.tolist(), dst.tolist(), lsh.tolist(), strict=False)) == [(7, 3, True), (10, 3, True), (10, 7, True), (11, 4, False)]
+    assert sorted(zip(src.tolist(), dst.tolist(), lsh.tolist(), strict=False)) == [
+        (7, 3, True),
+        (10, 3, True),
+        (10, 7, True),
+        (11, 4, False),
+    ]
 
 
 def test_signature_agreement_hand_computed():
@@ -98,7 +101,16 @@ def test_local_components_label_is_component_minimum():
     src = np.array([5, 9, 20, 31, 8])
     dst = np.array([2, 5, 10, 20, 7])
     nodes, labels = local_components(src, dst)
-    assert dict(zip(nodes.tolist(), labels.tolist(), strict=False)) == {2: 2, 5: 2, 9: 2, 10: 10, 20: 10, 31: 10, 7: 7, 8: 7}
+    assert dict(zip(nodes.tolist(), labels.tolist(), strict=False)) == {
+        2: 2,
+        5: 2,
+        9: 2,
+        10: 10,
+        20: 10,
+        31: 10,
+        7: 7,
+        8: 7,
+    }
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -123,7 +135,9 @@ def test_large_star_step_hand_computed():
     # edges 3-1, 5-3, 7-3 (both directions, as the map step emits them)
     a, b = np.array([3, 5, 7]), np.array([1, 3, 3])
     out = large_star(np.concatenate((a, b)), np.concatenate((b, a)))
-    got = sorted(zip(out.column("a").to_pylist(), out.column("b").to_pylist(), out.column("changed").to_pylist(), strict=False))
+    got = sorted(
+        zip(out.column("a").to_pylist(), out.column("b").to_pylist(), out.column("changed").to_pylist(), strict=False)
+    )
     # node 1: larger neighbour 3 -> (3,1) unchanged; node 3: m=1, larger 5,7 -> (5,1),(7,1) new
     assert got == [(3, 1, 0), (5, 1, 1), (7, 1, 1)]
 
@@ -131,7 +145,9 @@ def test_large_star_step_hand_computed():
 def test_small_star_step_hand_computed():
     # node 9 has smaller neighbours 4 and 6; node 6 has 4
     out = small_star(np.array([9, 9, 6]), np.array([6, 4, 4]))
-    got = sorted(zip(out.column("a").to_pylist(), out.column("b").to_pylist(), out.column("changed").to_pylist(), strict=False))
+    got = sorted(
+        zip(out.column("a").to_pylist(), out.column("b").to_pylist(), out.column("changed").to_pylist(), strict=False)
+    )
     assert got == [(6, 4, 0), (6, 4, 1), (9, 4, 0)]
 
 
@@ -171,14 +187,23 @@ def test_large_small_star_on_a_long_path():
 
 
 def test_text_hash_ignores_whitespace_only_by_default():
-    h = text_hashes(pa.array(["a  b\n", "a b", "A b", "a b."]), NormalizeConfig(lowercase=False, punctuation=False, digits=False))
+    h = text_hashes(
+        pa.array(["a  b\n", "a b", "A b", "a b."]), NormalizeConfig(lowercase=False, punctuation=False, digits=False)
+    )
     k = bucket_key(h)
     assert k[0] == k[1] and len({k[1], k[2], k[3]}) == 3
 
 
 def test_url_normalization():
-    urls = pa.array(["HTTPS://Www.Example.com/A/b/#top", "http://www.example.com/A/b", "http://www.example.com/a/b", None])
-    assert normalize_urls(urls).to_pylist() == ["www.example.com/A/b", "www.example.com/A/b", "www.example.com/a/b", ""]
+    urls = pa.array(
+        ["HTTPS://Www.Example.com/A/b/#top", "http://www.example.com/A/b", "http://www.example.com/a/b", None]
+    )
+    assert normalize_urls(urls).to_pylist() == [
+        "www.example.com/A/b",
+        "www.example.com/A/b",
+        "www.example.com/a/b",
+        "",
+    ]
     k = bucket_key(url_hashes(urls))
     assert k[0] == k[1] != k[2]
 

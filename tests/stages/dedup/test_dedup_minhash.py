@@ -8,8 +8,7 @@ import datasketch
 import numpy as np
 import pyarrow as pa
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from stages.dedup.config import MinHashConfig, NormalizeConfig
 from stages.dedup.minhash import (
@@ -224,7 +223,9 @@ def test_permutations_are_datasketchs_without_importing_it(scheme, seed, num_per
     from stages.dedup.minhash import permutations
 
     a, b = permutations(num_perm, seed, scheme)
-    want_a, want_b = (np.asarray(p) for p in datasketch.MinHash(num_perm=num_perm, seed=seed, scheme=scheme).permutations)
+    want_a, want_b = (
+        np.asarray(p) for p in datasketch.MinHash(num_perm=num_perm, seed=seed, scheme=scheme).permutations
+    )
     assert a.dtype == want_a.dtype and b.dtype == want_b.dtype
     assert np.array_equal(a, want_a) and np.array_equal(b, want_b)
 
@@ -234,11 +235,13 @@ def test_signatures_need_neither_datasketch_nor_scipy():
     import subprocess
     import sys
 
-    code = ("import sys, pyarrow as pa\n"
-            "from stages.dedup.config import MinHashConfig\n"
-            "from stages.dedup.lsh import bands_rows\n"
-            "from stages.dedup.minhash import permutations\n"
-            "permutations(128, 1, 'affine32'); bands_rows(MinHashConfig())\n"
-            "print(sorted(m for m in ('datasketch', 'scipy') if m in sys.modules))\n")
+    code = (
+        "import sys, pyarrow as pa\n"
+        "from stages.dedup.config import MinHashConfig\n"
+        "from stages.dedup.lsh import bands_rows\n"
+        "from stages.dedup.minhash import permutations\n"
+        "permutations(128, 1, 'affine32'); bands_rows(MinHashConfig())\n"
+        "print(sorted(m for m in ('datasketch', 'scipy') if m in sys.modules))\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -6,13 +6,19 @@ import re
 
 import pyarrow as pa
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from pipeline.config import ConfigError, parse_config
 from stages.dedup.config import ParagraphsConfig
 from stages.dedup.paragraphs import (
-    CCNET_PUNCT, ccnet_normalize, hash_pieces, normalized_pieces, piece_text, remove_pieces, split_pieces, split_text,
+    CCNET_PUNCT,
+    ccnet_normalize,
+    hash_pieces,
+    normalized_pieces,
+    piece_text,
+    remove_pieces,
+    split_pieces,
+    split_text,
 )
 
 LONG = "The harbor master counted the boats that came in before the storm."
@@ -20,7 +26,9 @@ LONG = "The harbor master counted the boats that came in before the storm."
 
 def hashes(texts, **cfg) -> list[tuple[int, int, int]]:
     t = hash_pieces(pa.array(texts, pa.large_string()), ParagraphsConfig(**cfg))
-    return list(zip(t.column("hash").to_pylist(), t.column("row").to_pylist(), t.column("idx").to_pylist(), strict=False))
+    return list(
+        zip(t.column("hash").to_pylist(), t.column("row").to_pylist(), t.column("idx").to_pylist(), strict=False)
+    )
 
 
 def test_a_text_with_blank_lines_is_split_at_them_and_one_without_at_every_newline():
@@ -33,7 +41,10 @@ def test_a_text_with_blank_lines_is_split_at_them_and_one_without_at_every_newli
 
 
 # Any mix of the characters that matter to the split rule: both splits must agree piece for piece.
-_TEXT = st.text(alphabet=st.sampled_from(["a", "b", " ", "\t", "\r", "\n", "\n", "\x0b", "\x0c", "\u2028", "\xa0", "é"]), max_size=40)
+_TEXT = st.text(
+    alphabet=st.sampled_from(["a", "b", " ", "\t", "\r", "\n", "\n", "\x0b", "\x0c", "\u2028", "\xa0", "é"]),
+    max_size=40,
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -43,7 +54,10 @@ def test_the_arrow_split_and_the_python_split_agree(texts, unit):
     for row, text in enumerate(texts):
         pieces, seps = split_text(text, unit)
         assert p.values.filter(pa.array(p.row == row)).to_pylist() == pieces
-        assert len(seps) == len(pieces) - 1 and "".join(x for pair in zip(pieces, seps + [""], strict=False) for x in pair) == text
+        assert (
+            len(seps) == len(pieces) - 1
+            and "".join(x for pair in zip(pieces, seps + [""], strict=False) for x in pair) == text
+        )
         assert remove_pieces(text, unit, set()) == text
 
 
@@ -58,7 +72,13 @@ def test_removing_pieces_keeps_the_other_pieces_and_their_separators():
 
 
 def test_case_quotes_numbers_and_spacing_do_not_change_a_hash_but_words_do():
-    variants = [LONG, LONG.upper(), f"\u201c{LONG}\u201d", "  " + LONG.replace(" ", "   ") + "\t", LONG.replace("storm", "storm!")]
+    variants = [
+        LONG,
+        LONG.upper(),
+        f"\u201c{LONG}\u201d",
+        "  " + LONG.replace(" ", "   ") + "\t",
+        LONG.replace("storm", "storm!"),
+    ]
     got = hashes(["\n".join(variants)])
     assert len({h for h, _, _ in got}) == 1 and [i for _, _, i in got] == [0, 1, 2, 3, 4]
     dated = hashes(["Updated 12 March 2024: " + LONG, "Updated 3 March 1999: " + LONG])
@@ -78,12 +98,25 @@ def _ccnet_reference(line: str) -> str:
 
 
 PROBES = [
-    "Hello, World!", "  Tabs\tand  double  spaces  ", "Price: $1,299.99 (was 1.499)", "Call 555-0100 now.",
-    "\u201cQuoted\u201d \u00abguillemets\u00bb \u2018single\u2019", "em\u2014dash en\u2013dash", "ellipsis\u2026 end",
-    "\uff08\u5168\u89d2\uff09\u3001\u3002\uff01\uff1f", "Arabic digits \u0661\u0662\u0663 and \u096b",
-    "\x01control\x1f and \x7f\x9f", "MiXeD CaSe \u00c9T\u00c9", "ﬁnancial ligature", "snake_case #hash @at",
-    "\u00a0nbsp at ends\u00a0", "\x1c a\x1d",
-    "", "   ", "a\u3000b", "\u300c\u300d\u300a\u300b\u3010\u3011\u2014\u25ba\uff05\uff5e",
+    "Hello, World!",
+    "  Tabs\tand  double  spaces  ",
+    "Price: $1,299.99 (was 1.499)",
+    "Call 555-0100 now.",
+    "\u201cQuoted\u201d \u00abguillemets\u00bb \u2018single\u2019",
+    "em\u2014dash en\u2013dash",
+    "ellipsis\u2026 end",
+    "\uff08\u5168\u89d2\uff09\u3001\u3002\uff01\uff1f",
+    "Arabic digits \u0661\u0662\u0663 and \u096b",
+    "\x01control\x1f and \x7f\x9f",
+    "MiXeD CaSe \u00c9T\u00c9",
+    "ﬁnancial ligature",
+    "snake_case #hash @at",
+    "\u00a0nbsp at ends\u00a0",
+    "\x1c a\x1d",
+    "",
+    "   ",
+    "a\u3000b",
+    "\u300c\u300d\u300a\u300b\u3010\u3011\u2014\u25ba\uff05\uff5e",
 ]
 
 
@@ -93,8 +126,12 @@ def test_the_ccnet_normalizer_is_ccnets():
     # ASCII punctuation and inner spaces are kept, a tab deleted (a control character), each digit its own 0:
     # not what curate's normalizer does
     curate = normalized_pieces(pa.array(PROBES[:4], pa.large_string()), ParagraphsConfig()).to_pylist()
-    assert got[:4] == ["hello, world!", "tabsand  double  spaces", "price: $0,000.00 (was 0.000)",
-                       "call 000-0000 now."]
+    assert got[:4] == [
+        "hello, world!",
+        "tabsand  double  spaces",
+        "price: $0,000.00 (was 0.000)",
+        "call 000-0000 now.",
+    ]
     assert curate == ["hello world", "tabs and double spaces", "price 0 was 0", "call 0 0 now"]
 
 
@@ -119,7 +156,14 @@ def test_short_and_empty_pieces_are_never_counted():
 def test_settings_have_bounds_and_name_the_field():
     cfg = parse_config({"inputs": ["x"], "output": "o", "dedup": {"paragraphs": {"enabled": True, "unit": "line"}}})
     assert cfg.dedup.paragraphs.unit == "line" and cfg.dedup.paragraphs.mode == "keep_first"
-    for bad in ({"min_count": 1}, {"unit": "sentence"}, {"mode": "all"}, {"min_chars": -1}, {"top": 10_000}, {"spam": 1}):
+    for bad in (
+        {"min_count": 1},
+        {"unit": "sentence"},
+        {"mode": "all"},
+        {"min_chars": -1},
+        {"top": 10_000},
+        {"spam": 1},
+    ):
         with pytest.raises(ConfigError) as e:
             parse_config({"inputs": ["x"], "output": "o", "dedup": {"paragraphs": bad}})
         assert f"dedup.paragraphs.{next(iter(bad))}" in str(e.value)

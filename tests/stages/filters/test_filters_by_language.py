@@ -11,8 +11,7 @@ import pytest
 
 from pipeline.config import ConfigError, parse_config
 from stages.base import ChainStats, run_chain
-from stages.filters import FiltersConfig, batch_cache, build_filters, text_filter_specs
-from stages.filters import words as words_module
+from stages.filters import FiltersConfig, batch_cache, build_filters, text_filter_specs, words as words_module
 from stages.filters.by_language import C4ByLanguage, GopherQualityByLanguage, LanguageSplit
 from stages.filters.c4 import C4Filter
 from stages.filters.gopher_quality import GopherQualityFilter
@@ -48,8 +47,12 @@ def test_without_overrides_the_filters_are_the_plain_ones():
         cls for cls, _ in text_filter_specs(filters({"by_language": {}}))
     ]
     specs = text_filter_specs(filters({"by_language": {"ja": {"c4": {"enabled": False}}}}))
-    assert [cls.__name__ for cls, _ in specs] == ["GopherQualityFilter", "GopherRepetitionFilter", "C4ByLanguage",
-                                                   "FineWebQualityFilter"]
+    assert [cls.__name__ for cls, _ in specs] == [
+        "GopherQualityFilter",
+        "GopherRepetitionFilter",
+        "C4ByLanguage",
+        "FineWebQualityFilter",
+    ]
     # An override equal to the base settings changes nothing.
     same = filters({"by_language": {"de": {"c4": {"min_num_sentences": 5}}}})
     assert all(not issubclass(cls, LanguageSplit) for cls, _ in text_filter_specs(same))
@@ -57,7 +60,11 @@ def test_without_overrides_the_filters_are_the_plain_ones():
 
 def test_split_stage_describes_itself_like_its_filter():
     assert (C4ByLanguage.name, C4ByLanguage.label, C4ByLanguage.reasons, C4ByLanguage.adds) == (
-        C4Filter.name, C4Filter.label, C4Filter.reasons, C4Filter.adds)
+        C4Filter.name,
+        C4Filter.label,
+        C4Filter.reasons,
+        C4Filter.adds,
+    )
     assert "language" in C4ByLanguage.needs and "text" in C4ByLanguage.needs
 
 
@@ -94,7 +101,10 @@ def test_rows_get_their_languages_settings_and_keep_their_order():
     assert reasons[2] is None
     # Same verdicts as the plain filters with each language's settings.
     plain_de = GopherQualityFilter(cfg.language_settings("gopher_quality").by_language["de"])
-    assert stage(table([SHORT_DE], ["de"])).column("reason").to_pylist() == plain_de(table([SHORT_DE], ["de"])).column("reason").to_pylist()
+    assert (
+        stage(table([SHORT_DE], ["de"])).column("reason").to_pylist()
+        == plain_de(table([SHORT_DE], ["de"])).column("reason").to_pylist()
+    )
 
 
 def test_a_language_with_the_filter_off_passes_untouched_with_the_same_columns():
@@ -114,11 +124,22 @@ def test_a_language_with_the_filter_off_passes_untouched_with_the_same_columns()
 
 def test_labels_of_both_models_match_one_setting():
     """lid.176 says ru, GlotLID rus_Cyrl: one key serves both; srp_Latn (GlotLID only) is its own."""
-    cfg = filters({"by_language": {"rus_Cyrl": {"gopher_quality": {"min_doc_words": 1000}},
-                                   "srp_Latn": {"gopher_quality": {"min_doc_words": 2000}}}})
+    cfg = filters(
+        {
+            "by_language": {
+                "rus_Cyrl": {"gopher_quality": {"min_doc_words": 1000}},
+                "srp_Latn": {"gopher_quality": {"min_doc_words": 2000}},
+            }
+        }
+    )
     assert set(cfg.by_language) == {"ru", "srp_Latn"}
     out = stage_of(cfg, "gopher_quality")(table([PROSE] * 4, ["ru", "rus_Cyrl", "srp_Latn", "sr"]))
-    assert [d.split(" < ")[1] if d else None for d in out.column("details").to_pylist()] == ["1000", "1000", "2000", None]
+    assert [d.split(" < ")[1] if d else None for d in out.column("details").to_pylist()] == [
+        "1000",
+        "1000",
+        "2000",
+        None,
+    ]
 
 
 def test_the_words_of_a_batch_are_split_once_whatever_the_languages(monkeypatch):
@@ -126,8 +147,9 @@ def test_the_words_of_a_batch_are_split_once_whatever_the_languages(monkeypatch)
     real = words_module.word_lists
     monkeypatch.setattr(words_module, "word_lists", lambda texts: calls.append(len(texts)) or real(texts))
     batch_cache.clear()
-    cfg = filters({"by_language": {"de": {"gopher_quality": {"min_stop_words": 1},
-                                          "gopher_repetition": {"dup_line_frac": 0.5}}}})
+    cfg = filters(
+        {"by_language": {"de": {"gopher_quality": {"min_stop_words": 1}, "gopher_repetition": {"dup_line_frac": 0.5}}}}
+    )
     texts = [PROSE, PROSE + " Extra.", SHORT_DE, "short", PROSE + " More."]
     run_chain(build_filters(cfg), table(texts, ["en", "de", "de", "en", "fr"]), ChainStats())
     assert calls == [5]
@@ -139,15 +161,23 @@ def test_the_words_of_a_batch_are_split_once_whatever_the_languages(monkeypatch)
 @pytest.mark.parametrize(
     "data, message",
     [
-        ({"by_language": {"de": {"gopher_quality": {"min_stop_word": 1}}}},
-         "filters.by_language.de.gopher_quality.min_stop_word: unknown field"),
-        ({"by_language": {"ja": {"fineweb": {"short_line_thr": 2}}}},
-         "filters.by_language.ja.fineweb.short_line_thr: Input should be less than or equal to 1"),
-        ({"by_language": {"ru": {"gopher_repetition": {"top_n_grams": {7: 0.1}}}}},
-         "filters.by_language.ru.gopher_repetition.top_n_grams: n = [7] not allowed"),
+        (
+            {"by_language": {"de": {"gopher_quality": {"min_stop_word": 1}}}},
+            "filters.by_language.de.gopher_quality.min_stop_word: unknown field",
+        ),
+        (
+            {"by_language": {"ja": {"fineweb": {"short_line_thr": 2}}}},
+            "filters.by_language.ja.fineweb.short_line_thr: Input should be less than or equal to 1",
+        ),
+        (
+            {"by_language": {"ru": {"gopher_repetition": {"top_n_grams": {7: 0.1}}}}},
+            "filters.by_language.ru.gopher_repetition.top_n_grams: n = [7] not allowed",
+        ),
         ({"by_language": {"de": {"gopher": {}}}}, "filters.by_language.de.gopher: unknown field"),
-        ({"by_language": {"de": {"url": {"enabled": False}}}},
-         "filters.by_language.de: url: the URL filter runs before language ID"),
+        (
+            {"by_language": {"de": {"url": {"enabled": False}}}},
+            "filters.by_language.de: url: the URL filter runs before language ID",
+        ),
         ({"by_language_dir": "/no/such/folder"}, "filters: by_language_dir: '/no/such/folder' is not a folder"),
     ],
 )
@@ -225,8 +255,17 @@ def verdicts(config: FiltersConfig, docs: pa.Table) -> dict[str, tuple[str, str 
         kept, rejected = run_chain(stages, docs.slice(i, 64), ChainStats())
         out.update({d: (langs[d], None, None) for d in kept.column("id").to_pylist()})
         for r in rejected:
-            out.update({d: (langs[d], reason, det) for d, reason, det in
-                        zip(r.column("id").to_pylist(), r.column("reason").to_pylist(), r.column("details").to_pylist(), strict=False)})
+            out.update(
+                {
+                    d: (langs[d], reason, det)
+                    for d, reason, det in zip(
+                        r.column("id").to_pylist(),
+                        r.column("reason").to_pylist(),
+                        r.column("details").to_pylist(),
+                        strict=False,
+                    )
+                }
+            )
     return out
 
 
@@ -275,8 +314,9 @@ def test_ja_with_fineweb2s_file_keeps_pages_the_base_repetition_limits_remove(sa
 def test_three_languages_at_once_change_only_their_own_pages(sample_docs):
     """de, ru and ja settings together give each language's verdicts of its own run, and leave en and fr alone."""
     settings = {"de": {"c4": {"enabled": False}}, "ru": {"gopher_quality": {"min_doc_words": 300}}}
-    together = verdicts(filters({"by_language": settings, "fineweb2_configs": str(FIXTURE),
-                                 "fineweb2_languages": ["ja"]}), sample_docs)
+    together = verdicts(
+        filters({"by_language": settings, "fineweb2_configs": str(FIXTURE), "fineweb2_languages": ["ja"]}), sample_docs
+    )
     alone = {
         "de": verdicts(filters({"by_language": {"de": settings["de"]}}), sample_docs),
         "ru": verdicts(filters({"by_language": {"ru": settings["ru"]}}), sample_docs),

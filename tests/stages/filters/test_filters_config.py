@@ -64,7 +64,10 @@ def test_order_and_switches():
     [
         ({"gopher": {}}, "filters.gopher: unknown field"),
         ({"c4": {"min_sentences": 3}}, "filters.c4.min_sentences: unknown field"),
-        ({"fineweb": {"short_line_thr": 2}}, "filters.fineweb.short_line_thr: Input should be less than or equal to 1"),
+        (
+            {"fineweb": {"short_line_thr": 2}},
+            "filters.fineweb.short_line_thr: Input should be less than or equal to 1",
+        ),
     ],
 )
 def test_bad_filter_config_names_the_field(filters, message):

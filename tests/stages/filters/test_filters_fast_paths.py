@@ -17,9 +17,7 @@ import pyarrow.compute as pc
 import pytest
 
 from stages.base import ChainStats, run_chain
-from stages.filters import FiltersConfig, batch_cache, build_filters
-from stages.filters import lines as ln
-from stages.filters import words as words_module
+from stages.filters import FiltersConfig, batch_cache, build_filters, lines as ln, words as words_module
 from stages.filters.c4 import _LINE_BREAKS, SPLITLINES_RE2, count_sentences, count_sentences_batch
 from stages.filters.charclasses import SPACE, WHITESPACE
 from stages.filters.gopher_repetition import duplicates, ngram_chars
@@ -136,7 +134,9 @@ def test_duplicates_per_document():
     doc = np.repeat(np.arange(len(docs)), [len(d) for d in docs])
     count, chars = ln.duplicates(values, doc, len(docs))
     assert (
-        list(zip(count.tolist(), chars.tolist(), strict=False)) == [duplicates(d) for d in docs] == [(3, 4), (0, 0), (1, 1), (1, 2)]
+        list(zip(count.tolist(), chars.tolist(), strict=False))
+        == [duplicates(d) for d in docs]
+        == [(3, 4), (0, 0), (1, 1), (1, 2)]
     )
 
 

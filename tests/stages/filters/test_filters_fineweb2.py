@@ -51,7 +51,10 @@ def test_the_fixture_files_map_onto_our_fields():
         assert gq["min_alpha_words_ratio"] == src["max_non_alpha_words_ratio"]  # DataTrove's name for the minimum
         assert set(gq["stop_words"][lang]) <= set(src["stopwords"])
         if lang in ("de", "ru", "fr"):
-            assert (gq["min_avg_word_length"], gq["max_avg_word_length"]) == (src["min_avg_word_length"], src["max_avg_word_length"])
+            assert (gq["min_avg_word_length"], gq["max_avg_word_length"]) == (
+                src["min_avg_word_length"],
+                src["max_avg_word_length"],
+            )
 
 
 def test_what_does_not_carry_over_is_listed():
@@ -72,9 +75,14 @@ def test_the_config_reads_the_folder_once_and_logs_what_it_could_not_map(caplog,
     assert "6 values of 5 files" in caplog.text
     # The list is in the config (run.json, the card): file, key, value and why.
     assert len(cfg.filters.fineweb2_unmapped) == 6
-    assert "jpn_Jpan.yml: stopwords = ['・']: not words here (punctuation): never matched" in cfg.filters.fineweb2_unmapped
+    assert (
+        "jpn_Jpan.yml: stopwords = ['・']: not words here (punctuation): never matched"
+        in cfg.filters.fineweb2_unmapped
+    )
     assert set(cfg.filters.by_language) == set(LABELS.values())
-    assert cfg.langid.min_score_by_language == {lang: original(stem)["language_score"] for stem, lang in LABELS.items()}
+    assert cfg.langid.min_score_by_language == {
+        lang: original(stem)["language_score"] for stem, lang in LABELS.items()
+    }
     # Written into the config: a worker without the folder validates the same config.
     dumped = cfg.model_dump(mode="json")
     assert dumped["filters"]["fineweb2_configs"] is None and dumped["langid"]["fineweb2_configs"] is None
@@ -109,11 +117,23 @@ def test_a_language_ids_the_file_serves_with_its_stop_words():
 
 
 def test_limits_are_converted_where_datatrove_reads_them_differently(tmp_path):
-    write(tmp_path, "deu_Latn.yml", {
-        "language_score": 0.8, "dup_line_frac": 0, "line_punct_thr": -1, "max_avg_word_length": 3141,
-        "min_avg_word_length": 0, "top_n_grams": [[2, 3.9], [3, 0.2], [4, 101]], "dup_n_grams": [[5, 0], [6, 1.07], [11, 0.1]],
-        "new_line_ratio": 0.2, "stopwords": ["der"], "max_non_alpha_words_ratio": 0.7, "future_knob": 3,
-    })
+    write(
+        tmp_path,
+        "deu_Latn.yml",
+        {
+            "language_score": 0.8,
+            "dup_line_frac": 0,
+            "line_punct_thr": -1,
+            "max_avg_word_length": 3141,
+            "min_avg_word_length": 0,
+            "top_n_grams": [[2, 3.9], [3, 0.2], [4, 101]],
+            "dup_n_grams": [[5, 0], [6, 1.07], [11, 0.1]],
+            "new_line_ratio": 0.2,
+            "stopwords": ["der"],
+            "max_non_alpha_words_ratio": 0.7,
+            "future_knob": 3,
+        },
+    )
     got = read_fineweb2_configs(str(tmp_path))
     de = got.filters["de"]
     assert de["gopher_repetition"]["dup_line_frac"] is None  # DataTrove skips a 0 limit
@@ -123,8 +143,15 @@ def test_limits_are_converted_where_datatrove_reads_them_differently(tmp_path):
     assert de["gopher_repetition"]["top_n_grams"] == {2: 3.9, 3: 0.2}  # overlapping repeats can exceed 1
     assert de["gopher_repetition"]["dup_n_grams"] == {5: 0}  # DataTrove compares a 0 n-gram limit
     keys = {u.key for u in got.unmapped}
-    assert {"dup_line_frac", "line_punct_thr", "max_avg_word_length", "top_n_grams[4]", "dup_n_grams[6]", "dup_n_grams[11]",
-            "future_knob"} == keys
+    assert {
+        "dup_line_frac",
+        "line_punct_thr",
+        "max_avg_word_length",
+        "top_n_grams[4]",
+        "dup_n_grams[6]",
+        "dup_n_grams[11]",
+        "future_knob",
+    } == keys
     FiltersConfig.model_validate({"by_language": got.filters})  # all of it is a valid config
 
 

@@ -134,8 +134,16 @@ def test_top_n_gram_limits_may_exceed_one():
     from stages.filters.gopher_repetition import GopherRepetitionConfig
 
     text = " ".join(["a"] * 40)
-    stage = GopherRepetitionFilter(GopherRepetitionConfig(dup_line_frac=None, dup_para_frac=None, dup_line_char_frac=None,
-                                                          dup_para_char_frac=None, top_n_grams={2: 1.4}, dup_n_grams={}))
+    stage = GopherRepetitionFilter(
+        GopherRepetitionConfig(
+            dup_line_frac=None,
+            dup_para_frac=None,
+            dup_line_char_frac=None,
+            dup_para_char_frac=None,
+            top_n_grams={2: 1.4},
+            dup_n_grams={},
+        )
+    )
     reason, details = verdict(stage, text)
     assert reason == "gopher_repetition:top_2_gram" and details == "1.481 > 1.4"
     with pytest.raises(ValueError, match="from 0 to 100"):

@@ -17,8 +17,13 @@ SALT = "test-salt-0123456789"
 
 
 def batch(*texts: str | None, lang: str = "en") -> pa.Table:
-    return pa.table({"id": [f"d{i}" for i in range(len(texts))], "text": pa.array(texts, pa.large_string()),
-                     "language": [lang] * len(texts)})
+    return pa.table(
+        {
+            "id": [f"d{i}" for i in range(len(texts))],
+            "text": pa.array(texts, pa.large_string()),
+            "language": [lang] * len(texts),
+        }
+    )
 
 
 def run(stage: PiiStage, *texts: str | None, lang: str = "en") -> pa.Table:
@@ -53,18 +58,34 @@ def test_placeholders_in_place_and_everything_else_byte_identical(stage):
     out = run(stage, text)
     assert out.column("text")[0].as_py() == expected
     counts = {e: out.column(count_column(e))[0].as_py() for e in ENTITIES if count_column(e) in out.column_names}
-    assert counts == {"EMAIL_ADDRESS": 1, "PHONE_NUMBER": 1, "IP_ADDRESS": 2, "CREDIT_CARD": 1, "IBAN_CODE": 1, "US_SSN": 1,
-                      "URL_CREDENTIALS": 1}
+    assert counts == {
+        "EMAIL_ADDRESS": 1,
+        "PHONE_NUMBER": 1,
+        "IP_ADDRESS": 2,
+        "CREDIT_CARD": 1,
+        "IBAN_CODE": 1,
+        "US_SSN": 1,
+        "URL_CREDENTIALS": 1,
+    }
 
 
 def test_german_french_spanish_sentences(stage):
     cases = [
-        ("de", "Rufen Sie uns unter der Telefonnummer 030 / 1234 567 an oder schreiben Sie an info@firma-beispiel.de.",
-         "Rufen Sie uns unter der Telefonnummer <PHONE_NUMBER> an oder schreiben Sie an <EMAIL_ADDRESS>."),
-        ("fr", "Appelez le standard au 01 99 00 12 34, ou virement sur FR14 2004 1010 0505 0001 3M02 606.",
-         "Appelez le standard au <PHONE_NUMBER>, ou virement sur <IBAN_CODE>."),
-        ("es", "Llámanos al +34 91 123 45 67 desde las 9:30, el pedido A-2024-123456 ya salió.",
-         "Llámanos al <PHONE_NUMBER> desde las 9:30, el pedido A-2024-123456 ya salió."),
+        (
+            "de",
+            "Rufen Sie uns unter der Telefonnummer 030 / 1234 567 an oder schreiben Sie an info@firma-beispiel.de.",
+            "Rufen Sie uns unter der Telefonnummer <PHONE_NUMBER> an oder schreiben Sie an <EMAIL_ADDRESS>.",
+        ),
+        (
+            "fr",
+            "Appelez le standard au 01 99 00 12 34, ou virement sur FR14 2004 1010 0505 0001 3M02 606.",
+            "Appelez le standard au <PHONE_NUMBER>, ou virement sur <IBAN_CODE>.",
+        ),
+        (
+            "es",
+            "Llámanos al +34 91 123 45 67 desde las 9:30, el pedido A-2024-123456 ya salió.",
+            "Llámanos al <PHONE_NUMBER> desde las 9:30, el pedido A-2024-123456 ya salió.",
+        ),
     ]
     for lang, text, expected in cases:
         assert run(stage, text, lang=lang).column("text")[0].as_py() == expected, lang
@@ -78,7 +99,9 @@ def test_document_without_pii_is_the_same_arrow_value(stage):
     out = stage(inp)
     counters = stage.drain_counters()
     assert out.column("text").equals(inp.column("text"))  # byte-identical values, nulls kept
-    assert counters["docs_with_candidates"] == 1 and counters["docs_changed"] == 0  # only the look-alike needed presidio
+    assert (
+        counters["docs_with_candidates"] == 1 and counters["docs_changed"] == 0
+    )  # only the look-alike needed presidio
     for e in ENTITIES:
         if count_column(e) in out.column_names:
             assert out.column(count_column(e)).to_pylist() == [0, 0, 0, 0]
@@ -117,12 +140,16 @@ def test_empty_batch_gets_the_count_columns(stage):
 
 def test_each_action():
     text = "Contact: ada@example.org, card 5555 5555 5555 4444, server 198.51.100.23, phone +44 20 7946 0958."
-    stage = PiiStage(entities_config(email_address="mask", credit_card="hash", ip_address="annotate", phone_number="replace"))
+    stage = PiiStage(
+        entities_config(email_address="mask", credit_card="hash", ip_address="annotate", phone_number="replace")
+    )
     out = run(stage, text)
     red = out.column("text")[0].as_py()
     token = re.search(r"<CREDIT_CARD:([0-9a-f]{16})>", red)
     assert token, red
-    assert red == (f"Contact: {'*' * len('ada@example.org')}, card {token.group(0)}, server 198.51.100.23, phone <PHONE_NUMBER>.")
+    assert red == (
+        f"Contact: {'*' * len('ada@example.org')}, card {token.group(0)}, server 198.51.100.23, phone <PHONE_NUMBER>."
+    )
     assert out.column(count_column("IP_ADDRESS"))[0].as_py() == 1  # annotate counts, changes nothing
 
 
@@ -133,7 +160,9 @@ def test_hash_is_stable_within_a_run_and_salted():
     tokens = re.findall(r"<EMAIL_ADDRESS:[0-9a-f]{16}>", first)
     assert len(tokens) == 3 and tokens[0] == tokens[1] != tokens[2]
     assert run(a, text).column("text")[0].as_py() == first  # same value, same token, batch after batch
-    other = PiiStage(PiiConfig.model_validate({"entities": {"email_address": "hash"}, "hash_salt": "another-salt-0123456"}))
+    other = PiiStage(
+        PiiConfig.model_validate({"entities": {"email_address": "hash"}, "hash_salt": "another-salt-0123456"})
+    )
     assert re.findall(r"<EMAIL_ADDRESS:[0-9a-f]{16}>", run(other, text).column("text")[0].as_py())[0] != tokens[0]
 
 
@@ -199,11 +228,16 @@ def test_five_megabyte_document_neither_stalls_nor_crashes(stage):
     out = run(stage, text)
     assert time.monotonic() - t0 < 300  # hang guard only; benchmarks/pii.py measures speed
     assert out.column(count_column("EMAIL_ADDRESS"))[0].as_py() == 400
-    assert out.column("text")[0].as_py() == "".join(para + "Questions go to <EMAIL_ADDRESS>, thanks. " for _ in range(400))
+    assert out.column("text")[0].as_py() == "".join(
+        para + "Questions go to <EMAIL_ADDRESS>, thanks. " for _ in range(400)
+    )
 
 
 def test_dense_number_dump_is_rejected_quickly(stage):
-    rows = "".join(f"{i % 28 + 1:02d}.03.2024 {1000000 + i * 7919} 555-{i % 10000:04d} 10.0.{i % 250}.{i % 200 + 1}\n" for i in range(120_000))
+    rows = "".join(
+        f"{i % 28 + 1:02d}.03.2024 {1000000 + i * 7919} 555-{i % 10000:04d} 10.0.{i % 250}.{i % 200 + 1}\n"
+        for i in range(120_000)
+    )
     assert len(rows) > 5_000_000
     t0 = time.monotonic()
     out = run(stage, rows, "ok text by ada@example.org")
@@ -231,13 +265,21 @@ def test_no_network_is_touched(monkeypatch):
 
 def test_negative_context_stays_in_its_sentence(stage):
     cases = [
-        ("Firmware 5.7.12.123 adds the sensor.", "Firmware 5.7.12.123 adds the sensor."),  # a version, said so before it
+        (
+            "Firmware 5.7.12.123 adds the sensor.",
+            "Firmware 5.7.12.123 adds the sensor.",
+        ),  # a version, said so before it
         ("Our host 5.7.12.123 answers again.", "Our host <IP_ADDRESS> answers again."),
-        ("Scan the barcode 4006381330060 at the till.", "Scan the barcode 4006381330060 at the till."),  # an EAN-13 that passes Luhn too
+        (
+            "Scan the barcode 4006381330060 at the till.",
+            "Scan the barcode 4006381330060 at the till.",
+        ),  # an EAN-13 that passes Luhn too
         # "commit" ends the sentence before: it says nothing about the address
-        ("The bug came with commit 6478c5cf6d7c. The firewall now "
+        (
+            "The bug came with commit 6478c5cf6d7c. The firewall now "
             "blocks 2a02:3459:83d9:29ca:c042:716e:5d71:d711 for good.",
-         "The bug came with commit 6478c5cf6d7c. The firewall now blocks <IP_ADDRESS> for good."),
+            "The bug came with commit 6478c5cf6d7c. The firewall now blocks <IP_ADDRESS> for good.",
+        ),
     ]
     out = run(stage, *[c for c, _ in cases]).column("text").to_pylist()
     assert out == [e for _, e in cases]
@@ -245,10 +287,16 @@ def test_negative_context_stays_in_its_sentence(stage):
 
 def test_phone_scoring_by_how_it_is_written(stage):
     cases = [
-        ("The seed was 1652342830 that day.", "The seed was 1652342830 that day."),  # a bare run of digits: no phone without context
+        (
+            "The seed was 1652342830 that day.",
+            "The seed was 1652342830 that day.",
+        ),  # a bare run of digits: no phone without context
         ("Call 1652342830 now.", "Call <PHONE_NUMBER> now."),  # ... unless a context word says so
         ("Reception: 020 7946 0321, all day.", "Reception: <PHONE_NUMBER>, all day."),  # grouped the British way
-        ("It ended on 05.12.2022 at noon.", "It ended on 05.12.2022 at noon."),  # a date, even where 0512 2022 could be dialled
+        (
+            "It ended on 05.12.2022 at noon.",
+            "It ended on 05.12.2022 at noon.",
+        ),  # a date, even where 0512 2022 could be dialled
     ]
     out = run(stage, *[c for c, _ in cases]).column("text").to_pylist()
     assert out == [e for _, e in cases]
@@ -257,10 +305,17 @@ def test_phone_scoring_by_how_it_is_written(stage):
 def test_an_email_whose_local_part_holds_a_long_number_is_redacted(stage):
     """Arrow's RE2 scan has no look-behind: the number run in the local part was a candidate of its own (glued to
     a word, so never analyzed) that took the character before the @ from the e-mail's candidate."""
-    texts = ["mail jane604280994@gmail.com ok", "mail jane.doe604280994@gmail.com ok", "mail 604280994@gmail.com and call 415 555 1234"]
+    texts = [
+        "mail jane604280994@gmail.com ok",
+        "mail jane.doe604280994@gmail.com ok",
+        "mail 604280994@gmail.com and call 415 555 1234",
+    ]
     out = stage(pa.table({"id": ["a", "b", "c"], "text": texts, "language": ["en"] * 3}))
-    assert out.column("text").to_pylist() == ["mail <EMAIL_ADDRESS> ok", "mail <EMAIL_ADDRESS> ok",
-                                              "mail <EMAIL_ADDRESS> and call <PHONE_NUMBER>"]
+    assert out.column("text").to_pylist() == [
+        "mail <EMAIL_ADDRESS> ok",
+        "mail <EMAIL_ADDRESS> ok",
+        "mail <EMAIL_ADDRESS> and call <PHONE_NUMBER>",
+    ]
 
 
 def test_the_tokenizer_vocabulary_does_not_grow_with_the_documents(stage):
@@ -272,9 +327,12 @@ def test_the_tokenizer_vocabulary_does_not_grow_with_the_documents(stage):
     nlp = stage.analyzer.nlp_engine.nlp["en"]
 
     def batch(n):
-        texts = [f"Call +1 415 555 {rng.randint(1000, 9999)} or "
+        texts = [
+            f"Call +1 415 555 {rng.randint(1000, 9999)} or "
             f"jane{rng.randint(0, 10**9)}@mail{rng.randint(0, 10**6)}.com, "
-                 f"ref {rng.randint(0, 10**12)}." for _ in range(n)]
+            f"ref {rng.randint(0, 10**12)}."
+            for _ in range(n)
+        ]
         return pa.table({"id": [str(i) for i in range(n)], "text": texts, "language": ["en"] * n})
 
     stage(batch(50))
@@ -291,12 +349,14 @@ def test_presidio_is_imported_without_the_sdks_of_its_remote_recognizers():
     import subprocess
     import sys
 
-    code = ("import sys\n"
-            "from stages.pii.recognizers import import_presidio\n"
-            "import_presidio()\n"
-            "assert 'presidio_analyzer' in sys.modules\n"
-            "print(sorted(m for m in ('azure', 'transformers', 'torch') if m in sys.modules))\n"
-            "import importlib.util\n"
-            "print(importlib.util.find_spec('azure') is not None)\n")
+    code = (
+        "import sys\n"
+        "from stages.pii.recognizers import import_presidio\n"
+        "import_presidio()\n"
+        "assert 'presidio_analyzer' in sys.modules\n"
+        "print(sorted(m for m in ('azure', 'transformers', 'torch') if m in sys.modules))\n"
+        "import importlib.util\n"
+        "print(importlib.util.find_spec('azure') is not None)\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out[0] == "[]" and out[1] == "True"  # hidden for presidio's import only: azure is installed here

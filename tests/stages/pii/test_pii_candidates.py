@@ -8,8 +8,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from stages.pii import PiiConfig, PiiStage
 from stages.pii.candidates import candidate_pattern, pieces
@@ -20,7 +19,9 @@ CASES = Path(__file__).resolve().parents[2] / "fixtures" / "pii" / "cases.jsonl"
 PATTERN = candidate_pattern(PiiConfig(), list(PATTERN_ENTITIES))
 
 # characters candidates are made of, and some that look like them in other scripts
-ALPHABET = st.sampled_from(list("0123456789 .-/:@()+#abcDEFxyzZ_\n\t") + ["\u00a0", "\u2013", "\uff10", "\u0663", "\u3000", "é", "ß"])
+ALPHABET = st.sampled_from(
+    list("0123456789 .-/:@()+#abcDEFxyzZ_\n\t") + ["\u00a0", "\u2013", "\uff10", "\u0663", "\u3000", "é", "ß"]
+)
 
 
 @settings(max_examples=400, deadline=None)
@@ -53,9 +54,13 @@ def _whole_text_findings(stage: PiiStage, text: str, lang: str) -> list[Finding]
     """presidio's analyzer (the stage's own engine) on the whole text, with the stage's thresholds."""
     entities = stage.pattern_entities
     floor = min(stage.thresholds[e] for e in entities)
-    found = [Finding(r.start, r.end, r.entity_type, round(r.score, 4))
-             for r in stage.analyzer.analyze(text=text, language=stage._language(lang), entities=entities, score_threshold=floor)
-             if r.score >= stage.thresholds[r.entity_type]]
+    found = [
+        Finding(r.start, r.end, r.entity_type, round(r.score, 4))
+        for r in stage.analyzer.analyze(
+            text=text, language=stage._language(lang), entities=entities, score_threshold=floor
+        )
+        if r.score >= stage.thresholds[r.entity_type]
+    ]
     return resolve(found)
 
 

@@ -27,7 +27,11 @@ def error_lines(data: dict) -> list[str]:
     "data, field, words",
     [
         ({"entities": {"passport": "replace"}}, "pii.entities.passport", "unknown field"),
-        ({"entities": {"email_address": "blur"}}, "pii.entities.email_address.action", "'replace', 'mask', 'hash' or 'annotate'"),
+        (
+            {"entities": {"email_address": "blur"}},
+            "pii.entities.email_address.action",
+            "'replace', 'mask', 'hash' or 'annotate'",
+        ),
         ({"entities": {"email_address": {"action": "hash"}}}, "pii", "hash_salt"),
         ({"hash_salt": "short", "entities": {"phone_number": "hash"}}, "pii", "hash_salt"),
         ({"ner_models": {"en": "en_core_web_sm"}}, "pii.ner_models", "not installed"),
@@ -37,7 +41,11 @@ def error_lines(data: dict) -> list[str]:
         ({"phone_regions": {"en": ["US"]}}, "pii.phone_regions", "'default'"),
         ({"placeholder": "<{kind}>"}, "pii.placeholder", "{entity}"),
         ({"mask_char": "**"}, "pii.mask_char", "at most 1 character"),
-        ({"entities": {"ip_address": {"score_threshold": 1.5}}}, "pii.entities.ip_address.score_threshold", "less than or equal to 1"),
+        (
+            {"entities": {"ip_address": {"score_threshold": 1.5}}},
+            "pii.entities.ip_address.score_threshold",
+            "less than or equal to 1",
+        ),
         ({"min_phone_digits": 2}, "pii.min_phone_digits", "greater than or equal to 4"),
         ({"colour": "red"}, "pii.colour", "unknown field"),
         ({"max_candidate_digits": 10**9}, "pii.max_candidate_digits", "less than or equal to 10000000"),

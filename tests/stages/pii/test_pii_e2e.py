@@ -19,7 +19,10 @@ pytestmark = pytest.mark.ray
 WORDS = "harbor castle meadow violin rocket winter forest candle island bridge garden planet silver orange".split()
 # (URL, what of it must never be published)
 URLS = [
-    ("https://user:s3cretpw@site-a.example/peter.parker@yahoo.com/?ssn=536-22-1974&page=2", ["s3cretpw", "peter.parker", "536-22-1974"]),
+    (
+        "https://user:s3cretpw@site-a.example/peter.parker@yahoo.com/?ssn=536-22-1974&page=2",
+        ["s3cretpw", "peter.parker", "536-22-1974"],
+    ),
     ("https://site-b.example/pay?cc=4111%201111%201111%201111&iban=DE89370400440532013000", ["4111", "DE89"]),
     ("https://site-c.example/u/john.smith%2540gmail.com/profile", ["john.smith"]),
     ("https://site-d.example/q?mail=ann%40example.org&tel=%2B49%2030%2012345678", ["ann%40", "ann@", "12345678"]),
@@ -31,7 +34,9 @@ SECRETS = [s for _, ss in URLS for s in ss] + ["hunter2xyz", "203.0.113.9", "eve
 
 
 def _page(rng: random.Random, url: str, i: int) -> Page:
-    paras = [" ".join(" ".join(rng.choice(WORDS) for _ in range(12)).capitalize() + "." for _ in range(6)) for _ in range(3)]
+    paras = [
+        " ".join(" ".join(rng.choice(WORDS) for _ in range(12)).capitalize() + "." for _ in range(6)) for _ in range(3)
+    ]
     return Page(url, html(f"Page {i} {rng.random():.6f}", *paras).encode())
 
 
@@ -44,11 +49,15 @@ def output(ray_local, tmp_path_factory):
     write_warc(src / "a.warc.gz", pages[::2])
     write_warc(src / "b.warc.gz", pages[1::2])
     out = tmp_path_factory.mktemp("out") / "run"
-    config = parse_config({
-        "inputs": [str(src / "*.warc.gz")], "output": {"root": str(out), "rejected_text": True}, "langid": {"min_score": 0.0},
-        "filters": {k: {"enabled": False} for k in ("gopher_quality", "gopher_repetition", "c4", "fineweb")},
-        "shards": {"shuffle": {"groups": 2}, "mds": {"size_limit": 4096}, "webdataset": {"maxcount": 4}},
-    })
+    config = parse_config(
+        {
+            "inputs": [str(src / "*.warc.gz")],
+            "output": {"root": str(out), "rejected_text": True},
+            "langid": {"min_score": 0.0},
+            "filters": {k: {"enabled": False} for k in ("gopher_quality", "gopher_repetition", "c4", "fineweb")},
+            "shards": {"shuffle": {"groups": 2}, "mds": {"size_limit": 4096}, "webdataset": {"maxcount": 4}},
+        }
+    )
     record = run(config, progress=False)
     assert record["status"] == "ok"
     return out
@@ -85,8 +94,12 @@ def test_webdataset_json_members_hold_no_url_pii(output):
     import webdataset as wds
 
     index = json.loads((output / "shards" / "webdataset" / "index.json").read_text())
-    members = [s["json"] for s in wds.WebDataset([str(output / "shards" / "webdataset" / s["url"]) for s in index["shardlist"]],
-                                                  shardshuffle=False).decode()]
+    members = [
+        s["json"]
+        for s in wds.WebDataset(
+            [str(output / "shards" / "webdataset" / s["url"]) for s in index["shardlist"]], shardshuffle=False
+        ).decode()
+    ]
     assert len(members) == len(URLS) + len(PLAIN)
     assert _leaks(json.dumps(members)) == [] and sum("%3C" in m["url"] for m in members) == len(URLS)
 

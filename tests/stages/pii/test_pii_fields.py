@@ -79,8 +79,15 @@ def test_metadata_every_key_and_value_at_any_depth(stage):
 
 
 def test_ids_are_redacted_and_stay_distinct(stage):
-    ids = [EMAIL, EMAIL, f"tel {PHONE}", "<urn:uuid:12345678-1234-1234-1234-123456789012>",
-           "urn:uuid:41586753-0912-4123-8123-415867530912", "doc-4158675", "wiki:42"]
+    ids = [
+        EMAIL,
+        EMAIL,
+        f"tel {PHONE}",
+        "<urn:uuid:12345678-1234-1234-1234-123456789012>",
+        "urn:uuid:41586753-0912-4123-8123-415867530912",
+        "doc-4158675",
+        "wiki:42",
+    ]
     texts = ["one", "two", "three", "four", "five", "six", "seven"]
     stage.drain_counters()
     out = stage(batch(id=ids, text=texts))

@@ -11,8 +11,12 @@ import pytest
 from stages.pii import PiiConfig, PiiStage
 from stages.pii.normalize import PERCENT_ROUNDS, text_view
 
-OBFUSCATED = [json.loads(line) for line in
-              (Path(__file__).resolve().parents[2] / "fixtures" / "pii" / "obfuscated.jsonl").read_text(encoding="utf-8").splitlines()]
+OBFUSCATED = [
+    json.loads(line)
+    for line in (Path(__file__).resolve().parents[2] / "fixtures" / "pii" / "obfuscated.jsonl")
+    .read_text(encoding="utf-8")
+    .splitlines()
+]
 
 
 @pytest.fixture(scope="module")
@@ -21,27 +25,51 @@ def stage() -> PiiStage:
 
 
 def redact(stage: PiiStage, *texts: str, lang: str = "en") -> list[str]:
-    return stage(pa.table({"text": pa.array(texts, pa.large_string()), "language": [lang] * len(texts)})).column("text").to_pylist()
+    return (
+        stage(pa.table({"text": pa.array(texts, pa.large_string()), "language": [lang] * len(texts)}))
+        .column("text")
+        .to_pylist()
+    )
 
 
 @pytest.fixture(scope="module")
 def fixture_out(stage) -> list[str]:
-    out = stage(pa.table({"text": pa.array([c["text"] for c in OBFUSCATED], pa.large_string()),
-                          "language": [c["lang"] for c in OBFUSCATED]}))
+    out = stage(
+        pa.table(
+            {
+                "text": pa.array([c["text"] for c in OBFUSCATED], pa.large_string()),
+                "language": [c["lang"] for c in OBFUSCATED],
+            }
+        )
+    )
     return out.column("text").to_pylist()
 
 
 def test_every_obfuscated_form_is_redacted_whole(fixture_out):
     assert len(OBFUSCATED) >= 9
-    left = [(c["id"], p["value"]) for c, out in zip(OBFUSCATED, fixture_out, strict=False) for p in c["pii"] if p["value"] in out]
+    left = [
+        (c["id"], p["value"])
+        for c, out in zip(OBFUSCATED, fixture_out, strict=False)
+        for p in c["pii"]
+        if p["value"] in out
+    ]
     assert left == []
-    typed = [(c["id"], p["type"]) for c, out in zip(OBFUSCATED, fixture_out, strict=False) for p in c["pii"]
-             if out != c["text"].replace(p["value"], f"<{p['type']}>")]
+    typed = [
+        (c["id"], p["type"])
+        for c, out in zip(OBFUSCATED, fixture_out, strict=False)
+        for p in c["pii"]
+        if out != c["text"].replace(p["value"], f"<{p['type']}>")
+    ]
     assert typed == []  # the whole obfuscated form is the placeholder, nothing else changed
 
 
 def test_their_lookalikes_are_kept(fixture_out):
-    touched = [(c["id"], p["value"]) for c, out in zip(OBFUSCATED, fixture_out, strict=False) for p in c["not_pii"] if p["value"] not in out]
+    touched = [
+        (c["id"], p["value"])
+        for c, out in zip(OBFUSCATED, fixture_out, strict=False)
+        for p in c["not_pii"]
+        if p["value"] not in out
+    ]
     assert touched == []
 
 
@@ -63,8 +91,14 @@ def test_lookalikes_of_the_tricks_stay_byte_identical(stage, text):
 
 def test_a_full_width_form_in_a_long_document_maps_back_exactly(stage):
     head = "Plain words come first. " * 400
-    text = head + "Mail ｊｏｈｎ＠ｅｘａｍｐｌｅ．ｏｒｇ or john (at) example (dot) org, tel ０３０ １２３４５６７８." + " Then more." * 50
-    assert redact(stage, text, lang="de") == [head + "Mail <EMAIL_ADDRESS> or <EMAIL_ADDRESS>, tel <PHONE_NUMBER>." + " Then more." * 50]
+    text = (
+        head
+        + "Mail ｊｏｈｎ＠ｅｘａｍｐｌｅ．ｏｒｇ or john (at) example (dot) org, tel ０３０ １２３４５６７８."
+        + " Then more." * 50
+    )
+    assert redact(stage, text, lang="de") == [
+        head + "Mail <EMAIL_ADDRESS> or <EMAIL_ADDRESS>, tel <PHONE_NUMBER>." + " Then more." * 50
+    ]
 
 
 def test_view_offsets_point_at_the_whole_original_form():

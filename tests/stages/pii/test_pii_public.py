@@ -9,7 +9,10 @@ import pytest
 from stages.pii.public import IP_HOST, IP_TOKEN, MASK, NO_HOST, PublicRedactor, ip_host
 
 # the run switched e-mails to annotate, IBANs off, and set the lowest digit limit
-HOSTILE_RUN = {"max_candidate_digits": 100, "entities": {"email_address": "annotate", "iban_code": False, "us_ssn": False}}
+HOSTILE_RUN = {
+    "max_candidate_digits": 100,
+    "entities": {"email_address": "annotate", "iban_code": False, "us_ssn": False},
+}
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +54,9 @@ def test_a_dense_text_is_masked_whole_never_shown(public):
     dump = " ".join(f"555-{i:04d}-{i:03d}" for i in range(3000)) + " mail john.doe@example.org"
     assert public.texts([dump]) == [MASK]
     # a text under the run's own 100-digit limit but over it in candidates is still read
-    names = "; ".join(f"{n}.smith@example.org +1 212 555 01{i:02d}" for i, n in enumerate(["ann", "bob", "cy", "di", "ed", "flo"]))
+    names = "; ".join(
+        f"{n}.smith@example.org +1 212 555 01{i:02d}" for i, n in enumerate(["ann", "bob", "cy", "di", "ed", "flo"])
+    )
     shown = public.texts([names])[0]
     assert "smith" not in shown and "212" not in shown
 
@@ -71,12 +76,32 @@ def test_urls(public):
     assert out[2] == "https://ex.example/u/<EMAIL_ADDRESS>#top"
     assert out[3] == f"https://ex.example/p?x={MASK}&page=2"
     assert out[4] == urls[4] and out[5] is None
-    assert _leaks(" ".join(o or "" for o in out), ["pass", "hunter2", "parker", "536-22", "4111", "DE89", "john.smith", "user@"]) == []
+    assert (
+        _leaks(
+            " ".join(o or "" for o in out),
+            ["pass", "hunter2", "parker", "536-22", "4111", "DE89", "john.smith", "user@"],
+        )
+        == []
+    )
 
 
 @pytest.mark.parametrize(
-    "host", ["81.2.69.161", "81.2.69.161.", "1359103393", "0x51024599", "0x51.0x2.0105.161", "0121.02.0105.0241", "81.2.17825",
-             "[2001:db8::7]", "2001:db8::7", "[::ffff:81.2.69.161]", "８１．２．６９．１６１", "%38%31.2.69.161", "81.2.69.161:8080"]
+    "host",
+    [
+        "81.2.69.161",
+        "81.2.69.161.",
+        "1359103393",
+        "0x51024599",
+        "0x51.0x2.0105.161",
+        "0121.02.0105.0241",
+        "81.2.17825",
+        "[2001:db8::7]",
+        "2001:db8::7",
+        "[::ffff:81.2.69.161]",
+        "８１．２．６９．１６１",
+        "%38%31.2.69.161",
+        "81.2.69.161:8080",
+    ],
 )
 def test_every_ip_spelling_is_the_ip_label(public, host):
     assert ip_host(host)
@@ -84,7 +109,16 @@ def test_every_ip_spelling_is_the_ip_label(public, host):
 
 
 def test_hosts(public):
-    hosts = ["536-22-1974.example", "call-5551234567.example.org", "example.com", "news.example", "", None, IP_HOST, "2024.example"]
+    hosts = [
+        "536-22-1974.example",
+        "call-5551234567.example.org",
+        "example.com",
+        "news.example",
+        "",
+        None,
+        IP_HOST,
+        "2024.example",
+    ]
     out = public.hosts(hosts)
     assert out[0] == "<US_SSN>.example"
     assert out[1] == f"{MASK}.example.org"
@@ -93,18 +127,28 @@ def test_hosts(public):
 
 
 def test_details(public):
-    details = ['{"kept_id": "urn:uuid:1", "cluster_size": 3}', "12 < 50",
-               '{"url": "https://u:p@x.example/a@b.com", "n": 4111111111111111, "note": ["mail john@example.org"]}',
-               "contact john@example.org", None]
+    details = [
+        '{"kept_id": "urn:uuid:1", "cluster_size": 3}',
+        "12 < 50",
+        '{"url": "https://u:p@x.example/a@b.com", "n": 4111111111111111, "note": ["mail john@example.org"]}',
+        "contact john@example.org",
+        None,
+    ]
     out = public.details(details)
     assert out[0] == details[0] and out[1] == "12 < 50" and out[4] is None
-    assert json.loads(out[2]) == {"url": "https://x.example/<EMAIL_ADDRESS>", "n": MASK, "note": ["mail <EMAIL_ADDRESS>"]}
+    assert json.loads(out[2]) == {
+        "url": "https://x.example/<EMAIL_ADDRESS>",
+        "n": MASK,
+        "note": ["mail <EMAIL_ADDRESS>"],
+    }
     assert out[3] == "contact <EMAIL_ADDRESS>"
 
 
 def test_default_run_settings_and_no_presidio_for_clean_strings():
     fresh = PublicRedactor()
-    assert fresh.texts(["a plain sentence"]) == ["a plain sentence"] and fresh.hosts(["example.org"]) == ["example.org"]
+    assert fresh.texts(["a plain sentence"]) == ["a plain sentence"] and fresh.hosts(["example.org"]) == [
+        "example.org"
+    ]
     assert "stage" not in fresh.__dict__  # presidio was never built
 
 
@@ -116,41 +160,62 @@ def test_the_runs_ner_model_reads_texts_of_unknown_language(tmp_path):
     nlp.add_pipe("entity_ruler").add_patterns([{"label": "PERSON", "pattern": "Ada Lovelace"}])
     nlp.to_disk(tmp_path / "ner")
     public = PublicRedactor({"ner_models": {"en": str(tmp_path / "ner")}, "entities": {"person": "annotate"}})
-    assert public.texts(["Ada Lovelace wrote to ada@example.org", "no names"]) == ["<PERSON> wrote to <EMAIL_ADDRESS>", "no names"]
-    assert public.texts(["Ada Lovelace again"], languages=["de"]) == ["<PERSON> again"]  # no model for de: every model reads it
+    assert public.texts(["Ada Lovelace wrote to ada@example.org", "no names"]) == [
+        "<PERSON> wrote to <EMAIL_ADDRESS>",
+        "no names",
+    ]
+    assert public.texts(["Ada Lovelace again"], languages=["de"]) == [
+        "<PERSON> again"
+    ]  # no model for de: every model reads it
 
 
 # --------------------------------------------------------------------------- issue 38, items 3 and 5
 
 
 def test_hosts_are_read_whole_and_label_by_label(public):
-    out = public.hosts(["maria.kowalski%40gmail.com.example.net", "81.2.69.161.dyn.example.org",
-                        "%3cus_ssn%3e.ssn.example.com", "%3cemail_address%3a0123456789abcdef%3e.example.org"])
+    out = public.hosts(
+        [
+            "maria.kowalski%40gmail.com.example.net",
+            "81.2.69.161.dyn.example.org",
+            "%3cus_ssn%3e.ssn.example.com",
+            "%3cemail_address%3a0123456789abcdef%3e.example.org",
+        ]
+    )
     # the stage's tokens are shown as tokens (a hash token's digits look like a number: masked, never shown)
-    assert out == ["<EMAIL_ADDRESS>", "<IP_ADDRESS>.dyn.example.org", "<US_SSN>.ssn.example.com",
-                   f"{MASK}.example.org"]
+    assert out == [
+        "<EMAIL_ADDRESS>",
+        "<IP_ADDRESS>.dyn.example.org",
+        "<US_SSN>.ssn.example.com",
+        f"{MASK}.example.org",
+    ]
 
 
 CC = "CC-MAIN-20260112000513-20260112030513-00000.warc.gz"
 SHA = "3f2a9c0d1e4b5a6978877665544332211000ffeeddccbbaa9988776655443322"
 
 
-@pytest.mark.parametrize("name, expected", [
-    (CC, CC),
-    (f"s3://commoncrawl/crawl-data/CC-MAIN-2026-04/segments/1768110000000.0/warc/{CC}", None),
-    ("crawl-data/CC-MAIN-2013-20/segments/1368696381249/warc/"
-     "CC-MAIN-20130516092621-00000-ip-10-60-113-184.ec2.internal.warc.gz", None),
-    (SHA, SHA),
-    (f"sha256 {SHA} of tokenizer.json", None),
-    ("documents/final/part-enwiki-2024-10-a-00000000.parquet", None),
-    ("/data/<MASKED>.jsonl#12345678", None),
-    # the same places with PII: still redacted
-    ("CC-MAIN-4158675309-20260112030513-00000.warc.gz", MASK),  # a phone number where a timestamp goes
-    ("CC-MAIN-20261312000513-20260112030513-00000.warc.gz", MASK),  # month 13: no crawl's timestamp
-    (f"/home/maria.kowalski@gmail.com/{CC}", None),
-    ("0123456789012345678901234567890123456789012345678901234567890123", MASK),  # 64 digits: no digest
-    ("part-4158675309-1a2b3c4d.parquet", MASK),
-])
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        (CC, CC),
+        (f"s3://commoncrawl/crawl-data/CC-MAIN-2026-04/segments/1768110000000.0/warc/{CC}", None),
+        (
+            "crawl-data/CC-MAIN-2013-20/segments/1368696381249/warc/"
+            "CC-MAIN-20130516092621-00000-ip-10-60-113-184.ec2.internal.warc.gz",
+            None,
+        ),
+        (SHA, SHA),
+        (f"sha256 {SHA} of tokenizer.json", None),
+        ("documents/final/part-enwiki-2024-10-a-00000000.parquet", None),
+        ("/data/<MASKED>.jsonl#12345678", None),
+        # the same places with PII: still redacted
+        ("CC-MAIN-4158675309-20260112030513-00000.warc.gz", MASK),  # a phone number where a timestamp goes
+        ("CC-MAIN-20261312000513-20260112030513-00000.warc.gz", MASK),  # month 13: no crawl's timestamp
+        (f"/home/maria.kowalski@gmail.com/{CC}", None),
+        ("0123456789012345678901234567890123456789012345678901234567890123", MASK),  # 64 digits: no digest
+        ("part-4158675309-1a2b3c4d.parquet", MASK),
+    ],
+)
 def test_names_keep_crawl_names_and_digests_and_nothing_else(public, name, expected):
     (shown,) = public.names([name], urls="://" in name)
     if expected is None:  # kept as it is, unless it holds PII elsewhere

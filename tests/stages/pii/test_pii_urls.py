@@ -9,16 +9,16 @@ from urllib.parse import unquote, urlsplit
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from stages.pii import PiiConfig, PiiStage
-from stages.pii import urls as url_module
+from stages.pii import PiiConfig, PiiStage, urls as url_module
 from stages.pii.config import URL_COUNT_COLUMN, URL_ORIGINAL_COLUMN
 
 SALT = "test-salt-0123456789"
-ATTACK = ("https://user:pass@host.example/peter.parker@yahoo.com/?ssn=536-22-1974&cc=4111%201111%201111%201111"
-          "&iban=DE89370400440532013000")
+ATTACK = (
+    "https://user:pass@host.example/peter.parker@yahoo.com/?ssn=536-22-1974&cc=4111%201111%201111%201111"
+    "&iban=DE89370400440532013000"
+)
 
 
 @pytest.fixture(scope="module")
@@ -27,8 +27,16 @@ def stage() -> PiiStage:
 
 
 def run(stage: PiiStage, *urls: str | None, texts: list[str] | None = None) -> pa.Table:
-    return stage(pa.table({"id": [f"d{i}" for i in range(len(urls))], "text": texts or ["plain text"] * len(urls),
-                           "url": pa.array(urls, pa.string()), "language": ["en"] * len(urls)}))
+    return stage(
+        pa.table(
+            {
+                "id": [f"d{i}" for i in range(len(urls))],
+                "text": texts or ["plain text"] * len(urls),
+                "url": pa.array(urls, pa.string()),
+                "language": ["en"] * len(urls),
+            }
+        )
+    )
 
 
 def urls_of(stage: PiiStage, *urls: str | None) -> list[str | None]:
@@ -38,10 +46,14 @@ def urls_of(stage: PiiStage, *urls: str | None) -> list[str | None]:
 def test_the_attack_url_keeps_scheme_and_host_and_loses_every_value(stage):
     out = run(stage, ATTACK)
     url = out.column("url")[0].as_py()
-    assert url == ("https://host.example/%3CEMAIL_ADDRESS%3E/?ssn=%3CUS_SSN%3E&cc=%3CCREDIT_CARD%3E&iban=%3CIBAN_CODE%3E")
+    assert url == (
+        "https://host.example/%3CEMAIL_ADDRESS%3E/?ssn=%3CUS_SSN%3E&cc=%3CCREDIT_CARD%3E&iban=%3CIBAN_CODE%3E"
+    )
     parts, before = urlsplit(url), urlsplit(ATTACK)
     assert (parts.scheme, parts.hostname) == (before.scheme, before.hostname) and parts.username is None
-    assert unquote(parts.query) == "ssn=<US_SSN>&cc=<CREDIT_CARD>&iban=<IBAN_CODE>"  # decodes to the text's placeholders
+    assert (
+        unquote(parts.query) == "ssn=<US_SSN>&cc=<CREDIT_CARD>&iban=<IBAN_CODE>"
+    )  # decodes to the text's placeholders
     assert out.column(URL_COUNT_COLUMN).to_pylist() == [5]  # userinfo + 4 values
     assert URL_ORIGINAL_COLUMN not in out.column_names  # only when asked for
 
@@ -53,15 +65,27 @@ def test_the_attack_url_keeps_scheme_and_host_and_loses_every_value(stage):
         ("https://:@host.example/", "https://host.example/"),
         ("https://a@b@host.example/x", "https://host.example/x"),  # the userinfo ends at the last @
         ("https://ex.example/u/john.smith%40gmail.com/edit", "https://ex.example/u/%3CEMAIL_ADDRESS%3E/edit"),
-        ("https://ex.example/u/john.smith%2540gmail.com", "https://ex.example/u/%3CEMAIL_ADDRESS%3E"),  # double-encoded
+        (
+            "https://ex.example/u/john.smith%2540gmail.com",
+            "https://ex.example/u/%3CEMAIL_ADDRESS%3E",
+        ),  # double-encoded
         ("https://ex.example/u/john.smith%252540gmail.com", "https://ex.example/u/%3CEMAIL_ADDRESS%3E"),  # triple
         ("https://ex.example/?q=536%2D22%2D1974", "https://ex.example/?q=%3CUS_SSN%3E"),
-        ("https://ex.example/?cc=4111+1111+1111+1111&page=2", "https://ex.example/?cc=%3CCREDIT_CARD%3E&page=2"),  # + is a space
+        (
+            "https://ex.example/?cc=4111+1111+1111+1111&page=2",
+            "https://ex.example/?cc=%3CCREDIT_CARD%3E&page=2",
+        ),  # + is a space
         ("https://ex.example/?john.doe@example.org=1", "https://ex.example/?%3CEMAIL_ADDRESS%3E=1"),  # a key
-        ("https://ex.example/#contact=ada@example.org", "https://ex.example/#contact=%3CEMAIL_ADDRESS%3E"),  # a fragment
+        (
+            "https://ex.example/#contact=ada@example.org",
+            "https://ex.example/#contact=%3CEMAIL_ADDRESS%3E",
+        ),  # a fragment
         ("https://ex.example/p#/users/ada@example.org", "https://ex.example/p#/users/%3CEMAIL_ADDRESS%3E"),
         ("https://ex.example/a;sid=x?tel=%2B49%2030%2012345678", "https://ex.example/a;sid=x?tel=%3CPHONE_NUMBER%3E"),
-        ("https://ex.example/card/4111.1111.1111.1111", "https://ex.example/card/%3CCREDIT_CARD%3E"),  # obfuscated forms too
+        (
+            "https://ex.example/card/4111.1111.1111.1111",
+            "https://ex.example/card/%3CCREDIT_CARD%3E",
+        ),  # obfuscated forms too
         ("https://ex.example/?mail=john%20(at)%20gmail%20(dot)%20com", "https://ex.example/?mail=%3CEMAIL_ADDRESS%3E"),
         ("mailto:john@gmail.com", "mailto:%3CEMAIL_ADDRESS%3E"),
         ("http://[::1/x?ssn=536-22-1974", None),  # urlsplit refuses it (and its origin): a published URL always splits
@@ -72,9 +96,15 @@ def test_hostile_urls(stage, url, expected):
 
 
 def test_lookalike_urls_are_the_same_arrow_values(stage):
-    urls = ["https://news.example/2024/05/12/some-title-1234567", "https://shop.example/item?id=4006381333931&page=2",
-            "https://docs.example/v1.2.3.4/install#section-6.2.4.1", "https://ex.example/a%20b/c%2Fd?q=caf%C3%A9", None, "",
-            "https://ex.example/?q=%zz%4&r=100%"]
+    urls = [
+        "https://news.example/2024/05/12/some-title-1234567",
+        "https://shop.example/item?id=4006381333931&page=2",
+        "https://docs.example/v1.2.3.4/install#section-6.2.4.1",
+        "https://ex.example/a%20b/c%2Fd?q=caf%C3%A9",
+        None,
+        "",
+        "https://ex.example/?q=%zz%4&r=100%",
+    ]
     inp = pa.table({"text": ["t"] * len(urls), "url": pa.array(urls, pa.string()), "language": ["en"] * len(urls)})
     out = stage(inp)
     assert out.column("url").equals(inp.column("url"))
@@ -84,8 +114,13 @@ def test_lookalike_urls_are_the_same_arrow_values(stage):
 def test_nul_cr_and_ten_kilobyte_urls_cost_only_their_own_record(stage):
     long_url = "https://ex.example/" + "/".join(f"seg{i}" for i in range(1500)) + "/ada@example.org?x=" + "a" * 1000
     assert len(long_url) > 10_000
-    urls = ["https://ex.example/a\x00b/536-22-1974?x=1", "https://ex.example/p\r\n/ada@example.org", long_url,
-            "https://ok.example/plain", "https://ex.example/\x00\x00\x00"]
+    urls = [
+        "https://ex.example/a\x00b/536-22-1974?x=1",
+        "https://ex.example/p\r\n/ada@example.org",
+        long_url,
+        "https://ok.example/plain",
+        "https://ex.example/\x00\x00\x00",
+    ]
     out = urls_of(stage, *urls)
     assert out[0] == "https://ex.example/a\x00b/%3CUS_SSN%3E?x=1"
     assert out[1] == "https://ex.example/p\r\n/%3CEMAIL_ADDRESS%3E"
@@ -115,13 +150,21 @@ def test_a_value_too_dense_to_read_is_masked_not_kept():
 
 
 def test_actions_apply_to_url_values_as_to_text():
-    stage = PiiStage(PiiConfig.model_validate({"hash_salt": SALT, "entities": {
-        "email_address": "hash", "us_ssn": "mask", "phone_number": "annotate"}}))
-    out = run(stage, "https://ex.example/u/ada@example.org?ssn=536-22-1974&tel=%2B49%2030%2012345678",
-              texts=["write to ada@example.org"])
+    stage = PiiStage(
+        PiiConfig.model_validate(
+            {"hash_salt": SALT, "entities": {"email_address": "hash", "us_ssn": "mask", "phone_number": "annotate"}}
+        )
+    )
+    out = run(
+        stage,
+        "https://ex.example/u/ada@example.org?ssn=536-22-1974&tel=%2B49%2030%2012345678",
+        texts=["write to ada@example.org"],
+    )
     url, text = out.column("url")[0].as_py(), out.column("text")[0].as_py()
     token = re.search(r"<EMAIL_ADDRESS:[0-9a-f]{16}>", text).group()
-    assert unquote(url) == f"https://ex.example/u/{token}?ssn=***********&tel=+49 30 12345678"  # same hash as the text's
+    assert (
+        unquote(url) == f"https://ex.example/u/{token}?ssn=***********&tel=+49 30 12345678"
+    )  # same hash as the text's
     assert "%2B49%2030%2012345678" in url  # annotate: the value is left exactly as it was ...
     assert out.column(URL_COUNT_COLUMN).to_pylist() == [3]  # ... and counted
 
@@ -139,14 +182,24 @@ def test_counters_keep_url_work_apart(stage):
     stage.drain_counters()
     run(stage, ATTACK, "https://plain.example/a")
     c = stage.drain_counters()
-    assert c["url.read"] == 1 and c["url.changed"] == 1 and c["url.found.URL_CREDENTIALS"] == 1 and c["url.found.US_SSN"] == 1
+    assert (
+        c["url.read"] == 1
+        and c["url.changed"] == 1
+        and c["url.found.URL_CREDENTIALS"] == 1
+        and c["url.found.US_SSN"] == 1
+    )
     assert "docs_with_candidates" not in c  # the texts had none: the URL values' work is counted as url.*
 
 
 def test_a_source_without_urls_and_a_wrong_url_type():
     keep = PiiStage(PiiConfig.model_validate({"urls": {"keep_original": True}}))
-    out = keep(pa.table({"text": ["mail ada@example.org", "x"], "url": pa.nulls(2)}))  # e.g. JSON lines without a url field
-    assert out.column("text")[0].as_py() == "mail <EMAIL_ADDRESS>" and out.column(URL_COUNT_COLUMN).to_pylist() == [0, 0]
+    out = keep(
+        pa.table({"text": ["mail ada@example.org", "x"], "url": pa.nulls(2)})
+    )  # e.g. JSON lines without a url field
+    assert out.column("text")[0].as_py() == "mail <EMAIL_ADDRESS>" and out.column(URL_COUNT_COLUMN).to_pylist() == [
+        0,
+        0,
+    ]
     assert URL_ORIGINAL_COLUMN in out.column_names
     empty = keep(pa.table({"text": pa.array([], pa.string()), "url": pa.array([], pa.string())}))
     assert {URL_ORIGINAL_COLUMN, URL_COUNT_COLUMN} <= set(empty.column_names)  # the same schema for an empty batch
@@ -155,8 +208,18 @@ def test_a_source_without_urls_and_a_wrong_url_type():
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.lists(st.text(alphabet=st.sampled_from(list("0123456789 .-/:@()+#%?&=;abcDEFatdoATDO[]{}<>_~") + ["\u00a0", "\uff10", "\uff20", "é"]),
-                        max_size=50), min_size=1, max_size=10))
+@given(
+    st.lists(
+        st.text(
+            alphabet=st.sampled_from(
+                list("0123456789 .-/:@()+#%?&=;abcDEFatdoATDO[]{}<>_~") + ["\u00a0", "\uff10", "\uff20", "é"]
+            ),
+            max_size=50,
+        ),
+        min_size=1,
+        max_size=10,
+    )
+)
 def test_the_url_prefilter_passes_every_url_a_value_of_which_could_hold_a_finding(urls):
     # ASCII classes for speed, so check it is a superset of the text candidates (7+ digits) and view triggers
     from stages.pii.candidates import candidate_pattern
@@ -178,13 +241,17 @@ def test_the_url_prefilter_passes_every_url_a_value_of_which_could_hold_a_findin
     [
         # an address followed by a file extension or a word: read up to its public suffix
         ("https://ex.example/users/maria.kowalski@gmail.com.html", "https://ex.example/users/%3CEMAIL_ADDRESS%3E"),
-        ("https://ex.example/u/maria.kowalski@gmail.com_profile.php?p=2",
-         "https://ex.example/u/%3CEMAIL_ADDRESS%3E?p=2"),
+        (
+            "https://ex.example/u/maria.kowalski@gmail.com_profile.php?p=2",
+            "https://ex.example/u/%3CEMAIL_ADDRESS%3E?p=2",
+        ),
         ("https://ex.example/u/ada@example.co.uk.json", "https://ex.example/u/%3CEMAIL_ADDRESS%3E"),
         # unformatted numbers under a key that names them
         ("https://ex.example/f?ssn=536221974&page=1", "https://ex.example/f?ssn=%3CUS_SSN%3E&page=1"),
-        ("https://ex.example/f?SocialSecurityNumber=536221974",
-         "https://ex.example/f?SocialSecurityNumber=%3CUS_SSN%3E"),
+        (
+            "https://ex.example/f?SocialSecurityNumber=536221974",
+            "https://ex.example/f?SocialSecurityNumber=%3CUS_SSN%3E",
+        ),
         ("https://ex.example/f?user_ssn=53622-1974", "https://ex.example/f?user_ssn=%3CUS_SSN%3E"),
         ("https://ex.example/f?mobile=5550123456", "https://ex.example/f?mobile=%3CPHONE_NUMBER%3E"),
         # PII written into the host
@@ -201,17 +268,20 @@ def test_issue_38_url_shapes(stage, url, expected):
     assert urls_of(stage, url) == [expected]
 
 
-@pytest.mark.parametrize("url", [
-    "https://81.2.69.160/status",  # the server's address: kept (docs/pii.md)
-    "https://[2001:db8::7]:8443/x",
-    "https://ex.example/f?id=536221974",  # a 9-digit id under a key that names nothing
-    "https://ex.example/f?ssn=123456789",  # the SSA's published placeholder: no SSN
-    "https://ex.example/f?tel=12345",  # too short for a phone number
-    "https://cdn-2.static.example.com/v1.2.3/app.js",
-    "https://ex.example/archive/2024/05/12/report.html",
-    "https://ex.example/pkg/@babel/core",
-    "https://ex.example/maps/@52.3702,4.8952,15z",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://81.2.69.160/status",  # the server's address: kept (docs/pii.md)
+        "https://[2001:db8::7]:8443/x",
+        "https://ex.example/f?id=536221974",  # a 9-digit id under a key that names nothing
+        "https://ex.example/f?ssn=123456789",  # the SSA's published placeholder: no SSN
+        "https://ex.example/f?tel=12345",  # too short for a phone number
+        "https://cdn-2.static.example.com/v1.2.3/app.js",
+        "https://ex.example/archive/2024/05/12/report.html",
+        "https://ex.example/pkg/@babel/core",
+        "https://ex.example/maps/@52.3702,4.8952,15z",
+    ],
+)
 def test_issue_38_lookalikes_stay(stage, url):
     assert urls_of(stage, url) == [url]
 

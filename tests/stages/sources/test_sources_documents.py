@@ -9,9 +9,9 @@ import json
 import random
 import re
 import tarfile
-from collections import Counter
 import tracemalloc
-from datetime import datetime, timezone
+from collections import Counter
+from datetime import UTC, datetime
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -21,13 +21,19 @@ import zstandard
 from pydantic import ValidationError
 
 from stages.sources import HEAD_BYTES, SourceError, sniff, sniff_stream
-from stages.sources.documents import REASONS, DocumentsConfig, DocumentsSource, DocumentStats, generated_id, open_and_read
+from stages.sources.documents import (
+    REASONS,
+    DocumentsConfig,
+    DocumentsSource,
+    DocumentStats,
+    generated_id,
+    open_and_read,
+)
 from stages.sources.lines import CHUNK, READ_AHEAD, iter_lines
-from stages.sources.warc import REASONS as WARC_REASONS
-from stages.sources.warc import WarcSource
+from stages.sources.warc import REASONS as WARC_REASONS, WarcSource
 from tests.conftest import REPO, SAMPLES, Page, html
 
-UTC = timezone.utc
+UTC = UTC
 WORDS = "the quick brown fox jumps over a lazy dog while seven wise owls watch from an old oak tree".split()
 
 
@@ -37,8 +43,17 @@ def prose(rng: random.Random, words: int = 60) -> str:
 
 def docs(n: int, seed: int = 0) -> list[dict]:
     rng = random.Random(seed)
-    return [{"id": f"doc-{i}", "url": f"https://example.org/{i}", "date": f"2024-01-{1 + i % 28:02d}T10:00:00Z",
-             "text": prose(rng), "lang": "en", "score": i / 10} for i in range(n)]
+    return [
+        {
+            "id": f"doc-{i}",
+            "url": f"https://example.org/{i}",
+            "date": f"2024-01-{1 + i % 28:02d}T10:00:00Z",
+            "text": prose(rng),
+            "lang": "en",
+            "score": i / 10,
+        }
+        for i in range(n)
+    ]
 
 
 def jsonl_bytes(records: list) -> bytes:
@@ -114,7 +129,10 @@ def test_batches_are_bounded_by_count_and_bytes(tmp_path):
         sizes = [len(t) for t in DocumentsSource(DocumentsConfig(batch_size=64)).read(f, "d", stats)]
     assert max(sizes) == 64 and sum(sizes) == 1000
     with pa.OSFile(str(path)) as f:  # each line is ~400 bytes: 64 KiB holds ~160 of them
-        sizes = [len(t) for t in DocumentsSource(DocumentsConfig(batch_size=10_000, batch_bytes=1 << 16)).read(f, "d", stats)]
+        sizes = [
+            len(t)
+            for t in DocumentsSource(DocumentsConfig(batch_size=10_000, batch_bytes=1 << 16)).read(f, "d", stats)
+        ]
     assert 100 < max(sizes) < 200 and sum(sizes) == 1000
 
 
@@ -123,11 +141,19 @@ def test_batches_are_bounded_by_count_and_bytes(tmp_path):
 
 def test_field_names_and_dotted_paths_are_configurable(tmp_path):
     records = [
-        {"doc_id": 17, "content": "first text", "metadata": {"url": "https://a.org/x", "tags": ["a"]}, "created": "03/02/2021", "n": 1},
+        {
+            "doc_id": 17,
+            "content": "first text",
+            "metadata": {"url": "https://a.org/x", "tags": ["a"]},
+            "created": "03/02/2021",
+            "n": 1,
+        },
         {"doc_id": "b-2", "content": "second text", "metadata.url": "https://flat.org/", "created": "04/02/2021"},
         {"content": "third text", "metadata": {"url": None}},
     ]
-    config = DocumentsConfig(text="content", id="doc_id", url="metadata.url", date="created", date_format="%d/%m/%Y", id_prefix="wiki:")
+    config = DocumentsConfig(
+        text="content", id="doc_id", url="metadata.url", date="created", date_format="%d/%m/%Y", id_prefix="wiki:"
+    )
     rows, stats = read(write(tmp_path / "d.jsonl", jsonl_bytes(records)), config)
     assert [r["text"] for r in rows] == ["first text", "second text", "third text"]
     assert [r["id"] for r in rows] == ["wiki:17", "wiki:b-2", generated_id(str(tmp_path / "d.jsonl"), 3)]
@@ -139,16 +165,21 @@ def test_field_names_and_dotted_paths_are_configurable(tmp_path):
 
 
 def test_parquet_nested_struct_fields(tmp_path):
-    table = pa.table({
-        "body": ["one", "two"],
-        "meta": pa.array([{"url": "https://x.org/1", "id": 5}, {"url": None, "id": 6}]),
-        "extra": [1.5, None],
-    })
+    table = pa.table(
+        {
+            "body": ["one", "two"],
+            "meta": pa.array([{"url": "https://x.org/1", "id": 5}, {"url": None, "id": 6}]),
+            "extra": [1.5, None],
+        }
+    )
     pq.write_table(table, tmp_path / "n.parquet")
     config = DocumentsConfig(text="body", id="meta.id", url="meta.url", carry=["extra", "meta.url"])
     rows, stats = read(tmp_path / "n.parquet", config)
     assert [(r["id"], r["url"], r["text"]) for r in rows] == [("5", "https://x.org/1", "one"), ("6", None, "two")]
-    assert [json.loads(r["metadata"]) for r in rows] == [{"extra": 1.5, "meta.url": "https://x.org/1"}, {"extra": None, "meta.url": None}]
+    assert [json.loads(r["metadata"]) for r in rows] == [
+        {"extra": 1.5, "meta.url": "https://x.org/1"},
+        {"extra": None, "meta.url": None},
+    ]
     assert stats.documents == 2
 
 
@@ -163,17 +194,28 @@ def test_carry_all_none_or_a_list(tmp_path):
 
 def test_parquet_carries_typed_values_as_json(tmp_path):
     when = datetime(2020, 5, 6, 7, 8, 9, tzinfo=UTC)
-    pq.write_table(pa.table({"text": ["t"], "at": pa.array([when], pa.timestamp("ms", tz="UTC")), "raw": [b"\x00\x01"],
-                             "tags": [["x", "y"]]}), tmp_path / "t.parquet")
+    pq.write_table(
+        pa.table(
+            {
+                "text": ["t"],
+                "at": pa.array([when], pa.timestamp("ms", tz="UTC")),
+                "raw": [b"\x00\x01"],
+                "tags": [["x", "y"]],
+            }
+        ),
+        tmp_path / "t.parquet",
+    )
     rows, _ = read(tmp_path / "t.parquet")
     assert json.loads(rows[0]["metadata"]) == {"at": "2020-05-06T07:08:09+00:00", "raw": "AAE=", "tags": ["x", "y"]}
 
 
 def test_carried_metadata_is_bounded_dropping_the_largest_fields(tmp_path):
     big, mid = "x" * 80_000, "y" * 40_000
-    records = [{"text": "t", "id": "a", "lang": "en", "blob": big, "notes": mid},  # 120 kB: blob goes, notes stays
-               {"text": "t", "id": "b", "lang": "en", "blob": big, "more": big},  # both go
-               {"text": "t", "id": "c", "lang": "en"}]
+    records = [
+        {"text": "t", "id": "a", "lang": "en", "blob": big, "notes": mid},  # 120 kB: blob goes, notes stays
+        {"text": "t", "id": "b", "lang": "en", "blob": big, "more": big},  # both go
+        {"text": "t", "id": "c", "lang": "en"},
+    ]
     rows, stats = read(write(tmp_path / "m.jsonl", jsonl_bytes(records)))
     assert [r["reason"] for r in rows] == [None, None, None]  # the documents are kept
     assert [json.loads(r["metadata"]) for r in rows] == [{"lang": "en", "notes": mid}, {"lang": "en"}, {"lang": "en"}]
@@ -185,8 +227,17 @@ def test_carried_metadata_is_bounded_dropping_the_largest_fields(tmp_path):
 
 def test_a_big_binary_parquet_column_is_dropped_before_it_becomes_base64(tmp_path):
     blob = bytes(range(256)) * (8 << 10)  # 2 MiB: 2.7 MiB of base64
-    pq.write_table(pa.table({"text": ["one", "two", "three"], "image": [blob, b"\x00\x01", None], "page": [1, 2, 3],
-                             "caption": ["c" * 70_000, "short", None]}), tmp_path / "b.parquet")
+    pq.write_table(
+        pa.table(
+            {
+                "text": ["one", "two", "three"],
+                "image": [blob, b"\x00\x01", None],
+                "page": [1, 2, 3],
+                "caption": ["c" * 70_000, "short", None],
+            }
+        ),
+        tmp_path / "b.parquet",
+    )
     tracemalloc.start()
     try:
         rows, stats = read(tmp_path / "b.parquet")
@@ -194,18 +245,32 @@ def test_a_big_binary_parquet_column_is_dropped_before_it_becomes_base64(tmp_pat
     finally:
         tracemalloc.stop()
     assert [r["text"] for r in kept(rows)] == ["one", "two", "three"]
-    assert [json.loads(r["metadata"]) for r in rows] == [{"page": 1}, {"image": "AAE=", "page": 2, "caption": "short"},
-                                                         {"image": None, "page": 3, "caption": None}]
+    assert [json.loads(r["metadata"]) for r in rows] == [
+        {"page": 1},
+        {"image": "AAE=", "page": 2, "caption": "short"},
+        {"image": None, "page": 3, "caption": None},
+    ]
     assert stats.counters["metadata_fields_dropped"] == 2 and "'image' (2,796,204 bytes)" in stats.errors[0]
     assert peak < 3 * len(blob)  # the column as read; never its Python bytes and base64 besides
 
 
 def test_dates_in_json_lines(tmp_path):
-    values = ["2024-03-04T05:06:07Z", "2024-03-04T07:06:07+02:00", "2024-03-04", 1709528767, 1709528767.9, "yesterday", None, "99999-01-01"]
+    values = [
+        "2024-03-04T05:06:07Z",
+        "2024-03-04T07:06:07+02:00",
+        "2024-03-04",
+        1709528767,
+        1709528767.9,
+        "yesterday",
+        None,
+        "99999-01-01",
+    ]
     rows, stats = read(write(tmp_path / "d.jsonl", jsonl_bytes([{"text": "t", "date": v} for v in values])))
     at = datetime(2024, 3, 4, 5, 6, 7, tzinfo=UTC)
     assert [r["warc_date"] for r in rows] == [at, at, datetime(2024, 3, 4, tzinfo=UTC), at, at, None, None, None]
-    assert stats.counters["date_unparsed"] == 2 and stats.documents == len(values)  # an unparsed date is not a rejection
+    assert stats.counters["date_unparsed"] == 2 and stats.documents == len(
+        values
+    )  # an unparsed date is not a rejection
 
 
 def test_dates_in_parquet_of_every_type(tmp_path):
@@ -227,7 +292,10 @@ def test_dates_in_parquet_of_every_type(tmp_path):
 
 
 def test_missing_ids_are_made_stable_and_distinct(tmp_path):
-    path = write(tmp_path / "d.jsonl", jsonl_bytes([{"text": "a"}, {"text": "b", "id": None}, {"text": "c", "id": ""}, {"text": "d", "id": 7}]))
+    path = write(
+        tmp_path / "d.jsonl",
+        jsonl_bytes([{"text": "a"}, {"text": "b", "id": None}, {"text": "c", "id": ""}, {"text": "d", "id": 7}]),
+    )
     first, stats = read(path)
     again, _ = read(path)
     ids = [r["id"] for r in first]
@@ -277,7 +345,10 @@ def test_every_bad_line_is_a_counted_rejection_naming_its_line(tmp_path):
         if row["reason"] is not None:
             assert row["details"].startswith(f"line {number}") and row["text"] is None and row["id"]
     details = {r["details"] for r in rows if r["reason"] == "wrong_type"}
-    assert {"line 11: 'url' is a JSON number, not a string", "line 14: 'date' is a JSON array, not a date string or number"} <= details
+    assert {
+        "line 11: 'url' is a JSON number, not a string",
+        "line 14: 'date' is a JSON array, not a date string or number",
+    } <= details
     assert rows[11]["id"] == generated_id(str(tmp_path / "bad.jsonl"), 12)  # an id of the wrong type is not used
     assert [r["text"] for r in kept(rows)] == ["good one", "good two"]
     assert stats.counters["blank_lines"] == 2
@@ -299,17 +370,22 @@ def test_parquet_text_of_the_wrong_type_rejects_its_rows_not_the_file(tmp_path):
 
 
 def test_parquet_rejections_null_empty_missing_and_binary(tmp_path):
-    table = pa.table({
-        "text": pa.array([b"fine", None, b"", b"  ", b"\xff\xfe", b"x" * 2000], pa.binary()),
-        "url": ["u1", "u2", "u3", "u4", "u5", "u6"],
-    })
+    table = pa.table(
+        {
+            "text": pa.array([b"fine", None, b"", b"  ", b"\xff\xfe", b"x" * 2000], pa.binary()),
+            "url": ["u1", "u2", "u3", "u4", "u5", "u6"],
+        }
+    )
     pq.write_table(table, tmp_path / "r.parquet")
     rows, stats = read(tmp_path / "r.parquet", DocumentsConfig(max_record_bytes=1024))
     assert [r["reason"] for r in rows] == [None, "no_text", "no_text", "no_text", "bad_encoding", "too_large"]
     assert rows[0]["text"] == "fine" and all(r["text"] is None for r in rows[1:])
     assert_adds_up(stats, 6)
     missing, stats = read(tmp_path / "r.parquet", DocumentsConfig(text="body"))
-    assert reasons(missing) == ["no_text"] * 6 and "no 'body' column in the file (it has: text, url)" in missing[0]["details"]
+    assert (
+        reasons(missing) == ["no_text"] * 6
+        and "no 'body' column in the file (it has: text, url)" in missing[0]["details"]
+    )
     pq.write_table(pa.table({"text": ["a"], "url": [3]}), tmp_path / "u.parquet")
     assert read(tmp_path / "u.parquet")[0][0]["details"] == "'url' is int64, not a string"
 
@@ -321,7 +397,7 @@ def corrupt_parquet(tmp_path):
     meta = pq.ParquetFile(path).metadata
     chunk = meta.row_group(1).column(meta.schema.to_arrow_schema().get_field_index("text"))
     data = bytearray(path.read_bytes())
-    data[chunk.data_page_offset: chunk.data_page_offset + 16] = b"\xff" * 16  # the page header
+    data[chunk.data_page_offset : chunk.data_page_offset + 16] = b"\xff" * 16  # the page header
     path.write_bytes(bytes(data))
     return path
 
@@ -337,7 +413,11 @@ def test_a_parquet_row_group_that_cannot_be_decoded_costs_its_own_rows(tmp_path)
 
 
 def test_a_file_that_is_not_a_document_dump_is_an_error_naming_it(tmp_path):
-    for name, data in (("x.jsonl", b"\x89PNG\r\n\x1a\n" + bytes(100)), ("y.jsonl", b""), ("z.parquet", b"PAR1 truncated")):
+    for name, data in (
+        ("x.jsonl", b"\x89PNG\r\n\x1a\n" + bytes(100)),
+        ("y.jsonl", b""),
+        ("z.parquet", b"PAR1 truncated"),
+    ):
         with pytest.raises(SourceError, match=f"input .*{name} is not JSON lines or Parquet"):
             read(write(tmp_path / name, data))
 
@@ -425,7 +505,7 @@ class Endless(io.RawIOBase):
         if end > len(self.head) and start < body_end:
             out += self.block[: min(end, body_end) - max(start, len(self.head))]
         if end > body_end:
-            out += self.tail[max(start - body_end, 0): end - body_end]
+            out += self.tail[max(start - body_end, 0) : end - body_end]
         self.pos = end
         return bytes(out)
 
@@ -542,8 +622,15 @@ def test_a_failed_read_of_the_file_fails_the_unit_instead_of_rejecting_rows(kind
 def test_reads_json_lines_and_parquet_from_s3(tmp_path, s3_server):
     from core.storage import S3Options, open_input
 
-    fs = pafs.S3FileSystem(endpoint_override=s3_server.removeprefix("http://"), scheme="http", region="us-east-1",
-                           access_key="testing", secret_key="testing", allow_bucket_creation=True, force_virtual_addressing=False)
+    fs = pafs.S3FileSystem(
+        endpoint_override=s3_server.removeprefix("http://"),
+        scheme="http",
+        region="us-east-1",
+        access_key="testing",
+        secret_key="testing",
+        allow_bucket_creation=True,
+        force_virtual_addressing=False,
+    )
     fs.create_dir("docs-bucket")
     records = docs(400)
     pq.write_table(pa.Table.from_pylist(records), tmp_path / "d.parquet", row_group_size=100)
@@ -575,8 +662,12 @@ def test_stats_merge_and_add_up_across_files(tmp_path):
 def test_every_declared_reason_is_given_and_no_other(tmp_path):
     given = Counter()
     bomb = write(tmp_path / "bomb.jsonl.gz", gzip.compress(b"{}\n" * (4 << 20)))
-    for path, config in (bad_lines(tmp_path), (truncated_gzip(tmp_path, docs(500)), None),
-                         (corrupt_parquet(tmp_path), None), (bomb, None)):
+    for path, config in (
+        bad_lines(tmp_path),
+        (truncated_gzip(tmp_path, docs(500)), None),
+        (corrupt_parquet(tmp_path), None),
+        (bomb, None),
+    ):
         given.update(read(path, config)[1].rejected)
     assert sorted(given) == sorted(REASONS)
 
@@ -588,7 +679,16 @@ def test_the_warc_source_declares_what_the_warc_reader_gives():
         for pattern in (r'return "(\w+)", ', r'REASON: "(\w+)"', r'PayloadRejected\(\s*"(\w+)"'):
             found.update(re.findall(pattern, code))
     assert found and sorted(found) == sorted(WARC_REASONS)
-    assert WarcSource.provides == ("id", "url", "warc_date", "source", "content_type", "http_status", "http_charset", "payload")
+    assert WarcSource.provides == (
+        "id",
+        "url",
+        "warc_date",
+        "source",
+        "content_type",
+        "http_status",
+        "http_charset",
+        "payload",
+    )
 
 
 def test_the_source_describes_itself():
@@ -601,14 +701,17 @@ def test_the_source_describes_itself():
 # ---------------------------------------------------------------------------- config
 
 
-@pytest.mark.parametrize("fields, message", [
-    ({"text": "a..b"}, "'a..b' is not a field name or dotted path"),
-    ({"text": ""}, "is not a field name"),
-    ({"url": "text"}, "documents.url and documents.text both name the field 'text'"),
-    ({"date_format": "YYYY-MM-DD"}, "has no strptime directive"),
-    ({"carry": "some"}, "carry"),
-    ({"txt": "body"}, "txt"),
-])
+@pytest.mark.parametrize(
+    "fields, message",
+    [
+        ({"text": "a..b"}, "'a..b' is not a field name or dotted path"),
+        ({"text": ""}, "is not a field name"),
+        ({"url": "text"}, "documents.url and documents.text both name the field 'text'"),
+        ({"date_format": "YYYY-MM-DD"}, "has no strptime directive"),
+        ({"carry": "some"}, "carry"),
+        ({"txt": "body"}, "txt"),
+    ],
+)
 def test_config_errors_name_the_field_and_the_fix(fields, message):
     with pytest.raises(ValidationError, match=message):
         DocumentsConfig(**fields)
@@ -648,7 +751,11 @@ def test_sniff_tells_each_kind_by_content(warc_factory):
         "jsonl.zst": (zstandard.ZstdCompressor().compress(line), "x.jsonl.zst", "jsonl"),
         "jsonl, a BOM and blank lines first": (b"\xef\xbb\xbf\n\n" + line, "x", "jsonl"),
         "parquet": (parquet_bytes(), "x.parquet", "parquet"),
-        "warc in zstd (the WARC reader does not read it)": (zstandard.ZstdCompressor().compress(plain_warc), "x.warc.zst", None),
+        "warc in zstd (the WARC reader does not read it)": (
+            zstandard.ZstdCompressor().compress(plain_warc),
+            "x.warc.zst",
+            None,
+        ),
         "png": (b"\x89PNG\r\n\x1a\n" + bytes(64), "x.jsonl", None),
         "tar": (tar_bytes(), "x.jsonl", None),
         "random": (random.Random(1).randbytes(4096), "x.jsonl.gz", None),

@@ -46,7 +46,11 @@ def mc():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         from megatron.core.datasets import blended_megatron_dataset_builder, gpt_dataset, indexed_dataset, utils
-    return type("mc", (), {"indexed": indexed_dataset, "gpt": gpt_dataset, "builder": blended_megatron_dataset_builder, "utils": utils})
+    return type(
+        "mc",
+        (),
+        {"indexed": indexed_dataset, "gpt": gpt_dataset, "builder": blended_megatron_dataset_builder, "utils": utils},
+    )
 
 
 def corpus(n: int, seed: int = 0) -> pa.Table:
@@ -80,9 +84,16 @@ def direct() -> list[list[int]]:
     return [tok.encode(t, add_special_tokens=False).ids + [eos] for t in corpus(120).column("text").to_pylist()]
 
 
-def write(root: Path, samples: pa.Table, vocab_size: int, batch: int = 32, folder: str = "megatron", **config) -> tuple[MegatronIndex, MegatronWriter]:
+def write(
+    root: Path, samples: pa.Table, vocab_size: int, batch: int = 32, folder: str = "megatron", **config
+) -> tuple[MegatronIndex, MegatronWriter]:
     """Samples through a writer in batches of ``batch`` rows; its files end up in ``root/folder``."""
-    writer = MegatronWriter(str(root / "staging" / folder), MegatronConfig(enabled=True, **config), LocalSink(str(root / folder)), vocab_size)
+    writer = MegatronWriter(
+        str(root / "staging" / folder),
+        MegatronConfig(enabled=True, **config),
+        LocalSink(str(root / folder)),
+        vocab_size,
+    )
     for start in range(0, len(samples), batch):
         writer.write(samples.slice(start, batch))
     return writer.finish(), writer
@@ -123,7 +134,9 @@ def test_bytes_equal_megatrons_own_builder(mc, tmp_path, stage, docs, direct):
         builder.add_document(np.array(ids), [len(ids)])
     builder.finalize(str(tmp_path / "ref.idx"))
     for ext in ("bin", "idx"):
-        assert (tmp_path / "megatron" / f"shard-00000.{ext}").read_bytes() == (tmp_path / f"ref.{ext}").read_bytes(), ext
+        assert (tmp_path / "megatron" / f"shard-00000.{ext}").read_bytes() == (tmp_path / f"ref.{ext}").read_bytes(), (
+            ext
+        )
 
 
 def test_shard_files_and_index_json(tmp_path, stage, docs):
@@ -133,8 +146,14 @@ def test_shard_files_and_index_json(tmp_path, stage, docs):
         data = (folder / f.name).read_bytes()
         assert (len(data), hashlib.sha256(data).hexdigest()) == (f.bytes, f.sha256)
     by_name = {f.name: f for f in writer.shards}
-    assert (by_name["shard-00000.bin"].samples, by_name["shard-00000.bin"].tokens) == (len(docs), index.pairs[0].tokens)
-    assert (by_name["shard-00000.idx"].samples, by_name["shard-00000.idx"].tokens) == (0, 0)  # sums over files count each document once
+    assert (by_name["shard-00000.bin"].samples, by_name["shard-00000.bin"].tokens) == (
+        len(docs),
+        index.pairs[0].tokens,
+    )
+    assert (by_name["shard-00000.idx"].samples, by_name["shard-00000.idx"].tokens) == (
+        0,
+        0,
+    )  # sums over files count each document once
     saved = json.loads((folder / "index.json").read_text())
     assert MegatronIndex.from_dict(saved) == index
     assert (saved["dtype"], saved["dtype_code"], saved["documents"]) == ("uint16", 8, len(docs))
@@ -145,7 +164,9 @@ def test_size_limit_splits_into_valid_pairs(mc, tmp_path, stage, docs, direct):
     index, writer = write(tmp_path, docs, stage.vocab_size, batch=7, size_limit=limit)
     assert len(index.pairs) > 5
     assert [p.prefix for p in index.pairs] == [f"shard-{i:05d}" for i in range(len(index.pairs))]
-    assert [s.tolist() for s in read_all(mc, tmp_path / "megatron", index)] == direct  # every pair a dataset, order kept
+    assert [
+        s.tolist() for s in read_all(mc, tmp_path / "megatron", index)
+    ] == direct  # every pair a dataset, order kept
     sizes = [len(d) * 2 + IDX_BYTES_PER_DOC for d in direct]
     start = 0
     for pair in index.pairs:
@@ -164,8 +185,12 @@ def test_size_limit_splits_into_valid_pairs(mc, tmp_path, stage, docs, direct):
 def test_size_limit_is_exact(tmp_path, slack, pairs):
     """Ten documents of 100 uint16 tokens fill exactly 42 + 10 * (200
     + 20) bytes: that limit holds them, one byte less does not."""
-    samples = pa.table({"tokens": list_array(np.arange(1000, dtype=np.uint16), np.full(10, 100)), "id": [str(i) for i in range(10)]})
-    index, _ = write(tmp_path, samples, 8192, batch=3, size_limit=IDX_FIXED_BYTES + 8 + 10 * (200 + IDX_BYTES_PER_DOC) + slack)
+    samples = pa.table(
+        {"tokens": list_array(np.arange(1000, dtype=np.uint16), np.full(10, 100)), "id": [str(i) for i in range(10)]}
+    )
+    index, _ = write(
+        tmp_path, samples, 8192, batch=3, size_limit=IDX_FIXED_BYTES + 8 + 10 * (200 + IDX_BYTES_PER_DOC) + slack
+    )
     assert [p.documents for p in index.pairs] == ([10] if pairs == 1 else [9, 1])
 
 
@@ -176,7 +201,9 @@ def test_same_bytes_whatever_the_batches(tmp_path, stage, docs):
     for pair in a.pairs:
         for ext in ("bin", "idx"):
             name = f"{pair.prefix}.{ext}"
-            assert (tmp_path / "a" / "megatron" / name).read_bytes() == (tmp_path / "b" / "megatron" / name).read_bytes()
+            assert (tmp_path / "a" / "megatron" / name).read_bytes() == (
+                tmp_path / "b" / "megatron" / name
+            ).read_bytes()
 
 
 def test_empty_input_writes_an_empty_index(tmp_path, stage, docs):
@@ -199,7 +226,9 @@ def big_vocab_stage(n: int = 70_000) -> TokenizeStage:
 def test_vocabulary_over_65500_writes_int32(mc, tmp_path):
     stage = big_vocab_stage()
     texts = ["w69999 w5 w65536", "w0", "w65535 w12345 w69998 w1"]
-    samples = document_samples(stage(pa.table({"id": ["a", "b", "c"], "url": ["", "", ""], "text": texts})), LayoutConfig())
+    samples = document_samples(
+        stage(pa.table({"id": ["a", "b", "c"], "url": ["", "", ""], "text": texts})), LayoutConfig()
+    )
     index, _ = write(tmp_path, samples, stage.vocab_size)
     ds = mc.indexed.IndexedDataset(str(tmp_path / "megatron" / "shard-00000"))
     assert index.dtype == "int32" and ds.index.dtype == np.int32
@@ -223,12 +252,19 @@ def test_gpt_dataset_blends_the_docs_prefixes(mc, tmp_path, stage, docs, monkeyp
     file, and Megatron's own GPTDataset blend reads every pair of it."""
     indexes = {}
     for g, part in enumerate((docs.slice(0, 50), docs.slice(50))):
-        indexes[f"{g:05d}"], _ = write(tmp_path, part, stage.vocab_size, folder=f"megatron/{g:05d}", size_limit=1 << 15)
+        indexes[f"{g:05d}"], _ = write(
+            tmp_path, part, stage.vocab_size, folder=f"megatron/{g:05d}", size_limit=1 << 15
+        )
     merged = merge_megatron_indexes(indexes)
     assert merged.pairs[0].prefix == "00000/shard-00000" and sum(p.documents for p in merged.pairs) == len(docs)
     (tmp_path / "megatron" / "index.json").write_text(json.dumps(merged.to_dict()))
     monkeypatch.chdir(tmp_path)
-    exec(compile(docs_example().replace("/data/run/shards/megatron", str(tmp_path / "megatron")), "docs/shards.md", "exec"), {})
+    exec(
+        compile(
+            docs_example().replace("/data/run/shards/megatron", str(tmp_path / "megatron")), "docs/shards.md", "exec"
+        ),
+        {},
+    )
     prefixes = (tmp_path / "data_args.txt").read_text().split()
     assert prefixes == [str(tmp_path / "megatron" / p.prefix) for p in merged.pairs]
 
@@ -237,11 +273,20 @@ def test_gpt_dataset_blends_the_docs_prefixes(mc, tmp_path, stage, docs, monkeyp
 
     seq = 64
     config = mc.gpt.GPTDatasetConfig(
-        random_seed=1, sequence_length=seq, blend=mc.utils.get_blend_from_list(prefixes), split="100,0,0",
-        tokenizer=Tok(), reset_position_ids=False, reset_attention_mask=False, eod_mask_loss=False)
+        random_seed=1,
+        sequence_length=seq,
+        blend=mc.utils.get_blend_from_list(prefixes),
+        split="100,0,0",
+        tokenizer=Tok(),
+        reset_position_ids=False,
+        reset_attention_mask=False,
+        eod_mask_loss=False,
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        train, _, _ = mc.builder.BlendedMegatronDatasetBuilder(mc.gpt.GPTDataset, [None, None, None], lambda: True, config).build()
+        train, _, _ = mc.builder.BlendedMegatronDatasetBuilder(
+            mc.gpt.GPTDataset, [None, None, None], lambda: True, config
+        ).build()
     assert len(train) == sum((p.tokens - 1) // seq for p in merged.pairs)  # one epoch of every pair
     sample = train[len(train) - 1]
     assert sample["tokens"].shape == (seq,) and int(sample["tokens"].max()) < stage.vocab_size

@@ -18,20 +18,45 @@ from tokenizers import Tokenizer
 from core.storage import S3Options, Storage
 from stages.shuffle_plan import group_order, plan
 from stages.tokenize import SAMPLE_TOKENIZER
-from stages.writers import LocalSink, MDSConfig, MDSWriter, ShardsConfig, StorageSink, TokenInfo, mds_columns, merge_mds_indexes, merge_wds_indexes, write_group
+from stages.writers import (
+    LocalSink,
+    MDSConfig,
+    MDSWriter,
+    ShardsConfig,
+    StorageSink,
+    TokenInfo,
+    mds_columns,
+    merge_mds_indexes,
+    merge_wds_indexes,
+    write_group,
+)
 from tests.conftest import REPO
 from tests.stages.writers.test_shards_writers import corpus, tokenized, write_dataset
 
 DOCS = REPO / "docs" / "shards.md"
 
 CONFIGS = {
-    "doc-zstd": ShardsConfig(shuffle={"groups": 3, "seed": 1}, mds={"size_limit": 1 << 18}, webdataset={"maxcount": 64}),
-    "doc-raw-meta": ShardsConfig(
-        layout={"text": True, "metadata": ["language"]}, shuffle={"groups": 2}, mds={"compression": None, "size_limit": 1 << 18, "hashes": ["sha1", "xxh3_64"]}
+    "doc-zstd": ShardsConfig(
+        shuffle={"groups": 3, "seed": 1}, mds={"size_limit": 1 << 18}, webdataset={"maxcount": 64}
     ),
-    "packed-drop": ShardsConfig(layout={"kind": "packed", "seq_len": 1024}, shuffle={"groups": 2}, mds={"size_limit": 1 << 16}),
-    "packed-keep-raw": ShardsConfig(layout={"kind": "packed", "seq_len": 700, "remainder": "keep"}, shuffle={"groups": 3}, mds={"compression": None}),
-    "packed-pad": ShardsConfig(layout={"kind": "packed", "seq_len": 999, "remainder": "pad", "pad": "<|pad|>"}, shuffle={"groups": 2}, mds={"compression": "zstd:9"}),
+    "doc-raw-meta": ShardsConfig(
+        layout={"text": True, "metadata": ["language"]},
+        shuffle={"groups": 2},
+        mds={"compression": None, "size_limit": 1 << 18, "hashes": ["sha1", "xxh3_64"]},
+    ),
+    "packed-drop": ShardsConfig(
+        layout={"kind": "packed", "seq_len": 1024}, shuffle={"groups": 2}, mds={"size_limit": 1 << 16}
+    ),
+    "packed-keep-raw": ShardsConfig(
+        layout={"kind": "packed", "seq_len": 700, "remainder": "keep"},
+        shuffle={"groups": 3},
+        mds={"compression": None},
+    ),
+    "packed-pad": ShardsConfig(
+        layout={"kind": "packed", "seq_len": 999, "remainder": "pad", "pad": "<|pad|>"},
+        shuffle={"groups": 2},
+        mds={"compression": "zstd:9"},
+    ),
 }
 
 
@@ -59,7 +84,10 @@ def direct() -> dict[str, list[int]]:
     tok = Tokenizer.from_file(str(REPO / SAMPLE_TOKENIZER))
     table = corpus()
     eos = tok.token_to_id("<|endoftext|>")
-    return {i: tok.encode(t, add_special_tokens=False).ids + [eos] for i, t in zip(table.column("id").to_pylist(), table.column("text").to_pylist(), strict=False)}
+    return {
+        i: tok.encode(t, add_special_tokens=False).ids + [eos]
+        for i, t in zip(table.column("id").to_pylist(), table.column("text").to_pylist(), strict=False)
+    }
 
 
 def expected_samples(name: str, direct: dict[str, list[int]]) -> list[dict]:
@@ -91,12 +119,17 @@ def expected_samples(name: str, direct: dict[str, list[int]]) -> list[dict]:
                     break
                 if cfg.layout.remainder == "pad":
                     toks += [tok.token_to_id("<|pad|>")] * (L - len(piece))
-            out.append({"tokens": toks, "num_tokens": len(piece), "first_id": piece[0][1], "first_offset": piece[0][2]})
+            out.append(
+                {"tokens": toks, "num_tokens": len(piece), "first_id": piece[0][1], "first_offset": piece[0][2]}
+            )
     return out
 
 
 def as_plain(sample: dict) -> dict:
-    return {k: (v.tolist() if isinstance(v, np.ndarray) else v.item() if isinstance(v, np.generic) else v) for k, v in sample.items()}
+    return {
+        k: (v.tolist() if isinstance(v, np.ndarray) else v.item() if isinstance(v, np.generic) else v)
+        for k, v in sample.items()
+    }
 
 
 @pytest.mark.parametrize("name", list(CONFIGS))
@@ -104,13 +137,19 @@ def test_streaming_dataset_reads_every_sample(streaming, written, direct, tmp_pa
     root = written[name]
     expected = expected_samples(name, direct)
     index = json.loads((root / "mds" / "index.json").read_text())
-    assert {s["raw_data"]["basename"].split("/")[0] for s in index["shards"]} == {f"{g:05d}" for g in range(CONFIGS[name].shuffle.groups)}
+    assert {s["raw_data"]["basename"].split("/")[0] for s in index["shards"]} == {
+        f"{g:05d}" for g in range(CONFIGS[name].shuffle.groups)
+    }
     # remote = the shard folder (a second local dir: files are copied and decompressed into the cache)
-    ds = streaming.StreamingDataset(remote=str(root / "mds"), local=str(tmp_path / "cache"), shuffle=False, batch_size=1)
+    ds = streaming.StreamingDataset(
+        remote=str(root / "mds"), local=str(tmp_path / "cache"), shuffle=False, batch_size=1
+    )
     got = [as_plain(ds[i]) for i in range(len(ds))]
     assert got == expected
     assert isinstance(ds[0]["tokens"], np.ndarray) and ds[0]["tokens"].dtype == np.uint16
-    assert sorted(as_plain(s)["tokens"] == e["tokens"] for s, e in zip(ds, expected, strict=False)) == [True] * len(expected)  # iteration too
+    assert sorted(as_plain(s)["tokens"] == e["tokens"] for s, e in zip(ds, expected, strict=False)) == [True] * len(
+        expected
+    )  # iteration too
     if CONFIGS[name].mds.compression is None:
         local = streaming.LocalDataset(str(root / "mds"))
         assert [as_plain(local[i]) for i in range(len(local))] == expected
@@ -144,7 +183,9 @@ def test_native_mds_equals_streaming_mdswriter(streaming, tmp_path, compression)
     ours = MDSWriter(str(tmp_path / "stage"), cols, cfg, LocalSink(str(tmp_path / "ours")))
     ours.write(sel)
     ours.finish()
-    with streaming.MDSWriter(out=str(tmp_path / "theirs"), columns=cols, compression=compression, hashes=["sha1"], size_limit=1 << 17) as w:
+    with streaming.MDSWriter(
+        out=str(tmp_path / "theirs"), columns=cols, compression=compression, hashes=["sha1"], size_limit=1 << 17
+    ) as w:
         for row in sel.to_pylist():
             w.write({**row, "tokens": np.array(row["tokens"], np.uint16)})
     a = json.loads((tmp_path / "ours" / "index.json").read_text())
@@ -152,6 +193,7 @@ def test_native_mds_equals_streaming_mdswriter(streaming, tmp_path, compression)
     assert len(a["shards"]) == len(b["shards"]) > 1
     for sa, sb in zip(a["shards"], b["shards"], strict=False):
         assert sa["raw_data"] == sb["raw_data"]  # same raw bytes: same size and sha1
+
         def raw(root, s):
             if not compression:
                 return (root / s["raw_data"]["basename"]).read_bytes()
@@ -174,7 +216,9 @@ def test_both_formats_on_s3_read_back_from_s3(streaming, s3_server, direct, tmp_
     import webdataset as wds
 
     host = s3_server.split("//")[1]
-    pafs.S3FileSystem(endpoint_override=host, scheme="http", region="us-east-1", allow_bucket_creation=True).create_dir("trainbucket")
+    pafs.S3FileSystem(
+        endpoint_override=host, scheme="http", region="us-east-1", allow_bucket_creation=True
+    ).create_dir("trainbucket")
     storage = Storage("s3://trainbucket/run", S3Options(endpoint_url=s3_server))
     docs, stage = tokenized()
     cfg = CONFIGS["doc-zstd"]
@@ -184,15 +228,31 @@ def test_both_formats_on_s3_read_back_from_s3(streaming, s3_server, direct, tmp_
         rows = np.flatnonzero(groups == g)
         name = f"{g:05d}"
         sinks = {f: StorageSink(storage, "shards", f, name) for f in ("mds", "webdataset")}
-        results[name] = write_group(name, docs.take(pa.array(rows)), keys[rows], cfg, TokenInfo(stage.dtype, stage.vocab_size),
-                                    str(tmp_path / name), sinks)
-    storage.write_json(merge_mds_indexes({k: r.indexes["mds"] for k, r in results.items()}), "shards", "mds", "index.json")
-    storage.write_json(merge_wds_indexes({k: r.indexes["webdataset"] for k, r in results.items()}), "shards", "webdataset", "index.json")
+        results[name] = write_group(
+            name,
+            docs.take(pa.array(rows)),
+            keys[rows],
+            cfg,
+            TokenInfo(stage.dtype, stage.vocab_size),
+            str(tmp_path / name),
+            sinks,
+        )
+    storage.write_json(
+        merge_mds_indexes({k: r.indexes["mds"] for k, r in results.items()}), "shards", "mds", "index.json"
+    )
+    storage.write_json(
+        merge_wds_indexes({k: r.indexes["webdataset"] for k, r in results.items()}),
+        "shards",
+        "webdataset",
+        "index.json",
+    )
     assert not any(os.scandir(tmp_path / "00000" / "mds"))  # staging emptied as shards were uploaded
 
     expected = expected_samples("doc-zstd", direct)
     monkeypatch.setenv("S3_ENDPOINT_URL", s3_server)
-    ds = streaming.StreamingDataset(remote="s3://trainbucket/run/shards/mds", local=str(tmp_path / "cache"), shuffle=False, batch_size=1)
+    ds = streaming.StreamingDataset(
+        remote="s3://trainbucket/run/shards/mds", local=str(tmp_path / "cache"), shuffle=False, batch_size=1
+    )
     assert [as_plain(ds[i]) for i in range(len(ds))] == expected
 
     code = docs_blocks()[2].replace("127.0.0.1:9000", host)
@@ -201,7 +261,10 @@ def test_both_formats_on_s3_read_back_from_s3(streaming, s3_server, direct, tmp_
         exec(compile(code, "docs/shards.md", "exec"), {})  # registers s3:// with webdataset
         index = storage.read_json("shards", "webdataset", "index.json")
         urls = [f"s3://trainbucket/run/shards/webdataset/{s['url']}" for s in index["shardlist"]]
-        got = [{"tokens": s["tokens.npy"].tolist(), **s["json"]} for s in wds.WebDataset(urls, shardshuffle=False).decode()]
+        got = [
+            {"tokens": s["tokens.npy"].tolist(), **s["json"]}
+            for s in wds.WebDataset(urls, shardshuffle=False).decode()
+        ]
     finally:
         wds.gopen_schemes.clear()
         wds.gopen_schemes.update(saved)

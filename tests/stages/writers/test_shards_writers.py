@@ -23,11 +23,11 @@ from stages.writers import (
     MDSWriter,
     ShardsConfig,
     StorageSink,
+    TokenInfo,
     WebDatasetConfig,
     WebDatasetWriter,
-    mds_columns,
-    TokenInfo,
     enabled_formats,
+    mds_columns,
     merge_mds_indexes,
     write_group,
 )
@@ -75,10 +75,20 @@ def write_dataset(root: str, docs: pa.Table, stage: TokenizeStage, config: Shard
         rows = np.flatnonzero(groups == g)
         name = f"{g:05d}"
         sinks = {f.name: LocalSink(os.path.join(root, f.name, name)) for f in enabled_formats(config)}
-        results[name] = write_group(name, docs.take(pa.array(rows)), keys[rows], config, TokenInfo(stage.dtype, stage.vocab_size),
-                                    os.path.join(staging, name), sinks, pad_id=pad)
+        results[name] = write_group(
+            name,
+            docs.take(pa.array(rows)),
+            keys[rows],
+            config,
+            TokenInfo(stage.dtype, stage.vocab_size),
+            os.path.join(staging, name),
+            sinks,
+            pad_id=pad,
+        )
     for fmt in enabled_formats(config):
-        Storage(root).write_json(fmt.merge({k: r.indexes[fmt.name] for k, r in results.items()}), fmt.name, "index.json")
+        Storage(root).write_json(
+            fmt.merge({k: r.indexes[fmt.name] for k, r in results.items()}), fmt.name, "index.json"
+        )
     return results
 
 
@@ -115,7 +125,9 @@ def test_mds_is_byte_identical_for_any_batching(tmp_path, compression):
     index = json.loads((tmp_path / "a" / "index.json").read_text())
     assert sum(s["samples"] for s in index["shards"]) == len(docs)
     ext = ".mds.zstd" if compression else ".mds"
-    assert sorted(os.listdir(tmp_path / "a")) == ["index.json"] + [f"shard.{i:05d}{ext}" for i in range(len(index["shards"]))]
+    assert sorted(os.listdir(tmp_path / "a")) == ["index.json"] + [
+        f"shard.{i:05d}{ext}" for i in range(len(index["shards"]))
+    ]
 
 
 def test_mds_shards_respect_size_limit_like_streaming(tmp_path):
@@ -123,7 +135,9 @@ def test_mds_shards_respect_size_limit_like_streaming(tmp_path):
     sel = docs.select(["tokens", "id", "num_tokens"])
     cols = mds_columns(sel.schema)
     limit = 1 << 16
-    w = MDSWriter(str(tmp_path / "s"), cols, MDSConfig(size_limit=limit, compression=None), LocalSink(str(tmp_path / "o")))
+    w = MDSWriter(
+        str(tmp_path / "s"), cols, MDSConfig(size_limit=limit, compression=None), LocalSink(str(tmp_path / "o"))
+    )
     w.write(sel)
     index = w.finish()
     _, sizes = encode_samples(sel, cols)
@@ -152,7 +166,9 @@ def test_mds_index_is_published_after_every_shard(tmp_path):
 
     docs, _ = tokenized()
     sel = docs.select(["tokens", "id"])
-    w = MDSWriter(str(tmp_path / "s"), mds_columns(sel.schema), MDSConfig(size_limit=1 << 16), Recorder(str(tmp_path / "o")))
+    w = MDSWriter(
+        str(tmp_path / "s"), mds_columns(sel.schema), MDSConfig(size_limit=1 << 16), Recorder(str(tmp_path / "o"))
+    )
     w.write(sel)
     w.finish()
     assert published[-1] == "index.json" and len(published) > 3
@@ -161,7 +177,9 @@ def test_mds_index_is_published_after_every_shard(tmp_path):
 
 
 def test_mds_refuses_nulls_and_empty_arrays(tmp_path):
-    w = MDSWriter(str(tmp_path / "s"), {"id": "str", "tokens": "ndarray:uint16"}, MDSConfig(), LocalSink(str(tmp_path)))
+    w = MDSWriter(
+        str(tmp_path / "s"), {"id": "str", "tokens": "ndarray:uint16"}, MDSConfig(), LocalSink(str(tmp_path))
+    )
     tokens = pa.array([[1, 2]], pa.list_(pa.uint16()))
     with pytest.raises(ValueError, match="'id' has 1 null"):
         w.write(pa.table({"id": pa.array([None], pa.string()), "tokens": tokens}))
@@ -183,7 +201,16 @@ def test_mds_config_errors_name_the_problem():
 
 def test_merged_index_prefixes_sub_folders():
     a = {"version": 2, "shards": [{"raw_data": {"basename": "shard.00000.mds"}, "zip_data": None, "samples": 3}]}
-    b = {"version": 2, "shards": [{"raw_data": {"basename": "shard.00000.mds"}, "zip_data": {"basename": "shard.00000.mds.zstd"}, "samples": 2}]}
+    b = {
+        "version": 2,
+        "shards": [
+            {
+                "raw_data": {"basename": "shard.00000.mds"},
+                "zip_data": {"basename": "shard.00000.mds.zstd"},
+                "samples": 2,
+            }
+        ],
+    }
     m = merge_mds_indexes({"00001": b, "00000": a})
     assert [s["raw_data"]["basename"] for s in m["shards"]] == ["00000/shard.00000.mds", "00001/shard.00000.mds"]
     assert m["shards"][1]["zip_data"]["basename"] == "00001/shard.00000.mds.zstd"
@@ -242,7 +269,9 @@ def test_key_prefix_without_dots():
 @pytest.mark.parametrize("layout", [LayoutConfig(), LayoutConfig(kind="packed", seq_len=512, remainder="pad")])
 def test_dataset_bytes_do_not_depend_on_input_order(tmp_path, layout):
     docs, stage = tokenized()
-    cfg = ShardsConfig(layout=layout, shuffle={"groups": 3, "seed": 5}, mds={"size_limit": 1 << 17}, webdataset={"maxcount": 40})
+    cfg = ShardsConfig(
+        layout=layout, shuffle={"groups": 3, "seed": 5}, mds={"size_limit": 1 << 17}, webdataset={"maxcount": 40}
+    )
     write_dataset(str(tmp_path / "a"), docs, stage, cfg, str(tmp_path / "sa"))
     perm = np.random.default_rng(0).permutation(len(docs))
     results = write_dataset(str(tmp_path / "b"), docs.take(pa.array(perm)), stage, cfg, str(tmp_path / "sb"))
@@ -267,7 +296,9 @@ class FlakyStorage(Storage):
     def __init__(self, root, failures, error=None):
         super().__init__(root)
         self.failures, self.calls = failures, 0
-        self.error = error or OSError("AWS Error NETWORK_CONNECTION during PutObject operation: curlCode: 7, Couldn't connect to server")
+        self.error = error or OSError(
+            "AWS Error NETWORK_CONNECTION during PutObject operation: curlCode: 7, Couldn't connect to server"
+        )
 
     def atomic_output(self, *parts):
         self.calls += 1
@@ -333,7 +364,11 @@ def test_storage_sink_survives_an_s3_server_outage(tmp_path):
         assert sink.retries >= 1
         with storage.fs.open_input_stream(storage.path("shards", "shard.00000.mds")) as f:
             assert f.read() == data
-        names = [i.path for i in storage.fs.get_file_info(pafs.FileSelector("outage", recursive=True)) if i.type == pafs.FileType.File]
+        names = [
+            i.path
+            for i in storage.fs.get_file_info(pafs.FileSelector("outage", recursive=True))
+            if i.type == pafs.FileType.File
+        ]
         assert names == ["outage/run/shards/shard.00000.mds"]  # no temporary object left behind
     finally:
         server.stop()
@@ -353,7 +388,18 @@ def test_an_empty_group_writes_empty_indexes(tmp_path, kind):
     docs, stage = tokenized()
     config = ShardsConfig(layout=LayoutConfig(kind=kind))
     sinks = {"mds": LocalSink(str(tmp_path / "mds")), "webdataset": LocalSink(str(tmp_path / "wds"))}
-    r = write_group("00009", docs.slice(0, 0), np.empty(0, np.uint64), config, TokenInfo(stage.dtype, stage.vocab_size),
-                    str(tmp_path / "s"), sinks)
-    assert r.samples == 0 and r.indexes["mds"] == {"version": 2, "shards": []} and r.indexes["webdataset"]["shardlist"] == []
+    r = write_group(
+        "00009",
+        docs.slice(0, 0),
+        np.empty(0, np.uint64),
+        config,
+        TokenInfo(stage.dtype, stage.vocab_size),
+        str(tmp_path / "s"),
+        sinks,
+    )
+    assert (
+        r.samples == 0
+        and r.indexes["mds"] == {"version": 2, "shards": []}
+        and r.indexes["webdataset"]["shardlist"] == []
+    )
     assert os.listdir(tmp_path / "mds") == ["index.json"] and os.listdir(tmp_path / "wds") == ["index.json"]

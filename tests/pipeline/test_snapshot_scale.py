@@ -32,7 +32,7 @@ from pipeline.dedup import context as dedup_context
 from pipeline.dedup.context import DedupContext, batch_size, part_groups
 from pipeline.phase import Unit
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 #: Parts: the code before issue 39 took the driver to 1,210 MB here (boilerplate 69 s, edges 24 s; 300 parts: 778 MB,
 #: too near the bound to fail surely); after it, 250 MB and the whole phase in ~13 s (the test ~17 s on 2 cores).
 PARTS = 400
@@ -80,8 +80,8 @@ def write_parts(root: Path, parts: int, docs_per_part: int) -> pa.Table:
 
 def dedup_child(root: str) -> dict:
     """In the child process: the deduped phase on ``root``, its summary and this process's peak RSS."""
-    from pipeline.phases.deduped import run_dedup
     from pipeline.distribute import init_ray
+    from tests.dedup_standalone import run_dedup
 
     config = parse_config({"inputs": ["unused"], "output": root, "dedup": DEDUP, "ray": {"num_cpus": 2}})
     init_ray(2)
@@ -94,8 +94,11 @@ def dedup_child(root: str) -> dict:
 def test_the_driver_stays_small_over_many_small_parts(tmp_path):
     truth = write_parts(tmp_path, PARTS, DOCS_PER_PART)
     result = tmp_path / "result.json"
-    code = (f"import json, sys; sys.path.insert(0, {str(ROOT)!r}); from tests.test_snapshot_scale import dedup_child; "
-            f"open({str(result)!r}, 'w').write(json.dumps(dedup_child({str(tmp_path)!r}), default=str))")
+    code = (
+        f"import json, sys; sys.path.insert(0, {str(ROOT)!r}); "
+        "from tests.pipeline.test_snapshot_scale import dedup_child; "
+        f"open({str(result)!r}, 'w').write(json.dumps(dedup_child({str(tmp_path)!r}), default=str))"
+    )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stderr[-3000:]
@@ -105,8 +108,11 @@ def test_the_driver_stays_small_over_many_small_parts(tmp_path):
     assert s["bucket_partitions"] > 1  # step 2 shuffled, as a snapshot's does
     assert out["driver_peak_mb"] < DRIVER_MAX_MB, out["driver_peak_mb"]
     # the same removals as the planted clusters call for: every removed document a copy, nearly every copy removed
-    removed = {i for f in (tmp_path / "rejected" / "deduped").glob("*.parquet")
-               for i in pq.read_table(f, columns=["id"]).column("id").to_pylist()}
+    removed = {
+        i
+        for f in (tmp_path / "rejected" / "deduped").glob("*.parquet")
+        for i in pq.read_table(f, columns=["id"]).column("id").to_pylist()
+    }
     cluster = dict(zip(truth.column("id").to_pylist(), truth.column("cluster").to_pylist(), strict=True))
     copies = sum(n - 1 for n in np.unique([c for c in cluster.values() if c is not None], return_counts=True)[1])
     assert removed and all(cluster[i] is not None for i in removed)
@@ -125,8 +131,15 @@ def test_the_card_adds_each_part_as_it_comes_and_keeps_none():
     refs = []
 
     def result(name):
-        return _Aggregate(unit=name, files={"final/rejected": {"rows": 1, "examples": [
-            {"stage": "s", "reason": "r", "part": name, "text": "x" * 2000}]}})
+        return _Aggregate(
+            unit=name,
+            files={
+                "final/rejected": {
+                    "rows": 1,
+                    "examples": [{"stage": "s", "reason": "r", "part": name, "text": "x" * 2000}],
+                }
+            },
+        )
 
     def in_order():
         for i, name in enumerate(names):

@@ -29,8 +29,11 @@ def _has_revision(ref: str) -> bool:
 def test_the_removed_by_column_reads_in_both_storages():
     as_map = pa.array([[("too_few_words", 2), ("no_terminal_punct", 1)]], pa.map_(pa.string(), pa.int32()))
     as_structs = pa.array([[{"rule": "no_terminal_punct", "lines": 1}, {"rule": "too_few_words", "lines": 2}]])
-    assert fv.removed_by(as_map.to_pylist()[0]) == fv.removed_by(as_structs.to_pylist()[0]) == [
-        ["no_terminal_punct", 1], ["too_few_words", 2]]
+    assert (
+        fv.removed_by(as_map.to_pylist()[0])
+        == fv.removed_by(as_structs.to_pylist()[0])
+        == [["no_terminal_punct", 1], ["too_few_words", 2]]
+    )
     assert fv.removed_by(None) is None
 
 

@@ -36,8 +36,14 @@ def _run(tmp_path: Path, out: Path, **changes) -> dict:
     config = {**RECIPE, **changes, "output": str(out), "ray": {"num_cpus": 2}}
     path = tmp_path / f"recipe-{len(list(tmp_path.glob('recipe-*.yaml')))}.yaml"
     path.write_text(yaml.safe_dump(config))
-    done = subprocess.run([sys.executable, "-m", "pipeline.cli", "run", str(path), "--no-progress"], cwd=REPO,
-                          env=_env(), capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-m", "pipeline.cli", "run", str(path), "--no-progress"],
+        cwd=REPO,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return json.loads((out / "run.json").read_text())
 
@@ -93,9 +99,17 @@ def test_the_recipe_runs_as_a_user_runs_it(tmp_path):
     assert edu["model"] == "my_recipe.taggers:EduWords" and edu["threshold"] == 0.2
     assert edu["removed"] == len(edu_removed)
     assert "`edu_score`: a score the stage `my_recipe.taggers:EduWords` declares" in card
-    assert stats["exports"] == [{"name": "docs", "phase": "final", "path": "exports/docs/",
-                                 "format": "JSON lines of the documents final kept", "files": 2,
-                                 "documents": len(final), "pii_redacted": True}]
+    assert stats["exports"] == [
+        {
+            "name": "docs",
+            "phase": "final",
+            "path": "exports/docs/",
+            "format": "JSON lines of the documents final kept",
+            "files": 2,
+            "documents": len(final),
+            "pii_redacted": True,
+        }
+    ]
     assert "## Exports" in card and not any("exports" in p for p in stats["publish"]["allow_patterns"])
 
     # a changed setting of the tagger's filter: only the final phase, its export and the card are redone
@@ -112,9 +126,11 @@ def test_the_recipe_runs_as_a_user_runs_it(tmp_path):
     assert "csv-3" not in _ids(out, "rejected", "extracted", stage="link_density")
 
     # nothing changed: nothing redone; an export of phase 1 added: only it runs, and the card says it is unpublished
-    early = [*RECIPE["exports"],
-             {"name": "early", "use": "parquet", "phase": "extracted", "columns": ["id", "edu_score"]},
-             {"name": "text", "use": "my_recipe.exports:PlainText", "phase": "final"}]  # a format of the user's own
+    early = [
+        *RECIPE["exports"],
+        {"name": "early", "use": "parquet", "phase": "extracted", "columns": ["id", "edu_score"]},
+        {"name": "text", "use": "my_recipe.exports:PlainText", "phase": "final"},
+    ]  # a format of the user's own
     fourth = _run(tmp_path, out, stages=allowing, exports=early)
     assert [_redone(fourth, p) for p in ("extracted", "deduped", "final", "export_docs")] == [0, 0, 0, 0]
     assert _redone(fourth, "export_early") == 2 and _redone(fourth, "export_text") == 2
@@ -124,8 +140,11 @@ def test_the_recipe_runs_as_a_user_runs_it(tmp_path):
         name = part.name.removeprefix("part-").removesuffix(".parquet")
         assert (out / "exports" / "text" / f"{name}.txt").read_text() == "".join(f"{t}\n\n" for t in texts)
     stats = json.loads((out / "card" / "stats.json").read_text())
-    assert [(e["name"], e["pii_redacted"]) for e in stats["exports"]] == [("early", False), ("docs", True),
-                                                                           ("text", True)]
+    assert [(e["name"], e["pii_redacted"]) for e in stats["exports"]] == [
+        ("early", False),
+        ("docs", True),
+        ("text", True),
+    ]
     assert "`exports/early/` hold text before PII redaction: unpublished data" in (out / "README.md").read_text()
     assert not any("exports" in p for p in stats["publish"]["allow_patterns"])
 
@@ -156,12 +175,15 @@ def test_the_readme_python_recipe_runs_as_printed(tmp_path):
     work.mkdir()
     (work / "samples").symlink_to(REPO / "samples")
     (work / "examples").symlink_to(EXAMPLES)
-    done = subprocess.run([sys.executable, "-c", code], cwd=work, env=_env(), capture_output=True, text=True,
-                          timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=work, env=_env(), capture_output=True, text=True, timeout=600
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     record = json.loads((work / "out" / "api" / "run.json").read_text())
     assert record["status"] == "ok"
-    assert [s["use"] for s in record["config"]["stages"]] == ["my_recipe.filters:LinkDensity",
-                                                              "my_recipe.taggers:EduWords"]
+    assert [s["use"] for s in record["config"]["stages"]] == [
+        "my_recipe.filters:LinkDensity",
+        "my_recipe.taggers:EduWords",
+    ]
     assert list((work / "out" / "api" / "exports" / "docs").glob("*.jsonl.gz"))
     assert f"{record['phases']['final']['kept']} documents" in done.stdout

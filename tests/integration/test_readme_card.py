@@ -54,7 +54,8 @@ def test_the_readme_quotes_the_card_its_own_command_gives(sample_out):
     card = (sample_out / "README.md").read_text()
     assert readme_with_excerpt(readme, card) == readme, (
         "the README's card excerpt is not what `curate run jobs/sample.yaml` gives: run it, then "
-        "`python -m pipeline.card.excerpt out/sample/README.md`")
+        "`python -m pipeline.card.excerpt out/sample/README.md`"
+    )
 
 
 class FolderHub(HfApi):
@@ -73,10 +74,23 @@ class FolderHub(HfApi):
     def upload_file(self, *, path_or_fileobj, path_in_repo: str, **kwargs):
         self._put(Path(path_or_fileobj), path_in_repo)
 
-    def upload_folder(self, *, folder_path, path_in_repo: str | None = None, allow_patterns=None, ignore_patterns=None,
-                      repo_type=None, **kwargs):
-        for op in self._prepare_upload_folder_additions(folder_path, path_in_repo or "", allow_patterns=allow_patterns,
-                                                        ignore_patterns=ignore_patterns, repo_type=repo_type):
+    def upload_folder(
+        self,
+        *,
+        folder_path,
+        path_in_repo: str | None = None,
+        allow_patterns=None,
+        ignore_patterns=None,
+        repo_type=None,
+        **kwargs,
+    ):
+        for op in self._prepare_upload_folder_additions(
+            folder_path,
+            path_in_repo or "",
+            allow_patterns=allow_patterns,
+            ignore_patterns=ignore_patterns,
+            repo_type=repo_type,
+        ):
             self._put(Path(op.path_or_fileobj), op.path_in_repo)
 
     def _put(self, source: Path, path_in_repo: str) -> None:
@@ -95,7 +109,7 @@ def upload_commands(doc: str) -> list[list[str]]:
 
 def _local(arg: str, root: Path) -> str:
     """A path of the doc's output root in this run's output."""
-    return next((str(root) + arg[len(r):] for r in OUTPUT_ROOTS if arg == r or arg.startswith(r + "/")), arg)
+    return next((str(root) + arg[len(r) :] for r in OUTPUT_ROOTS if arg == r or arg.startswith(r + "/")), arg)
 
 
 def test_the_documented_upload_gives_a_repo_with_its_card_and_only_configs_that_exist(sample_out, tmp_path):
@@ -121,7 +135,10 @@ def test_the_documented_upload_gives_a_repo_with_its_card_and_only_configs_that_
     uploaded = sorted(str(p.relative_to(repo)) for p in repo.rglob("*") if p.is_file())
     publish = yaml.safe_load((sample_out / "card" / "stats.json").read_text())["publish"]
     every = sorted(str(p.relative_to(sample_out)) for p in sample_out.rglob("*") if p.is_file())
-    assert uploaded == sorted(filter_repo_objects(every, allow_patterns=publish["allow_patterns"],
-                                                  ignore_patterns=publish["ignore_patterns"]))
+    assert uploaded == sorted(
+        filter_repo_objects(
+            every, allow_patterns=publish["allow_patterns"], ignore_patterns=publish["ignore_patterns"]
+        )
+    )
     private = ("rejected/", "documents/extracted", "documents/deduped", "dedup", "_done", "run.json")
     assert not any(f.startswith(private) for f in uploaded)

@@ -1,7 +1,7 @@
 """A team's own components (pipeline/plugins.py, pipeline/exports.py, pipeline/api.py), without Ray: every bad
 ``use`` is one config line naming the field before any work; the plan places, checks and fingerprints them as
 built-ins; the JSON lines export encodes what Python's json reads back.  The example recipe is imported as a
-user's package would be, from examples/ on the path (tests/test_recipe_example.py runs it)."""
+user's package would be, from examples/ on the path (tests/integration/test_recipe_example.py runs it)."""
 
 from __future__ import annotations
 
@@ -39,37 +39,70 @@ def _error(tmp_path: Path, **extra) -> str:
     return str(e.value)
 
 
-@pytest.mark.parametrize("extra, expected", [
-    ({"stages": [{"use": "no_such_recipe.filters:X"}]},
-     "config error: stages.0.use: module 'no_such_recipe.filters' cannot be imported: put its folder on PYTHONPATH"),
-    ({"stages": [{"use": "my_recipe.filters"}]},
-     "config error: stages.0.use: 'my_recipe.filters' is not module:Class"),
-    ({"stages": [{"use": "my_recipe.filters:Nothing"}]},
-     "config error: stages.0.use: module 'my_recipe.filters' has no 'Nothing'"),
-    ({"stages": [{"use": "my_recipe.filters:LINK"}]},
-     "config error: stages.0.use: my_recipe.filters:LINK is a str, not a class"),
-    ({"stages": [{"use": "my_recipe.csv_source:CsvSource"}]},
-     "config error: stages.0.use: CsvSource.needs must be a tuple of strings"),
-    ({"stages": [{"use": "my_recipe.filters:LinkDensity", "with": {"max": 3}}]},
-     "config error: stages.0.with: LinkDensity takes no setting 'max' (it takes: max_per_100_words)"),
-    ({"stages": [{"use": "my_recipe.filters:LinkDensity", "filter": {"threshold": 0.5}}]},
-     "config error: stages.0: filter: LinkDensity declares no scores"),
-    ({"stages": [{"use": "my_recipe.taggers:EduWords", "filter": {"threshold": 0.5, "score": "other"}}]},
-     "config error: stages.0: filter.score: 'other' is not a score EduWords declares (edu_score)"),
-    ({"stages": [{"use": "my_recipe.taggers:EduWords", "phase": "shards"}]},
-     "config error: stages.0.phase: Input should be 'extracted' or 'final'"),
-    ({"readers": [{"use": "my_recipe.filters:LinkDensity"}]},
-     "config error: readers.0.use: LinkDensity has no records_label"),
-    ({"exports": [{"name": "docs", "with": {"compresion": "none"}}]},
-     "config error: exports.0.with: JsonlExport takes no setting 'compresion' (it takes: compression, layout)"),
-    ({"exports": [{"name": "docs", "use": "my_recipe.taggers:EduWords"}]},
-     "config error: exports.0.use: EduWords has no suffix"),
-    ({"exports": [{"name": "docs"}, {"name": "docs", "use": "parquet"}]},
-     "config error: exports: two exports are named 'docs'"),
-    ({"dedup": {"keep": {"score_column": "edu_score"}}},
-     "config error: dedup.keep.score_column: no classifier writes 'edu_score' (this run's scores: none): name one of "
-     "them, or add the classifier or a tagger"),
-])
+@pytest.mark.parametrize(
+    "extra, expected",
+    [
+        (
+            {"stages": [{"use": "no_such_recipe.filters:X"}]},
+            "config error: stages.0.use: module 'no_such_recipe.filters' cannot be imported: "
+            "put its folder on PYTHONPATH",
+        ),
+        (
+            {"stages": [{"use": "my_recipe.filters"}]},
+            "config error: stages.0.use: 'my_recipe.filters' is not module:Class",
+        ),
+        (
+            {"stages": [{"use": "my_recipe.filters:Nothing"}]},
+            "config error: stages.0.use: module 'my_recipe.filters' has no 'Nothing'",
+        ),
+        (
+            {"stages": [{"use": "my_recipe.filters:LINK"}]},
+            "config error: stages.0.use: my_recipe.filters:LINK is a str, not a class",
+        ),
+        (
+            {"stages": [{"use": "my_recipe.csv_source:CsvSource"}]},
+            "config error: stages.0.use: CsvSource.needs must be a tuple of strings",
+        ),
+        (
+            {"stages": [{"use": "my_recipe.filters:LinkDensity", "with": {"max": 3}}]},
+            "config error: stages.0.with: LinkDensity takes no setting 'max' (it takes: max_per_100_words)",
+        ),
+        (
+            {"stages": [{"use": "my_recipe.filters:LinkDensity", "filter": {"threshold": 0.5}}]},
+            "config error: stages.0: filter: LinkDensity declares no scores",
+        ),
+        (
+            {"stages": [{"use": "my_recipe.taggers:EduWords", "filter": {"threshold": 0.5, "score": "other"}}]},
+            "config error: stages.0: filter.score: 'other' is not a score EduWords declares (edu_score)",
+        ),
+        (
+            {"stages": [{"use": "my_recipe.taggers:EduWords", "phase": "shards"}]},
+            "config error: stages.0.phase: Input should be 'extracted' or 'final'",
+        ),
+        (
+            {"readers": [{"use": "my_recipe.filters:LinkDensity"}]},
+            "config error: readers.0.use: LinkDensity has no records_label",
+        ),
+        (
+            {"exports": [{"name": "docs", "with": {"compresion": "none"}}]},
+            "config error: exports.0.with: JsonlExport takes no setting 'compresion' (it takes: compression, layout)",
+        ),
+        (
+            {"exports": [{"name": "docs", "use": "my_recipe.taggers:EduWords"}]},
+            "config error: exports.0.use: EduWords has no suffix",
+        ),
+        (
+            {"exports": [{"name": "docs"}, {"name": "docs", "use": "parquet"}]},
+            "config error: exports: two exports are named 'docs'",
+        ),
+        (
+            {"dedup": {"keep": {"score_column": "edu_score"}}},
+            "config error: dedup.keep.score_column: no classifier writes 'edu_score' (this run's scores: none): "
+            "name one of "
+            "them, or add the classifier or a tagger",
+        ),
+    ],
+)
 def test_a_bad_component_is_one_config_line_naming_its_field(tmp_path, extra, expected):
     message = _error(tmp_path, **extra)
     assert message.startswith(expected), message
@@ -78,8 +111,15 @@ def test_a_bad_component_is_one_config_line_naming_its_field(tmp_path, extra, ex
 
 def test_curate_validate_says_it_before_any_work(tmp_path, capsys):
     config = tmp_path / "job.yaml"
-    config.write_text(json.dumps({"inputs": [WARC], "output": str(tmp_path / "out"),
-                                  "stages": [{"use": "my_recipe.filters:LinkDensity", "with": {"max": 3}}]}))
+    config.write_text(
+        json.dumps(
+            {
+                "inputs": [WARC],
+                "output": str(tmp_path / "out"),
+                "stages": [{"use": "my_recipe.filters:LinkDensity", "with": {"max": 3}}],
+            }
+        )
+    )
     assert main(["validate", str(config)]) != 0
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["config error: stages.0.with: LinkDensity takes no setting 'max' (it takes: max_per_100_words)"]
@@ -91,7 +131,7 @@ def test_a_tagger_score_is_a_dedup_keep_column_and_a_filter(tmp_path):
     plan, _ = build_plan(config, DEFAULT_PHASES)
     extracted = [s.name for s in plan.phase("extracted").stages]
     # after the built-in filters, in their order; the classifiers (none here) would come after them
-    assert extracted[extracted.index("fineweb") + 1:] == ["link_density", "edu_words"]
+    assert extracted[extracted.index("fineweb") + 1 :] == ["link_density", "edu_words"]
     assert plan.stage("extracted", "link_density").section == "stages.0"
     assert plan.stage("extracted", "edu_words").scores == ("edu_score",)
     assert plan.scores() == ["edu_score"]  # what the card's score section and the dedup keep rule read
@@ -112,8 +152,11 @@ def test_a_stage_named_as_a_built_in_one_is_refused_at_plan_time(tmp_path, monke
 
     monkeypatch.setattr(LinkDensity, "name", "c4")
     config = _config(tmp_path, stages=[LINKS])
-    with pytest.raises(ConfigError, match=r"^config error: stages.0: the stage name 'c4' is taken by filters.c4 in "
-                                          r"phase extracted: give it its own name$"):
+    with pytest.raises(
+        ConfigError,
+        match=r"^config error: stages.0: the stage name 'c4' is taken by filters.c4 in "
+        r"phase extracted: give it its own name$",
+    ):
         build_plan(config, DEFAULT_PHASES)
 
 
@@ -126,9 +169,14 @@ def test_a_stage_needing_a_column_nothing_adds_is_the_column_check_error(tmp_pat
 
 
 def test_exports_are_phases_after_the_phase_they_copy(tmp_path):
-    config = _config(tmp_path, stages=[EDU], exports=[{"name": "docs", "phase": "final"},
-                                                      {"name": "early", "use": "parquet", "phase": "extracted",
-                                                       "columns": ["id", "text", "edu_score"]}])
+    config = _config(
+        tmp_path,
+        stages=[EDU],
+        exports=[
+            {"name": "docs", "phase": "final"},
+            {"name": "early", "use": "parquet", "phase": "extracted", "columns": ["id", "text", "edu_score"]},
+        ],
+    )
     plan, _ = build_plan(config, DEFAULT_PHASES)
     names = [p.name for p in plan.phases]
     assert names == ["extracted", "export_early", "deduped", "final", "export_docs", "shards", "card"]
@@ -138,12 +186,20 @@ def test_exports_are_phases_after_the_phase_they_copy(tmp_path):
     assert plan.phase("deduped").reads == "extracted" and plan.phase("shards").reads == "final"  # unchanged
 
 
-@pytest.mark.parametrize("export, expected", [
-    ({"name": "x", "phase": "shards"}, "config error: exports.0.phase: 'shards' is not a phase that writes documents "
-                                       "(phases: extracted, deduped, final)"),
-    ({"name": "x", "phase": "extracted", "columns": ["id", "edu_score"]},
-     "config error: exports.0.columns: the documents of extracted have no column 'edu_score'"),
-])
+@pytest.mark.parametrize(
+    "export, expected",
+    [
+        (
+            {"name": "x", "phase": "shards"},
+            "config error: exports.0.phase: 'shards' is not a phase that writes documents "
+            "(phases: extracted, deduped, final)",
+        ),
+        (
+            {"name": "x", "phase": "extracted", "columns": ["id", "edu_score"]},
+            "config error: exports.0.columns: the documents of extracted have no column 'edu_score'",
+        ),
+    ],
+)
 def test_an_export_of_nothing_is_a_plan_error(tmp_path, export, expected):
     with pytest.raises(ConfigError) as e:
         build_plan(_config(tmp_path, exports=[export]), DEFAULT_PHASES)
@@ -173,18 +229,30 @@ def test_jsonl_lines_are_what_json_reads_back():
     from stages.writers.jsonl import to_bytes
 
     text = 'quote " backslash \\ newline\n tab\t nul\x00 bell\x07 unicode é 漢字 \u2028 slash /'
-    table = pa.table({"id": ["a", "b", "c"], "text": [text, None, ""],
-                      "url": ["https://x.example/a?b=1&c=2", None, "u"],
-                      "score": pa.array([0.25, float("nan"), float("inf")], pa.float32()),
-                      "n": pa.array([1, None, -3], pa.int64()), "ok": [True, False, None],
-                      "warc_date": pa.array([0, None, 86400], pa.timestamp("s", tz="UTC")),
-                      "tags": [["a", "b"], None, []]})
+    table = pa.table(
+        {
+            "id": ["a", "b", "c"],
+            "text": [text, None, ""],
+            "url": ["https://x.example/a?b=1&c=2", None, "u"],
+            "score": pa.array([0.25, float("nan"), float("inf")], pa.float32()),
+            "n": pa.array([1, None, -3], pa.int64()),
+            "ok": [True, False, None],
+            "warc_date": pa.array([0, None, 86400], pa.timestamp("s", tz="UTC")),
+            "tags": [["a", "b"], None, []],
+        }
+    )
     lines = to_bytes(table).decode("utf-8").splitlines()
     rows = [json.loads(line) for line in lines]
     assert [list(r) for r in rows] == [["id", "text", "metadata"]] * 3
     assert rows[0]["text"] == text and rows[1]["text"] is None and rows[2]["text"] == ""
-    assert rows[0]["metadata"] == {"url": "https://x.example/a?b=1&c=2", "score": 0.25, "n": 1, "ok": True,
-                                   "warc_date": "1970-01-01T00:00:00Z", "tags": ["a", "b"]}
+    assert rows[0]["metadata"] == {
+        "url": "https://x.example/a?b=1&c=2",
+        "score": 0.25,
+        "n": 1,
+        "ok": True,
+        "warc_date": "1970-01-01T00:00:00Z",
+        "tags": ["a", "b"],
+    }
     assert rows[1]["metadata"]["score"] is None and rows[2]["metadata"]["score"] is None  # NaN, inf: null
     assert rows[2]["metadata"]["warc_date"] == "1970-01-02T00:00:00Z" and rows[1]["metadata"]["ok"] is False
     flat = [json.loads(line) for line in to_bytes(table.select(["url", "n"]), "flat").decode().splitlines()]
@@ -215,9 +283,11 @@ def test_the_api_makes_the_entries_the_yaml_would(tmp_path):
     from pipeline.api import build, export, stage
     from pipeline.paths import resolve_paths
 
-    config = build({"inputs": [WARC], "output": str(tmp_path / "out")},
-                   stages=[stage(LinkDensity, max_per_100_words=5), stage(EduWords, filter={"threshold": 0.2})],
-                   exports=[export("docs", use="jsonl")])
+    config = build(
+        {"inputs": [WARC], "output": str(tmp_path / "out")},
+        stages=[stage(LinkDensity, max_per_100_words=5), stage(EduWords, filter={"threshold": 0.2})],
+        exports=[export("docs", use="jsonl")],
+    )
     yaml_config = _config(tmp_path, stages=[LINKS, EDU], exports=[{"name": "docs", "use": "jsonl"}])
     resolve_paths(yaml_config)  # as load_config does: the API reads paths from the working directory too
     assert config.model_dump(mode="json") == yaml_config.model_dump(mode="json")
