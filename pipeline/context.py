@@ -114,15 +114,23 @@ class RunContext:
             return []
         if phase.name not in self._parts:
             self._parts[phase.name] = engine_units.parts(self, phase)
+            # The parts are what the later phases need; the markers they came from (a result per unit, ~8 KB
+            # each) are read again if asked for, not kept for the rest of the run (issue 39: the driver flat in parts).
+            self.drop_markers(phase.name)
         return self._parts[phase.name]
 
     def use_parts(self, phase: str, parts: list[Part]) -> None:
         """Take ``parts`` as the finished parts of ``phase`` (a phase run on its own, on what an earlier run left)."""
         self._parts[phase] = list(parts)
 
+    def drop_markers(self, phase: str) -> None:
+        """Forget the markers read for ``phase`` (they are read again if asked for): the driver keeps no result per
+        unit longer than the step that needs it."""
+        for key in [k for k in self._markers if k[0] == phase]:
+            del self._markers[key]
+
     def forget(self, phase: Phase) -> None:
         """Drop what was cached about ``phase`` (it just ran: its markers changed)."""
-        for key in [k for k in self._markers if k[0] == phase.name]:
-            del self._markers[key]
+        self.drop_markers(phase.name)
         self._parts.pop(phase.name, None)
         self._listed.clear()  # it wrote and deleted files

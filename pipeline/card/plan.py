@@ -153,6 +153,7 @@ def plan_from_context(ctx, record: dict) -> CardPlan:
         ]
         if planned.sources:
             reader = list(done.values())
+        ctx.drop_markers(phase.name)
     return CardPlan(record, infos, ctx.plan, reader)
 
 

@@ -137,6 +137,7 @@ def run_state(ctx: RunContext) -> list:
         units = [(u.name, u.fingerprint, ctx.marker(p, u) is not None) for u in ctx.units_of(p)]
         parts = [(pt.name, pt.fingerprint) for pt in ctx.parts(p)] if p.writes_documents else []
         state.append((p.name, units, parts))
+        ctx.drop_markers(p.name)  # one phase's markers at a time: the driver stays flat in the number of parts
     return state
 
 
