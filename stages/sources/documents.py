@@ -324,6 +324,10 @@ class _Batch:
         self.details.append(details)
         self.bytes += size
 
+    def reject(self, number: int, rid, reason: str, details: str) -> None:
+        """A row of the file that is no document: its line, an id, and why."""
+        self.add(number, 0, rid, None, None, None, None, reason, details)
+
 
 class DocumentsSource:
     """Reads JSON lines (plain, gzip, zstd) and Parquet files into batches of documents."""
@@ -421,14 +425,9 @@ class DocumentsSource:
             n = last[0] + 1
             stats.counters["decompression_bomb"] += 1
             stats.error(f"{uri}: {e}: not read from line {n} on (documents.max_decoded_ratio)")
-            batch.add(
+            batch.reject(
                 n,
-                0,
                 generated_id(uri, n),
-                None,
-                None,
-                None,
-                None,
                 "decompression_bomb",
                 f"line {n} on: {e} (documents.max_decoded_ratio); not read",
             )
@@ -439,14 +438,9 @@ class DocumentsSource:
         n = line.number
         if line.data is None:
             what = f"{line.size} bytes or more" if line.cut else f"{line.size} bytes"
-            batch.add(
+            batch.reject(
                 n,
-                0,
                 generated_id(uri, n),
-                None,
-                None,
-                None,
-                None,
                 "too_large",
                 f"line {n}: {what} > max_record_bytes {self.config.max_record_bytes}",
             )
@@ -465,33 +459,23 @@ class DocumentsSource:
                 if r.reason != "not_object"
                 else generated_id(uri, n)
             )
-            batch.add(n, 0, rid, None, None, None, None, r.reason, r.details[:_DETAILS_MAX])
+            batch.reject(n, rid, r.reason, r.details[:_DETAILS_MAX])
         except UnicodeDecodeError as e:
-            batch.add(
+            batch.reject(
                 n,
-                0,
                 generated_id(uri, n),
-                None,
-                None,
-                None,
-                None,
                 "bad_encoding",
                 f"line {n}: not UTF-8: {e}"[:_DETAILS_MAX],
             )
         except (ValueError, RecursionError) as e:  # json's errors; RecursionError: nested thousands deep
             reason, why = ("truncated", line.cut) if line.cut else ("malformed_line", e)
-            batch.add(n, 0, generated_id(uri, n), None, None, None, None, reason, f"line {n}: {why}"[:_DETAILS_MAX])
+            batch.reject(n, generated_id(uri, n), reason, f"line {n}: {why}"[:_DETAILS_MAX])
         except Exception as e:  # a bug or a case nobody foresaw: this line's problem only
             kind = note_error("documents reader, one line", e, log)
             stats.counters[f"error.{kind}"] += 1
-            batch.add(
+            batch.reject(
                 n,
-                0,
                 generated_id(uri, n),
-                None,
-                None,
-                None,
-                None,
                 "read_error",
                 f"line {n}: {kind}: {e}"[:_DETAILS_MAX],
             )
