@@ -7,6 +7,7 @@ Planning never starts Ray (``--dry-run`` is instant): Ray starts the first time 
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from core.layout import DOCUMENTS, part_file
@@ -16,7 +17,7 @@ from pipeline.engine import markers as marker_store, units as engine_units
 from pipeline.phase import Part, Phase, Unit
 from pipeline.plan import Plan
 from pipeline.result import UnitResult
-from pipeline.units import PUBLISHED, PUBLISHED_SEP
+from pipeline.units import PUBLISHED_SEP
 
 
 @dataclass
@@ -33,7 +34,7 @@ class RunContext:
     _workers: int | None = None
     _units: dict[str, list[Unit]] = field(default_factory=dict)
     _steps: dict[str, list] = field(default_factory=dict)
-    _markers: dict[tuple, dict[str, UnitResult]] = field(default_factory=dict)
+    _markers: dict[tuple, dict[str, marker_store.Marker]] = field(default_factory=dict)
     _parts: dict[str, list[Part]] = field(default_factory=dict)
     _listed: dict[tuple[str, ...], set[str]] = field(default_factory=dict)
 
@@ -73,28 +74,37 @@ class RunContext:
             self._steps[phase.name] = engine_units.step_plans(self, phase)
         return self._steps[phase.name]
 
-    def markers(self, phase: Phase, step: str | None = None) -> dict[str, UnitResult]:
-        """Every marker under ``_done/<phase>/`` (or its step's folder) by unit name, read once."""
+    def markers(self, phase: Phase, step: str | None = None) -> dict[str, marker_store.Marker]:
+        """Every marker under ``_done/<phase>/`` (or its step's folder) by unit name, read once (what says whether
+        a unit is current, not its counts: :meth:`results`)."""
         if (phase.name, step) not in self._markers:
             self._markers[(phase.name, step)] = marker_store.read(self.storage, phase.name, step)
         return self._markers[(phase.name, step)]
 
-    def marker(self, phase: Phase, unit: Unit) -> UnitResult | None:
+    def marker(self, phase: Phase, unit: Unit) -> marker_store.Marker | None:
         """The unit's marker if it is current: same fingerprint, and every file it says its unit published is there
         (a marker is trusted only while what it describes exists: a deleted part or ``shards/`` is redone)."""
         m = self.markers(phase, unit.step).get(unit.name)
-        return m if m is not None and m.fingerprint == unit.fingerprint and not self.missing(phase, m) else None
+        if m is None or m.fingerprint != unit.fingerprint or self.missing(phase, unit.name, m):
+            return None
+        return m
 
-    def missing(self, phase: Phase, marker: UnitResult) -> list[str]:
+    def results(self, phase: Phase, units: Iterable[Unit]) -> Iterator[UnitResult]:
+        """The results in the current markers of ``units``, read again from the output a batch at a time: what a
+        summary or the card adds up, never held by the driver all at once (issue 39)."""
+        by_step: dict[str | None, dict[str, str]] = {}
+        for u in units:
+            if self.marker(phase, u) is not None:
+                by_step.setdefault(u.step, {})[u.name] = u.fingerprint
+        for step, wanted in by_step.items():
+            yield from marker_store.results(self.storage, phase.name, step, wanted)
+
+    def missing(self, phase: Phase, unit: str, marker: marker_store.Marker) -> list[str]:
         """The files ``marker`` says its unit published that are not in the output (an older marker, without its
         list: its documents part)."""
-        listed = marker.outputs.get(PUBLISHED)
+        listed = marker.published
         if listed is None:
-            listed = (
-                [PUBLISHED_SEP.join((DOCUMENTS, phase.name, part_file(marker.unit)))]
-                if marker.outputs.get("documents_part")
-                else []
-            )
+            listed = (PUBLISHED_SEP.join((DOCUMENTS, phase.name, part_file(unit))),) if marker.documents_part else ()
         return [p for p in listed if not self.exists(p)]
 
     def exists(self, path: str) -> bool:

@@ -42,6 +42,7 @@ from core.layout import DOCUMENTS, REJECTED
 if TYPE_CHECKING:
     from pipeline.config import RunConfig
     from pipeline.context import RunContext
+    from pipeline.result import UnitResult
     from stages.base import StageInfo, StageSpec
 
 #: Roles a phase declares to the card (and to the phases after it): what its outputs are.
@@ -197,7 +198,8 @@ class Step:
     - ``outputs(config)``: the folders and files it writes, deleted before it reruns wholesale;
       ``unit_outputs(config, unit)``: one unit's own, deleted before that unit reruns;
       ``keep(config)``: False deletes its outputs and markers once the phase is done (intermediates);
-    - ``when(config)``: whether the config runs it; ``summarize(results)``: a MAP step's part of the summary.
+    - ``when(config)``: whether the config runs it; ``summarize(total)``: a MAP step's part of the summary,
+      from the sum of its units' results.
 
     A phase of steps has at least one counted step: its units say whether the phase has work.
     """
@@ -220,7 +222,7 @@ class Step:
     unit_outputs: Callable[[RunConfig, str], list[tuple[str, ...]]] | None = None
     keep: Callable[[RunConfig], bool] = _always
     when: Callable[[RunConfig], bool] = _always
-    summarize: Callable[[list], dict] | None = None
+    summarize: Callable[[UnitResult], dict] | None = None
 
     @property
     def top(self) -> bool:

@@ -58,12 +58,12 @@ def reader_counts(plan: CardPlan, kind: str | None = None) -> dict:
     """Records by type over the input files the input phase finished (of one source kind, or all)."""
     by_type: Counter = Counter()
     malformed = rows = 0
-    for m in plan.reader:
-        if kind is not None and m.outputs.get("kind") != kind:
+    for k, counts in plan.reader.kinds.items():
+        if kind is not None and k != kind:
             continue
-        by_type.update(m.totals.get("records_by_type", {}))
-        malformed += m.totals.get("malformed_records", 0)
-        rows += m.totals.get("rows", m.totals.get("records_by_type", {}).get("response", 0))
+        by_type.update(counts["by_type"])
+        malformed += counts["malformed"]
+        rows += counts["rows"]
     return {
         "by_type": dict(sorted(by_type.items())),
         "records": sum(by_type.values()),
@@ -87,7 +87,7 @@ def funnel(plan: CardPlan, aggs: dict[str, dict], manifest: dict | None, kind: s
     reader = reader_counts(plan, kind)
     inputs = plan.phase(first_phase)
     rows_read = _rows(aggs, first_phase, "documents") + _rows(aggs, first_phase, "rejected")
-    kinds = sorted({m.outputs.get("kind") for m in plan.reader if m.outputs.get("kind")}) if kind is None else [kind]
+    kinds = sorted(k for k in plan.reader.kinds if k) if kind is None else [kind]
     non_rows = {f"{t} record": n for t, n in reader["by_type"].items() if n and t not in ("response", "record")}
     first = _row(
         "records",

@@ -17,12 +17,15 @@ Every marker the card uses is checked (pipeline.card.reading): a truncated one i
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from core.layout import DOCUMENTS, DONE, REJECTED, part_file
 from core.storage import Storage
 from pipeline.card.reading import check_marker, read_object
+from pipeline.engine import markers as marker_store
 from pipeline.phase import ROLE_DOCUMENTS
 from pipeline.plan import PhasePlan, Plan
 from pipeline.result import UnitResult
@@ -53,14 +56,48 @@ class PhaseInfo:
 
 
 @dataclass
+class ReaderCounts:
+    """What the units that read the input files counted, added up as their markers are read (never kept one by
+    one: issue 39): per input file its kind and records (the card's table of files); per kind the records by type,
+    the malformed stretches skipped and the rows."""
+
+    files: dict[str, tuple[str | None, int]] = field(default_factory=dict)
+    kinds: dict[str | None, dict] = field(default_factory=dict)
+
+    def add(self, m: UnitResult) -> None:
+        kind, by_type = m.outputs.get("kind"), m.totals.get("records_by_type", {})
+        self.files[m.outputs.get("source", m.unit)] = (kind, sum(by_type.values()))
+        counts = self.kinds.setdefault(kind, {"by_type": Counter(), "malformed": 0, "rows": 0})
+        counts["by_type"].update(by_type)
+        counts["malformed"] += m.totals.get("malformed_records", 0)
+        counts["rows"] += m.totals.get("rows", by_type.get("response", 0))
+
+
+@dataclass
+class _Seen:
+    """A phase's markers as the card uses them, added up as they are read: any, the stages that ran, each part's
+    source kind (the phase that reads the inputs)."""
+
+    any: bool = False
+    stages: set[str] = field(default_factory=set)
+    kinds: dict[str, str] = field(default_factory=dict)
+
+    def add(self, m: UnitResult, sources: bool) -> None:
+        self.any = True
+        self.stages.update(m.stages.docs_in)
+        if sources and m.outputs.get("kind"):
+            self.kinds[m.unit] = m.outputs["kind"]
+
+
+@dataclass
 class CardPlan:
     record: dict
     #: the phases the card reports on (every phase of the plan but the card's own), in run order
     phases: list[PhaseInfo]
     #: the run's plan: labels, stage order, settings, sources
     plan: Plan
-    #: the results of the units that read the input files (records by type per file)
-    reader: list[UnitResult] = field(default_factory=list)
+    #: what the units that read the input files counted (records by type per file)
+    reader: ReaderCounts = field(default_factory=ReaderCounts)
     #: why parts were taken from markers without checking fingerprints (None: they were checked)
     fallback: str | None = None
 
@@ -97,25 +134,23 @@ def _stage_order(plan: PhasePlan | None, stages: set[str]) -> list[str]:
     return known + sorted(s for s in stages if s not in known)
 
 
-def _checked(storage: Storage, phase: str, markers: dict) -> dict[str, UnitResult]:
-    """``{unit: result}``, each marker checked for the fields the card reads (an error names the file)."""
-    out = {}
-    for unit, m in markers.items():
-        uri = storage.uri(DONE, phase, f"{unit}.json")
-        out[unit] = UnitResult.from_json(check_marker(m.to_json() if isinstance(m, UnitResult) else m, uri))
-    return out
+def _checked(storage: Storage, phase: str, m: UnitResult) -> UnitResult:
+    """``m``, checked for the fields the card reads (an error names its file)."""
+    check_marker(m.to_json(), storage.uri(DONE, phase, f"{m.unit}.json"))
+    return m
 
 
-def _info(storage: Storage, phase: PhasePlan, parts: list[str], markers: list[UnitResult]) -> PhaseInfo:
+def _info(storage: Storage, phase: PhasePlan, parts: list[str], seen: _Seen) -> PhaseInfo:
     rejected_files = set(storage.list(REJECTED, phase.name, suffix=".parquet"))
     if phase.writes_documents:
         rejected = [part_file(p) for p in parts if part_file(p) in rejected_files]
     else:  # a phase whose units are not parts (shards: groups): every rejected file it wrote
-        rejected = sorted(f for f in rejected_files if "/" not in f) if markers else []
-    status = "ran" if markers else "not_run"
-    stages = _stage_order(phase, {s for m in markers for s in m.stages.docs_in})
-    kinds = {m.unit: m.outputs["kind"] for m in markers if m.outputs.get("kind")} if phase.sources else {}
-    return PhaseInfo(phase.name, status, phase.writes_documents, sorted(parts), rejected, stages, kinds, phase.role)
+        rejected = sorted(f for f in rejected_files if "/" not in f) if seen.any else []
+    status = "ran" if seen.any else "not_run"
+    stages = _stage_order(phase, seen.stages)
+    return PhaseInfo(
+        phase.name, status, phase.writes_documents, sorted(parts), rejected, stages, seen.kinds, phase.role
+    )
 
 
 def _reported(plan: Plan) -> list[PhasePlan]:
@@ -127,32 +162,33 @@ def plan_from_context(ctx, record: dict) -> CardPlan:
     """The plan of a run: current parts by fingerprint, as the runner sees them."""
     enabled = {p.name: p for p in ctx.phases}
     infos = []
-    reader: list[UnitResult] = []
+    reader = ReaderCounts()
     for planned in _reported(ctx.plan):
         if planned.name not in enabled:
             infos.append(PhaseInfo(planned.name, "disabled", planned.writes_documents, role=planned.role))
             continue
         phase = enabled[planned.name]
-        done = _checked(
-            ctx.storage,
-            phase.name,
-            {u.name: m for u in ctx.units_of(phase) if (m := ctx.marker(phase, u)) is not None},
-        )
+        units = ctx.units_of(phase)
         parts = [p.name for p in ctx.parts(phase)] if phase.writes_documents else []
-        markers = ctx.markers(phase)  # a global phase (deduped) marks its parts beside its one unit
-        part_markers = _checked(
-            ctx.storage, phase.name, {p: markers[p] for p in parts if p not in done and p in markers}
-        )
-        infos.append(_info(ctx.storage, planned, parts, [*done.values(), *part_markers.values()]))
+        seen = _Seen()
+        done = [u for u in units if ctx.marker(phase, u) is not None]
+        for m in ctx.results(phase, done):
+            seen.add(_checked(ctx.storage, phase.name, m), planned.sources)
+            if planned.sources:
+                reader.add(m)
+        names, markers = {u.name for u in done}, ctx.markers(phase)
+        # a global phase (deduped) marks its parts beside its one unit
+        beside = {p: markers[p].fingerprint for p in parts if p not in names and p in markers}
+        for m in marker_store.results(ctx.storage, phase.name, None, beside):
+            seen.add(_checked(ctx.storage, phase.name, m), planned.sources)
+        infos.append(_info(ctx.storage, planned, parts, seen))
         infos[-1].missing = [
             u.name
-            for u in ctx.units_of(phase)
+            for u in units
             if (m := ctx.markers(phase, u.step).get(u.name)) is not None
             and m.fingerprint == u.fingerprint
-            and ctx.missing(phase, m)
+            and ctx.missing(phase, u.name, m)
         ]
-        if planned.sources:
-            reader = list(done.values())
         ctx.drop_markers(phase.name)
     return CardPlan(record, infos, ctx.plan, reader)
 
@@ -198,29 +234,35 @@ def recorded_plan(storage: Storage, record: dict, phases: Sequence = ()) -> Plan
 def plan_from_markers(storage: Storage, record: dict, why: str, phases: Sequence = ()) -> CardPlan:
     """The plan when the recorded config cannot be rebuilt: every part with a marker and a documents file
     (``phases``: the pipeline's, for an output whose run.json recorded no plan)."""
-    from concurrent.futures import ThreadPoolExecutor
-
     plan = recorded_plan(storage, record, phases)
     infos = []
-    reader: list[UnitResult] = []
+    reader = ReaderCounts()
     for planned in _reported(plan):
         if not planned.enabled:
             infos.append(PhaseInfo(planned.name, "disabled", planned.writes_documents, role=planned.role))
             continue
         name = planned.name
-        names = [n.removesuffix(".json") for n in storage.list(DONE, name, suffix=".json") if "/" not in n]
-        with ThreadPoolExecutor(16) as pool:
-            found = list(pool.map(lambda n, name=name: read_object(storage, DONE, name, f"{n}.json"), names))
-        markers = _checked(storage, name, dict(zip(names, found, strict=False)))
         files = {
             f.removeprefix("part-").removesuffix(".parquet") for f in storage.list(DOCUMENTS, name, suffix=".parquet")
         }
-        parts = (
-            [n for n, m in markers.items() if m.outputs.get("documents_part") and n in files]
-            if planned.writes_documents
-            else []
-        )
-        infos.append(_info(storage, planned, parts, list(markers.values())))
-        if planned.sources or name == plan.phases[0].name:
-            reader = [m for m in markers.values() if m.totals.get("records_by_type")]
+        counts_reader = planned.sources or name == plan.phases[0].name
+        seen, parts = _Seen(), []
+        for m in _every_marker(storage, name):
+            seen.add(m, planned.sources)
+            if planned.writes_documents and m.outputs.get("documents_part") and m.unit in files:
+                parts.append(m.unit)
+            if counts_reader and m.totals.get("records_by_type"):
+                reader.add(m)
+        infos.append(_info(storage, planned, parts, seen))
     return CardPlan(record, infos, plan, reader, fallback=why)
+
+
+def _every_marker(storage: Storage, phase: str) -> Iterator[UnitResult]:
+    """Every marker of ``phase``'s folder, checked (an error names its file), read in parallel a batch at a time."""
+    names = [n.removesuffix(".json") for n in storage.list(DONE, phase, suffix=".json") if "/" not in n]
+    with ThreadPoolExecutor(16) as pool:
+        for start in range(0, len(names), marker_store.READ_BATCH):
+            batch = names[start : start + marker_store.READ_BATCH]
+            found = pool.map(lambda n: read_object(storage, DONE, phase, f"{n}.json"), batch)
+            for name, data in zip(batch, found, strict=True):
+                yield UnitResult.from_json(check_marker(data, storage.uri(DONE, phase, f"{name}.json")))

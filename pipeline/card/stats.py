@@ -139,11 +139,10 @@ def _sources(plan: CardPlan, aggs: dict) -> dict:
     inputs = plan.record.get("inputs", [])
     records: dict[str, int] = {}
     kinds: dict[str, str] = {}
-    for m in plan.reader:
-        source = m.outputs.get("source", m.unit)
-        records[source] = sum(m.totals.get("records_by_type", {}).values())
-        if m.outputs.get("kind"):
-            kinds[source] = m.outputs["kind"]
+    for source, (kind, n) in plan.reader.files.items():
+        records[source] = n
+        if kind:
+            kinds[source] = kind
     first = plan.inputs_phase()
     responses = Counter(aggs.get(f"{first}/documents", {}).get("sources", {}))
     responses.update(aggs.get(f"{first}/rejected", {}).get("sources", {}))

@@ -115,7 +115,7 @@ class SignaturePart:
                 doc = (np.int64(part_no) << ROW_BITS) + np.arange(row, row + len(table), dtype=np.int64)
                 row += len(table)
                 stats.update(self._write_batch(table, doc, score_col, *(w for w, _ in writers)))
-            totals = {"docs": row, "has_score": score_col is not None, **stats}
+            totals = {"docs": row, "scored_parts": int(score_col is not None), **stats}
             return work.commit(UnitResult(unit.name, totals=totals))
 
     def _writers(self, work: UnitWork, unit: str) -> list[tuple[PartWriter, pa.Schema]]:

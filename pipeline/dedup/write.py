@@ -35,9 +35,9 @@ def write_outputs(ctx: DedupContext, units: list[Unit]):
     return ctx.per_part("write", PartWriterWorker, units, typed=True, source=ctx.source)
 
 
-def summarize(part_stats: list[UnitResult]) -> dict:
-    """Step 5's part of the phase summary: the counts over all parts."""
-    summary = summarize_results(part_stats)
+def summarize(total: UnitResult) -> dict:
+    """Step 5's part of the phase summary: the counts over all parts (``total``: their sum)."""
+    summary = summarize_results([total])
     return {k: summary[k] for k in ("in", "kept", "rejected", "rejected_by_reason")}
 
 

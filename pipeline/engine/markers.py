@@ -9,14 +9,19 @@ expands it into one marker per unit.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 from core.layout import DONE
 from core.storage import Storage
 from pipeline.phase import fingerprint
 from pipeline.result import UnitResult
+from pipeline.units import PUBLISHED
 
 EMPTY_PREFIX = "_empty_"
+#: Markers read at once (in parallel): what a fold over a phase's results holds.
+READ_BATCH = 256
 
 
 def folder(phase: str, step: str | None = None) -> tuple[str, ...]:
@@ -28,29 +33,73 @@ def unit_fingerprint(step_fingerprint: str, unit: str) -> str:
     return fingerprint(step_fingerprint, unit)
 
 
-def read(storage: Storage, phase: str, step: str | None = None) -> dict[str, UnitResult]:
-    """Every marker of a folder by unit name (read in parallel: S3 GETs), empty units' records expanded."""
+@dataclass(frozen=True, slots=True)
+class Marker:
+    """What the engine keeps of a unit's marker: whether it is current (its fingerprint, the files it published),
+    not its counts: a phase's tens of thousands of results are read again, one at a time, when a summary or the
+    card adds them up (:func:`results`), so that the driver stays flat in the number of units (issue 39)."""
+
+    fingerprint: str
+    #: the files the unit published (None: a marker of an earlier version, without the list)
+    published: tuple[str, ...] | None = None
+    #: it published a documents part
+    documents_part: bool = False
+    empty: bool = False
+
+    @classmethod
+    def of(cls, result: UnitResult) -> Marker:
+        published = result.outputs.get(PUBLISHED)
+        return cls(
+            result.fingerprint,
+            tuple(published) if published is not None else None,
+            bool(result.outputs.get("documents_part")),
+            result.empty,
+        )
+
+
+def read(storage: Storage, phase: str, step: str | None = None) -> dict[str, Marker]:
+    """Every marker of a folder by unit name, as the engine keeps it (:class:`Marker`), empty units' records
+    expanded."""
+    return {name: Marker.of(r) for name, r in _scan(storage, phase, step, None)}
+
+
+def results(storage: Storage, phase: str, step: str | None, wanted: dict[str, str]) -> Iterator[UnitResult]:
+    """The results in the markers of the units ``wanted`` names (unit -> fingerprint) whose marker has that
+    fingerprint, read a few at a time: a fold over them holds one batch, never the phase's."""
+    for _, r in _scan(storage, phase, step, wanted):
+        if r.fingerprint == wanted[r.unit]:
+            yield r
+
+
+def _scan(
+    storage: Storage, phase: str, step: str | None, wanted: dict[str, str] | None
+) -> Iterator[tuple[str, UnitResult]]:
+    """The markers of a folder (of the units ``wanted``, or all), read in parallel (S3 GETs) in batches; the units
+    of its records of empty units last, where no marker of the same fingerprint came first."""
     where = folder(phase, step)
     names = [n.removesuffix(".json") for n in storage.list(*where, suffix=".json") if "/" not in n]
+    records = [n for n in names if n.startswith(EMPTY_PREFIX)]
+    own = [n for n in names if not n.startswith(EMPTY_PREFIX) and (wanted is None or n in wanted)]
+    seen: dict[str, str] = {}
     with ThreadPoolExecutor(16) as pool:
-        found = list(pool.map(lambda n: storage.read_json(*where, f"{n}.json"), names))
-    out, records = {}, []
-    for name, data in zip(names, found, strict=True):
-        if name.startswith(EMPTY_PREFIX) and isinstance(data, dict) and isinstance(data.get("units"), list):
-            records.append(data)
-        else:
-            out[name] = UnitResult.from_json(data)
-    for record in records:
+        for start in range(0, len(own), READ_BATCH):
+            batch = own[start : start + READ_BATCH]
+            found = pool.map(lambda n: storage.read_json(*where, f"{n}.json"), batch)
+            for name, data in zip(batch, found, strict=True):
+                r = UnitResult.from_json(data)
+                seen[name] = r.fingerprint
+                yield name, r
+    for name in records:
+        record = storage.read_json(*where, f"{name}.json")
+        if not (isinstance(record, dict) and isinstance(record.get("units"), list)):
+            yield name, UnitResult.from_json(record)
+            continue
         for unit in record["units"]:
-            virtual = UnitResult(
-                unit,
-                unit_fingerprint(record["fingerprint"], unit),
-                totals=dict(record.get("totals") or {}),
-                empty=True,
-            )
-            if unit not in out or out[unit].fingerprint != virtual.fingerprint:
-                out[unit] = virtual
-    return out
+            if wanted is not None and unit not in wanted:
+                continue
+            fp = unit_fingerprint(record["fingerprint"], unit)
+            if seen.get(unit) != fp:
+                yield unit, UnitResult(unit, fp, totals=dict(record.get("totals") or {}), empty=True)
 
 
 def record_empty(

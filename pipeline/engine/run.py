@@ -9,6 +9,7 @@ phase, and the run with it, with one line.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import time
 from collections.abc import Iterable, Iterator
@@ -31,11 +32,10 @@ def run_phase(ctx: RunContext, phase: Phase) -> dict:
     """Do a phase's units that are not done; returns its summary over all its units."""
     t0 = time.perf_counter()
     units = ctx.units_of(phase)
-    done = {u.name: m for u in units if (m := ctx.marker(phase, u)) is not None}
+    done = [u for u in units if ctx.marker(phase, u) is not None]
     if done and _lost_parts(ctx, phase):  # a corpus-wide result is whole or redone: a part of it was deleted
         log.warning("phase %s: parts it published are gone: its units are redone", phase.name)
-        done = {}
-    todo = [u for u in units if u.name not in done]
+        done = []
     if done:
         log.info(
             "phase %s: %d of %d units (%s) already done (current markers); skipping them",
@@ -44,16 +44,20 @@ def run_phase(ctx: RunContext, phase: Phase) -> dict:
             len(units),
             phase.unit_kind,
         )
+    names = {u.name for u in done}
+    todo = [u for u in units if u.name not in names]
     log.info("phase %s: started, %d of %d units (%s) to do", phase.name, len(todo), len(units), phase.unit_kind)
     failures: dict[str, dict[str, str]] = {}
     if not todo:
-        new = []
+        new: Iterable[UnitResult] = ()
     elif isinstance(phase, MapPhase):
-        new = list(_stop_at_output_fault(run_map(ctx, phase, todo), ctx.config.output.root))
+        new = _stop_at_output_fault(run_map(ctx, phase, todo), ctx.config.output.root)
     else:
-        new = list(_stop_at_output_fault(run_steps(ctx, phase, failures), ctx.config.output.root))
+        new = _stop_at_output_fault(run_steps(ctx, phase, failures), ctx.config.output.root)
+    # One fold over the units done before (their markers read again, a batch at a time) and the new ones as they
+    # finish: the driver keeps counts, never a result per unit (issue 39).
+    summary = phase.finish(summarize(itertools.chain(ctx.results(phase, done), new)))
     ctx.forget(phase)
-    summary = phase.finish(summarize([*done.values(), *new]))
     summary.update({"units": len(units), "units_skipped": len(done), "seconds": round(time.perf_counter() - t0, 2)})
     if failures:
         summary["failed_steps"] = failures

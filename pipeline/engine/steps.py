@@ -53,8 +53,8 @@ class Job:
     parts: list[Part]
     source: str | None
     plan: StepPlan | None = None
-    #: per MAP step: the result of every unit (done before or now)
-    results: dict[str, list[UnitResult]] = field(default_factory=dict)
+    #: per MAP step: the sum of its units' results (done before or now; pipeline.result.UnitResult.merge)
+    totals: dict[str, UnitResult] = field(default_factory=dict)
     #: the phase summary so far: what the SHUFFLE steps returned and the MAP steps summarized, in order
     summary: dict = field(default_factory=dict)
     #: seconds each step took in this run
@@ -82,6 +82,14 @@ class Job:
     def workers(self) -> int:
         return self.ctx.workers()
 
+    def unit_results(self, step: str) -> list[UnitResult]:
+        """Each unit's result of a MAP step that ran, read from its marker: for a step of few units (the shard
+        groups), whose results a later step needs one by one; the driver keeps only their sum (:attr:`totals`)."""
+        plan = next(p for p in self.ctx.step_plans(self.phase) if p.step.name == step)
+        wanted = {u.name: u.fingerprint for u in plan.units}
+        folder = None if plan.step.top else step
+        return list(markers.results(self.storage, self.phase.name, folder, wanted))
+
 
 def run_steps(ctx: RunContext, phase: Phase, failures: dict) -> Iterator[UnitResult]:
     """Run the phase's steps (it has work); yields the results of its counted units as they come, and puts
@@ -107,18 +115,19 @@ def run_steps(ctx: RunContext, phase: Phase, failures: dict) -> Iterator[UnitRes
         job.plan = plan
         t0 = time.perf_counter()
         if step.kind == MAP:
-            new = []
+            errors, step_fatal = {}, None
             with contextlib.closing(_map(ctx, phase, job, plan)) as results:
                 for r in results:
-                    new.append(r)
+                    if r.failed is not None:
+                        errors[r.unit] = r.failed
+                        step_fatal = step_fatal or r.fatal
                     if step.counted:
                         yield r
-            errors = {r.unit: r.failed for r in new if r.failed is not None}
             if errors:
                 failed[step.name] = errors
                 if not step.counted:
                     unreported[step.name] = failures[step.name] = errors
-                    fatal = fatal or next((r.fatal for r in new if r.fatal), None)
+                    fatal = fatal or step_fatal
         elif step.kind == SHUFFLE:
             if parts or source is None:  # a corpus without parts has nothing to shuffle
                 job.summary.update(step.run(job) or {})
@@ -141,30 +150,28 @@ def run_steps(ctx: RunContext, phase: Phase, failures: dict) -> Iterator[UnitRes
 def _map(ctx: RunContext, phase: Phase, job: Job, plan: StepPlan) -> Iterator[UnitResult]:
     """A MAP step's units to do, through its ``run``; then its results, as the later steps see them."""
     step = plan.step
-    done = {}
-    if step.resume:
-        done = {u.name: m for u in plan.units if (m := ctx.marker(phase, u)) is not None}
-    todo = [u for u in plan.units if u.name not in done]
-    new = []
+    done = [u for u in plan.units if ctx.marker(phase, u) is not None] if step.resume else []
+    names = {u.name for u in done}
+    todo = [u for u in plan.units if u.name not in names]
+    total = UnitResult("")
+    for r in ctx.results(phase, done):  # what later steps see of the units done before: their sum
+        total = total.merge(r)
+    empty = []
     if todo:
         results = step.run(job, todo)
         try:
             for r in results:
-                new.append(r)
+                if r.failed is None:
+                    total = total.merge(r)
+                    if r.empty:
+                        empty.append(r)
                 yield r
         finally:
             getattr(results, "close", lambda: None)()
-    markers.record_empty(
-        ctx.storage,
-        phase.name,
-        step.name,
-        step.top,
-        plan.fingerprint,
-        [r for r in new if r.empty and r.failed is None],
-    )
-    job.results[step.name] = [*done.values(), *(r for r in new if r.failed is None)]
+    markers.record_empty(ctx.storage, phase.name, step.name, step.top, plan.fingerprint, empty)
+    job.totals[step.name] = total
     if step.summarize is not None:
-        job.summary.update(step.summarize(job.results[step.name]))
+        job.summary.update(step.summarize(total))
 
 
 def _message(failures: dict[str, dict[str, str]]) -> str:

@@ -168,6 +168,6 @@ def parts(ctx: RunContext, phase: Phase) -> list[Part]:
     out = []
     for unit in listed:
         marker = markers.get(unit.name)
-        if marker is not None and marker.outputs.get("documents_part") and ctx.marker(phase, unit) is not None:
+        if marker is not None and marker.documents_part and ctx.marker(phase, unit) is not None:
             out.append(Part(unit.name, unit.fingerprint))
     return out

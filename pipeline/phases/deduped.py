@@ -83,10 +83,11 @@ def _signatures(job: Job, todo: list[Unit]):
     return signatures.compute_signatures(ctx, numbered)
 
 
-def _signature_summary(results: list[UnitResult]) -> dict:
-    stats = [r.totals for r in results]
-    # any part with scores: a cluster keeps its best-scored copy
-    return {**signatures.summarize(stats), "use_score": any(s.get("has_score") for s in stats)}
+def _signature_summary(total: UnitResult) -> dict:
+    stats = total.totals
+    # any part with scores: a cluster keeps its best-scored copy (``has_score``: a marker of an earlier version)
+    scored = stats.get("scored_parts", 0) > 0 or stats.get("has_score") is True
+    return {**signatures.summarize([stats]), "use_score": scored}
 
 
 def _boilerplate(job: Job) -> dict:
@@ -101,7 +102,7 @@ def _earlier_indexes(config: RunConfig) -> list[str]:
 
 
 def _edges(job: Job) -> dict:
-    found, info = edges.find_edges(_dedup(job), [r.totals for r in job.results["signatures"]])
+    found, info = edges.find_edges(_dedup(job), [job.totals["signatures"].totals])
     job.memo["edges"] = found
     return info
 
@@ -144,12 +145,12 @@ def _write_sections(config: RunConfig) -> tuple[str, ...]:
 def _finish(job: Job, unit: Unit) -> UnitResult:
     """The dedup index's settings file (the index is complete), then the corpus's result: the phase's summary."""
     storage, config = job.storage, job.config
-    written = job.results.get("write", [])
+    written = job.totals.get("write", UnitResult(""))
     bands, rows = lsh.bands_rows(config.dedup.minhash)
     summary = {"parts": len(job.parts), "bands": bands, "rows": rows, **job.summary, "step_seconds": dict(job.seconds)}
     summary.update(write.summarize(written))
     if job.memo.get("paragraphs") is not None:
-        summary["paragraphs"] = paragraphs.summarize_parts(job.memo["paragraphs"], [r.totals for r in written])
+        summary["paragraphs"] = paragraphs.summarize_parts(job.memo["paragraphs"], [written.totals])
     names = [p.name for p in job.parts]
     dedup_index.write_settings(storage, config.dedup, unit.fingerprint, names, summary["kept"])
     summary["index_bytes"] = sum(

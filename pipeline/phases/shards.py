@@ -108,7 +108,7 @@ def _groups(job: Job, todo: list[Unit]):
 
 def _manifest(job: Job, unit: Unit) -> UnitResult:
     """The ``manifest`` step: every group is done; the merged indexes and the manifest make the shards visible."""
-    groups = sorted(job.results["groups"], key=lambda r: r.unit)
+    groups = sorted(job.unit_results("groups"), key=lambda r: r.unit)
     check_dropped(job.config, groups)
     return write_manifest(job, unit, groups, _draw(job))
 

@@ -221,9 +221,10 @@ def test_the_empty_units_of_a_step_share_one_marker(tmp_path):
     found = markers.read(storage, "p")
     assert sorted(found) == ["g0", "g1", "g2"]
     assert [p.name for p in (tmp_path / "_done" / "p").iterdir()] == ["_empty_groups.json"]
-    assert all(
-        m.fingerprint == markers.unit_fingerprint("fp1", n) and m.totals == {"groups": 1} for n, m in found.items()
-    )
+    assert all(m.fingerprint == markers.unit_fingerprint("fp1", n) and m.empty for n, m in found.items())
+    wanted = {n: m.fingerprint for n, m in found.items()}
+    results = list(markers.results(storage, "p", None, wanted))  # their counts: read again when added up
+    assert sorted(r.unit for r in results) == ["g0", "g1", "g2"] and all(r.totals == {"groups": 1} for r in results)
     markers.record_empty(storage, "p", "groups", True, "fp2", empty[:1])  # another corpus: the old list goes
     assert sorted(markers.read(storage, "p")) == ["g0"]
 
