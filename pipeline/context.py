@@ -37,6 +37,10 @@ class RunContext:
     _markers: dict[tuple, dict[str, marker_store.Marker]] = field(default_factory=dict)
     _parts: dict[str, list[Part]] = field(default_factory=dict)
     _listed: dict[tuple[str, ...], set[str]] = field(default_factory=dict)
+    #: the phase running (its plan is kept; so is the one it reads until its parts are known); None: keep all
+    _running: str | None = None
+    #: phases whose parts were given (``use_parts``), not computed: never dropped
+    _given: set[str] = field(default_factory=set)
 
     @property
     def s3(self) -> S3Options:
@@ -124,14 +128,38 @@ class RunContext:
             return []
         if phase.name not in self._parts:
             self._parts[phase.name] = engine_units.parts(self, phase)
-            # The parts are what the later phases need; the markers they came from (a result per unit, ~8 KB
-            # each) are read again if asked for, not kept for the rest of the run (issue 39: the driver flat in parts).
+            # The parts are what the later phases need; the units and markers they came from are computed and read
+            # again if asked for, not kept for the rest of the run (issue 39: the driver flat in the number of parts).
+            if phase.name != self._running:
+                self._units.pop(phase.name, None)
+                self._steps.pop(phase.name, None)
             self.drop_markers(phase.name)
         return self._parts[phase.name]
 
     def use_parts(self, phase: str, parts: list[Part]) -> None:
         """Take ``parts`` as the finished parts of ``phase`` (a phase run on its own, on what an earlier run left)."""
         self._parts[phase] = list(parts)
+        self._given.add(phase)
+
+    def focus(self, phase: Phase) -> None:
+        """Keep the plan (units, steps, markers, parts) of ``phase`` and of the phase it reads only: a phase the run
+        is done with is planned again if asked for (the card), so that the driver holds one or two phases' units,
+        never every phase's (issue 39: its memory flat in the number of parts)."""
+        source = self.source(phase)
+        self._running = phase.name
+        keep = {phase.name, *([source.name] if source is not None else [])}
+        for name in {*self._units, *self._steps, *self._parts, *(k[0] for k in self._markers)} - keep:
+            self.release(name)
+
+    def release(self, phase: str) -> None:
+        """Forget the plan of ``phase`` (computed again if asked for), unless it is the running phase's."""
+        if phase == self._running:
+            return
+        self._units.pop(phase, None)
+        self._steps.pop(phase, None)
+        if phase not in self._given:
+            self._parts.pop(phase, None)
+        self.drop_markers(phase)
 
     def drop_markers(self, phase: str) -> None:
         """Forget the markers read for ``phase`` (they are read again if asked for): the driver keeps no result per

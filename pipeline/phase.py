@@ -68,7 +68,7 @@ def fingerprint(*items: Any) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Unit:
     """One piece of work of a phase (of one of its steps, when ``step`` is set)."""
 
@@ -87,7 +87,7 @@ class Unit:
         return cls(**json.loads(text))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Part:
     """A part a phase has finished: its name and the fingerprint of its contents."""
 

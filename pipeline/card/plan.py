@@ -189,7 +189,7 @@ def plan_from_context(ctx, record: dict) -> CardPlan:
             and m.fingerprint == u.fingerprint
             and ctx.missing(phase, u.name, m)
         ]
-        ctx.drop_markers(phase.name)
+        ctx.release(phase.name)  # one phase's units and markers at a time
     return CardPlan(record, infos, ctx.plan, reader)
 
 

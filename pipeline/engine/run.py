@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 def run_phase(ctx: RunContext, phase: Phase) -> dict:
     """Do a phase's units that are not done; returns its summary over all its units."""
     t0 = time.perf_counter()
+    ctx.focus(phase)
     units = ctx.units_of(phase)
     done = [u for u in units if ctx.marker(phase, u) is not None]
     if done and _lost_parts(ctx, phase):  # a corpus-wide result is whole or redone: a part of it was deleted

@@ -136,8 +136,8 @@ def run_state(ctx: RunContext) -> list:
             continue
         units = [(u.name, u.fingerprint, ctx.marker(p, u) is not None) for u in ctx.units_of(p)]
         parts = [(pt.name, pt.fingerprint) for pt in ctx.parts(p)] if p.writes_documents else []
-        state.append((p.name, units, parts))
-        ctx.drop_markers(p.name)  # one phase's markers at a time: the driver stays flat in the number of parts
+        state.append((p.name, fingerprint(units), fingerprint(parts)))  # a phase's digest: one phase's lists at a time
+        ctx.release(p.name)  # one phase's units and markers at a time: the driver stays flat in the number of parts
     return state
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import random
+import tracemalloc
+from collections import Counter
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -22,7 +24,7 @@ from pipeline.phases import DEFAULT_PHASES
 from pipeline.result import UnitResult
 from pipeline.runner import plan_context, run
 from pipeline.units import UnitWork
-from stages.base import StageSpec
+from stages.base import ChainStats, StageSpec
 from tests.conftest import Page, html
 from tests.dedup_standalone import FinishedParts, finished_parts
 
@@ -227,6 +229,59 @@ def test_the_empty_units_of_a_step_share_one_marker(tmp_path):
     assert sorted(r.unit for r in results) == ["g0", "g1", "g2"] and all(r.totals == {"groups": 1} for r in results)
     markers.record_empty(storage, "p", "groups", True, "fp2", empty[:1])  # another corpus: the old list goes
     assert sorted(markers.read(storage, "p")) == ["g0"]
+
+
+# -- the driver holds counts, not a result per unit (issue 39) ------------------------------------------------
+
+
+def _weighty(job, todo):
+    """MAP: a result of ~25 KB in memory per part (300 stage counters, as a long chain of stages reports), marked."""
+    for unit in todo:
+        with UnitWork.for_phase(job.storage, job.phase.name, unit) as work:
+            counters = Counter({f"stage{i}.count": i for i in range(300)})
+            yield work.commit(UnitResult(unit.name, docs_in=2, kept=1, stages=ChainStats(counters=counters)))
+
+
+class WeightyPhase(Phase):
+    name = "weighty"
+    unit_kind = "part"
+    role = ROLE_EXPORT
+
+    def steps(self, config):
+        return [Step("each", "a weighty result per part", MAP, _weighty, reads=(PARTS,), counted=True, resume=True)]
+
+
+def _driver_peak(storage: Storage) -> tuple[dict, int]:
+    """The phase's summary and the peak of the Python heap while the driver ran it (units, markers, results)."""
+    cfg = parse_config({"inputs": ["x"], "output": storage.root_uri})
+    ctx = RunContext(cfg, storage, [], [FinishedParts("extracted"), WeightyPhase()], progress=False)
+    ctx.use_parts("extracted", finished_parts(storage, "extracted"))
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        summary = run_phase(ctx, ctx.phases[-1])
+        return summary, tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+
+
+def test_the_driver_keeps_counts_not_a_result_per_unit_while_a_phase_runs_and_resumes(tmp_path, monkeypatch):
+    """A phase's summary is a fold over its units as they finish, and over the markers of the units done before, read
+    again a batch at a time: the driver's peak grows by the plan of a unit (its name, fingerprint, marker's state),
+    not by its result (a list of results took a snapshot's 90,000 parts' driver to gigabytes)."""
+    # markers are read a batch at a time: both sizes read whole batches
+    monkeypatch.setattr(markers, "READ_BATCH", 20, raising=False)
+    peaks = {}
+    for n in (100, 800):
+        storage = _parts(tmp_path / str(n), {f"p{i:04d}": 1 for i in range(n)})
+        ran, peak_ran = _driver_peak(storage)
+        resumed, peak_resumed = _driver_peak(storage)  # every unit current: their markers are added up again
+        assert ran["in"] == resumed["in"] == 2 * n and ran["stage_counters"]["stage299.count"] == 299 * n
+        assert resumed["units_skipped"] == n and resumed["stage_counters"] == ran["stage_counters"]
+        peaks[n] = (peak_ran, peak_resumed)
+    per_unit = [(peaks[800][i] - peaks[100][i]) / 700 for i in (0, 1)]
+    assert max(per_unit) < 5_000, per_unit  # a result is ~25 KB: kept per unit, this is 25,000 or more
 
 
 # -- roles: the card reads them from the plan ----------------------------------------------------------
