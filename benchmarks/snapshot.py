@@ -3,6 +3,8 @@
     python benchmarks/snapshot.py --shape recurring --files 2000 4000 8000          # every phase, through `curate run`
     python benchmarks/snapshot.py --shape same --files 8000                          # one WARC given 8,000 times
     python benchmarks/snapshot.py --shape heavy --files 8000 --dedup-parts 20000 90000  # + dedup alone on more parts
+    python benchmarks/snapshot.py --base /tmp/snapshot-bench/recurring/out-8000 --cloned-files 20000 90000
+                                                      # every phase after phase 1, on phase 1 cloned to more files
 
 A snapshot is ~90,000 WARC files, so phase 1 leaves ~90,000 parts, and its duplicate clusters are heavy-tailed
 (issue 39). The WARCs are made from ``samples/*.warc.gz``, 12 responses a file (``--per-file``), each with a
@@ -28,7 +30,19 @@ the largest Ray worker's, per phase, and the CPU seconds of the tree. ``--dedup-
 phase alone (``pipeline.phases.deduped.run_dedup``, jobs/sample.yaml's settings) on phase-1 parts cloned from the
 largest ``--files`` run: clone ``c`` of a part gets new ids and URLs, and its unique documents a text of their
 own (a suffix of letters naming the clone on every word: no shingle in common), while the copies of a cluster
-stay copies (a cluster grows with the clones, as a snapshot's largest clusters do). Writes
+stay copies (a cluster grows with the clones, as a snapshot's largest clusters do).
+
+``--cloned-files`` points run the whole ``curate run`` (the engine's own run loop: deduped, final, shards and the
+card for real, measured as the ``--files`` points are) on N input files whose phase 1 is already done: phase 1 at
+90,000 files would take ~85 minutes on 2 cores, and it is the later phases, reading tens of thousands of parts,
+that must keep the driver flat. Input t (``warc-cloned-N/files/``, named as the generators name theirs) is a hard
+link to the base run's input t % B, and its parts and marker (``out-cloned-N/``) are the base unit's, cloned as
+above (clone t // B: its ids and URLs suffixed, so every record id stays unique as in a snapshot; ``heavy``'s
+unique pages a text of their own), under the name and fingerprint the engine gives input t (its own planning, no
+Ray) and with its public name in the ``source`` column and the marker. Before measuring, the planner must report
+every unit of phase 1 done (what ``curate run --dry-run`` prints), or the benchmark stops: otherwise the run would
+redo phase 1 and measure something else. ``--prepare-only`` clones and checks without running; a later invocation
+on the same ``--base`` keeps the clone (removing only what the later phases left). Writes
 benchmarks/results/snapshot_<shape>.md.
 """
 
@@ -424,11 +438,11 @@ def link_inputs(base_inputs: list[Path], folder: Path, files: int) -> None:
             shutil.copyfile(src, dst)
 
 
-def engine_context(inputs_glob: str, out: Path):
-    """The run's context as ``run_all``'s ``curate run`` builds it (its config, working directory and inputs:
-    the same unit names and fingerprints), without starting Ray."""
+def engine_context(inputs: list[str], out: Path):
+    """The context of a run on ``inputs`` as ``run_all``'s ``curate run`` builds it (its config and working
+    directory: the same unit names and fingerprints), without starting Ray."""
     with contextlib.chdir(ROOT):  # relative paths and the inputs' public names are the working directory's
-        return plan_context(load_config(CONFIG, inputs=[inputs_glob], output=str(out)), progress=False)
+        return plan_context(load_config(CONFIG, inputs=inputs, output=str(out)), progress=False)
 
 
 def _base_inputs(base: Path) -> tuple[list[str], list[Path]]:
@@ -436,6 +450,23 @@ def _base_inputs(base: Path) -> tuple[list[str], list[Path]]:
     record = json.loads((base / "run.json").read_text())
     named = record["inputs"]
     return named, [Path(record.get("working_dir") or ROOT, f) for f in named]
+
+
+def check_current(inputs: list[str], out: Path, files: int, what: str = "cloned") -> dict:
+    """What ``curate run --dry-run`` on ``inputs`` would say of phase 1 (pipeline.runner.status): every one of
+    ``files`` units done, or the benchmark stops."""
+    ctx = engine_context(inputs, out)
+    row = next(r for r in status(ctx, ctx.phases) if r["phase"] == PHASE1)
+    if row["units"] != files or row["done"] != files or row["todo"]:
+        fix = {
+            "cloned": "the run would redo phase 1 and measure the wrong thing",
+            "base": f"its parts are not what phase 1 leaves with today's {CONFIG}: run its --files point again",
+        }[what]
+        raise SystemExit(
+            f"{what} phase 1 is not current in {out}: {row['units']} units, {row['done']} done, {row['todo']} to do "
+            f"(expected {files} done): {fix}"
+        )
+    return row
 
 
 def clone_run(base: Path, folder: Path, dest: Path, files: int, truth_path: Path | None) -> dict:
@@ -448,7 +479,7 @@ def clone_run(base: Path, folder: Path, dest: Path, files: int, truth_path: Path
     for sub in PHASE1_FOLDERS:
         shutil.rmtree(dest / sub / PHASE1, ignore_errors=True)
         (dest / sub / PHASE1).mkdir(parents=True)
-    ctx = engine_context(_inputs_glob(folder), dest)
+    ctx = engine_context([_inputs_glob(folder)], dest)
     phase = ctx.phases[0]
     units = ctx.units_of(phase)
     if phase.name != PHASE1 or phase.reads != INPUTS or len(units) != files:
@@ -505,35 +536,26 @@ def only_phase1(out: Path) -> None:
                 remove(sub)
 
 
-def check_current(folder: Path, out: Path, files: int) -> dict:
-    """What ``curate run --dry-run`` would say of phase 1 (pipeline.runner.status): every unit done, or stop."""
-    ctx = engine_context(_inputs_glob(folder), out)
-    row = next(r for r in status(ctx, ctx.phases) if r["phase"] == PHASE1)
-    if row["units"] != files or row["done"] != files or row["todo"]:
-        raise SystemExit(
-            f"cloned phase 1 is not current in {out}: {row['units']} units, {row['done']} done, {row['todo']} to do "
-            f"(expected {files} done): the run would redo phase 1 and measure the wrong thing"
-        )
-    return row
-
-
 def prepare_cloned(base: Path, work: Path, files: int) -> tuple[Path, Path, dict]:
     """The inputs and the output of a ``--cloned-files`` point: cloned from ``base`` (or kept from an earlier
     invocation on the same base), the later phases' outputs removed, phase 1 checked current."""
     folder, out = work / f"warc-cloned-{files}" / "files", work / f"out-cloned-{files}"
     stamp = folder.parent / "cloned.json"
     info = json.loads(stamp.read_text()) if stamp.exists() else {}
-    if info.get("base") != str(base) or info.get("files") != files:
+    finished = json.loads((base / "run.json").read_text()).get("finished")  # a base run again: clone it again
+    if (info.get("base"), info.get("base_finished"), info.get("files")) != (str(base), finished, files):
+        named, _ = _base_inputs(base)
+        check_current(named, base, len(named), "base")
         stamp.unlink(missing_ok=True)
         shutil.rmtree(out, ignore_errors=True)
         t0 = time.perf_counter()
         info = clone_run(base, folder, out, files, _base_truth(base))
-        info["seconds"] = round(time.perf_counter() - t0, 1)
+        info.update(seconds=round(time.perf_counter() - t0, 1), base_finished=finished)
         stamp.write_text(json.dumps(info))
         print(f"cloned {files:,} files' phase 1 from {base} in {info['seconds']:.0f} s", flush=True)
     only_phase1(out)
     t0 = time.perf_counter()
-    row = check_current(folder, out, files)
+    row = check_current([_inputs_glob(folder)], out, files)
     print(f"phase {PHASE1}: {row['done']:,} of {row['units']:,} units current ({time.perf_counter() - t0:.0f} s)")
     return folder, out, info
 

@@ -22,13 +22,16 @@ from tests.conftest import Page, html
 FILES = 5  # three clones of base input 0, two of base input 1
 
 
-def _base(tmp_path, warc_factory):
-    """A finished run of two inputs: input 0 kept two documents and rejected one, input 1 kept one."""
+def _base(tmp_path, warc_factory, current: bool = True):
+    """A finished run of two inputs: input 0 kept two documents and rejected one, input 1 kept one; its markers
+    current for today's jobs/sample.yaml (the engine's fingerprints), or not."""
     base, inputs = tmp_path / "out-2", []
     for i in range(2):
         page = Page(f"https://example.com/{i}", html(f"Page {i}", "Some words in a paragraph.").encode())
         inputs.append(warc_factory(snapshot.input_name(i), [page]))
     (base / DONE / "extracted").mkdir(parents=True)
+    ctx = snapshot.engine_context([str(p) for p in inputs], base)
+    fingerprints = {u.name: u.fingerprint for u in ctx.units_of(ctx.phases[0])}
     for i, path in enumerate(inputs):
         name, public = unit_name(str(path)), path.name
         docs = pa.table(
@@ -48,14 +51,14 @@ def _base(tmp_path, warc_factory):
             pq.write_table(table, base / rel)
         marker = {
             "unit": name,
-            "fingerprint": "the base run's",
+            "fingerprint": fingerprints[name] if current else "of other settings",
             "in": 3 - i,
             "kept": 2 - i,
             "outputs": {"documents_part": True, "kind": "warc", "published": published, "source": public},
             "totals": {"responses": 3 - i},
         }
         (base / DONE / "extracted" / f"{name}.json").write_text(json.dumps(marker))
-    record = {"inputs": [str(p) for p in inputs], "working_dir": str(tmp_path)}
+    record = {"inputs": [str(p) for p in inputs], "working_dir": str(tmp_path), "finished": "2026-01-01T00:00:00"}
     (base / "run.json").write_text(json.dumps(record))
     return base, inputs
 
@@ -70,12 +73,12 @@ def cloned(tmp_path, warc_factory):
 
 def test_every_cloned_unit_is_current_for_the_engine(cloned):
     base, inputs, folder, dest, info = cloned
-    ctx = snapshot.engine_context(str(folder / "*.warc.gz"), dest)
+    ctx = snapshot.engine_context([str(folder / "*.warc.gz")], dest)
     phase = ctx.phases[0]
     units = ctx.units_of(phase)
     assert phase.name == "extracted" and len(units) == FILES
     assert [u.name for u in units if ctx.marker(phase, u) is None] == []
-    assert snapshot.check_current(folder, dest, FILES)["done"] == FILES
+    assert snapshot.check_current([str(folder / "*.warc.gz")], dest, FILES)["done"] == FILES
     assert info["responses"] == 3 + 2 + 3 + 2 + 3
     for t in range(FILES):  # hard links to base input t % 2: no bytes copied
         assert os.path.samefile(folder / snapshot.input_name(t), inputs[t % 2])
@@ -83,7 +86,7 @@ def test_every_cloned_unit_is_current_for_the_engine(cloned):
 
 def test_a_clone_is_its_base_part_with_its_own_ids_urls_and_source(cloned):
     base, inputs, folder, dest, info = cloned
-    ctx = snapshot.engine_context(str(folder / "*.warc.gz"), dest)
+    ctx = snapshot.engine_context([str(folder / "*.warc.gz")], dest)
     by_file = {u.params["public"]: u for u in ctx.units_of(ctx.phases[0])}
     unit = by_file[snapshot.input_name(4)]  # base input 0, clone 2
     docs = pq.read_table(dest / DOCUMENTS / "extracted" / part_file(unit.name)).to_pydict()
@@ -110,13 +113,13 @@ def test_a_clone_is_its_base_part_with_its_own_ids_urls_and_source(cloned):
 
 def test_a_stale_or_missing_clone_stops_the_benchmark(cloned):
     base, inputs, folder, dest, info = cloned
-    ctx = snapshot.engine_context(str(folder / "*.warc.gz"), dest)
+    ctx = snapshot.engine_context([str(folder / "*.warc.gz")], dest)
     units = ctx.units_of(ctx.phases[0])
     (dest / DOCUMENTS / "extracted" / part_file(units[1].name)).unlink()  # a published file gone
     stale = dest / DONE / "extracted" / f"{units[2].name}.json"
     stale.write_text(json.dumps({**json.loads(stale.read_text()), "fingerprint": "another"}))
     with pytest.raises(SystemExit, match=f"{FILES} units, {FILES - 2} done, 2 to do"):
-        snapshot.check_current(folder, dest, FILES)
+        snapshot.check_current([str(folder / "*.warc.gz")], dest, FILES)
 
 
 def test_only_phase1_keeps_the_clone_and_removes_what_later_phases_left(cloned):
@@ -127,7 +130,7 @@ def test_only_phase1_keeps_the_clone_and_removes_what_later_phases_left(cloned):
     snapshot.only_phase1(dest)
     assert sorted(p.name for p in dest.iterdir()) == sorted([DOCUMENTS, REJECTED, DONE])
     assert all([p.name for p in (dest / sub).iterdir()] == ["extracted"] for sub in (DOCUMENTS, REJECTED, DONE))
-    assert snapshot.check_current(folder, dest, FILES)["done"] == FILES
+    assert snapshot.check_current([str(folder / "*.warc.gz")], dest, FILES)["done"] == FILES
 
 
 def test_heavy_clones_give_unique_pages_their_own_text_and_keep_the_truth(tmp_path, warc_factory):
@@ -141,7 +144,7 @@ def test_heavy_clones_give_unique_pages_their_own_text_and_keep_the_truth(tmp_pa
     )
     folder, dest = tmp_path / "warc-cloned" / "files", tmp_path / "out-cloned"
     snapshot.clone_run(base, folder, dest, 3, truth)
-    ctx = snapshot.engine_context(str(folder / "*.warc.gz"), dest)
+    ctx = snapshot.engine_context([str(folder / "*.warc.gz")], dest)
     unit = {u.params["public"]: u for u in ctx.units_of(ctx.phases[0])}[snapshot.input_name(2)]
     texts = pq.read_table(dest / DOCUMENTS / "extracted" / part_file(unit.name)).column("text").to_pylist()
     assert texts[0] == "text 0 of input 0"  # a cluster's copy stays a copy
@@ -154,3 +157,18 @@ def test_heavy_clones_give_unique_pages_their_own_text_and_keep_the_truth(tmp_pa
         "urn:uuid:0-0-c1": 7,
         "urn:uuid:0-1-c1": None,
     }
+
+
+def test_prepare_cloned_checks_the_base_then_keeps_the_clone_for_the_next_point(tmp_path, warc_factory):
+    base, inputs = _base(tmp_path / "stale", warc_factory, current=False)
+    with pytest.raises(SystemExit, match="base phase 1 is not current .* 2 units, 0 done"):
+        snapshot.prepare_cloned(base, tmp_path / "stale", FILES)
+    base, inputs = _base(tmp_path, warc_factory)
+    folder, out, info = snapshot.prepare_cloned(base, tmp_path, FILES)
+    assert (folder, out) == (tmp_path / f"warc-cloned-{FILES}" / "files", tmp_path / f"out-cloned-{FILES}")
+    assert info["files"] == FILES and info["base_files"] == 2
+    marker = next((out / DONE / "extracted").iterdir())
+    (out / DONE / "deduped").mkdir()  # what a measured run left
+    marker.write_text(marker.read_text().replace('"in"', '"in_kept"'))  # kept, not cloned again
+    assert snapshot.prepare_cloned(base, tmp_path, FILES)[2] == info
+    assert not (out / DONE / "deduped").exists() and "in_kept" in marker.read_text()
