@@ -438,24 +438,26 @@ def link_inputs(base_inputs: list[Path], folder: Path, files: int) -> None:
             shutil.copyfile(src, dst)
 
 
-def engine_context(inputs: list[str], out: Path):
-    """The context of a run on ``inputs`` as ``run_all``'s ``curate run`` builds it (its config and working
-    directory: the same unit names and fingerprints), without starting Ray."""
-    with contextlib.chdir(ROOT):  # relative paths and the inputs' public names are the working directory's
-        return plan_context(load_config(CONFIG, inputs=inputs, output=str(out)), progress=False)
+def engine_context(inputs: list[str], out: Path, cwd: Path = ROOT):
+    """The context of a run on ``inputs`` as ``run_all``'s ``curate run`` builds it (its config, and its working
+    directory unless told another: the same unit names and fingerprints), without starting Ray."""
+    with contextlib.chdir(cwd):  # the config's relative paths (in the fingerprints) and the inputs' public names
+        return plan_context(load_config(ROOT / CONFIG, inputs=inputs, output=str(out)), progress=False)
 
 
-def _base_inputs(base: Path) -> tuple[list[str], list[Path]]:
-    """The finished run's input files as it named them (its units' names come from these) and where they are."""
+def _base_inputs(base: Path) -> tuple[list[str], list[Path], Path]:
+    """The finished run's input files as it named them (its units' names come from these), where they are, and
+    the directory it ran in."""
     record = json.loads((base / "run.json").read_text())
-    named = record["inputs"]
-    return named, [Path(record.get("working_dir") or ROOT, f) for f in named]
+    named, cwd = record["inputs"], Path(record.get("working_dir") or ROOT)
+    return named, [cwd / f for f in named], cwd
 
 
-def check_current(inputs: list[str], out: Path, files: int, what: str = "cloned") -> dict:
+def check_current(inputs: list[str], out: Path, files: int, what: str = "cloned", cwd: Path = ROOT) -> dict:
     """What ``curate run --dry-run`` on ``inputs`` would say of phase 1 (pipeline.runner.status): every one of
-    ``files`` units done, or the benchmark stops."""
-    ctx = engine_context(inputs, out)
+    ``files`` units done, or the benchmark stops. The base is checked where it ran (``cwd``): a checkout's config
+    names its own model files, and a run elsewhere takes every unit as not done."""
+    ctx = engine_context(inputs, out, cwd)
     row = next(r for r in status(ctx, ctx.phases) if r["phase"] == PHASE1)
     if row["units"] != files or row["done"] != files or row["todo"]:
         fix = {
@@ -474,7 +476,7 @@ def clone_run(base: Path, folder: Path, dest: Path, files: int, truth_path: Path
     run ``base`` into ``dest``: input t is base input t % B (a hard link), and unit t's parts and marker are base
     unit t % B's, clone t // B (ids and URLs suffixed, ``heavy``'s unique texts made its own: ``_clone_table``),
     under the engine's name and fingerprint for input t, its public name in the source column and the marker."""
-    named, paths = _base_inputs(base)
+    named, paths, _ = _base_inputs(base)
     link_inputs(paths, folder, files)
     for sub in PHASE1_FOLDERS:
         shutil.rmtree(dest / sub / PHASE1, ignore_errors=True)
@@ -544,8 +546,8 @@ def prepare_cloned(base: Path, work: Path, files: int) -> tuple[Path, Path, dict
     info = json.loads(stamp.read_text()) if stamp.exists() else {}
     finished = json.loads((base / "run.json").read_text()).get("finished")  # a base run again: clone it again
     if (info.get("base"), info.get("base_finished"), info.get("files")) != (str(base), finished, files):
-        named, _ = _base_inputs(base)
-        check_current(named, base, len(named), "base")
+        named, _, cwd = _base_inputs(base)
+        check_current(named, base, len(named), "base", cwd)
         stamp.unlink(missing_ok=True)
         shutil.rmtree(out, ignore_errors=True)
         t0 = time.perf_counter()

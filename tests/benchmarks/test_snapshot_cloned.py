@@ -58,7 +58,7 @@ def _base(tmp_path, warc_factory, current: bool = True):
             "totals": {"responses": 3 - i},
         }
         (base / DONE / "extracted" / f"{name}.json").write_text(json.dumps(marker))
-    record = {"inputs": [str(p) for p in inputs], "working_dir": str(tmp_path), "finished": "2026-01-01T00:00:00"}
+    record = {"inputs": [str(p) for p in inputs], "working_dir": str(snapshot.ROOT), "finished": "2026-01-01T00:00:00"}
     (base / "run.json").write_text(json.dumps(record))
     return base, inputs
 
