@@ -397,13 +397,13 @@ def clone_parts(base: Path, dest: Path, parts: int, truth_path: Path | None) -> 
         s, c = t % len(src), t // len(src)
         table = pq.read_table(src[s])
         name = names[s] if c == 0 else f"{names[s]}-c{c}"
-        cl = [truth.get(i) for i in table.column("id").to_pylist()] if truth else [0] * len(table)
+        cl = [truth.get(i) for i in table.column("id").to_pylist()] if truth else []
         table = _clone_table(table, c, name, pa.array([x is None for x in cl]) if truth else None)
         _write_part(table, dest / "documents" / "extracted" / f"part-{name}.parquet")
         marker = json.loads((base / "_done" / "extracted" / f"{names[s]}.json").read_text())
         marker.update(unit=name, fingerprint=f"{marker['fingerprint']}-c{c}")
         (dest / "_done" / "extracted" / f"{name}.json").write_text(json.dumps(marker))
-        return table.column("id").to_pylist(), cl, len(table)
+        return (table.column("id").to_pylist() if truth else []), cl, len(table)  # ids: only for truth.parquet
 
     docs = sum(n for (n,) in _clone_all(one, range(parts), truth, dest))
     return {"parts": parts, "docs": docs}
@@ -504,10 +504,10 @@ def clone_run(base: Path, folder: Path, dest: Path, files: int, truth_path: Path
             table = pq.read_table(base / path)
             unique = None
             if sub == DOCUMENTS:
-                cl = [truth.get(i) for i in table.column("id").to_pylist()] if truth else [0] * len(table)
+                cl = [truth.get(i) for i in table.column("id").to_pylist()] if truth else []
                 unique = pa.array([x is None for x in cl]) if truth else None
             table = _clone_table(table, c, public, unique)
-            if sub == DOCUMENTS:
+            if sub == DOCUMENTS and truth:  # ids: only for truth.parquet
                 ids = table.column("id").to_pylist()
             published.append(f"{sub}/{PHASE1}/{part_file(unit.name)}")
             _write_part(table, dest / published[-1])
