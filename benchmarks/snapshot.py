@@ -545,14 +545,16 @@ def prepare_cloned(base: Path, work: Path, files: int) -> tuple[Path, Path, dict
     stamp = folder.parent / "cloned.json"
     info = json.loads(stamp.read_text()) if stamp.exists() else {}
     finished = json.loads((base / "run.json").read_text()).get("finished")  # a base run again: clone it again
-    if (info.get("base"), info.get("base_finished"), info.get("files")) != (str(base), finished, files):
+    # another checkout (its config's model paths are in the fingerprints): clone again
+    key = (str(base), finished, files, str(ROOT))
+    if (info.get("base"), info.get("base_finished"), info.get("files"), info.get("root")) != key:
         named, _, cwd = _base_inputs(base)
         check_current(named, base, len(named), "base", cwd)
         stamp.unlink(missing_ok=True)
         shutil.rmtree(out, ignore_errors=True)
         t0 = time.perf_counter()
         info = clone_run(base, folder, out, files, _base_truth(base))
-        info.update(seconds=round(time.perf_counter() - t0, 1), base_finished=finished)
+        info.update(seconds=round(time.perf_counter() - t0, 1), base_finished=finished, root=str(ROOT))
         stamp.write_text(json.dumps(info))
         print(f"cloned {files:,} files' phase 1 from {base} in {info['seconds']:.0f} s", flush=True)
     only_phase1(out)
