@@ -3,6 +3,8 @@
     python benchmarks/snapshot.py --shape recurring --files 2000 4000 8000          # every phase, through `curate run`
     python benchmarks/snapshot.py --shape same --files 8000                          # one WARC given 8,000 times
     python benchmarks/snapshot.py --shape heavy --files 8000 --dedup-parts 20000 90000  # + dedup alone on more parts
+    python benchmarks/snapshot.py --base /tmp/snapshot-bench/recurring/out-8000 --cloned-files 20000 90000
+                                                      # every phase after phase 1, on phase 1 cloned to more files
 
 A snapshot is ~90,000 WARC files, so phase 1 leaves ~90,000 parts, and its duplicate clusters are heavy-tailed
 (issue 39). The WARCs are made from ``samples/*.warc.gz``, 12 responses a file (``--per-file``), each with a
@@ -28,7 +30,19 @@ the largest Ray worker's, per phase, and the CPU seconds of the tree. ``--dedup-
 phase alone (``pipeline.phases.deduped.run_dedup``, jobs/sample.yaml's settings) on phase-1 parts cloned from the
 largest ``--files`` run: clone ``c`` of a part gets new ids and URLs, and its unique documents a text of their
 own (a suffix of letters naming the clone on every word: no shingle in common), while the copies of a cluster
-stay copies (a cluster grows with the clones, as a snapshot's largest clusters do). Writes
+stay copies (a cluster grows with the clones, as a snapshot's largest clusters do).
+
+``--cloned-files`` points run the whole ``curate run`` (the engine's own run loop: deduped, final, shards and the
+card for real, measured as the ``--files`` points are) on N input files whose phase 1 is already done: phase 1 at
+90,000 files would take ~85 minutes on 2 cores, and it is the later phases, reading tens of thousands of parts,
+that must keep the driver flat. Input t (``warc-cloned-N/files/``, named as the generators name theirs) is a hard
+link to the base run's input t % B, and its parts and marker (``out-cloned-N/``) are the base unit's, cloned as
+above (clone t // B: its ids and URLs suffixed, so every record id stays unique as in a snapshot; ``heavy``'s
+unique pages a text of their own), under the name and fingerprint the engine gives input t (its own planning, no
+Ray) and with its public name in the ``source`` column and the marker. Before measuring, the planner must report
+every unit of phase 1 done (what ``curate run --dry-run`` prints), or the benchmark stops: otherwise the run would
+redo phase 1 and measure something else. ``--prepare-only`` clones and checks without running; a later invocation
+on the same ``--base`` keeps the clone (removing only what the later phases left). Writes
 benchmarks/results/snapshot_<shape>.md.
 """
 
@@ -42,6 +56,7 @@ if sys.path and Path(sys.path[0]).resolve() == ROOT / "benchmarks":
     sys.path[0] = str(ROOT)  # a module here named like a standard one would shadow it
 
 import argparse  # noqa: E402
+import contextlib  # noqa: E402
 import glob  # noqa: E402
 import html as htmllib  # noqa: E402
 import json  # noqa: E402
@@ -71,8 +86,14 @@ from benchmarks._common import (  # noqa: E402
     role_of,
 )
 from benchmarks.big_warc import P_RE, Generator  # noqa: E402
+from core.layout import DOCUMENTS, DONE, REJECTED, part_file  # noqa: E402
+from pipeline.config import load_config  # noqa: E402
+from pipeline.inputs import unit_name  # noqa: E402
+from pipeline.phase import INPUTS  # noqa: E402
+from pipeline.runner import plan_context, status  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "snapshot_{shape}.md"
+CONFIG = "jobs/sample.yaml"  # every run's config, read from the repository's root
 MIB = 1 << 20
 #: Share of a near copy's words replaced (two copies then share ~90% of their 5-grams: a copy of a page, not a
 #: rewrite of it).
@@ -256,15 +277,17 @@ def _stop(*samplers) -> None:
         s._thread.join()
 
 
-def run_all(inputs: str, out: Path, timeout_s: float) -> dict:
-    """``curate run jobs/sample.yaml`` on ``inputs`` (every phase), measured from outside."""
-    shutil.rmtree(out, ignore_errors=True)
+def run_all(inputs: str, out: Path, timeout_s: float, fresh: bool = True) -> dict:
+    """``curate run jobs/sample.yaml`` on ``inputs`` (every phase), measured from outside; into an empty ``out``
+    unless not ``fresh`` (a cloned phase 1 is there)."""
+    if fresh:
+        shutil.rmtree(out, ignore_errors=True)
     cmd = [
         sys.executable,
         "-m",
         "pipeline.cli",
         "run",
-        "jobs/sample.yaml",
+        CONFIG,
         "--input",
         inputs,
         "--output",
@@ -321,47 +344,224 @@ def _suffix(c: int) -> str:
             return "q" + out
 
 
+def _clone_table(table: pa.Table, c: int, source: str, unique: pa.Array | None = None) -> pa.Table:
+    """Clone ``c`` of a phase-1 part's table (0: the table as it is): its ids and URLs suffixed with the clone, the
+    texts of its ``unique`` documents (a mask) made the clone's own, and ``source`` in its source column."""
+    if c:
+        if unique is not None:
+            text = table.column("text").combine_chunks()
+            table = table.set_column(
+                table.schema.get_field_index("text"), "text", pc.if_else(unique, _clone_text(text, _suffix(c)), text)
+            )
+        for col, sep in (("id", "-c"), ("url", "?c=")):
+            i = table.schema.get_field_index(col)
+            table = table.set_column(i, col, pc.binary_join_element_wise(table.column(col), f"{sep}{c}", ""))
+    return table.set_column(table.schema.get_field_index("source"), "source", pa.array([source] * len(table)))
+
+
+def _write_part(table: pa.Table, path: Path) -> None:
+    pq.write_table(table, path, compression="zstd")  # as the engine writes its parts (core/storage.py)
+
+
+def _read_truth(truth_path: Path | None) -> dict:
+    if truth_path is None:
+        return {}
+    t = pq.read_table(truth_path)
+    return dict(zip(t.column("id").to_pylist(), t.column("cluster").to_pylist(), strict=True))
+
+
+def _clone_all(one, items, truth: dict, dest: Path) -> list:
+    """``one`` on every item in threads (Arrow's reads and writes let go of the GIL: 90,000 parts in minutes); the
+    ids and clusters they return become ``dest/truth.parquet`` (``heavy``). Returns ``one``'s other results."""
+    ids, clusters, rest = [], [], []
+    with ThreadPoolExecutor(8) as pool:
+        for i, cl, *other in pool.map(one, items):
+            ids += i
+            clusters += cl
+            rest.append(other)
+    if truth:
+        pq.write_table(pa.table({"id": ids, "cluster": pa.array(clusters, pa.int64())}), dest / "truth.parquet")
+    return rest
+
+
 def clone_parts(base: Path, dest: Path, parts: int, truth_path: Path | None) -> dict:
     """``parts`` phase-1 parts (and their markers) from the finished run ``base``: part t is base part t % B,
     clone t // B (module docstring). Returns the documents written; writes ``dest/truth.parquet`` for ``heavy``."""
     src = sorted((base / "documents" / "extracted").glob("*.parquet"))
     names = [f.name.removeprefix("part-").removesuffix(".parquet") for f in src]
-    truth = {}
-    if truth_path is not None:
-        t = pq.read_table(truth_path)
-        truth = dict(zip(t.column("id").to_pylist(), t.column("cluster").to_pylist(), strict=True))
+    truth = _read_truth(truth_path)
     (dest / "documents" / "extracted").mkdir(parents=True, exist_ok=True)
     (dest / "_done" / "extracted").mkdir(parents=True, exist_ok=True)
 
-    def one(t: int) -> tuple[list, list]:
+    def one(t: int) -> tuple[list, list, int]:
         s, c = t % len(src), t // len(src)
         table = pq.read_table(src[s])
         name = names[s] if c == 0 else f"{names[s]}-c{c}"
-        cl = [truth.get(i) for i in table.column("id").to_pylist()] if truth else [0] * len(table)
-        if c:
-            unique = pa.array([x is None for x in cl])
-            text = table.column("text").combine_chunks()
-            table = table.set_column(
-                table.schema.get_field_index("text"), "text", pc.if_else(unique, _clone_text(text, _suffix(c)), text)
-            )
-            for col, sep in (("id", "-c"), ("url", "?c=")):
-                i = table.schema.get_field_index(col)
-                table = table.set_column(i, col, pc.binary_join_element_wise(table.column(col), f"{sep}{c}", ""))
-        table = table.set_column(table.schema.get_field_index("source"), "source", pa.array([name] * len(table)))
-        pq.write_table(table, dest / "documents" / "extracted" / f"part-{name}.parquet")
+        cl = [truth.get(i) for i in table.column("id").to_pylist()] if truth else []
+        table = _clone_table(table, c, name, pa.array([x is None for x in cl]) if truth else None)
+        _write_part(table, dest / "documents" / "extracted" / f"part-{name}.parquet")
         marker = json.loads((base / "_done" / "extracted" / f"{names[s]}.json").read_text())
         marker.update(unit=name, fingerprint=f"{marker['fingerprint']}-c{c}")
         (dest / "_done" / "extracted" / f"{name}.json").write_text(json.dumps(marker))
-        return table.column("id").to_pylist(), cl
+        return (table.column("id").to_pylist() if truth else []), cl, len(table)  # ids: only for truth.parquet
 
-    ids, clusters = [], []
-    with ThreadPoolExecutor(8) as pool:  # Arrow's reads and writes let go of the GIL: a 90,000-part copy in minutes
-        for i, cl in pool.map(one, range(parts)):
-            ids += i
-            clusters += cl
-    if truth:
-        pq.write_table(pa.table({"id": ids, "cluster": pa.array(clusters, pa.int64())}), dest / "truth.parquet")
-    return {"parts": parts, "docs": len(ids)}
+    docs = sum(n for (n,) in _clone_all(one, range(parts), truth, dest))
+    return {"parts": parts, "docs": docs}
+
+
+# ----------------------------------------------------------------------------- every phase after phase 1, cloned
+
+#: What phase 1 leaves in an output (the rest is the later phases'), and the phase's name.
+PHASE1 = "extracted"
+PHASE1_FOLDERS = (DOCUMENTS, REJECTED, DONE)
+
+
+def input_name(t: int) -> str:
+    """Input file ``t``'s name, as the generators name their files (``write_recurring``)."""
+    return f"f{t:06d}.warc.gz"
+
+
+def _inputs_glob(folder: Path) -> str:
+    return str(folder / "*.warc.gz")
+
+
+def link_inputs(base_inputs: list[Path], folder: Path, files: int) -> None:
+    """``files`` input files, file t a hard link to base input t % B (no bytes copied; a copy where links cannot
+    be made, another file system)."""
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    for t in range(files):
+        src, dst = base_inputs[t % len(base_inputs)], folder / input_name(t)
+        try:
+            os.link(src, dst)
+        except OSError:
+            shutil.copyfile(src, dst)
+
+
+def engine_context(inputs: list[str], out: Path, cwd: Path = ROOT):
+    """The context of a run on ``inputs`` as ``run_all``'s ``curate run`` builds it (its config, and its working
+    directory unless told another: the same unit names and fingerprints), without starting Ray."""
+    with contextlib.chdir(cwd):  # the config's relative paths (in the fingerprints) and the inputs' public names
+        return plan_context(load_config(ROOT / CONFIG, inputs=inputs, output=str(out)), progress=False)
+
+
+def _base_inputs(base: Path) -> tuple[list[str], list[Path], Path]:
+    """The finished run's input files as it named them (its units' names come from these), where they are, and
+    the directory it ran in."""
+    record = json.loads((base / "run.json").read_text())
+    named, cwd = record["inputs"], Path(record.get("working_dir") or ROOT)
+    return named, [cwd / f for f in named], cwd
+
+
+def check_current(inputs: list[str], out: Path, files: int, what: str = "cloned", cwd: Path = ROOT) -> dict:
+    """What ``curate run --dry-run`` on ``inputs`` would say of phase 1 (pipeline.runner.status): every one of
+    ``files`` units done, or the benchmark stops. The base is checked where it ran (``cwd``): a checkout's config
+    names its own model files, and a run elsewhere takes every unit as not done."""
+    ctx = engine_context(inputs, out, cwd)
+    row = next(r for r in status(ctx, ctx.phases) if r["phase"] == PHASE1)
+    if row["units"] != files or row["done"] != files or row["todo"]:
+        fix = {
+            "cloned": "the run would redo phase 1 and measure the wrong thing",
+            "base": f"its parts are not what phase 1 leaves with today's {CONFIG}: run its --files point again",
+        }[what]
+        raise SystemExit(
+            f"{what} phase 1 is not current in {out}: {row['units']} units, {row['done']} done, {row['todo']} to do "
+            f"(expected {files} done): {fix}"
+        )
+    return row
+
+
+def clone_run(base: Path, folder: Path, dest: Path, files: int, truth_path: Path | None) -> dict:
+    """Phase 1 of ``curate run jobs/sample.yaml`` on ``files`` inputs in ``folder``, done by cloning the finished
+    run ``base`` into ``dest``: input t is base input t % B (a hard link), and unit t's parts and marker are base
+    unit t % B's, clone t // B (ids and URLs suffixed, ``heavy``'s unique texts made its own: ``_clone_table``),
+    under the engine's name and fingerprint for input t, its public name in the source column and the marker."""
+    named, paths, _ = _base_inputs(base)
+    link_inputs(paths, folder, files)
+    for sub in PHASE1_FOLDERS:
+        shutil.rmtree(dest / sub / PHASE1, ignore_errors=True)
+        (dest / sub / PHASE1).mkdir(parents=True)
+    ctx = engine_context([_inputs_glob(folder)], dest)
+    phase = ctx.phases[0]
+    units = ctx.units_of(phase)
+    if phase.name != PHASE1 or phase.reads != INPUTS or len(units) != files:
+        raise SystemExit(
+            f"cloning: expected phase {PHASE1} with a unit per input file, got {phase.name}, {len(units)}"
+        )
+    index = {input_name(t): t for t in range(files)}
+    truth = _read_truth(truth_path)
+
+    def one(unit) -> tuple[list, list, int]:
+        t = index[Path(unit.params["source"]).name]
+        s, c = t % len(named), t // len(named)
+        base_name = unit_name(named[s])
+        marker = json.loads((base / DONE / PHASE1 / f"{base_name}.json").read_text())
+        public, published, ids, cl = unit.params["public"], [], [], []
+        for path in marker["outputs"].get("published", []):
+            sub, rest = path.split("/", 1)
+            if rest != f"{PHASE1}/{part_file(base_name)}":
+                raise SystemExit(f"cloning: base unit {base_name} published {path}, not a part of phase {PHASE1}")
+            table = pq.read_table(base / path)
+            unique = None
+            if sub == DOCUMENTS:
+                cl = [truth.get(i) for i in table.column("id").to_pylist()] if truth else []
+                unique = pa.array([x is None for x in cl]) if truth else None
+            table = _clone_table(table, c, public, unique)
+            if sub == DOCUMENTS and truth:  # ids: only for truth.parquet
+                ids = table.column("id").to_pylist()
+            published.append(f"{sub}/{PHASE1}/{part_file(unit.name)}")
+            _write_part(table, dest / published[-1])
+        marker.update(unit=unit.name, fingerprint=unit.fingerprint)
+        marker["outputs"].update(source=public, published=published)
+        (dest / DONE / PHASE1 / f"{unit.name}.json").write_text(json.dumps(marker))
+        return ids, cl, int((marker.get("totals") or {}).get("responses", 0))
+
+    responses = sum(n for (n,) in _clone_all(one, units, truth, dest))
+    return {"files": files, "base": str(base), "base_files": len(named), "responses": responses}
+
+
+def only_phase1(out: Path) -> None:
+    """Remove from ``out`` all but phase 1's parts and markers: what the later phases (and a lock) left."""
+
+    def remove(path: Path) -> None:
+        if path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+
+    for entry in out.iterdir() if out.exists() else []:
+        if entry.name not in PHASE1_FOLDERS:
+            remove(entry)
+            continue
+        for sub in entry.iterdir():
+            if sub.name != PHASE1:
+                remove(sub)
+
+
+def prepare_cloned(base: Path, work: Path, files: int) -> tuple[Path, Path, dict]:
+    """The inputs and the output of a ``--cloned-files`` point: cloned from ``base`` (or kept from an earlier
+    invocation on the same base), the later phases' outputs removed, phase 1 checked current."""
+    folder, out = work / f"warc-cloned-{files}" / "files", work / f"out-cloned-{files}"
+    stamp = folder.parent / "cloned.json"
+    info = json.loads(stamp.read_text()) if stamp.exists() else {}
+    finished = json.loads((base / "run.json").read_text()).get("finished")  # a base run again: clone it again
+    # another checkout (its config's model paths are in the fingerprints): clone again
+    key = (str(base), finished, files, str(ROOT))
+    if (info.get("base"), info.get("base_finished"), info.get("files"), info.get("root")) != key:
+        named, _, cwd = _base_inputs(base)
+        check_current(named, base, len(named), "base", cwd)
+        stamp.unlink(missing_ok=True)
+        shutil.rmtree(out, ignore_errors=True)
+        t0 = time.perf_counter()
+        info = clone_run(base, folder, out, files, _base_truth(base))
+        info.update(seconds=round(time.perf_counter() - t0, 1), base_finished=finished, root=str(ROOT))
+        stamp.write_text(json.dumps(info))
+        print(f"cloned {files:,} files' phase 1 from {base} in {info['seconds']:.0f} s", flush=True)
+    only_phase1(out)
+    t0 = time.perf_counter()
+    row = check_current([_inputs_glob(folder)], out, files)
+    print(f"phase {PHASE1}: {row['done']:,} of {row['units']:,} units current ({time.perf_counter() - t0:.0f} s)")
+    return folder, out, info
 
 
 def measure_dedup(root: str) -> dict:
@@ -443,17 +643,64 @@ def _phase_seconds(record: dict) -> dict:
     return {k: v.get("seconds") for k, v in record.get("phases", {}).items() if isinstance(v, dict)}
 
 
+def every_phase_row(label: str, files: int, responses: int, r: dict, pr: dict | None) -> tuple[list, str]:
+    """A results row (and its note) of a ``run_all`` run on ``files`` input files."""
+    phases = r["record"].get("phases", {})
+    dedup = phases.get("deduped", {})
+    responses = phases.get("extracted", {}).get("responses") or responses
+    row = [
+        label,
+        f"{files:,}",
+        f"{responses:,}",
+        f"{dedup.get('in', 0):,}",
+        f"{r['wall']:.0f}",
+        f"{(dedup.get('seconds') or 0) / 60:.1f}",
+        f"{r['cpu'] / max(responses, 1) * 1000:.1f}",
+        f"{r['roles']['largest_rss'].get('driver', 0):,.0f}",
+        f"{r['roles']['largest_rss'].get('Ray workers', 0):,.0f}",
+        f"{dedup.get('largest_cluster', '')}",
+        "" if pr is None else f"{pr['precision']:.4f} / {pr['recall']:.4f}",
+        f"exit {r['rc']}; "
+        + ", ".join(f"{k} {v:.0f} s" for k, v in _phase_seconds(r["record"]).items() if v is not None)
+        + "; driver MB by phase "
+        + ", ".join(f"{k} {v['driver']:.0f}" for k, v in r["per_phase"].items()),
+    ]
+    note = (
+        f"- {label}, {files:,} files: dedup steps (s) {json.dumps(dedup.get('step_seconds', {}))}; "
+        f"load average during the run {r['load']:.1f}"
+        if r["load"] is not None
+        else ""
+    )
+    print(markdown_table(["", "parts"], [row[:2]]), "\n", row, flush=True)
+    return row, note
+
+
+def _base_truth(base: Path) -> Path | None:
+    """``heavy``: the records' clusters of the finished run ``base`` (beside its inputs), if any."""
+    truth = base.parent / f"warc-{base.name.removeprefix('out-')}" / "truth.parquet"
+    return truth if truth.exists() else None
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--shape", choices=sorted(SHAPES), default="recurring")
-    ap.add_argument("--files", type=int, nargs="*", default=[2000], help="input files per run of every phase")
+    ap.add_argument(
+        "--files", type=int, nargs="*", help="input files per run of every phase (default: 2000, none with --base)"
+    )
     ap.add_argument("--dedup-parts", type=int, nargs="*", default=[], help="parts per run of the deduped phase alone")
     ap.add_argument(
-        "--base",
-        help="the finished run whose phase-1 parts --dedup-parts clones (default: the largest "
-        "--files "
-        "run of this invocation)",
+        "--cloned-files",
+        type=int,
+        nargs="*",
+        default=[],
+        help="input files per run of every phase whose phase 1 is cloned from --base (not run)",
     )
+    ap.add_argument(
+        "--base",
+        help="the finished run whose phase-1 parts --dedup-parts and --cloned-files clone (default: the largest "
+        "--files run of this invocation)",
+    )
+    ap.add_argument("--prepare-only", action="store_true", help="--cloned-files: clone and check phase 1, run nothing")
     ap.add_argument("--per-file", type=int, default=12, help="responses per file")
     ap.add_argument("--largest", type=int, default=10_000, help="heavy: copies in the largest cluster")
     ap.add_argument("--share", type=float, default=0.3, help="heavy: share of the responses in planted clusters")
@@ -469,8 +716,8 @@ def main(argv=None) -> int:
     work = Path(args.workdir) / args.shape
     m = machine_info()
     rows, notes = [], []
-    base = Path(args.base) if args.base else None
-    for files in args.files:
+    base = Path(args.base).resolve() if args.base else None
+    for files in args.files if args.files is not None else [] if base else [2000]:
         folder = work / f"warc-{files}" / "files"
         info_path = folder.parent / "generated.json"
         if not info_path.exists():
@@ -484,49 +731,32 @@ def main(argv=None) -> int:
         info = json.loads(info_path.read_text())
         print(f"{args.shape} {files} files: {info}", flush=True)
         out = work / f"out-{files}"
-        r = run_all(str(folder / "*.warc.gz"), out, args.timeout)
-        phases = r["record"].get("phases", {})
-        dedup = phases.get("deduped", {})
-        docs_in = dedup.get("in", 0)
-        responses = phases.get("extracted", {}).get("responses") or info["responses"]
-        pr = score(out, folder.parent / "truth.parquet") if args.shape == "heavy" and r["rc"] == 0 else None
-        per = r["per_phase"]
-        rows.append(
-            [
-                "every phase",
-                f"{files:,}",
-                f"{responses:,}",
-                f"{docs_in:,}",
-                f"{r['wall']:.0f}",
-                f"{(dedup.get('seconds') or 0) / 60:.1f}",
-                f"{r['cpu'] / max(responses, 1) * 1000:.1f}",
-                f"{r['roles']['largest_rss'].get('driver', 0):,.0f}",
-                f"{r['roles']['largest_rss'].get('Ray workers', 0):,.0f}",
-                f"{dedup.get('largest_cluster', '')}",
-                "" if pr is None else f"{pr['precision']:.4f} / {pr['recall']:.4f}",
-                f"exit {r['rc']}; "
-                + ", ".join(f"{k} {v:.0f} s" for k, v in _phase_seconds(r["record"]).items() if v is not None)
-                + "; driver MB by phase "
-                + ", ".join(f"{k} {v['driver']:.0f}" for k, v in per.items()),
-            ]
-        )
-        notes.append(
-            f"- {files:,} files: dedup steps (s) {json.dumps(dedup.get('step_seconds', {}))}; "
-            f"load average during the run {r['load']:.1f}"
-            if r["load"] is not None
-            else ""
-        )
-        print(markdown_table(["", "parts"], [rows[-1][:2]]), "\n", rows[-1], flush=True)
+        r = run_all(_inputs_glob(folder), out, args.timeout)
+        truth = folder.parent / "truth.parquet"
+        pr = score(out, truth) if args.shape == "heavy" and r["rc"] == 0 else None
+        row, note = every_phase_row("every phase", files, info["responses"], r, pr)
+        rows.append(row)
+        notes.append(note)
         if r["rc"] == 0 and not args.base:
             base = out
+    for files in args.cloned_files:
+        if base is None:
+            raise SystemExit("--cloned-files needs a finished run to clone its phase 1 (--base, or a --files run)")
+        folder, out, info = prepare_cloned(base, work, files)
+        if args.prepare_only:
+            continue
+        r = run_all(_inputs_glob(folder), out, args.timeout, fresh=False)
+        truth = out / "truth.parquet"
+        pr = score(out, truth) if truth.exists() and r["rc"] == 0 else None
+        row, note = every_phase_row("every phase after phase 1 (cloned parts)", files, info["responses"], r, pr)
+        rows.append(row)
+        notes.append(note)
     for parts in args.dedup_parts:
         if base is None:
             raise SystemExit("--dedup-parts needs a finished --files run to clone its phase-1 parts")
         root = work / f"dedup-{parts}"
-        # heavy: the records' clusters
-        truth = base.parent / f"warc-{base.name.removeprefix('out-')}" / "truth.parquet"
         if not (root / "documents" / "extracted").exists():
-            clone_parts(base, root, parts, truth if truth.exists() else None)
+            clone_parts(base, root, parts, _base_truth(base))
         r = run_dedup_only(root, args.timeout)
         s = r.get("summary", {})
         pr = score(root, root / "truth.parquet") if (root / "truth.parquet").exists() and r["rc"] == 0 else None
@@ -578,6 +808,8 @@ def main(argv=None) -> int:
         "",
         *[n for n in notes if n],
     ]
+    if not rows:  # --prepare-only: nothing measured, the last results stay
+        return 0
     results = Path(args.results.format(shape=args.shape))
     results.parent.mkdir(parents=True, exist_ok=True)
     results.write_text("\n".join(lines) + "\n")
