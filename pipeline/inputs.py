@@ -13,10 +13,10 @@ import logging
 import os
 import posixpath
 import re
-from concurrent.futures import ThreadPoolExecutor
 
 from core import storage
 from core.storage import S3Options
+from core.threads import map_bounded
 from stages.pii.names import masked_stem, short_hash
 
 log = logging.getLogger(__name__)
@@ -79,8 +79,7 @@ def check_formats(inputs: list[str]) -> None:
         return None
 
     local = [f for f in inputs if not storage.is_s3(f)]
-    with ThreadPoolExecutor(16) as pool:
-        problems = [p for p in pool.map(problem, local) if p]
+    problems = [p for p in map_bounded(problem, local) if p]
     if problems:
         more = len(problems) - MAX_LISTED
         raise InputError(

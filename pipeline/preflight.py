@@ -29,6 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pydantic import BaseModel
 
 from core.storage import Storage, is_s3, open_input
+from core.threads import map_bounded
 from pipeline.config import ConfigError, RunConfig, s3_options
 from pipeline.inputs import MAX_LISTED, InputError, check_formats
 from pipeline.readers import reader_for
@@ -186,8 +187,7 @@ def check_document_fields(config: RunConfig, inputs: list[str]) -> list[str]:
         fix = "the field that holds the text" if key == "text" else "the field that holds it, or null"
         return f"config error: {where}: input {uri} {what}: set documents.{key} to {fix}"
 
-    with ThreadPoolExecutor(16) as pool:
-        problems = [p for p in pool.map(problem, todo) if p]
+    problems = [p for p in map_bounded(problem, todo) if p]
     more = len(problems) - MAX_LISTED
     rest = [f"config error: ... and {more} more document inputs like these"] if more > 0 else []
     return problems[:MAX_LISTED] + rest

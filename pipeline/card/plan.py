@@ -19,11 +19,11 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from core.layout import DOCUMENTS, DONE, REJECTED, part_file
 from core.storage import Storage
+from core.threads import map_bounded
 from pipeline.card.reading import check_marker, read_object
 from pipeline.engine import markers as marker_store
 from pipeline.phase import ROLE_DOCUMENTS
@@ -260,9 +260,6 @@ def plan_from_markers(storage: Storage, record: dict, why: str, phases: Sequence
 def _every_marker(storage: Storage, phase: str) -> Iterator[UnitResult]:
     """Every marker of ``phase``'s folder, checked (an error names its file), read in parallel a batch at a time."""
     names = [n.removesuffix(".json") for n in storage.list(DONE, phase, suffix=".json") if "/" not in n]
-    with ThreadPoolExecutor(16) as pool:
-        for start in range(0, len(names), marker_store.READ_BATCH):
-            batch = names[start : start + marker_store.READ_BATCH]
-            found = pool.map(lambda n: read_object(storage, DONE, phase, f"{n}.json"), batch)
-            for name, data in zip(batch, found, strict=True):
-                yield UnitResult.from_json(check_marker(data, storage.uri(DONE, phase, f"{name}.json")))
+    found = map_bounded(lambda n: read_object(storage, DONE, phase, f"{n}.json"), names)
+    for name, data in zip(names, found, strict=True):
+        yield UnitResult.from_json(check_marker(data, storage.uri(DONE, phase, f"{name}.json")))

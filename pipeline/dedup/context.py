@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 
 from core.layout import part_file
 from core.storage import S3Options, Storage, resolve
+from core.threads import map_bounded
 from pipeline.config import RunConfig, s3_options
 from pipeline.distribute import OpenWorker, Progress, failure, map_units, return_free_memory
 from pipeline.phase import Unit
@@ -149,8 +150,7 @@ class DedupContext:
     def rows(self, files: list[str]) -> int:
         """Rows of the files, from their footers (read by READ_THREADS threads: tens of thousands of parts)."""
         fs = self.storage.fs
-        with ThreadPoolExecutor(READ_THREADS) as pool:
-            return sum(pool.map(lambda f: pq.ParquetFile(f, filesystem=fs).metadata.num_rows, files))
+        return sum(map_bounded(lambda f: pq.ParquetFile(f, filesystem=fs).metadata.num_rows, files, READ_THREADS))
 
     def docs(self) -> int:
         """Documents of the corpus (rows of step 1's ``meta/``), counted once per run."""

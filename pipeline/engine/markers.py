@@ -10,11 +10,11 @@ expands it into one marker per unit.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from core.layout import DONE
 from core.storage import Storage
+from core.threads import map_bounded
 from pipeline.phase import fingerprint
 from pipeline.result import UnitResult
 from pipeline.units import PUBLISHED
@@ -81,14 +81,11 @@ def _scan(
     records = [n for n in names if n.startswith(EMPTY_PREFIX)]
     own = [n for n in names if not n.startswith(EMPTY_PREFIX) and (wanted is None or n in wanted)]
     seen: dict[str, str] = {}
-    with ThreadPoolExecutor(16) as pool:
-        for start in range(0, len(own), READ_BATCH):
-            batch = own[start : start + READ_BATCH]
-            found = pool.map(lambda n: storage.read_json(*where, f"{n}.json"), batch)
-            for name, data in zip(batch, found, strict=True):
-                r = UnitResult.from_json(data)
-                seen[name] = r.fingerprint
-                yield name, r
+    found = map_bounded(lambda n: storage.read_json(*where, f"{n}.json"), own, window=READ_BATCH)
+    for name, data in zip(own, found, strict=True):
+        r = UnitResult.from_json(data)
+        seen[name] = r.fingerprint
+        yield name, r
     for name in records:
         record = storage.read_json(*where, f"{name}.json")
         if not (isinstance(record, dict) and isinstance(record.get("units"), list)):
