@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from core.layout import DOCUMENTS, part_file
 from core.storage import S3Options, Storage
 from pipeline.config import RunConfig, s3_options
 from pipeline.engine import markers as marker_store, units as engine_units
@@ -82,16 +81,15 @@ class RunContext:
         """Every marker under ``_done/<phase>/`` (or its step's folder) by unit name, read once (what says whether
         a unit is current, not its counts: :meth:`results`)."""
         if (phase.name, step) not in self._markers:
-            self._markers[(phase.name, step)] = marker_store.read(self.storage, phase.name, step)
+            self._markers[(phase.name, step)] = marker_store.read(self.storage, phase.name, step, self.exists)
+            self._listed.clear()  # the listings served these markers (a name per file): listed again if asked
         return self._markers[(phase.name, step)]
 
     def marker(self, phase: Phase, unit: Unit) -> marker_store.Marker | None:
         """The unit's marker if it is current: same fingerprint, and every file it says its unit published is there
         (a marker is trusted only while what it describes exists: a deleted part or ``shards/`` is redone)."""
         m = self.markers(phase, unit.step).get(unit.name)
-        if m is None or m.fingerprint != unit.fingerprint or self.missing(phase, unit.name, m):
-            return None
-        return m
+        return m if m is not None and m.fingerprint == unit.fingerprint and m.complete else None
 
     def results(self, phase: Phase, units: Iterable[Unit]) -> Iterator[UnitResult]:
         """The results in the current markers of ``units``, read again from the output a batch at a time: what a
@@ -102,14 +100,6 @@ class RunContext:
                 by_step.setdefault(u.step, {})[u.name] = u.fingerprint
         for step, wanted in by_step.items():
             yield from marker_store.results(self.storage, phase.name, step, wanted)
-
-    def missing(self, phase: Phase, unit: str, marker: marker_store.Marker) -> list[str]:
-        """The files ``marker`` says its unit published that are not in the output (an older marker, without its
-        list: its documents part)."""
-        listed = marker.published
-        if listed is None:
-            listed = (PUBLISHED_SEP.join((DOCUMENTS, phase.name, part_file(unit))),) if marker.documents_part else ()
-        return [p for p in listed if not self.exists(p)]
 
     def exists(self, path: str) -> bool:
         """Whether a file under the output root exists, by one listing per output folder, kept for the run (S3: one

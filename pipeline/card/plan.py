@@ -187,7 +187,7 @@ def plan_from_context(ctx, record: dict) -> CardPlan:
             for u in units
             if (m := ctx.markers(phase, u.step).get(u.name)) is not None
             and m.fingerprint == u.fingerprint
-            and ctx.missing(phase, u.name, m)
+            and not m.complete
         ]
         ctx.release(phase.name)  # one phase's units and markers at a time
     return CardPlan(record, infos, ctx.plan, reader)

@@ -9,15 +9,15 @@ expands it into one marker per unit.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from core.layout import DONE
+from core.layout import DOCUMENTS, DONE, part_file
 from core.storage import Storage
 from core.threads import map_bounded
 from pipeline.phase import fingerprint
 from pipeline.result import UnitResult
-from pipeline.units import PUBLISHED
+from pipeline.units import PUBLISHED, PUBLISHED_SEP
 
 EMPTY_PREFIX = "_empty_"
 #: Markers read at once (in parallel): what a fold over a phase's results holds.
@@ -35,32 +35,39 @@ def unit_fingerprint(step_fingerprint: str, unit: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Marker:
-    """What the engine keeps of a unit's marker: whether it is current (its fingerprint, the files it published),
-    not its counts: a phase's tens of thousands of results are read again, one at a time, when a summary or the
-    card adds them up (:func:`results`), so that the driver stays flat in the number of units (issue 39)."""
+    """What the engine keeps of a unit's marker: whether it is current (its fingerprint, whether the files it
+    published are there), not its counts nor its list of files: a phase's tens of thousands of results are read
+    again, a batch at a time, when a summary or the card adds them up (:func:`results`), so that the driver stays
+    flat in the number of units (issue 39)."""
 
     fingerprint: str
-    #: the files the unit published (None: a marker of an earlier version, without the list)
-    published: tuple[str, ...] | None = None
+    #: every file the unit published was there when the marker was read
+    complete: bool = True
     #: it published a documents part
     documents_part: bool = False
     empty: bool = False
 
-    @classmethod
-    def of(cls, result: UnitResult) -> Marker:
-        published = result.outputs.get(PUBLISHED)
-        return cls(
-            result.fingerprint,
-            tuple(published) if published is not None else None,
-            bool(result.outputs.get("documents_part")),
-            result.empty,
-        )
+
+def published_files(phase: str, result: UnitResult) -> list[str]:
+    """The files a unit's marker says it published (a marker of an earlier version, without the list: its
+    documents part), as ``/``-separated paths under the output root."""
+    listed = result.outputs.get(PUBLISHED)
+    if listed is None:
+        documents = result.outputs.get("documents_part")
+        listed = [PUBLISHED_SEP.join((DOCUMENTS, phase, part_file(result.unit)))] if documents else []
+    return listed
 
 
-def read(storage: Storage, phase: str, step: str | None = None) -> dict[str, Marker]:
+def read(
+    storage: Storage, phase: str, step: str | None = None, exists: Callable[[str], bool] | None = None
+) -> dict[str, Marker]:
     """Every marker of a folder by unit name, as the engine keeps it (:class:`Marker`), empty units' records
-    expanded."""
-    return {name: Marker.of(r) for name, r in _scan(storage, phase, step, None)}
+    expanded; ``exists(path)`` says whether a file a unit published is there (None: take every one as there)."""
+    out = {}
+    for name, r in _scan(storage, phase, step, None):
+        complete = exists is None or all(exists(p) for p in published_files(phase, r))
+        out[name] = Marker(r.fingerprint, complete, bool(r.outputs.get("documents_part")), r.empty)
+    return out
 
 
 def results(storage: Storage, phase: str, step: str | None, wanted: dict[str, str]) -> Iterator[UnitResult]:

@@ -150,9 +150,10 @@ def run_steps(ctx: RunContext, phase: Phase, failures: dict) -> Iterator[UnitRes
 def _map(ctx: RunContext, phase: Phase, job: Job, plan: StepPlan) -> Iterator[UnitResult]:
     """A MAP step's units to do, through its ``run``; then its results, as the later steps see them."""
     step = plan.step
-    done = [u for u in plan.units if ctx.marker(phase, u) is not None] if step.resume else []
+    units = plan.units
+    done = [u for u in units if ctx.marker(phase, u) is not None] if step.resume else []
     names = {u.name for u in done}
-    todo = [u for u in plan.units if u.name not in names]
+    todo = [u for u in units if u.name not in names]
     total = UnitResult("")
     for r in ctx.results(phase, done):  # what later steps see of the units done before: their sum
         total = total.merge(r)
@@ -209,10 +210,10 @@ def _clear(ctx: RunContext, phase: Phase, plans: list[StepPlan]) -> None:
         if not step.resume:
             for path in _outputs(step, config):
                 _remove(storage, path)
-            markers.delete(storage, phase.name, None if step.top else step.name, [u.name for u in plan.units])
+            markers.delete(storage, phase.name, None if step.top else step.name, list(plan.names))
             continue
         todo = [u for u in plan.units if ctx.marker(phase, u) is None]
-        if todo and len(todo) == len(plan.units):
+        if todo and len(todo) == len(plan.names):
             for path in _outputs(step, config):
                 _remove(storage, path)
         elif step.unit_outputs is not None:

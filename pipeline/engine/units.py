@@ -32,11 +32,19 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class StepPlan:
-    """One step of a phase as this run does it: its fingerprint and its units (none for a SHUFFLE step)."""
+    """One step of a phase as this run does it: its fingerprint and its units' names (none for a SHUFFLE step)."""
 
     step: Step
     fingerprint: str
-    units: tuple[Unit, ...]
+    names: tuple[str, ...]
+    #: where its units' markers are (None: the phase's own folder)
+    folder: str | None = None
+
+    @property
+    def units(self) -> tuple[Unit, ...]:
+        """Its units, made when asked for (a unit's fingerprint is the step's and its name): the plan of a step over
+        a snapshot's 90,000 parts holds their names, not 90,000 units for the whole of the phase (issue 39)."""
+        return tuple(Unit(n, unit_fingerprint(self.fingerprint, n), {}, self.folder) for n in self.names)
 
 
 def map_phase_units(ctx: RunContext, phase: MapPhase) -> list[Unit]:
@@ -124,7 +132,7 @@ def step_plans(ctx: RunContext, phase: Phase) -> list[StepPlan]:
         else:
             names = [step.unit] if step.kind == FINAL else []
         folder = None if step.top else step.name  # where its markers are
-        out.append(StepPlan(step, fp, tuple(Unit(n, unit_fingerprint(fp, n), {}, folder) for n in names)))
+        out.append(StepPlan(step, fp, tuple(names), folder))
     return out
 
 
