@@ -42,10 +42,10 @@ def compute(
 ) -> dict:
     """stats.json of the output (the redacted examples included), every string from the data redacted."""
     run_config = plan.record.get("config", {})
-    units = collect.tasks(plan, annotated_columns(run_config))
     first = plan.phase(plan.inputs_phase())
     kinds = first.kinds if first is not None and len(set(first.kinds.values())) > 1 else None
-    aggs, unreadable = collect.aggregate(storage, units, config=config, workers=workers, ray=ray, kinds=kinds)
+    units = collect.tasks(plan, annotated_columns(run_config), kinds=kinds)
+    aggs, unreadable = collect.aggregate(storage, units, config=config, workers=workers, ray=ray)
     shards = plan.phase(plan.with_role(ROLE_SHARDS))
     manifest = read_manifest(storage) if shards is not None and shards.status == "ran" else None
     stats = publish_paths(build_stats(plan, aggs, manifest, unreadable), plan.record.get("working_dir"))

@@ -34,6 +34,9 @@ log = logging.getLogger(__name__)
 #: Up to this many parts and bytes, the aggregates are computed in the calling process.
 LOCAL_MAX_PARTS = 16
 LOCAL_MAX_BYTES = 256 << 20
+#: Parts one task aggregates, added up there in name order: a task per part made a 90,000-part card 90,000 tasks
+#: (22 minutes on 2 cores) and as many results and units for the driver (issue 39).
+PARTS_PER_TASK = 64
 
 
 def part_file(name: str) -> str:
@@ -77,13 +80,34 @@ class SafePartStats:
         return {"unit": unit.name, "files": files, "unreadable": unreadable}
 
 
-def open_worker(config, root: str, s3: dict) -> SafePartStats:
+class ChunkStats:
+    """The aggregates of a task's parts (:func:`tasks`), added up in name order, and of each source kind's."""
+
+    def __init__(self, storage: Storage):
+        self.part = SafePartStats(storage)
+
+    def process(self, unit: Unit) -> dict:
+        shared = {k: unit.params[k] for k in ("annotated", "examples", "scores")}
+        out: dict = {"unit": unit.name, "files": {}, "by_kind": {}, "unreadable": []}
+        for name, files, kind in unit.params["parts"]:
+            r = self.part.process(Unit(name, "", {**shared, "files": files}))
+            out["unreadable"] += r.get("unreadable", [])
+            _add_files(out["files"], r["files"], shared["examples"])
+            if kind is not None:
+                _add_files(out["by_kind"].setdefault(kind, {}), r["files"], shared["examples"])
+        return out
+
+
+def open_worker(config, root: str, s3: dict) -> ChunkStats:
     """For pipeline.distribute.map_units (built once per task)."""
-    return SafePartStats(Storage(root, S3Options(**s3)))
+    return ChunkStats(Storage(root, S3Options(**s3)))
 
 
-def tasks(plan: CardPlan, annotated: list[str], examples: int = EXAMPLES_PER_REASON) -> list[Unit]:
-    """One unit per part name: the files of that part in every phase that ran.
+def tasks(
+    plan: CardPlan, annotated: list[str], examples: int = EXAMPLES_PER_REASON, kinds: dict[str, str] | None = None
+) -> list[Unit]:
+    """One unit per ``PARTS_PER_TASK`` part names, in name order: for each part, the files of that part in every
+    phase that ran and its source kind (``kinds``: part -> kind, when the card splits by kind).
 
     The text column (for document lengths) is read in the first and the last
     phase that wrote documents only.
@@ -99,19 +123,21 @@ def tasks(plan: CardPlan, annotated: list[str], examples: int = EXAMPLES_PER_REA
             key = f.removeprefix("part-").removesuffix(".parquet") if p.writes_documents else f"{p.name}:{f}"
             files.setdefault(key, []).append([p.name, "rejected", f, False])
     scores = plan.plan.scores()  # the score columns the plan declares (the card never guesses them from names)
+    parts = [[name, fs, (kinds or {}).get(name)] for name, fs in sorted(files.items())]
+    shared = {"annotated": annotated, "examples": examples, "scores": scores}
     return [
-        Unit(name, "", {"files": fs, "annotated": annotated, "examples": examples, "scores": scores})
-        for name, fs in sorted(files.items())
+        Unit(f"{i // PARTS_PER_TASK:06d}", "", {**shared, "parts": parts[i : i + PARTS_PER_TASK]})
+        for i in range(0, len(parts), PARTS_PER_TASK)
     ]
 
 
 def total_bytes(storage: Storage, units: list[Unit]) -> int:
-    paths = [storage.path(kind, phase, name) for u in units for phase, kind, name, _ in u.params["files"]]
+    paths = [storage.path(*f.split("/", 2)) for u in units for f in _unit_files(u)]
     return sum(i.size or 0 for i in storage.fs.get_file_info(paths) if i.type == pafs.FileType.File)
 
 
 def run_local(storage: Storage, units: list[Unit]) -> Iterable[dict]:
-    worker = SafePartStats(storage)
+    worker = ChunkStats(storage)
     return (worker.process(u) for u in units)
 
 
@@ -133,7 +159,9 @@ def run_ray(config, storage: Storage, units: list[Unit], workers: int) -> Iterab
 
 
 def _unit_files(unit: Unit) -> list[str]:
-    return [f"{kind}/{phase}/{name}" for phase, kind, name, _ in unit.params["files"]]
+    """The files a unit reads: a part's (``files``), or each of a task's parts' (``parts``: :func:`tasks`)."""
+    files = unit.params.get("files") or [f for _, fs, _ in unit.params.get("parts", []) for f in fs]
+    return [f"{kind}/{phase}/{name}" for phase, kind, name, _ in files]
 
 
 def combine(
@@ -158,13 +186,17 @@ def combine(
             unreadable += [Unreadable(f, one_line(r["failed"])[:300]) for f in files]
             continue
         unreadable += [Unreadable(**u) for u in r.get("unreadable", [])]
-        kind = (kinds or {}).get(r["unit"])
-        for key, agg in r["files"].items():
-            out[key] = _add(out.get(key), agg, examples)
-            if kind is not None:
-                by_kind = out.setdefault("by_kind", {}).setdefault(kind, {})
-                by_kind[key] = _add(by_kind.get(key), agg, examples)
+        _add_files(out, r["files"], examples)
+        kind = (kinds or {}).get(r["unit"])  # a result of one part; a task's results say their kinds (ChunkStats)
+        for k, files in ({kind: r["files"]} if kind is not None else r.get("by_kind") or {}).items():
+            _add_files(out.setdefault("by_kind", {}).setdefault(k, {}), files, examples)
     return out, unreadable
+
+
+def _add_files(total: dict, files: dict, examples: int) -> None:
+    """``total`` (``{"<phase>/<kind>": aggregate}``) + ``files``, in place."""
+    for key, agg in files.items():
+        total[key] = _add(total.get(key), agg, examples)
 
 
 def _in_name_order(results: Iterable[dict], names: list[str]) -> Iterable[dict]:
@@ -216,21 +248,21 @@ def aggregate(
     config=None,
     workers: int | Callable[[], int] = 1,
     ray: bool = False,
-    kinds: dict[str, str] | None = None,
 ) -> tuple[dict[str, dict], list[Unreadable]]:
     """Aggregates of every part (and the files that could not be read): here when the run is small,
     else on Ray (``ray``) or a process pool.
 
     ``workers`` may be a function (asked only when the run is not small: it may start Ray).
     """
-    small = len(units) <= LOCAL_MAX_PARTS and total_bytes(storage, units) <= LOCAL_MAX_BYTES
+    parts = sum(len(u.params["parts"]) for u in units)
+    small = parts <= LOCAL_MAX_PARTS and total_bytes(storage, units) <= LOCAL_MAX_BYTES
     if not small and callable(workers):
         workers = workers()
     if small or workers <= 1:
-        log.info("card: aggregating %d parts in this process", len(units))
-        return combine(run_local(storage, units), units, kinds=kinds)
+        log.info("card: aggregating %d parts in this process", parts)
+        return combine(run_local(storage, units), units)
     if ray:
-        log.info("card: aggregating %d parts on Ray (%d workers)", len(units), workers)
-        return combine(run_ray(config, storage, units, workers), units, kinds=kinds)
-    log.info("card: aggregating %d parts in %d processes", len(units), workers)
-    return combine(run_pool(storage, units, workers), units, kinds=kinds)
+        log.info("card: aggregating %d parts in %d tasks on Ray (%d workers)", parts, len(units), workers)
+        return combine(run_ray(config, storage, units, workers), units)
+    log.info("card: aggregating %d parts in %d tasks, %d processes", parts, len(units), workers)
+    return combine(run_pool(storage, units, workers), units)

@@ -112,3 +112,16 @@ def test_aggregates_on_ray_equal_those_in_process(sample, monkeypatch):
     monkeypatch.setattr(collect, "LOCAL_MAX_PARTS", 0)
     on_ray = compute(plan, ctx.storage, config=ctx.config, workers=2, ray=True)
     assert on_ray == here
+
+
+def test_parts_added_up_in_tasks_of_several_give_the_aggregates_of_one_task_per_part(sample, monkeypatch):
+    """A card task adds up its parts in name order (issue 39: a task per part was 90,000 tasks for a snapshot's
+    card): the examples, the counts and each kind's are those of one part per task."""
+    out, _ = sample
+    ctx = plan_context(sample_config(out), progress=False)
+    plan = plan_from_context(ctx, json.loads((out / "run.json").read_text()))
+    monkeypatch.setattr(collect, "PARTS_PER_TASK", 1)
+    one = compute(plan, ctx.storage)
+    monkeypatch.setattr(collect, "PARTS_PER_TASK", 4)
+    assert len(collect.tasks(plan, [])) == -(-len(plan.phase("extracted").parts) // 4) > 1
+    assert compute(plan, ctx.storage) == one
