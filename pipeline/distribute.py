@@ -28,6 +28,7 @@ from typing import NoReturn, Protocol
 from tqdm import tqdm
 
 from core.faults import output_fault, quiet_collected_writer_faults
+from core.memory import return_free_memory
 from pipeline.phase import Unit
 from pipeline.result import UnitResult
 
@@ -451,22 +452,6 @@ def first_interrupt_only() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
-
-
-def return_free_memory() -> None:
-    """Give the memory a unit freed back to the system: Arrow's allocator and glibc's keep freed pages for
-    reuse, so a worker process would stay at its largest unit's peak for the rest of the run (and a later
-    phase's set-up would come on top of it).  Milliseconds, once per unit."""
-    import pyarrow as pa
-
-    pa.default_memory_pool().release_unused()
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        try:
-            ctypes.CDLL("libc.so.6").malloc_trim(0)
-        except (OSError, AttributeError):  # not glibc (musl): nothing to trim
-            pass
 
 
 _REMOTE = None

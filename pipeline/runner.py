@@ -16,6 +16,7 @@ import traceback
 from collections.abc import Sequence
 
 from core.faults import output_fault
+from core.memory import limit_arenas
 from core.storage import OutputError, Storage, resolve
 from pipeline.config import ConfigError, RunConfig, s3_options
 from pipeline.context import RunContext
@@ -46,6 +47,7 @@ def plan_context(
 ) -> RunContext:
     """The run's plan, inputs and output, every check that can be made before work done (the columns
     every stage needs, pipeline.preflight): nothing started, nothing left written."""
+    limit_arenas()  # its threads read tens of thousands of small files: few arenas keep less (core/memory.py)
     s3 = s3_options(config)
     inputs = without_output(expand_inputs(config.inputs, config.inputs_base, s3), config.output.root)
     preflight(config, inputs)

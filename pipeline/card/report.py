@@ -22,6 +22,7 @@ import logging
 import os
 import sys
 
+from core.memory import limit_arenas
 from core.storage import S3Options, Storage
 from pipeline.card.escape import one_line
 from pipeline.card.reading import CardInputError, check_record, find_bad_marker, read_object
@@ -83,6 +84,7 @@ def report(root: str, s3: S3Options | None = None, workers: int = 1) -> dict:
     from pipeline.phases.card import CardPhase, card_result
     from pipeline.units import UnitWork
 
+    limit_arenas()  # as a run's driver (core/memory.py)
     storage = Storage(root, s3)
     if not storage.exists("run.json"):
         raise FileNotFoundError(f"{storage.uri('run.json')} not found: not the output of a curate run")

@@ -15,10 +15,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from core.layout import part_file
+from core.memory import return_free_memory
 from core.storage import S3Options, Storage, resolve
 from core.threads import map_bounded
 from pipeline.config import RunConfig, s3_options
-from pipeline.distribute import OpenWorker, Progress, failure, map_units, return_free_memory
+from pipeline.distribute import OpenWorker, Progress, failure, map_units
 from pipeline.phase import Unit
 from pipeline.result import UnitResult
 from stages.dedup.config import DedupConfig

@@ -34,10 +34,11 @@ import numpy as np
 import pyarrow as pa
 
 from core.layout import DOCUMENTS, REJECTED, part_file
+from core.memory import return_free_memory
 from core.storage import Storage, open_input, resolve
 from pipeline import mixing
 from pipeline.config import ConfigError, RunConfig, s3_options
-from pipeline.distribute import Progress, failure, map_units, ray_data, return_free_memory
+from pipeline.distribute import Progress, failure, map_units, ray_data
 from pipeline.engine.steps import Job
 from pipeline.phase import FINAL, MAP, PARTS, ROLE_SHARDS, Phase, Sink, Step, Unit, fingerprint
 from pipeline.result import UnitResult, add_totals
