@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import traceback
 
-from pipeline.card.build import FOLDER, README, compute, publish
+from pipeline.card.build import FOLDER, README, compute_and_publish
 from pipeline.card.plan import plan_from_context
 from pipeline.card.reading import CardInputError, check_record, read_object
 from pipeline.config import RunConfig
@@ -44,16 +44,15 @@ def write_card(ctx: RunContext, unit: Unit) -> UnitResult:
     """Compute and publish the card of ``ctx``'s output (the engine, or ``curate report``, writes its marker)."""
     record = check_record(read_object(ctx.storage, "run.json"), ctx.storage.uri("run.json"))
     plan = plan_from_context(ctx, record)
-    stats = compute(plan, ctx.storage, config=ctx.config, workers=ctx.workers, ray=True)
-    if stats["unreadable"]:
-        publish(ctx.storage, stats)
-        files = [u["file"] for u in stats["unreadable"]]
+    published = compute_and_publish(plan, ctx.storage, config=ctx.config, workers=ctx.workers)
+    if published["unreadable"]:
+        files = published["unreadable"]
         raise CardIncomplete(
             f"{len(files)} part files could not be read; the card is written without them and says so: "
             + ", ".join(files[:5])
             + (" ..." if len(files) > 5 else "")
         )
-    return card_result(unit, publish(ctx.storage, stats))
+    return card_result(unit, published)
 
 
 def card_result(unit: Unit, totals: dict) -> UnitResult:
