@@ -53,10 +53,11 @@ def content_buckets(ctx: DedupContext) -> dict:
     listed = {
         n.removeprefix("part-").removesuffix(".parquet") for n in ctx.storage.list(*step2a.FOLDER, suffix=".parquet")
     }
-    units = [Unit(u, "", {"part_no": i}) for i, u in enumerate(ctx.units) if u in listed]
+    units = [Unit(u, "") for u in ctx.units if u in listed]
     docs = rows = 0
     failed = {}
-    for s in ctx.per_part("content", ContentPart, units, source=ctx.source):  # counts added up as parts finish
+    # counts added up as parts finish
+    for s in ctx.per_part("content", ContentPart, units, numbered=True, source=ctx.source):
         if "failed" in s:
             failed[s["unit"]] = s["failed"]
         else:

@@ -205,24 +205,44 @@ class DedupContext:
         """The path of an input part."""
         return self.storage.path("documents", self.source, part_file(unit))
 
-    def per_part(self, step: str, open_worker: OpenWorker, units: list[Unit], typed: bool = False, **extra):
+    @cached_property
+    def numbers(self) -> dict[str, int]:
+        """Each part's number (its position in :attr:`units`)."""
+        return {name: i for i, name in enumerate(self.units)}
+
+    def per_part(
+        self,
+        step: str,
+        open_worker: OpenWorker,
+        units: list[Unit],
+        typed: bool = False,
+        numbered: bool = False,
+        **extra,
+    ):
         """Run ``open_worker(config, **extra).process(unit)`` for each part in a Ray task; yields each part's stats
-        as parts finish (``typed``: the parts are units of the phase, and each returns a UnitResult).
+        as parts finish (``typed``: the parts are units of the phase, and each returns a UnitResult; ``numbered``:
+        each unit's params get ``part_no``, its part number).
 
         With many more parts than workers, a task does several parts in turn (:func:`batch_size`): a snapshot's
         tens of thousands of small parts cost one task's start each (measured: ~2/3 of step 1's time at 8,000
-        parts of 7 documents), a part's own work and failure stay its own.
+        parts of 7 documents), a part's own work and failure stay its own.  A task carries its parts as a few
+        lists (names, fingerprints, numbers), not a unit each: 90,000 units made ~70 MB in the driver (issue 39).
         """
         progress = Progress(f"{PHASE}: {step}", len(units), "part", self.progress, counts=())
         size = batch_size(len(units), self.workers)
+        numbers = self.numbers if numbered else None
         try:
             if size == 1:
+                if numbers is not None:
+                    units = [
+                        Unit(u.name, u.fingerprint, {**u.params, "part_no": numbers[u.name]}, u.step) for u in units
+                    ]
                 yield from map_units(
                     self.config, units, open_worker, workers=self.workers, extra=extra, progress=progress, typed=typed
                 )
                 return
             batches = {f"{step}-{i}": chunk for i, chunk in enumerate(_split(units, -(-len(units) // size)))}
-            tasks = [Unit(name, "", {"units": [u.to_json() for u in chunk]}) for name, chunk in batches.items()]
+            tasks = [Unit(name, "", _batch_params(chunk, numbers)) for name, chunk in batches.items()]
             inner = {"inner": open_worker, "inner_extra": extra, "typed": typed}
             for out in map_units(self.config, tasks, PartBatch, workers=self.workers, extra=inner):
                 if "failed" in out:  # the batch's task failed (its worker died past the retries): each part fails
@@ -235,6 +255,17 @@ class DedupContext:
                     yield r
         finally:
             progress.close()
+
+
+def _batch_params(units: list[Unit], numbers: dict[str, int] | None) -> dict:
+    """A batch task's parts, as lists (:class:`PartBatch` makes their units again)."""
+    return {
+        "names": [u.name for u in units],
+        "fingerprints": [u.fingerprint for u in units],
+        "params": [u.params or None for u in units],
+        "steps": [u.step for u in units],
+        "numbers": [numbers[u.name] for u in units] if numbers is not None else None,
+    }
 
 
 #: Parts a task of a per-part step takes at most, and tasks per worker it leaves at least (load balance).
@@ -258,7 +289,7 @@ class PartBatch:
 
     def process(self, unit: Unit) -> dict:
         out = []
-        for u in map(Unit.from_json, unit.params["units"]):
+        for u in _batch_units(unit.params):
             try:
                 r = self.inner.process(u)
             except Exception as e:  # the part fails alone (no marker: a rerun retries it), as map_units does
@@ -273,6 +304,17 @@ class PartBatch:
                 )
             out.append(r)
         return {"unit": unit.name, "parts": out}
+
+
+def _batch_units(params: dict) -> list[Unit]:
+    """The units of a batch task (:func:`_batch_params`)."""
+    numbers = params["numbers"] or [None] * len(params["names"])
+    return [
+        Unit(name, fp, {**(p or {}), **({"part_no": no} if no is not None else {})}, step)
+        for name, fp, p, step, no in zip(
+            params["names"], params["fingerprints"], params["params"], params["steps"], numbers, strict=True
+        )
+    ]
 
 
 #: Threads reading part files in one process: pyarrow reads and decodes without the GIL, and on S3 each file is

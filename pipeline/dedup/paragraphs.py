@@ -126,10 +126,11 @@ def find_repeated(ctx: DedupContext) -> ParagraphSummary:
     """Steps 1-2 above; returns the summary (step 5 fills in the removals)."""
     cfg = ctx.dedup.paragraphs
     ctx.storage.delete_dir(*FOLDER)
-    units = [Unit(u, "", {"part_no": i}) for i, u in enumerate(ctx.units)]
+    units = [Unit(u, "") for u in ctx.units]
     summary = ParagraphSummary(cfg.unit, cfg.mode)
     failed = {}
-    for s in ctx.per_part("paragraphs", HashPart, units, source=ctx.source):  # counts added up as parts finish
+    # counts added up as parts finish
+    for s in ctx.per_part("paragraphs", HashPart, units, numbered=True, source=ctx.source):
         if "failed" in s:
             failed[s["unit"]] = s["failed"]
         else:

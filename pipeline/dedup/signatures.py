@@ -71,7 +71,7 @@ def signature_width(config: MinHashConfig) -> int:
 def compute_signatures(ctx: DedupContext, units: list[Unit]):
     """Step 1 for the parts ``units`` (``part_no``: each one's number), one Ray task each; yields each part's
     result (``failed`` set if it could not be read).  The engine gives the parts whose markers are not current."""
-    return ctx.per_part("signatures", SignaturePart, units, typed=True, source=ctx.source)
+    return ctx.per_part("signatures", SignaturePart, units, typed=True, numbered=True, source=ctx.source)
 
 
 def summarize(stats: list[dict]) -> dict:

@@ -77,10 +77,7 @@ SIGNATURE_FOLDERS = ("buckets", "meta", "signatures")
 
 
 def _signatures(job: Job, todo: list[Unit]):
-    ctx = _dedup(job)
-    number = {name: i for i, name in enumerate(ctx.units)}  # a document is numbered part number << 32 | row
-    numbered = [Unit(u.name, u.fingerprint, {"part_no": number[u.name]}, u.step) for u in todo]
-    return signatures.compute_signatures(ctx, numbered)
+    return signatures.compute_signatures(_dedup(job), todo)
 
 
 def _signature_summary(total: UnitResult) -> dict:
