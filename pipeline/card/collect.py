@@ -89,7 +89,7 @@ class ChunkStats:
     def process(self, unit: Unit) -> dict:
         shared = {k: unit.params[k] for k in ("annotated", "examples", "scores")}
         out: dict = {"unit": unit.name, "files": {}, "by_kind": {}, "unreadable": []}
-        for name, files, kind in unit.params["parts"]:
+        for name, files, kind in part_files(unit.params):
             r = self.part.process(Unit(name, "", {**shared, "files": files}))
             out["unreadable"] += r.get("unreadable", [])
             _add_files(out["files"], r["files"], shared["examples"])
@@ -115,20 +115,42 @@ def tasks(
     ran = [p for p in plan.phases if p.status == "ran"]
     with_docs = [p.name for p in ran if p.writes_documents and p.parts]
     ends = {with_docs[0], with_docs[-1]} if with_docs else set()
-    files: dict[str, list] = {}
-    for p in ran:
+    # a part's files as bits over the slots (phase, kind): 90,000 parts' file lists were ~1 KB each (issue 39)
+    slots = [[p.name, kind, p.name in ends and kind == "documents"] for p in ran for kind in ("documents", "rejected")]
+    bits: dict[str, int] = {}
+    other: dict[str, list] = {}  # the rejected files of a phase whose units are not parts (shards: groups)
+    for i, p in enumerate(ran):
         for part in p.parts:
-            files.setdefault(part, []).append([p.name, "documents", part_file(part), p.name in ends])
+            bits[part] = bits.get(part, 0) | 1 << 2 * i
         for f in p.rejected:
-            key = f.removeprefix("part-").removesuffix(".parquet") if p.writes_documents else f"{p.name}:{f}"
-            files.setdefault(key, []).append([p.name, "rejected", f, False])
+            if p.writes_documents:
+                part = f.removeprefix("part-").removesuffix(".parquet")
+                bits[part] = bits.get(part, 0) | 1 << 2 * i + 1
+            else:
+                other[f"{p.name}:{f}"] = [[p.name, "rejected", f, False]]
     scores = plan.plan.scores()  # the score columns the plan declares (the card never guesses them from names)
-    parts = [[name, fs, (kinds or {}).get(name)] for name, fs in sorted(files.items())]
-    shared = {"annotated": annotated, "examples": examples, "scores": scores}
+    names = sorted([*bits, *other])
+    shared = {"annotated": annotated, "examples": examples, "scores": scores, "slots": slots}
     return [
-        Unit(f"{i // PARTS_PER_TASK:06d}", "", {**shared, "parts": parts[i : i + PARTS_PER_TASK]})
-        for i in range(0, len(parts), PARTS_PER_TASK)
+        Unit(
+            f"{i // PARTS_PER_TASK:06d}",
+            "",
+            {
+                **shared,
+                "parts": [[n, bits.get(n, 0), other.get(n), (kinds or {}).get(n)] for n in chunk],
+            },
+        )
+        for i in range(0, len(names), PARTS_PER_TASK)
+        for chunk in [names[i : i + PARTS_PER_TASK]]
     ]
+
+
+def part_files(params: dict) -> Iterable[tuple[str, list, str | None]]:
+    """A task's parts (:func:`tasks`), each as (name, its files ``[phase, kind, file, lengths]``, its kind)."""
+    slots = params["slots"]
+    for name, bits, other, kind in params["parts"]:
+        files = [[*slot[:2], part_file(name), slot[2]] for i, slot in enumerate(slots) if bits >> i & 1]
+        yield name, files + (other or []), kind
 
 
 def total_bytes(storage: Storage, units: list[Unit]) -> int:
@@ -160,7 +182,10 @@ def run_ray(config, storage: Storage, units: list[Unit], workers: int) -> Iterab
 
 def _unit_files(unit: Unit) -> list[str]:
     """The files a unit reads: a part's (``files``), or each of a task's parts' (``parts``: :func:`tasks`)."""
-    files = unit.params.get("files") or [f for _, fs, _ in unit.params.get("parts", []) for f in fs]
+    if "parts" in unit.params:
+        files = [f for _, fs, _ in part_files(unit.params) for f in fs]
+    else:
+        files = unit.params.get("files", [])
     return [f"{kind}/{phase}/{name}" for phase, kind, name, _ in files]
 
 
