@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass
 import pyarrow.fs as pafs
 
 from core.storage import S3Options, Storage
+from pipeline.card import hosts
 from pipeline.card.escape import one_line
 from pipeline.card.parts import EXAMPLES_PER_REASON, PartStats, cap_examples, merge
 from pipeline.card.plan import CardPlan
@@ -84,6 +85,7 @@ class ChunkStats:
     """The aggregates of a task's parts (:func:`tasks`), added up in name order, and of each source kind's."""
 
     def __init__(self, storage: Storage):
+        self.storage = storage
         self.part = SafePartStats(storage)
 
     def process(self, unit: Unit) -> dict:
@@ -95,6 +97,10 @@ class ChunkStats:
             _add_files(out["files"], r["files"], shared["examples"])
             if kind is not None:
                 _add_files(out["by_kind"].setdefault(kind, {}), r["files"], shared["examples"])
+        # the host counts leave the aggregates here: per-host data is added up by host, not by the driver
+        hosts.write(self.storage, unit.name, hosts.split_off(out["files"], unit.params.get("dataset")))
+        for files in out["by_kind"].values():
+            hosts.split_off(files, None)
         return out
 
 
@@ -130,7 +136,9 @@ def tasks(
                 other[f"{p.name}:{f}"] = [[p.name, "rejected", f, False]]
     scores = plan.plan.scores()  # the score columns the plan declares (the card never guesses them from names)
     names = sorted([*bits, *other])
-    shared = {"annotated": annotated, "examples": examples, "scores": scores, "slots": slots}
+    docs = [p.name for p in plan.phases if p.status == "ran" and p.writes_documents]
+    dataset = docs[-1] if docs else None  # whose documents are the kept hosts (pipeline.card.hosts)
+    shared = {"annotated": annotated, "examples": examples, "scores": scores, "slots": slots, "dataset": dataset}
     return [
         Unit(
             f"{i // PARTS_PER_TASK:06d}",
@@ -151,6 +159,12 @@ def part_files(params: dict) -> Iterable[tuple[str, list, str | None]]:
     for name, bits, other, kind in params["parts"]:
         files = [[*slot[:2], part_file(name), slot[2]] for i, slot in enumerate(slots) if bits >> i & 1]
         yield name, files + (other or []), kind
+
+
+def is_small(storage: Storage, units: list[Unit]) -> bool:
+    """Whether the parts are aggregated in the calling process (few and small: starting workers costs more)."""
+    parts = sum(len(u.params["parts"]) for u in units)
+    return parts <= LOCAL_MAX_PARTS and total_bytes(storage, units) <= LOCAL_MAX_BYTES
 
 
 def total_bytes(storage: Storage, units: list[Unit]) -> int:
@@ -280,7 +294,7 @@ def aggregate(
     ``workers`` may be a function (asked only when the run is not small: it may start Ray).
     """
     parts = sum(len(u.params["parts"]) for u in units)
-    small = parts <= LOCAL_MAX_PARTS and total_bytes(storage, units) <= LOCAL_MAX_BYTES
+    small = is_small(storage, units)
     if not small and callable(workers):
         workers = workers()
     if small or workers <= 1:

@@ -11,7 +11,7 @@ import re
 from collections import Counter
 from dataclasses import asdict
 
-from pipeline.card import hub, names as N
+from pipeline.card import hosts, hub, names as N
 from pipeline.card.funnel import adds_up, funnel, reader_counts, share
 from pipeline.card.languages import hub_languages
 from pipeline.card.parts import LENGTH_EDGES, QUALITY_BINS
@@ -25,12 +25,14 @@ from stages.pii.names import public_name
 
 SCHEMA = 1
 #: Hosts listed (and plotted) among the kept and among the removed documents.
-TOP_HOSTS = 20
 _SNAPSHOT = re.compile(r"CC-MAIN-\d{4}-\d{2}")
 
 
-def build_stats(plan: CardPlan, aggs: dict[str, dict], manifest: dict | None, unreadable: list = ()) -> dict:
-    """Every number of the card; ``unreadable``: the files left out (pipeline.card.collect.Unreadable)."""
+def build_stats(
+    plan: CardPlan, aggs: dict[str, dict], manifest: dict | None, unreadable: list = (), top_hosts: dict | None = None
+) -> dict:
+    """Every number of the card; ``unreadable``: the files left out (pipeline.card.collect.Unreadable);
+    ``top_hosts``: pipeline.card.hosts.top_hosts."""
     config = plan.record.get("config", {})
     rows = funnel(plan, aggs, manifest)
     kinds = sorted(set(plan.phase(plan.inputs_phase()).kinds.values())) if plan.phase(plan.inputs_phase()) else []
@@ -77,7 +79,7 @@ def build_stats(plan: CardPlan, aggs: dict[str, dict], manifest: dict | None, un
         "decontam": _decontam(plan, config),
         "mix": _mix(manifest),
         "tokens": tokens_stats(manifest, config),
-        "hosts": _hosts(dataset, plan, aggs),
+        "hosts": _hosts(dataset, top_hosts),
         "checks": _checks(plan, aggs, rows, manifest, unreadable),
         "unreadable": [asdict(u) for u in unreadable],
         "publish": _publish(plan, config, dataset, manifest),
@@ -393,19 +395,12 @@ def pii_action(entities: dict, entity: str) -> str:
     return "replace"
 
 
-def _hosts(dataset: str | None, plan: CardPlan, aggs: dict) -> dict:
-    kept = Counter(aggs.get(f"{dataset}/documents", {}).get("hosts", {})) if dataset else Counter()
-    removed: Counter = Counter()
-    for p in plan.phases:
-        removed.update(aggs.get(f"{p.name}/rejected", {}).get("hosts", {}))
-    top = lambda c: [[h, n] for h, n in sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_HOSTS]]  # noqa: E731
+def _hosts(dataset: str | None, top_hosts: dict | None) -> dict:
+    found = top_hosts or hosts.merged(hosts.SCHEMA.empty_table())
     return {
-        "top": TOP_HOSTS,
+        "top": hosts.TOP_HOSTS,
         "phase": dataset,
-        "kept_distinct": len(kept),
-        "removed_distinct": len(removed),
-        "kept": top(kept),
-        "removed": top(removed),
+        **{k: found[k] for k in ("kept_distinct", "removed_distinct", "kept", "removed")},
     }
 
 

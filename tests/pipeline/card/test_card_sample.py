@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from pipeline.card import collect
+from pipeline.card import collect, hosts
 from pipeline.card.build import compute
 from pipeline.card.plan import plan_from_context
 from pipeline.cli import main as curate
@@ -112,6 +112,11 @@ def test_aggregates_on_ray_equal_those_in_process(sample, monkeypatch):
     monkeypatch.setattr(collect, "LOCAL_MAX_PARTS", 0)
     on_ray = compute(plan, ctx.storage, config=ctx.config, workers=2, ray=True)
     assert on_ray == here
+    # the hosts added up by a Ray Data aggregation (a snapshot's tens of millions of hosts), as by one task
+    monkeypatch.setattr(hosts, "PARTITION_ROWS", 50)
+    assert compute(plan, ctx.storage, config=ctx.config, workers=2, ray=True) == here
+    assert here["hosts"]["kept"] and here["hosts"]["removed_distinct"] > 50
+    assert not ctx.storage.exists(*hosts.FOLDER)  # the tasks' host rows are deleted once added up
 
 
 def test_parts_added_up_in_tasks_of_several_give_the_aggregates_of_one_task_per_part(sample, monkeypatch):
