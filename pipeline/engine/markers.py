@@ -87,11 +87,12 @@ def _scan(
     names = [n.removesuffix(".json") for n in storage.list(*where, suffix=".json") if "/" not in n]
     records = [n for n in names if n.startswith(EMPTY_PREFIX)]
     own = [n for n in names if not n.startswith(EMPTY_PREFIX) and (wanted is None or n in wanted)]
-    seen: dict[str, str] = {}
+    seen: dict[str, str] = {}  # only with records of empty units to check against (90,000 entries: ~15 MB)
     found = map_bounded(lambda n: storage.read_json(*where, f"{n}.json"), own, window=READ_BATCH)
     for name, data in zip(own, found, strict=True):
         r = UnitResult.from_json(data)
-        seen[name] = r.fingerprint
+        if records:
+            seen[name] = r.fingerprint
         yield name, r
     for name in records:
         record = storage.read_json(*where, f"{name}.json")
