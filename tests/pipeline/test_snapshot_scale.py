@@ -16,6 +16,7 @@ import pickle
 import resource
 import subprocess
 import sys
+import tracemalloc
 import weakref
 from pathlib import Path
 
@@ -69,6 +70,21 @@ def test_part_groups_is_a_scan_per_part_done_by_one_sort():
 def test_parts_are_batched_only_when_they_outnumber_the_workers():
     assert batch_size(100, 2) == 6 and batch_size(8_000, 2) == 64 and batch_size(90_000, 3_200) == 3
     assert batch_size(10, 2) == 1 and batch_size(90_000, 20_000) == 1
+
+
+def test_a_batch_task_carries_its_parts_as_lists_not_a_unit_each(tmp_path):
+    """A per-part step's tasks hold the parts' names and fingerprints, not a serialized unit per part (~70 MB at
+    90,000 parts in the driver); a worker makes the same units again, numbered."""
+    ctx = _context(tmp_path, 6_400)
+    units = [Unit(name, f"{i:016x}", {}, "signatures") for i, name in enumerate(ctx.units)]
+    assert len(ctx.numbers) == len(units)  # the driver's one map of part numbers, made once per run
+    tracemalloc.start()
+    params = [dedup_context._batch_params(units[i : i + 64], ctx.numbers) for i in range(0, len(units), 64)]
+    held, _ = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert held / len(units) < 48, held / len(units)  # a unit as JSON, as before: ~200 bytes
+    again = [u for p in params for u in dedup_context._batch_units(p)]
+    assert again == [Unit(u.name, u.fingerprint, {"part_no": i}, "signatures") for i, u in enumerate(units)]
 
 
 def write_parts(root: Path, parts: int, docs_per_part: int) -> pa.Table:
