@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import os
 import time
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
@@ -92,7 +93,7 @@ def run_map(ctx: RunContext, phase: MapPhase, todo: list[Unit]) -> Iterator[Unit
             MapWorker,
             workers=ctx.workers(),
             keep_worker=phase.keep_worker,
-            extra={"phase": type(phase), "prepared": prepared},
+            extra={"phase": type(phase), "prepared": prepared, "cwd": os.getcwd()},
             progress=progress,
             typed=True,
             pool=phase.name if phase.own_workers else None,

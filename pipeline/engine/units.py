@@ -63,9 +63,7 @@ def map_phase_units(ctx: RunContext, phase: MapPhase) -> list[Unit]:
                 unit_name(f),
                 fingerprint(f, components[names.get(f)], *mixed),
                 {
-                    "source": f,
-                    "path": _path(f),
-                    "public": published_input(f),
+                    "source": f,  # where a worker opens it and how it is published: from the driver's cwd (MapWorker)
                     "kinds": kinds,
                     **({"source_name": names[f]} if f in names else {}),
                 },
@@ -89,17 +87,17 @@ def map_phase_units(ctx: RunContext, phase: MapPhase) -> list[Unit]:
     ]
 
 
-def published_input(uri: str) -> str:
+def published_input(uri: str, cwd: str | None = None) -> str:
     """An input file as every published column names it (``source``), as the card does: a path inside the working
-    directory relative to it, any other local path by its name, an ``s3://`` URI as it is; never the folders of the
-    machine that ran the job."""
-    return public_path(uri, os.getcwd())
+    directory (the driver's: ``cwd``) relative to it, any other local path by its name, an ``s3://`` URI as it is;
+    never the folders of the machine that ran the job."""
+    return public_path(uri, cwd or os.getcwd())
 
 
-def _path(uri: str) -> str:
-    """Where a worker opens an input: a local one's absolute path on the driver (workers do not share its working
-    directory; the input keeps its name as given, for the source column and the unit's name)."""
-    return uri if is_s3(uri) else os.path.abspath(uri)
+def input_path(uri: str, cwd: str | None = None) -> str:
+    """Where a worker opens an input: a local one's absolute path on the driver (``cwd``: its working directory,
+    which workers do not share; the input keeps its name as given, for the source column and the unit's name)."""
+    return uri if is_s3(uri) else os.path.normpath(os.path.join(cwd or os.getcwd(), os.path.expanduser(uri)))
 
 
 def _source(ctx: RunContext, phase: Phase) -> Phase:

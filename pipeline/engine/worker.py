@@ -30,6 +30,7 @@ from core.layout import DOCUMENTS, part_file
 from core.storage import Storage, open_input
 from pipeline.config import RunConfig, s3_options
 from pipeline.engine.schema import conform, inputs_schema, parts_schema
+from pipeline.engine.units import input_path, published_input
 from pipeline.phase import INPUTS, MapPhase, Unit
 from pipeline.readers import reader_for, readers
 from pipeline.result import UnitResult
@@ -46,8 +47,9 @@ SOURCE = "source"
 class MapWorker:
     """Runs a map phase's units (built once per worker process when the phase keeps its workers)."""
 
-    def __init__(self, config: RunConfig, phase: type[MapPhase], prepared: Any = None):
+    def __init__(self, config: RunConfig, phase: type[MapPhase], prepared: Any = None, cwd: str | None = None):
         self.config = config
+        self.cwd = cwd  # the driver's working directory: where its relative input paths are
         self.s3 = s3_options(config)
         self.storage = Storage(config.output.root, self.s3)
         self.phase = phase()
@@ -117,10 +119,10 @@ class _InputRead:
     def __init__(self, worker: MapWorker, unit: Unit):
         self.worker, self.unit = worker, unit
         self.uri = unit.params["source"]
-        self.public = unit.params.get("public", self.uri)  # the input as published (pipeline.engine.units)
+        self.public = published_input(self.uri, worker.cwd)  # the input as published (pipeline.engine.units)
 
     def __enter__(self):
-        self.raw = open_input(self.unit.params.get("path", self.uri), self.worker.s3).__enter__()  # the driver's path
+        self.raw = open_input(input_path(self.uri, self.worker.cwd), self.worker.s3).__enter__()
         try:
             # a reader of the run's own takes the files its suffixes name; else (a remote input's content is first
             # seen here) the content tells
