@@ -88,6 +88,7 @@ from benchmarks._common import (  # noqa: E402
 from benchmarks.big_warc import P_RE, Generator  # noqa: E402
 from core.layout import DOCUMENTS, DONE, REJECTED, part_file  # noqa: E402
 from pipeline.config import load_config  # noqa: E402
+from pipeline.engine.units import published_input  # noqa: E402
 from pipeline.inputs import unit_name  # noqa: E402
 from pipeline.phase import INPUTS  # noqa: E402
 from pipeline.runner import plan_context, status  # noqa: E402
@@ -496,7 +497,7 @@ def clone_run(base: Path, folder: Path, dest: Path, files: int, truth_path: Path
         s, c = t % len(named), t // len(named)
         base_name = unit_name(named[s])
         marker = json.loads((base / DONE / PHASE1 / f"{base_name}.json").read_text())
-        public, published, ids, cl = unit.params["public"], [], [], []
+        public, published, ids, cl = published_input(unit.params["source"]), [], [], []
         for path in marker["outputs"].get("published", []):
             sub, rest = path.split("/", 1)
             if rest != f"{PHASE1}/{part_file(base_name)}":

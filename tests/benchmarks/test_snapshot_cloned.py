@@ -16,6 +16,7 @@ import pytest
 
 from benchmarks import snapshot
 from core.layout import DOCUMENTS, DONE, REJECTED, part_file
+from pipeline.engine.units import published_input
 from pipeline.inputs import unit_name
 from tests.conftest import Page, html
 
@@ -87,7 +88,7 @@ def test_every_cloned_unit_is_current_for_the_engine(cloned):
 def test_a_clone_is_its_base_part_with_its_own_ids_urls_and_source(cloned):
     base, inputs, folder, dest, info = cloned
     ctx = snapshot.engine_context([str(folder / "*.warc.gz")], dest)
-    by_file = {u.params["public"]: u for u in ctx.units_of(ctx.phases[0])}
+    by_file = {published_input(u.params["source"]): u for u in ctx.units_of(ctx.phases[0])}
     unit = by_file[snapshot.input_name(4)]  # base input 0, clone 2
     docs = pq.read_table(dest / DOCUMENTS / "extracted" / part_file(unit.name)).to_pydict()
     assert docs["id"] == ["urn:uuid:0-0-c2", "urn:uuid:0-1-c2"]
@@ -145,7 +146,7 @@ def test_heavy_clones_give_unique_pages_their_own_text_and_keep_the_truth(tmp_pa
     folder, dest = tmp_path / "warc-cloned" / "files", tmp_path / "out-cloned"
     snapshot.clone_run(base, folder, dest, 3, truth)
     ctx = snapshot.engine_context([str(folder / "*.warc.gz")], dest)
-    unit = {u.params["public"]: u for u in ctx.units_of(ctx.phases[0])}[snapshot.input_name(2)]
+    unit = {published_input(u.params["source"]): u for u in ctx.units_of(ctx.phases[0])}[snapshot.input_name(2)]
     texts = pq.read_table(dest / DOCUMENTS / "extracted" / part_file(unit.name)).column("text").to_pylist()
     assert texts[0] == "text 0 of input 0"  # a cluster's copy stays a copy
     assert texts[1] != "text 1 of input 0" and texts[1].startswith("textqb ")  # a unique page its own (clone 1)

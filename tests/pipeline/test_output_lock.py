@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 import time
@@ -102,28 +103,33 @@ def test_the_heartbeat_keeps_a_long_run_live(tmp_path):
 
 
 RACER = textwrap.dedent("""
-    import sys, time
+    import os, sys, time
     from pipeline.lock import Holder, OutputLock, OutputLocked
     from core.storage import S3Options, Storage
-    root, start, endpoint = sys.argv[1], float(sys.argv[2]), sys.argv[3] or None
+    root, sync, endpoint, racers = sys.argv[1], sys.argv[2], sys.argv[3] or None, int(sys.argv[4])
     lock = OutputLock(Storage(root, S3Options(endpoint_url=endpoint)), Holder.me("racer"), settle_s=1.5)
-    time.sleep(max(0.0, start - time.time()))
+    open(os.path.join(sync, f"ready-{os.getpid()}"), "w").close()
+    while not os.path.exists(os.path.join(sync, "go")):  # every racer imported: they start together
+        time.sleep(0.01)
     try:
         lock.acquire()
     except OutputLocked:
+        open(os.path.join(sync, f"refused-{os.getpid()}"), "w").close()
         print("REFUSED")
     else:
         print("WON")
-        time.sleep(2.0)
+        deadline = time.time() + 60  # held until every other racer has tried (a loaded machine: late starters)
+        while sum(f.startswith("refused-") for f in os.listdir(sync)) < racers - 1 and time.time() < deadline:
+            time.sleep(0.05)
         lock.release()
 """)
 
 
 def _race(root: str, racers: int, endpoint: str = "") -> list[str]:
-    start = time.time() + 3.0  # every racer imported and waiting
+    sync = tempfile.mkdtemp()
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", RACER, root, str(start), endpoint],
+            [sys.executable, "-c", RACER, root, sync, endpoint, str(racers)],
             cwd=REPO,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -131,7 +137,11 @@ def _race(root: str, racers: int, endpoint: str = "") -> list[str]:
         )
         for _ in range(racers)
     ]
-    outs = [p.communicate(timeout=120) for p in procs]
+    deadline = time.time() + 120
+    while sum(f.startswith("ready-") for f in os.listdir(sync)) < racers and time.time() < deadline:
+        time.sleep(0.05)
+    open(os.path.join(sync, "go"), "w").close()
+    outs = [p.communicate(timeout=180) for p in procs]
     assert all(p.returncode == 0 for p in procs), [err[-1500:] for _, err in outs]
     return sorted(out.strip() for out, _ in outs)
 
