@@ -69,7 +69,7 @@ def tops(rows: pa.Table, n: int = TOP_HOSTS) -> pa.Table:
 def top_hosts(storage: Storage, ray: bool = False, n: int = TOP_HOSTS) -> dict:
     """Each side's top ``n`` hosts and number of hosts, from the rows the tasks wrote (then deleted)."""
     files = [storage.path(*FOLDER, f) for f in storage.list(*FOLDER, suffix=".parquet")]
-    rows = sum(map_bounded(lambda f: pq.ParquetFile(f, filesystem=storage.fs).metadata.num_rows, files))
+    rows = _rows(storage, files) if ray else 0  # the footers are read only to size a shuffle
     if not files:
         found = SCHEMA.empty_table()
     elif not ray:
@@ -82,6 +82,10 @@ def top_hosts(storage: Storage, ray: bool = False, n: int = TOP_HOSTS) -> dict:
         found = _tops_shuffled(storage, files, math.ceil(rows / PARTITION_ROWS), n)
     storage.delete_dir(*FOLDER)
     return merged(found, n)
+
+
+def _rows(storage: Storage, files: list[str]) -> int:
+    return sum(map_bounded(lambda f: pq.ParquetFile(f, filesystem=storage.fs).metadata.num_rows, files))
 
 
 def _tops_here(storage: Storage, files: list[str], n: int) -> pa.Table:
