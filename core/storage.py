@@ -138,8 +138,12 @@ def _match(path: str, pattern: str) -> bool:
 
 
 def _list_files(fs: pafs.FileSystem, root: str) -> list[str]:
+    return sorted(i.path for i in _file_infos(fs, root))
+
+
+def _file_infos(fs: pafs.FileSystem, root: str) -> list[pafs.FileInfo]:
     infos = fs.get_file_info(pafs.FileSelector(root, recursive=True))
-    return sorted(i.path for i in infos if i.type == pafs.FileType.File)
+    return [i for i in infos if i.type == pafs.FileType.File]
 
 
 def _uri(template: str, path: str) -> str:
@@ -170,11 +174,15 @@ class Storage:
 
     def list(self, *parts: str, suffix: str = "") -> list[str]:
         """Relative names of the files under a folder (empty if it is absent)."""
+        return list(self.sizes(*parts, suffix=suffix))
+
+    def sizes(self, *parts: str, suffix: str = "") -> dict[str, int]:
+        """The files under a folder (relative names, sorted) and their sizes in bytes, from one listing."""
         base = self.path(*parts)
         if self.fs.get_file_info(base).type != pafs.FileType.Directory:
-            return []
-        names = [posixpath.relpath(p, base) for p in _list_files(self.fs, base)]
-        return [n for n in names if n.endswith(suffix) and not posixpath.basename(n).startswith(".")]
+            return {}
+        infos = sorted((posixpath.relpath(i.path, base), i.size) for i in _file_infos(self.fs, base))
+        return {n: size for n, size in infos if n.endswith(suffix) and not posixpath.basename(n).startswith(".")}
 
     def delete_dir(self, *parts: str) -> None:
         if self.exists(*parts):

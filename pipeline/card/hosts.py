@@ -15,10 +15,9 @@ import math
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from core.storage import Storage
-from core.threads import map_bounded
+from core.tables import count_rows, read_tables
 
 FOLDER = ("card", "_hosts")
 KEPT, REMOVED = "kept", "removed"
@@ -69,7 +68,7 @@ def tops(rows: pa.Table, n: int = TOP_HOSTS) -> pa.Table:
 def top_hosts(storage: Storage, ray: bool = False, n: int = TOP_HOSTS) -> dict:
     """Each side's top ``n`` hosts and number of hosts, from the rows the tasks wrote (then deleted)."""
     files = [storage.path(*FOLDER, f) for f in storage.list(*FOLDER, suffix=".parquet")]
-    rows = _rows(storage, files) if ray else 0  # the footers are read only to size a shuffle
+    rows = count_rows(storage, files) if ray else 0  # the footers are read only to size a shuffle
     if not files:
         found = SCHEMA.empty_table()
     elif not ray:
@@ -84,34 +83,18 @@ def top_hosts(storage: Storage, ray: bool = False, n: int = TOP_HOSTS) -> dict:
     return merged(found, n)
 
 
-def _rows(storage: Storage, files: list[str]) -> int:
-    return sum(map_bounded(lambda f: pq.ParquetFile(f, filesystem=storage.fs).metadata.num_rows, files))
-
-
 def _tops_here(storage: Storage, files: list[str], n: int) -> pa.Table:
-    return tops(_sums(pa.concat_tables(pq.read_table(f, filesystem=storage.fs) for f in files)), n)
+    return tops(_sums(read_tables(storage, files)), n)
 
 
 def _tops_shuffled(storage: Storage, files: list[str], partitions: int, n: int) -> pa.Table:
     """The sums by host in ``partitions`` blocks (a Ray Data aggregation), each block's tops."""
-    from pipeline.distribute import ray_data
+    from pipeline.datasets import read_files
 
-    blocks = min(len(files), max(partitions, READ_BLOCKS))
-    chunks = [{"files": files[i::blocks]} for i in range(blocks)]
-    summed = (
-        ray_data()
-        .from_items(chunks, override_num_blocks=blocks)
-        .map_batches(_read_block, fn_kwargs={"storage": storage}, batch_size=None, batch_format="pyarrow")
-        .groupby(["side", "host"], num_partitions=partitions)
-        .sum("n")
-    )
+    read = read_files(storage.root_uri, storage.s3, files, max(partitions, READ_BLOCKS))
+    summed = read.groupby(["side", "host"], num_partitions=partitions).sum("n")
     found = summed.map_batches(_block_tops, fn_kwargs={"n": n}, batch_size=None, batch_format="pyarrow").take_all()
     return pa.Table.from_pylist(found, SCHEMA)
-
-
-def _read_block(batch: pa.Table, storage: Storage) -> pa.Table:
-    files = [f for listed in batch.column("files").to_pylist() for f in listed]
-    return pa.concat_tables(pq.read_table(f, filesystem=storage.fs) for f in files)
 
 
 def _block_tops(block: pa.Table, n: int) -> pa.Table:

@@ -27,7 +27,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from core.layout import part_file
-from pipeline.dedup.context import MAX_READ_BLOCKS, READ_THREADS, ROW_BITS, DedupContext, Parts, each_part, part_of
+from core.tables import READ_THREADS
+from pipeline.dedup.context import MAX_READ_BLOCKS, ROW_BITS, DedupContext, Parts, each_part, part_of
 from pipeline.dedup.shuffle import by_part, by_value
 from pipeline.distribute import ray_data
 from stages.dedup import boilerplate, minhash

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from core.storage import Storage
-from pipeline.dedup.context import DedupContext, read_tables
+from core.tables import read_tables
+from pipeline.dedup.context import DedupContext
 from pipeline.dedup.edges import EdgeSet
 from stages.dedup.components import COMPONENT_SCHEMA, distributed_components, local_components
 

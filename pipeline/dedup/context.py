@@ -12,13 +12,13 @@ from functools import cached_property
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from core.layout import part_file
 from core.memory import return_free_memory
 from core.storage import S3Options, Storage, resolve
-from core.threads import map_bounded
+from core.tables import READ_THREADS, count_rows, read_tables
 from pipeline.config import RunConfig, s3_options
+from pipeline.datasets import read_files, split
 from pipeline.distribute import OpenWorker, Progress, failure, map_units
 from pipeline.phase import Unit
 from pipeline.result import UnitResult
@@ -149,9 +149,8 @@ class DedupContext:
         return [self.storage.path(*folder, n) for n in self.storage.list(*folder, suffix=".parquet")]
 
     def rows(self, files: list[str]) -> int:
-        """Rows of the files, from their footers (read by READ_THREADS threads: tens of thousands of parts)."""
-        fs = self.storage.fs
-        return sum(map_bounded(lambda f: pq.ParquetFile(f, filesystem=fs).metadata.num_rows, files, READ_THREADS))
+        """Rows of the files, from their footers (tens of thousands of parts)."""
+        return count_rows(self.storage, files)
 
     def docs(self) -> int:
         """Documents of the corpus (rows of step 1's ``meta/``), counted once per run."""
@@ -160,26 +159,17 @@ class DedupContext:
         return self.counts["docs"]
 
     def read(self, files: list[str], partitions: int = 1):
-        """The files as a Ray Dataset for a shuffle into ``partitions``: as many blocks, or a few more to read in
-        parallel, each a task reading its share of the files.
+        """The files as a Ray Dataset for a shuffle into ``partitions``: as many read tasks, or a few more to read
+        in parallel (pipeline/datasets.py).
 
-        Ray Data's sort shuffle makes (input blocks)² objects whatever the partitions asked for, and
-        ``read_parquet`` gives tens of thousands of small files as many blocks: 8,000 parts were 64 M objects
-        and a driver of 12 GB (issue 39).  A block here holds ~1/partitions of the rows: a task's memory stays
-        bounded by ``partition_rows`` as before.
+        Ray Data's sort shuffle makes (input blocks)² objects whatever the partitions asked for: a task here
+        reads ~1/partitions of the rows, at most MAX_READ_BLOCKS tasks beyond the partitions, so that a task's
+        memory stays bounded by ``partition_rows`` and the shuffle's objects by the partitions.
         """
-        from pipeline.distribute import ray_data
-
-        n = max(1, min(len(files), max(partitions, min(2 * self.workers, MAX_READ_BLOCKS))))
-        chunks = [{"files": list(c)} for c in _split(files, n)]
-        where = {"root": self.config.output.root, "s3": s3_options(self.config)}
-        ds = (
-            ray_data()
-            .from_items(chunks, override_num_blocks=len(chunks))
-            .map_batches(_read_block, fn_kwargs=where, batch_size=None, batch_format="pyarrow")
-        )
+        n = max(partitions, min(2 * self.workers, MAX_READ_BLOCKS))
+        ds = read_files(self.config.output.root, s3_options(self.config), files, n)
         # fewer files than partitions (one file of components): split their rows, else one task would hold them all
-        return ds.repartition(partitions) if n < partitions else ds
+        return ds.repartition(partitions) if min(len(files), n) < partitions else ds
 
     def read_local(self, files: list[str]) -> pa.Table:
         """The files as one table in this process (for the single-partition paths, which run in one task)."""
@@ -241,7 +231,7 @@ class DedupContext:
                     self.config, units, open_worker, workers=self.workers, extra=extra, progress=progress, typed=typed
                 )
                 return
-            batches = {f"{step}-{i}": chunk for i, chunk in enumerate(_split(units, -(-len(units) // size)))}
+            batches = {f"{step}-{i}": chunk for i, chunk in enumerate(split(units, -(-len(units) // size)))}
             tasks = [Unit(name, "", _batch_params(chunk, numbers)) for name, chunk in batches.items()]
             inner = {"inner": open_worker, "inner_extra": extra, "typed": typed}
             for out in map_units(self.config, tasks, PartBatch, workers=self.workers, extra=inner):
@@ -317,31 +307,9 @@ def _batch_units(params: dict) -> list[Unit]:
     ]
 
 
-#: Threads reading part files in one process: pyarrow reads and decodes without the GIL, and on S3 each file is
-#: a request whose latency the threads overlap.
-READ_THREADS = 8
-#: Blocks of a dataset read for a shuffle beyond its partitions, for parallel reading (its square is what the
-#: sort shuffle's driver tracks).
+#: Read tasks of a dataset beyond its partitions, for parallel reading (its square is what the sort shuffle's
+#: driver tracks).
 MAX_READ_BLOCKS = 64
-
-
-def _split(items: list, n: int) -> list[list]:
-    """``items`` in ``n`` contiguous chunks of nearly equal length (none empty when n <= len(items))."""
-    bounds = np.linspace(0, len(items), n + 1).round().astype(int)
-    return [items[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
-
-
-def read_tables(storage: Storage, files: list[str], columns: list[str] | None = None) -> pa.Table:
-    """The files (paths under ``storage``) as one table, in their order, read by READ_THREADS threads."""
-    fs = storage.fs
-    with ThreadPoolExecutor(READ_THREADS) as pool:
-        return pa.concat_tables(pool.map(lambda f: pq.read_table(f, filesystem=fs, columns=columns), files))
-
-
-def _read_block(batch: pa.Table, root: str, s3: S3Options) -> pa.Table:
-    """One block of :meth:`DedupContext.read`: the files it lists, read in a task."""
-    files = [f for listed in batch.column("files").to_pylist() for f in listed]
-    return read_tables(Storage(root, s3), files)
 
 
 def _call(fn, *args, **kwargs):

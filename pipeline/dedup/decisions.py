@@ -17,10 +17,11 @@ import pyarrow as pa
 
 from core.layout import part_file
 from core.storage import Storage
+from core.tables import READ_THREADS, read_tables
 from pipeline.dedup import earlier, ids
 from pipeline.dedup.boilerplate import fixed_bytes, masks_of
 from pipeline.dedup.components import Components
-from pipeline.dedup.context import READ_THREADS, DedupContext, Parts, each_part, part_groups, read_tables, row_of
+from pipeline.dedup.context import DedupContext, Parts, each_part, part_groups, row_of
 from pipeline.dedup.shuffle import by_part, by_value
 from pipeline.dedup.signatures import signature_width
 from pipeline.dedup.verify import binary_column, check_settings, duplicates, signatures_of

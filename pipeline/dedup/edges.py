@@ -19,9 +19,10 @@ import numpy as np
 import pyarrow as pa
 
 from core.storage import Storage
+from core.tables import read_tables
 from pipeline.dedup import ids
 from pipeline.dedup.content import FOLDER as CONTENT_FOLDER
-from pipeline.dedup.context import DedupContext, Parts, read_tables
+from pipeline.dedup.context import DedupContext, Parts
 from pipeline.dedup.shuffle import group_apply
 from stages.dedup.edges import edges_table, star_edges
 from stages.dedup.hashing import fmix64

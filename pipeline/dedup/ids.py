@@ -22,7 +22,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from core.storage import Storage
-from pipeline.dedup.context import DedupContext, Parts, part_of, read_tables
+from core.tables import read_tables
+from pipeline.dedup.context import DedupContext, Parts, part_of
 from pipeline.dedup.shuffle import by_value
 from stages.base import set_column
 from stages.dedup.minhash import poly_hash_spans

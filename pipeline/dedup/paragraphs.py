@@ -40,17 +40,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from core.layout import part_file
+from core.tables import READ_THREADS, read_tables
 from pipeline.config import RunConfig
-from pipeline.dedup.context import (
-    READ_THREADS,
-    ROW_BITS,
-    DedupContext,
-    Parts,
-    part_groups,
-    read_tables,
-    row_of,
-    run_storage,
-)
+from pipeline.dedup.context import ROW_BITS, DedupContext, Parts, part_groups, row_of, run_storage
 from pipeline.dedup.decisions import read_decisions
 from pipeline.dedup.shuffle import by_part, by_value
 from pipeline.phase import Unit

@@ -14,8 +14,9 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from core.tables import read_tables
 from pipeline.dedup.boilerplate import fixed_bytes, masks_of
-from pipeline.dedup.context import DedupContext, Parts, each_part, read_tables, row_of
+from pipeline.dedup.context import DedupContext, Parts, each_part, row_of
 from pipeline.dedup.edges import EdgeSet
 from pipeline.dedup.shuffle import by_part
 from pipeline.dedup.signatures import signature_width

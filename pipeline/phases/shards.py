@@ -36,9 +36,11 @@ import pyarrow as pa
 from core.layout import DOCUMENTS, REJECTED, part_file
 from core.memory import return_free_memory
 from core.storage import Storage, open_input, resolve
+from core.tables import count_rows, read_file
 from pipeline import mixing
 from pipeline.config import ConfigError, RunConfig, s3_options
-from pipeline.distribute import Progress, failure, map_units, ray_data
+from pipeline.datasets import blocks_for, read_files
+from pipeline.distribute import Progress, failure, map_units
 from pipeline.engine.steps import Job
 from pipeline.phase import FINAL, MAP, PARTS, ROLE_SHARDS, Phase, Sink, Step, Unit, fingerprint
 from pipeline.result import UnitResult, add_totals
@@ -199,9 +201,10 @@ def _write_groups(job: Job, groups: list[Unit], mix: MixPlan | None = None):
     elif files:
         tokenizer = read_tokenizer(config)
         workers = job.workers()  # starts Ray
-        columns = _columns(config, files, storage)
-        # select_columns, not read_parquet(columns=) (deprecated): Ray Data pushes the projection into the read
-        ds = ray_data().read_parquet(files, filesystem=storage.fs).select_columns(columns)
+        listed = storage.sizes(DOCUMENTS, job.source)
+        blocks = blocks_for([listed.get(part_file(p.name), 0) for p in job.parts], 2 * workers)
+        columns = _columns(config, files, storage)  # a column the parts of one source lack is null in their rows
+        ds = read_files(config.output.root, s3_options(config), files, blocks, columns=columns, missing_ok=True)
         # Tasks, not an actor pool: actors would hold every CPU the shuffle after them needs.
         ds = ds.map_batches(
             _tokenize_and_plan,
@@ -248,15 +251,9 @@ def _columns(config: RunConfig, files: list[str], storage: Storage) -> list[str]
 
 def _is_small(storage: Storage, files: list[str], local_max_docs: int) -> bool:
     """Whether the documents to shard fit ``shards.local_max_docs`` (rows from the Parquet footers)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    import pyarrow.parquet as pq
-
     if local_max_docs <= 0 or len(files) > LOCAL_MAX_PARTS:
         return False
-    with ThreadPoolExecutor(16) as pool:
-        rows = pool.map(lambda f: pq.ParquetFile(f, filesystem=storage.fs).metadata.num_rows, files)
-        return sum(rows) <= local_max_docs
+    return count_rows(storage, files) <= local_max_docs
 
 
 def _write_groups_here(ctx: Job, files: list[str], todo: dict[int, Unit], mix: MixPlan | None = None):
@@ -294,14 +291,11 @@ class SmallShards:
         storage = Storage(self.config.output.root, s3_options(self.config))
         config, tokenizer = self.config.model_dump(mode="json"), read_tokenizer(self.config)
         files, units = unit.params["files"], {int(g): u for g, u in unit.params["units"].items()}
-        columns = _columns(self.config, files, storage)
+        columns, groups = _columns(self.config, files, storage), sorted(units)
         planned = []
         for f in files:
-            planned.append(
-                _tokenize_and_plan(
-                    _read_part(f, storage, columns), config, tokenizer, sorted(units), unit.params["mix"]
-                )
-            )
+            part = read_file(storage, f, columns, missing_ok=True)
+            planned.append(_tokenize_and_plan(part, config, tokenizer, groups, unit.params["mix"]))
             return_free_memory()  # the tokenizer's per-call lists and encodings: freed, not kept by the allocator
         planned = pa.concat_tables(
             planned, promote_options="default"
@@ -312,16 +306,6 @@ class SmallShards:
             if len(rows):  # a group without documents is written as empty by the caller
                 groups.append(json.loads(_write_group_task(rows, config, tokenizer, units).column("stats")[0].as_py()))
         return {"groups": groups}
-
-
-def _read_part(path: str, storage: Storage, columns: list[str]) -> pa.Table:
-    """A part's columns that it has, by the Parquet reader alone: pyarrow.dataset (what ``pq.read_table`` goes
-    through) would add ~45 MB of libraries to the worker process for a few files."""
-    import pyarrow.parquet as pq
-
-    part = pq.ParquetFile(path, filesystem=storage.fs)
-    have = set(part.schema_arrow.names)
-    return part.read(columns=[c for c in columns if c in have])
 
 
 @functools.lru_cache(maxsize=2)
