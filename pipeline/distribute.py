@@ -13,6 +13,7 @@ joins a cluster.
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import os
@@ -258,6 +259,9 @@ def end_process(code: int) -> NoReturn:
         shutdown_local_ray()
         sys.exit(code)
     atexit.unregister(ray._private.worker.shutdown)
+    # Objects the driver still holds through garbage cycles (a Ray Data executor's): with Ray's processes gone, its
+    # core worker tries to recover them and ends the process with status 1, before os._exit, in a run that succeeded.
+    gc.collect()
     try:
         workers = _node_children(node)
         node.kill_all_processes(check_alive=False, allow_graceful=True, wait=True)
