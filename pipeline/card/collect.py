@@ -128,10 +128,9 @@ def tasks(
     for i, p in enumerate(ran):
         for part in p.parts:
             bits[part] = bits.get(part, 0) | 1 << 2 * i
-        for f in p.rejected:
+        for f in p.rejected:  # parts, or the files of a phase whose units are not parts
             if p.writes_documents:
-                part = f.removeprefix("part-").removesuffix(".parquet")
-                bits[part] = bits.get(part, 0) | 1 << 2 * i + 1
+                bits[f] = bits.get(f, 0) | 1 << 2 * i + 1
             else:
                 other[f"{p.name}:{f}"] = [[p.name, "rejected", f, False]]
     scores = plan.plan.scores()  # the score columns the plan declares (the card never guesses them from names)

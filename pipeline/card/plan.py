@@ -17,6 +17,7 @@ Every marker the card uses is checked (pipeline.card.reading): a truncated one i
 from __future__ import annotations
 
 import logging
+import sys
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -43,7 +44,8 @@ class PhaseInfo:
     writes_documents: bool = True
     #: current parts (documents/<name>/part-<part>.parquet)
     parts: list[str] = field(default_factory=list)
-    #: files under rejected/<name>/ that belong to the current parts
+    #: the current parts that have a file under rejected/<name>/ (a phase whose units are not parts, shards: the
+    #: files there)
     rejected: list[str] = field(default_factory=list)
     #: stages that ran (the markers' stage_docs_in), for steps that removed nothing
     stages: list[str] = field(default_factory=list)
@@ -66,6 +68,7 @@ class ReaderCounts:
 
     def add(self, m: UnitResult) -> None:
         kind, by_type = m.outputs.get("kind"), m.totals.get("records_by_type", {})
+        kind = sys.intern(kind) if isinstance(kind, str) else kind  # a few kinds, 90,000 files
         self.files[m.outputs.get("source", m.unit)] = (kind, sum(by_type.values()))
         counts = self.kinds.setdefault(kind, {"by_type": Counter(), "malformed": 0, "rows": 0})
         counts["by_type"].update(by_type)
@@ -86,7 +89,7 @@ class _Seen:
         self.any = True
         self.stages.update(m.stages.docs_in)
         if sources and m.outputs.get("kind"):
-            self.kinds[m.unit] = m.outputs["kind"]
+            self.kinds[sys.intern(m.unit)] = sys.intern(m.outputs["kind"])
 
 
 @dataclass
@@ -143,7 +146,7 @@ def _checked(storage: Storage, phase: str, m: UnitResult) -> UnitResult:
 def _info(storage: Storage, phase: PhasePlan, parts: list[str], seen: _Seen) -> PhaseInfo:
     rejected_files = set(storage.list(REJECTED, phase.name, suffix=".parquet"))
     if phase.writes_documents:
-        rejected = [part_file(p) for p in parts if part_file(p) in rejected_files]
+        rejected = [p for p in parts if part_file(p) in rejected_files]
     else:  # a phase whose units are not parts (shards: groups): every rejected file it wrote
         rejected = sorted(f for f in rejected_files if "/" not in f) if seen.any else []
     status = "ran" if seen.any else "not_run"
@@ -169,7 +172,8 @@ def plan_from_context(ctx, record: dict) -> CardPlan:
             continue
         phase = enabled[planned.name]
         units = ctx.units_of(phase)
-        parts = [p.name for p in ctx.parts(phase)] if phase.writes_documents else []
+        # a part's name once for every phase it is in (interned): each phase's names were new strings (issue 39)
+        parts = [sys.intern(p.name) for p in ctx.parts(phase)] if phase.writes_documents else []
         seen = _Seen()
         done = [u for u in units if ctx.marker(phase, u) is not None]
         for m in ctx.results(phase, done):
@@ -250,7 +254,7 @@ def plan_from_markers(storage: Storage, record: dict, why: str, phases: Sequence
         for m in _every_marker(storage, name):
             seen.add(m, planned.sources)
             if planned.writes_documents and m.outputs.get("documents_part") and m.unit in files:
-                parts.append(m.unit)
+                parts.append(sys.intern(m.unit))
             if counts_reader and m.totals.get("records_by_type"):
                 reader.add(m)
         infos.append(_info(storage, planned, parts, seen))
