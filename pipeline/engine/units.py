@@ -77,12 +77,10 @@ def map_phase_units(ctx: RunContext, phase: MapPhase) -> list[Unit]:
         n: fingerprint(settings.map_phase(phase, config.for_source(n), s3)) for n in {names.get(p.name) for p in parts}
     }
     corpus = [fingerprint(sorted(p.fingerprint for p in parts))] if phase.corpus_wide(config) else []
+    # one params dict per source, shared by its units (never changed): a dict per part was ~16 MB at 90,000 parts
+    params = {n: {"source": source.name, **({"source_name": n} if names else {})} for n in components}
     return [
-        Unit(
-            p.name,
-            fingerprint(p.fingerprint, components[names.get(p.name)], *corpus),
-            {"source": source.name, **({"source_name": names.get(p.name)} if names else {})},
-        )
+        Unit(p.name, fingerprint(p.fingerprint, components[names.get(p.name)], *corpus), params[names.get(p.name)])
         for p in parts
     ]
 
