@@ -130,3 +130,19 @@ def test_parts_added_up_in_tasks_of_several_give_the_aggregates_of_one_task_per_
     monkeypatch.setattr(collect, "PARTS_PER_TASK", 4)
     assert len(collect.tasks(plan, [])) == -(-len(plan.phase("extracted").parts) // 4) > 1
     assert compute(plan, ctx.storage) == one
+
+
+def test_the_plan_holds_a_part_name_once_for_every_phase(sample):
+    """Each phase's part names (and its parts with rejected files) were new strings: at 90,000 parts, tens of MB
+    of the card's plan (issue 39).  A part deduplication keeps is the same name object in every later phase."""
+    out, _ = sample
+    ctx = plan_context(sample_config(out), progress=False)
+    plan = plan_from_context(ctx, json.loads((out / "run.json").read_text()))
+    first, last = plan.phase("extracted"), plan.phase("final")
+    by_name = {n: n for n in first.parts}
+    assert last.parts and all(by_name[n] is n for n in last.parts)
+    assert first.rejected and set(first.rejected) <= set(first.parts)
+    assert all(by_name[n] is n for n in first.rejected)
+    # and the units of a map phase over parts share their params (one dict per source, not one per part)
+    final = next(p for p in ctx.phases if p.name == "final")
+    assert len({id(u.params) for u in ctx.units_of(final)}) == 1 < len(ctx.units_of(final))
