@@ -291,11 +291,11 @@ class SmallShards:
         storage = Storage(self.config.output.root, s3_options(self.config))
         config, tokenizer = self.config.model_dump(mode="json"), read_tokenizer(self.config)
         files, units = unit.params["files"], {int(g): u for g, u in unit.params["units"].items()}
-        columns, groups = _columns(self.config, files, storage), sorted(units)
+        columns, wanted = _columns(self.config, files, storage), sorted(units)
         planned = []
         for f in files:
             part = read_file(storage, f, columns, missing_ok=True)
-            planned.append(_tokenize_and_plan(part, config, tokenizer, groups, unit.params["mix"]))
+            planned.append(_tokenize_and_plan(part, config, tokenizer, wanted, unit.params["mix"]))
             return_free_memory()  # the tokenizer's per-call lists and encodings: freed, not kept by the allocator
         planned = pa.concat_tables(
             planned, promote_options="default"
