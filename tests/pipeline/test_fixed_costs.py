@@ -125,14 +125,7 @@ assert not ray.is_initialized()
 
 
 def _slim_start(mode: str) -> dict:
-    out = subprocess.run(
-        [sys.executable, "-c", SLIM_START, mode],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_ADDRESS": ""},
-    )
+    out = _python(SLIM_START, mode)
     assert out.returncode == 0, out.stderr[-2000:]
     return {**json.loads(out.stdout.strip().splitlines()[-1]), "stderr": out.stderr}
 
@@ -203,14 +196,7 @@ def test_units_mapped_before_any_phase_started_ray_start_it_as_the_run_says(tmp_
     card's redaction task: Ray's own default start would bring the dashboard and the autoscaler's monitor up
     and take every CPU, whatever ``ray.num_cpus`` / ``ray.address`` say.  And a ``pool`` (a phase's
     ``own_workers``) gets worker processes of its own."""
-    out = subprocess.run(
-        [sys.executable, "-c", UNSTARTED_MAP, str(tmp_path / "out")],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_ADDRESS": ""},
-    )
+    out = _python(UNSTARTED_MAP, str(tmp_path / "out"))
     assert out.returncode == 0, out.stderr[-2000:]
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got["out"][0]["pid"] > 0 and got["cpus"] == 1.0
@@ -339,6 +325,18 @@ def test_agent_stand_in_ends_with_the_process_that_started_it(tmp_path):
         pytest.fail("the stand-in outlived its parent")
 
 
+def _python(code: str, *args: str) -> subprocess.CompletedProcess:
+    """``code`` in a fresh Python process at the repository's root, its own embedded Ray (no cluster address)."""
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_ADDRESS": ""},
+    )
+
+
 END_PROCESS = """
 import atexit, json, os, sys
 import ray
@@ -367,14 +365,7 @@ def test_end_process_stops_the_ray_it_started_and_runs_the_other_exit_handlers(t
 
     psutil = importlib.import_module("psutil")  # after ray: alone, this test has no psutil otherwise
     record = tmp_path / "atexit.json"
-    out = subprocess.run(
-        [sys.executable, "-c", END_PROCESS, str(record)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_ADDRESS": ""},
-    )
+    out = _python(END_PROCESS, str(record))
     assert out.returncode == 3, out.stderr[-2000:]
     assert out.stdout.endswith("the report")
     assert "the worker's last line" in out.stderr
@@ -409,14 +400,7 @@ end_process(0)
 def test_a_run_that_succeeded_exits_0_though_its_driver_still_held_objects():
     """A Ray Data phase's objects left in garbage cycles: with Ray's processes stopped, the driver's core worker tried
     to recover them and ended the process with status 1 (``curate run --phases shards`` on the Ray path did)."""
-    out = subprocess.run(
-        [sys.executable, "-c", HELD_IN_A_CYCLE],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_ADDRESS": ""},
-    )
+    out = _python(HELD_IN_A_CYCLE)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "lost objects" not in out.stderr
 
@@ -432,14 +416,7 @@ def test_shutdown_local_ray_leaves_a_ray_it_did_not_start():
         "print(ray.is_initialized())\n"
         "ray.shutdown()\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_ADDRESS": ""},
-    )
+    out = _python(code)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "True"
 
@@ -481,14 +458,7 @@ shutdown_local_ray()
 def test_a_phase_stopped_early_waits_for_its_cancelled_units_to_clean_up(tmp_path):
     """A run stopped by a full disk cancels its running units and ends Ray: each cancelled unit must have
     removed its temporary files first, however long that takes, or they are left behind."""
-    out = subprocess.run(
-        [sys.executable, "-c", CANCELLED_MAP, str(tmp_path)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_ADDRESS": ""},
-    )
+    out = _python(CANCELLED_MAP, str(tmp_path))
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "True"
 
