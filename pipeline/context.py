@@ -7,12 +7,13 @@ Planning never starts Ray (``--dry-run`` is instant): Ray starts the first time 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from core.storage import S3Options, Storage
 from pipeline.config import RunConfig, s3_options
 from pipeline.engine import markers as marker_store, units as engine_units
+from pipeline.engine.columns import MarkerMap, PartList, UnitList
 from pipeline.phase import Part, Phase, Unit
 from pipeline.plan import Plan
 from pipeline.result import UnitResult
@@ -31,10 +32,10 @@ class RunContext:
     progress: bool = True
     address: str | None = None
     _workers: int | None = None
-    _units: dict[str, list[Unit]] = field(default_factory=dict)
+    _units: dict[str, Sequence[Unit]] = field(default_factory=dict)
     _steps: dict[str, list] = field(default_factory=dict)
-    _markers: dict[tuple, dict[str, marker_store.Marker]] = field(default_factory=dict)
-    _parts: dict[str, list[Part]] = field(default_factory=dict)
+    _markers: dict[tuple, MarkerMap] = field(default_factory=dict)
+    _parts: dict[str, PartList] = field(default_factory=dict)
     _listed: dict[tuple[str, ...], set[str]] = field(default_factory=dict)
     #: the phase running (its plan is kept; so is the one it reads until its parts are known); None: keep all
     _running: str | None = None
@@ -65,7 +66,7 @@ class RunContext:
         copies = getattr(phase, "copies", None)  # an export reads the phase it names (pipeline/exports.py)
         return next((p for p in reversed(before) if (p.name == copies if copies else p.writes_documents)), None)
 
-    def units_of(self, phase: Phase) -> list[Unit]:
+    def units_of(self, phase: Phase) -> Sequence[Unit]:
         """The phase's units (a map phase's, or its counted steps'), with the fingerprints the engine gives them."""
         if phase.name not in self._units:
             self._units[phase.name] = engine_units.units(self, phase)
@@ -77,7 +78,7 @@ class RunContext:
             self._steps[phase.name] = engine_units.step_plans(self, phase)
         return self._steps[phase.name]
 
-    def markers(self, phase: Phase, step: str | None = None) -> dict[str, marker_store.Marker]:
+    def markers(self, phase: Phase, step: str | None = None) -> MarkerMap:
         """Every marker under ``_done/<phase>/`` (or its step's folder) by unit name, read once (what says whether
         a unit is current, not its counts: :meth:`results`)."""
         if (phase.name, step) not in self._markers:
@@ -88,8 +89,15 @@ class RunContext:
     def marker(self, phase: Phase, unit: Unit) -> marker_store.Marker | None:
         """The unit's marker if it is current: same fingerprint, and every file it says its unit published is there
         (a marker is trusted only while what it describes exists: a deleted part or ``shards/`` is redone)."""
-        m = self.markers(phase, unit.step).get(unit.name)
-        return m if m is not None and m.fingerprint == unit.fingerprint and m.complete else None
+        markers = self.markers(phase, unit.step)
+        return markers[unit.name] if markers.is_current(unit.name, unit.fingerprint) else None
+
+    def current(self, phase: Phase, units: Sequence[Unit]) -> list[bool]:
+        """Whether each of ``units`` has a current marker (:meth:`marker`), without making a unit each."""
+        if isinstance(units, UnitList):
+            markers = self.markers(phase, units.step)
+            return [markers.is_current(n, fp) for n, fp in zip(units.names, units.fingerprints, strict=True)]
+        return [self.marker(phase, u) is not None for u in units]
 
     def results(self, phase: Phase, units: Iterable[Unit]) -> Iterator[UnitResult]:
         """The results in the current markers of ``units``, read again from the output a batch at a time: what a
@@ -112,10 +120,10 @@ class RunContext:
             self._listed[folder] = set(self.storage.list(*folder))
         return PUBLISHED_SEP.join(parts[len(folder) :]) in self._listed[folder]
 
-    def parts(self, phase: Phase | None) -> list[Part]:
+    def parts(self, phase: Phase | None) -> PartList:
         """The finished parts of ``phase`` for the current inputs (none before the first phase)."""
         if phase is None:
-            return []
+            return PartList()
         if phase.name not in self._parts:
             self._parts[phase.name] = engine_units.parts(self, phase)
             # The parts are what the later phases need; the units and markers they came from are computed and read
@@ -126,9 +134,9 @@ class RunContext:
             self.drop_markers(phase.name)
         return self._parts[phase.name]
 
-    def use_parts(self, phase: str, parts: list[Part]) -> None:
+    def use_parts(self, phase: str, parts: Iterable[Part]) -> None:
         """Take ``parts`` as the finished parts of ``phase`` (a phase run on its own, on what an earlier run left)."""
-        self._parts[phase] = list(parts)
+        self._parts[phase] = PartList.of(parts)
         self._given.add(phase)
 
     def focus(self, phase: Phase) -> None:

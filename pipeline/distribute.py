@@ -22,7 +22,7 @@ import time
 import traceback
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import NoReturn, Protocol
 
@@ -478,7 +478,7 @@ CANCEL_WAIT_S = 30.0
 
 def map_units(
     config,
-    units: list[Unit],
+    units: Sequence[Unit],
     open_worker: OpenWorker,
     *,
     workers: int,
@@ -521,13 +521,13 @@ def map_units(
     task = _remote_unit_task()
     if pool is not None:
         task = task.options(runtime_env={"env_vars": {WORKER_POOL_VAR: pool}})
-    todo = list(reversed(units))
+    todo, left = iter(units), len(units)  # read one at a time: a phase's units may be columns (UnitList)
     running: dict = {}
     size = max(1, min(workers, len(units)))
     try:
-        while todo or running:
-            while todo and len(running) < size:
-                unit = todo.pop()
+        while left or running:
+            while left and len(running) < size:
+                unit, left = next(todo), left - 1
                 running[task.remote(job, unit.to_json())] = unit
             done, _ = ray.wait(list(running), num_returns=1)
             for ref in done:

@@ -27,6 +27,7 @@ from core.storage import Storage
 from core.threads import map_bounded
 from pipeline.card.reading import check_marker, read_object
 from pipeline.engine import markers as marker_store
+from pipeline.engine.columns import split
 from pipeline.phase import ROLE_DOCUMENTS
 from pipeline.plan import PhasePlan, Plan
 from pipeline.result import UnitResult
@@ -173,9 +174,9 @@ def plan_from_context(ctx, record: dict) -> CardPlan:
         phase = enabled[planned.name]
         units = ctx.units_of(phase)
         # a part's name once for every phase it is in (interned): each phase's names were new strings (issue 39)
-        parts = [sys.intern(p.name) for p in ctx.parts(phase)] if phase.writes_documents else []
+        parts = ctx.parts(phase).names if phase.writes_documents else []  # interned: one string for every phase
         seen = _Seen()
-        done = [u for u in units if ctx.marker(phase, u) is not None]
+        done = split(units, ctx.current(phase, units))[0]
         for m in ctx.results(phase, done):
             seen.add(_checked(ctx.storage, phase.name, m), planned.sources)
             if planned.sources:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import hashlib
 import math
 import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -195,16 +197,17 @@ class DedupContext:
         """The path of an input part."""
         return self.storage.path("documents", self.source, part_file(unit))
 
-    @cached_property
-    def numbers(self) -> dict[str, int]:
-        """Each part's number (its position in :attr:`units`)."""
-        return {name: i for i, name in enumerate(self.units)}
+    def number(self, name: str) -> int:
+        """A part's number (its position in :attr:`units`, which are sorted: no table of 90,000 names in the
+        driver)."""
+        i = bisect.bisect_left(self.units, name)
+        return i if i < len(self.units) and self.units[i] == name else self.units.index(name)
 
     def per_part(
         self,
         step: str,
         open_worker: OpenWorker,
-        units: list[Unit],
+        units: Sequence[Unit],
         typed: bool = False,
         numbered: bool = False,
         **extra,
@@ -220,23 +223,22 @@ class DedupContext:
         """
         progress = Progress(f"{PHASE}: {step}", len(units), "part", self.progress, counts=())
         size = batch_size(len(units), self.workers)
-        numbers = self.numbers if numbered else None
+        numbers = self.number if numbered else None
         try:
             if size == 1:
                 if numbers is not None:
                     units = [
-                        Unit(u.name, u.fingerprint, {**u.params, "part_no": numbers[u.name]}, u.step) for u in units
+                        Unit(u.name, u.fingerprint, {**u.params, "part_no": numbers(u.name)}, u.step) for u in units
                     ]
                 yield from map_units(
                     self.config, units, open_worker, workers=self.workers, extra=extra, progress=progress, typed=typed
                 )
                 return
-            batches = {f"{step}-{i}": chunk for i, chunk in enumerate(split(units, -(-len(units) // size)))}
-            tasks = [Unit(name, "", _batch_params(chunk, numbers)) for name, chunk in batches.items()]
+            tasks = _Batches(step, split(units, -(-len(units) // size)), numbers)
             inner = {"inner": open_worker, "inner_extra": extra, "typed": typed}
             for out in map_units(self.config, tasks, PartBatch, workers=self.workers, extra=inner):
                 if "failed" in out:  # the batch's task failed (its worker died past the retries): each part fails
-                    done = [{"unit": u.name, "failed": out["failed"]} for u in batches[out["unit"]]]
+                    done = [{"unit": u.name, "failed": out["failed"]} for u in tasks.parts(out["unit"])]
                 else:
                     done = out["parts"]
                 for r in done:
@@ -247,14 +249,34 @@ class DedupContext:
             progress.close()
 
 
-def _batch_params(units: list[Unit], numbers: dict[str, int] | None) -> dict:
+class _Batches(Sequence[Unit]):
+    """The tasks of a per-part step, a unit each made when its task starts (map_units reads them one at a time):
+    the lists a task carries are never held for every part at once."""
+
+    def __init__(self, step: str, chunks: list[Sequence[Unit]], numbers: Callable[[str], int] | None):
+        self.step, self.chunks, self.numbers = step, chunks, numbers
+
+    def __len__(self) -> int:
+        return len(self.chunks)
+
+    def __getitem__(self, i: int) -> Unit:
+        if not 0 <= i < len(self.chunks):
+            raise IndexError(i)
+        return Unit(f"{self.step}-{i}", "", _batch_params(self.chunks[i], self.numbers))
+
+    def parts(self, task: str) -> Sequence[Unit]:
+        """The parts of the task named ``task``."""
+        return self.chunks[int(task.rsplit("-", 1)[1])]
+
+
+def _batch_params(units: Sequence[Unit], numbers: Callable[[str], int] | None) -> dict:
     """A batch task's parts, as lists (:class:`PartBatch` makes their units again)."""
     return {
         "names": [u.name for u in units],
         "fingerprints": [u.fingerprint for u in units],
         "params": [u.params or None for u in units],
         "steps": [u.step for u in units],
-        "numbers": [numbers[u.name] for u in units] if numbers is not None else None,
+        "numbers": [numbers(u.name) for u in units] if numbers is not None else None,
     }
 
 

@@ -10,11 +10,11 @@ expands it into one marker per unit.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
 from core.layout import DOCUMENTS, DONE, part_file
 from core.storage import Storage
 from core.threads import map_bounded
+from pipeline.engine.columns import Marker, MarkerMap
 from pipeline.phase import fingerprint
 from pipeline.result import UnitResult
 from pipeline.units import PUBLISHED, PUBLISHED_SEP
@@ -33,21 +33,6 @@ def unit_fingerprint(step_fingerprint: str, unit: str) -> str:
     return fingerprint(step_fingerprint, unit)
 
 
-@dataclass(frozen=True, slots=True)
-class Marker:
-    """What the engine keeps of a unit's marker: whether it is current (its fingerprint, whether the files it
-    published are there), not its counts nor its list of files: a phase's tens of thousands of results are read
-    again, a batch at a time, when a summary or the card adds them up (:func:`results`), so that the driver stays
-    flat in the number of units (issue 39)."""
-
-    fingerprint: str
-    #: every file the unit published was there when the marker was read
-    complete: bool = True
-    #: it published a documents part
-    documents_part: bool = False
-    empty: bool = False
-
-
 def published_files(phase: str, result: UnitResult) -> list[str]:
     """The files a unit's marker says it published (a marker of an earlier version, without the list: its
     documents part), as ``/``-separated paths under the output root."""
@@ -60,13 +45,14 @@ def published_files(phase: str, result: UnitResult) -> list[str]:
 
 def read(
     storage: Storage, phase: str, step: str | None = None, exists: Callable[[str], bool] | None = None
-) -> dict[str, Marker]:
-    """Every marker of a folder by unit name, as the engine keeps it (:class:`Marker`), empty units' records
-    expanded; ``exists(path)`` says whether a file a unit published is there (None: take every one as there)."""
-    out = {}
+) -> MarkerMap:
+    """Every marker of a folder by unit name, as the engine keeps it (:class:`Marker`, packed in a
+    :class:`MarkerMap`), empty units' records expanded; ``exists(path)`` says whether a file a unit published is
+    there (None: take every one as there)."""
+    out = MarkerMap()
     for name, r in _scan(storage, phase, step, None):
         complete = exists is None or all(exists(p) for p in published_files(phase, r))
-        out[name] = Marker(r.fingerprint, complete, bool(r.outputs.get("documents_part")), r.empty)
+        out.add(name, Marker(r.fingerprint, complete, bool(r.outputs.get("documents_part")), r.empty))
     return out
 
 

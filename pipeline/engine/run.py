@@ -13,11 +13,12 @@ import itertools
 import logging
 import os
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from core.storage import OutputError
 from pipeline.distribute import Progress, map_units
+from pipeline.engine.columns import split
 from pipeline.engine.steps import run_steps
 from pipeline.engine.worker import MapWorker
 from pipeline.phase import MapPhase, Phase, Unit
@@ -34,10 +35,10 @@ def run_phase(ctx: RunContext, phase: Phase) -> dict:
     t0 = time.perf_counter()
     ctx.focus(phase)
     units = ctx.units_of(phase)
-    done = [u for u in units if ctx.marker(phase, u) is not None]
+    done, todo = split(units, ctx.current(phase, units))
     if done and _lost_parts(ctx, phase):  # a corpus-wide result is whole or redone: a part of it was deleted
         log.warning("phase %s: parts it published are gone: its units are redone", phase.name)
-        done = []
+        done, todo = units[:0], units
     if done:
         log.info(
             "phase %s: %d of %d units (%s) already done (current markers); skipping them",
@@ -46,8 +47,6 @@ def run_phase(ctx: RunContext, phase: Phase) -> dict:
             len(units),
             phase.unit_kind,
         )
-    names = {u.name for u in done}
-    todo = [u for u in units if u.name not in names]
     log.info("phase %s: started, %d of %d units (%s) to do", phase.name, len(todo), len(units), phase.unit_kind)
     failures: dict[str, dict[str, str]] = {}
     if not todo:
@@ -75,10 +74,10 @@ def _lost_parts(ctx: RunContext, phase: Phase) -> bool:
     """Whether a phase of steps published parts that are no longer current (a part file deleted)."""
     if isinstance(phase, MapPhase) or not phase.writes_documents:
         return False
-    return any(ctx.marker(phase, u) is None for p in ctx.step_plans(phase) if p.step.publishes_parts for u in p.units)
+    return not all(c for p in ctx.step_plans(phase) if p.step.publishes_parts for c in ctx.current(phase, p.units))
 
 
-def run_map(ctx: RunContext, phase: MapPhase, todo: list[Unit]) -> Iterator[UnitResult]:
+def run_map(ctx: RunContext, phase: MapPhase, todo: Sequence[Unit]) -> Iterator[UnitResult]:
     """A map phase's units to do on Ray workers (their ``prepare`` first, on the driver)."""
     try:
         prepared = phase.prepare(ctx, todo)

@@ -29,8 +29,9 @@ from typing import TYPE_CHECKING, Any
 import pyarrow.fs as pafs
 
 from pipeline.engine import markers
+from pipeline.engine.columns import PartList
 from pipeline.engine.units import StepPlan, reads_parts
-from pipeline.phase import MAP, SHUFFLE, Part, Phase, Step
+from pipeline.phase import MAP, SHUFFLE, Phase, Step
 from pipeline.result import UnitResult
 from pipeline.units import UnitWork
 
@@ -50,7 +51,7 @@ class Job:
     ctx: RunContext
     phase: Phase
     #: the parts of the phase it reads (sorted by name), and that phase's name
-    parts: list[Part]
+    parts: PartList
     source: str | None
     plan: StepPlan | None = None
     #: per MAP step: the sum of its units' results (done before or now; pipeline.result.UnitResult.merge)
@@ -96,7 +97,7 @@ def run_steps(ctx: RunContext, phase: Phase, failures: dict) -> Iterator[UnitRes
     the failures of its other steps' units in ``failures`` (step -> unit -> error)."""
     plans = ctx.step_plans(phase)
     source = ctx.source(phase) if any(reads_parts(p.step) for p in plans) else None
-    parts = sorted(ctx.parts(source), key=lambda p: p.name) if source is not None else []
+    parts = ctx.parts(source).by_name() if source is not None else PartList()
     _clear(ctx, phase, plans)
     job = Job(ctx, phase, parts, source.name if source is not None else None)
     failed: dict[str, dict[str, str]] = {}  # step -> unit -> error (empty: not run, a step it depends on failed)
@@ -151,9 +152,7 @@ def _map(ctx: RunContext, phase: Phase, job: Job, plan: StepPlan) -> Iterator[Un
     """A MAP step's units to do, through its ``run``; then its results, as the later steps see them."""
     step = plan.step
     units = plan.units
-    done = [u for u in units if ctx.marker(phase, u) is not None] if step.resume else []
-    names = {u.name for u in done}
-    todo = [u for u in units if u.name not in names]
+    done, todo = units.split(ctx.current(phase, units) if step.resume else [False] * len(units))
     total = UnitResult("")
     for r in ctx.results(phase, done):  # what later steps see of the units done before: their sum
         total = total.merge(r)
@@ -212,13 +211,13 @@ def _clear(ctx: RunContext, phase: Phase, plans: list[StepPlan]) -> None:
                 _remove(storage, path)
             markers.delete(storage, phase.name, None if step.top else step.name, list(plan.names))
             continue
-        todo = [u for u in plan.units if ctx.marker(phase, u) is None]
+        todo = [n for n, c in zip(plan.names, ctx.current(phase, plan.units), strict=True) if not c]
         if todo and len(todo) == len(plan.names):
             for path in _outputs(step, config):
                 _remove(storage, path)
         elif step.unit_outputs is not None:
-            for unit in todo:
-                for path in step.unit_outputs(config, unit.name):
+            for name in todo:
+                for path in step.unit_outputs(config, name):
                     _remove(storage, path)
 
 

@@ -14,15 +14,18 @@ Listing units never starts Ray (``--dry-run`` is instant).
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from core.storage import is_s3
 from pipeline.engine import settings
+from pipeline.engine.columns import PartList, UnitList
 from pipeline.engine.markers import unit_fingerprint
 from pipeline.inputs import input_kinds, unit_name
 from pipeline.paths import public_path
-from pipeline.phase import FINAL, INPUTS, MAP, PARTS, STATE, MapPhase, Part, Phase, Step, Unit, fingerprint
+from pipeline.phase import FINAL, INPUTS, MAP, PARTS, STATE, MapPhase, Phase, Step, Unit, fingerprint
 from pipeline.readers import reader_for
 from pipeline.sources import input_sources, part_sources
 
@@ -40,14 +43,14 @@ class StepPlan:
     #: where its units' markers are (None: the phase's own folder)
     folder: str | None = None
 
-    @property
-    def units(self) -> tuple[Unit, ...]:
-        """Its units, made when asked for (a unit's fingerprint is the step's and its name): the plan of a step over
-        a snapshot's 90,000 parts holds their names, not 90,000 units for the whole of the phase (issue 39)."""
-        return tuple(Unit(n, unit_fingerprint(self.fingerprint, n), {}, self.folder) for n in self.names)
+    @cached_property
+    def units(self) -> UnitList:
+        """Its units (a unit's fingerprint is the step's and its name), as columns: the plan of a step over a
+        snapshot's 90,000 parts holds their names and 8-byte fingerprints, not 90,000 units (issue 39)."""
+        return UnitList.of(self.names, (unit_fingerprint(self.fingerprint, n) for n in self.names), None, self.folder)
 
 
-def map_phase_units(ctx: RunContext, phase: MapPhase) -> list[Unit]:
+def map_phase_units(ctx: RunContext, phase: MapPhase) -> UnitList:
     config, s3 = ctx.config, ctx.s3
     if phase.reads == INPUTS:
         names = input_sources(config, ctx.inputs)  # {} unless the run names sources
@@ -58,18 +61,14 @@ def map_phase_units(ctx: RunContext, phase: MapPhase) -> list[Unit]:
             for n in {names.get(f) for f in ctx.inputs}
         }
         mixed = [kinds] if len(kinds) > 1 else []  # another kind's columns are in every part: its own are redone
-        return [
-            Unit(
-                unit_name(f),
-                fingerprint(f, components[names.get(f)], *mixed),
-                {
-                    "source": f,  # where a worker opens it and how it is published: from the driver's cwd (MapWorker)
-                    "kinds": kinds,
-                    **({"source_name": names[f]} if f in names else {}),
-                },
-            )
-            for f in ctx.inputs
-        ]
+        inputs = ctx.inputs
+
+        def params(i: int) -> dict:
+            f = inputs[i]  # where a worker opens it and how it is published: from the driver's cwd (MapWorker)
+            return {"source": f, "kinds": kinds, **({"source_name": names[f]} if f in names else {})}
+
+        fps = (fingerprint(f, components[names.get(f)], *mixed) for f in inputs)
+        return UnitList.of((unit_name(f) for f in inputs), fps, params)
     source = _source(ctx, phase)
     parts = ctx.parts(source)
     names = part_sources(ctx)  # {} unless the run names sources
@@ -79,10 +78,9 @@ def map_phase_units(ctx: RunContext, phase: MapPhase) -> list[Unit]:
     corpus = [fingerprint(sorted(p.fingerprint for p in parts))] if phase.corpus_wide(config) else []
     # one params dict per source, shared by its units (never changed): a dict per part was ~16 MB at 90,000 parts
     params = {n: {"source": source.name, **({"source_name": n} if names else {})} for n in components}
-    return [
-        Unit(p.name, fingerprint(p.fingerprint, components[names.get(p.name)], *corpus), params[names.get(p.name)])
-        for p in parts
-    ]
+    fps = (fingerprint(p.fingerprint, components[names.get(p.name)], *corpus) for p in parts)
+    shared = (lambda i: params[names.get(parts.names[i])]) if names else params.get(None)
+    return UnitList.of(parts.names, fps, shared)
 
 
 def published_input(uri: str, cwd: str | None = None) -> str:
@@ -113,18 +111,18 @@ def step_plans(ctx: RunContext, phase: Phase) -> list[StepPlan]:
     """The steps the config enables, in order, each with its fingerprint and units."""
     config, s3 = ctx.config, ctx.s3
     active = [s for s in phase.steps(config) if s.when(config)]
-    parts = sorted(ctx.parts(_source(ctx, phase)), key=lambda p: p.name) if any(reads_parts(s) for s in active) else []
+    parts = ctx.parts(_source(ctx, phase)).by_name() if any(reads_parts(s) for s in active) else PartList()
     done: dict[str, str] = {}
     out = []
     for step in active:
         inputs: dict = {"depends": [done[d] for d in step.depends if d in done]}
         if reads_parts(step):
-            inputs["parts"] = [(p.name, p.fingerprint) for p in parts]
+            inputs["parts"] = list(zip(parts.names, parts.fingerprints, strict=True))
         if STATE in step.reads:
             inputs["state"] = run_state(ctx)
         fp = done[step.name] = fingerprint(settings.step(step, config, s3), inputs)
         if step.kind == MAP:
-            names = step.units(config) if step.units is not None else [p.name for p in parts]
+            names = step.units(config) if step.units is not None else parts.names
         else:
             names = [step.unit] if step.kind == FINAL else []
         folder = None if step.top else step.name  # where its markers are
@@ -138,40 +136,38 @@ def run_state(ctx: RunContext) -> list:
     for p in ctx.phases:
         if not p.reported:
             continue
-        units = [(u.name, u.fingerprint, ctx.marker(p, u) is not None) for u in ctx.units_of(p)]
-        parts = [(pt.name, pt.fingerprint) for pt in ctx.parts(p)] if p.writes_documents else []
+        listed = ctx.units_of(p)
+        units = [(u.name, u.fingerprint, c) for u, c in zip(listed, ctx.current(p, listed), strict=True)]
+        parts = list(zip(ctx.parts(p).names, ctx.parts(p).fingerprints, strict=True)) if p.writes_documents else []
         state.append((p.name, fingerprint(units), fingerprint(parts)))  # a phase's digest: one phase's lists at a time
         ctx.release(p.name)  # one phase's units and markers at a time: the driver stays flat in the number of parts
     return state
 
 
-def units(ctx: RunContext, phase: Phase) -> list[Unit]:
+def units(ctx: RunContext, phase: Phase) -> Sequence[Unit]:
     """The phase's units: a map phase's, or its counted steps'."""
     if isinstance(phase, MapPhase):
         return map_phase_units(ctx, phase)
-    return [u for plan in ctx.step_plans(phase) if plan.step.counted for u in plan.units]
+    counted = [plan.units for plan in ctx.step_plans(phase) if plan.step.counted]
+    return counted[0] if len(counted) == 1 else [u for c in counted for u in c]
 
 
-def parts(ctx: RunContext, phase: Phase) -> list[Part]:
+def parts(ctx: RunContext, phase: Phase) -> PartList:
     """The parts a phase has finished for the current inputs (what the next phase reads): its units with a
     current marker that published a documents part; for a phase of steps, its ``publishes_parts`` step's,
     once every unit of the phase is done (a corpus-wide result is all or nothing)."""
     if not phase.writes_documents:
-        return []
+        return PartList()
     if isinstance(phase, MapPhase):
         listed = ctx.units_of(phase)
-        markers = ctx.markers(phase)
     else:
-        if any(ctx.marker(phase, u) is None for u in ctx.units_of(phase)):
-            return []
+        if not all(ctx.current(phase, ctx.units_of(phase))):
+            return PartList()
         plan = next((p for p in ctx.step_plans(phase) if p.step.publishes_parts), None)
         if plan is None:
-            return []
-        listed = list(plan.units)
-        markers = ctx.markers(phase)
-    out = []
-    for unit in listed:
-        marker = markers.get(unit.name)
-        if marker is not None and marker.documents_part and ctx.marker(phase, unit) is not None:
-            out.append(Part(unit.name, unit.fingerprint))
-    return out
+            return PartList()
+        listed = plan.units
+    markers = ctx.markers(phase)
+    published = [markers.published_part(n) for n in listed.names]
+    keep = [i for i, (p, c) in enumerate(zip(published, ctx.current(phase, listed), strict=True)) if p and c]
+    return PartList((listed.names[i] for i in keep), listed.fingerprints.take(keep))

@@ -18,6 +18,7 @@ from pipeline import eval_index
 from pipeline.config import RunConfig
 from pipeline.context import RunContext
 from pipeline.distribute import map_units
+from pipeline.engine.columns import UnitList
 from pipeline.phase import MapPhase, Unit
 from pipeline.plugins import ScoreRule, score_rules, user_stages
 from pipeline.sources import overrides_shown
@@ -67,7 +68,8 @@ class FinalPhase(MapPhase):
         if not ranked:
             return None
         source = ctx.source(self).name
-        parts = [Unit(p.name, p.fingerprint) for p in ctx.parts(ctx.source(self))]
+        read = ctx.parts(ctx.source(self))
+        parts = UnitList.of(read.names, read.fingerprints)
         out = {}
         for c in ranked:
 

@@ -74,17 +74,23 @@ def test_parts_are_batched_only_when_they_outnumber_the_workers():
 
 def test_a_batch_task_carries_its_parts_as_lists_not_a_unit_each(tmp_path):
     """A per-part step's tasks hold the parts' names and fingerprints, not a serialized unit per part (~70 MB at
-    90,000 parts in the driver); a worker makes the same units again, numbered."""
+    90,000 parts in the driver), and each task's lists are made when it starts; a worker makes the same units
+    again, numbered."""
     ctx = _context(tmp_path, 6_400)
     units = [Unit(name, f"{i:016x}", {}, "signatures") for i, name in enumerate(ctx.units)]
-    assert len(ctx.numbers) == len(units)  # the driver's one map of part numbers, made once per run
+    # a part's number is its place among the sorted names: no map of every name in the driver
+    assert [ctx.number(n) for n in ctx.units[::997]] == list(range(0, len(units), 997))
     tracemalloc.start()
-    params = [dedup_context._batch_params(units[i : i + 64], ctx.numbers) for i in range(0, len(units), 64)]
+    params = [dedup_context._batch_params(units[i : i + 64], ctx.number) for i in range(0, len(units), 64)]
     held, _ = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    assert held / len(units) < 48, held / len(units)  # a unit as JSON, as before: ~200 bytes
+    # a list slot per field and a part number (an int made by the lookup, 28 B); a unit as JSON was ~200 bytes
+    assert held / len(units) < 80, held / len(units)
     again = [u for p in params for u in dedup_context._batch_units(p)]
     assert again == [Unit(u.name, u.fingerprint, {"part_no": i}, "signatures") for i, u in enumerate(units)]
+    chunks = [units[i : i + 64] for i in range(0, len(units), 64)]
+    tasks = dedup_context._Batches("signatures", chunks, ctx.number)  # what map_units reads, a task at a time
+    assert len(tasks) == 100 and [t.params for t in tasks] == params and tasks.parts("signatures-7") is chunks[7]
 
 
 def write_parts(root: Path, parts: int, docs_per_part: int) -> pa.Table:
