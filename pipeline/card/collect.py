@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import sys
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
@@ -253,7 +254,7 @@ def _in_name_order(results: Iterable[dict], names: list[str]) -> Iterable[dict]:
 def _add(total: dict | None, agg: dict, examples: int) -> dict:
     """``total`` + ``agg`` (pipeline.card.parts.merge, in place of ``total``: a copy of the first), examples capped:
     the first ``examples`` of each reason in part-name order, as capping once at the end gives."""
-    total = copy.deepcopy(agg) if total is None else _merge_into(total, agg)
+    total = _copy(agg) if total is None else _merge_into(total, agg)
     if "examples" in total:
         total["examples"] = cap_examples(total["examples"], examples)
     return total
@@ -263,12 +264,12 @@ def _merge_into(a, b):
     """:func:`pipeline.card.parts.merge` that updates ``a`` (dicts, histograms, example lists) instead of copying it:
     a run's host counts are added once per part, not copied once per part."""
     if a is None:
-        return copy.deepcopy(b)
+        return _copy(b)
     if b is None:
         return a
     if isinstance(a, dict):
         for k, v in b.items():
-            a[k] = _merge_into(a.get(k), v)
+            a[k if k in a or not isinstance(k, str) else sys.intern(k)] = _merge_into(a.get(k), v)
         return a
     if isinstance(a, list) and not (a and isinstance(a[0], dict) or b and isinstance(b[0], dict)):
         if len(a) != len(b):
@@ -277,6 +278,14 @@ def _merge_into(a, b):
             a[i] += y
         return a
     return merge(a, b)  # example lists (concatenated), numbers
+
+
+def _copy(value):
+    """A deep copy whose dicts' keys are interned: an input file's name is one string in every phase's counts of
+    its documents (``sources``: 90,000 names in each of a snapshot's aggregates, issue 39)."""
+    if type(value) is dict:
+        return {sys.intern(k) if isinstance(k, str) else k: _copy(v) for k, v in value.items()}
+    return copy.deepcopy(value)
 
 
 def aggregate(

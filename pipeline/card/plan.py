@@ -70,7 +70,9 @@ class ReaderCounts:
     def add(self, m: UnitResult) -> None:
         kind, by_type = m.outputs.get("kind"), m.totals.get("records_by_type", {})
         kind = sys.intern(kind) if isinstance(kind, str) else kind  # a few kinds, 90,000 files
-        self.files[m.outputs.get("source", m.unit)] = (kind, sum(by_type.values()))
+        source = m.outputs.get("source", m.unit)
+        source = sys.intern(source) if isinstance(source, str) else source  # one string, shared with the counts
+        self.files[source] = (kind, sum(by_type.values()))
         counts = self.kinds.setdefault(kind, {"by_type": Counter(), "malformed": 0, "rows": 0})
         counts["by_type"].update(by_type)
         counts["malformed"] += m.totals.get("malformed_records", 0)

@@ -188,3 +188,28 @@ def test_the_card_adds_each_part_as_it_comes_and_keeps_none():
     assert [e["part"] for e in out["final/rejected"]["examples"]] == names[:3]
     shuffled, _ = collect.combine((result(n) for n in order), units)
     assert shuffled == out
+
+
+def test_every_phases_counts_of_an_input_file_share_its_name(tmp_path):
+    """The card's aggregates count each phase's documents per input file (``sources``): 90,000 names in each of a
+    snapshot's six aggregates, each a new string as its part's result was decoded.  Added up, a file's name is one
+    string for every aggregate (and the card's table of input files)."""
+
+    def fresh(s: str) -> str:
+        return "".join(list(s))  # a new string object of the same value, as decoding a result gives
+
+    files = [f"CC-MAIN-{i:05d}.warc.gz" for i in range(50)]
+    results = [
+        {
+            "unit": f"p{i:05d}",
+            "files": {
+                k: {"rows": 1, "sources": {fresh(f): 1}}
+                for k in ("extracted/documents", "deduped/documents", "final/documents")
+            },
+        }
+        for i, f in enumerate(files)
+    ]
+    out, _ = collect.combine(iter(results), [Unit(r["unit"], "") for r in results])
+    keys = [list(out[k]["sources"]) for k in ("extracted/documents", "deduped/documents", "final/documents")]
+    assert keys[0] == files and all(a is b is c for a, b, c in zip(*keys, strict=True))
+    assert out["final/documents"]["rows"] == 50 and out["final/documents"]["sources"][files[7]] == 1
