@@ -51,3 +51,15 @@ def trim() -> None:
     libc = _glibc()
     if libc is not None and hasattr(libc, "malloc_trim"):
         libc.malloc_trim(0)
+
+
+def resident_mb() -> int | None:
+    """This process's resident memory in MB (None where /proc is not there): what a long run logs per step."""
+    try:
+        with open("/proc/self/statm") as f:
+            pages = int(f.read().split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+    import os
+
+    return pages * os.sysconf("SC_PAGE_SIZE") >> 20

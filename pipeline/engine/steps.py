@@ -21,6 +21,7 @@ are also in the phase summary's ``failed_steps``.
 from __future__ import annotations
 
 import contextlib
+import logging
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow.fs as pafs
 
+from core.memory import resident_mb
 from pipeline.engine import markers
 from pipeline.engine.columns import PartList
 from pipeline.engine.units import StepPlan, reads_parts
@@ -38,6 +40,8 @@ from pipeline.units import UnitWork
 if TYPE_CHECKING:
     from core.storage import Storage
     from pipeline.context import RunContext
+
+log = logging.getLogger(__name__)
 
 #: Failures named in a counted unit's message, at most.
 NAMED_FAILURES = 5
@@ -144,6 +148,13 @@ def run_steps(ctx: RunContext, phase: Phase, failures: dict) -> Iterator[UnitRes
             if step.counted:
                 yield result
         job.seconds[step.name] = round(time.perf_counter() - t0, 2)
+        log.info(
+            "phase %s: step %s done in %.1f s (driver %s MB resident)",
+            phase.name,
+            step.name,
+            job.seconds[step.name],
+            resident_mb(),
+        )
     if not failed:
         _discard_intermediates(ctx, phase, plans)
 

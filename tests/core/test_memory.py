@@ -48,3 +48,13 @@ def test_the_driver_allocates_from_the_arenas_it_is_given_not_one_per_thread():
     assert _arenas("default") > 4  # glibc gives each new thread an arena of its own (up to 8 per core)
     assert _arenas("2") <= 2
     assert _arenas("1") == 1
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc/self/statm")
+def test_the_resident_memory_a_step_logs_is_this_processs():
+    from core.memory import resident_mb
+
+    before = resident_mb()
+    held = bytearray(64 << 20)  # 64 MB, touched
+    held[::4096] = b"x" * len(held[::4096])
+    assert before is not None and resident_mb() - before >= 60
