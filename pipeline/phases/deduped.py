@@ -150,13 +150,9 @@ def _finish(job: Job, unit: Unit) -> UnitResult:
         summary["paragraphs"] = paragraphs.summarize_parts(job.memo["paragraphs"], [written.totals])
     names = [p.name for p in job.parts]
     dedup_index.write_settings(storage, config.dedup, unit.fingerprint, names, summary["kept"])
-    summary["index_bytes"] = sum(
-        storage.fs.get_file_info(storage.path(dedup_index.FOLDER, n)).size
-        for n in storage.list(dedup_index.FOLDER, suffix=".parquet")
-    )
-    result = corpus_result(summary, unit.name)
-    result.outputs["part_names"] = names
-    return result
+    # one listing, not a request per part file; the marker names no part (90,000 names: 1.8 MB of JSON, read by none)
+    summary["index_bytes"] = sum(storage.sizes(dedup_index.FOLDER, suffix=".parquet").values())
+    return corpus_result(summary, unit.name)
 
 
 def corpus_result(summary: dict, unit: str = CORPUS) -> UnitResult:
