@@ -163,7 +163,7 @@ def _local_start(metrics: bool = False):
 
 
 def init_ray(
-    num_cpus: int | None = None, address: str | None = None, shuffle: str = "sort", metrics: bool = False
+    num_cpus: int | None = None, address: str | None = None, shuffle: str = "auto", metrics: bool = False
 ) -> None:
     """Join ``address`` (or RAY_ADDRESS), else start an embedded local Ray (once per process, without what
     a local run does not use: LOCAL_SKIPS, and Ray's metrics unless ``metrics``).  Ray Data is set up when a
@@ -316,7 +316,7 @@ def _running(proc, psutil) -> bool:
 
 
 #: The run's ``ray.shuffle`` (init_ray), applied to Ray Data when it is first used.
-_SHUFFLE = "sort"
+_SHUFFLE = "auto"
 
 
 def ray_data():
@@ -325,10 +325,13 @@ def ray_data():
     import ray.data
     from ray.data.context import ShuffleStrategy
 
+    from core.shuffle import MODE_KEY
+
     ctx = ray.data.DataContext.get_current()
     ctx.shuffle_strategy = (
-        ShuffleStrategy.SORT_SHUFFLE_PULL_BASED if _SHUFFLE == "sort" else ShuffleStrategy.HASH_SHUFFLE
+        ShuffleStrategy.HASH_SHUFFLE if _SHUFFLE == "hash" else ShuffleStrategy.SORT_SHUFFLE_PULL_BASED
     )
+    ctx.set_config(MODE_KEY, _SHUFFLE)  # ``auto``: core.shuffle.grouped picks a shuffle's kind by its partitions
     ctx.enable_progress_bars = False  # each phase draws its own bar (or logs its progress)
     # A unit is a whole input file (a CC WARC: ~30,000 pages, over 30 min on a slow or shared core):
     # Ray Data's guard (no block out for 30 min -> the dataset fails) would kill a healthy phase 1.

@@ -16,6 +16,7 @@ import math
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from core.shuffle import grouped
 from core.storage import Storage
 from core.tables import count_rows, read_tables
 
@@ -92,7 +93,7 @@ def _tops_shuffled(storage: Storage, files: list[str], partitions: int, n: int) 
     from pipeline.datasets import read_files
 
     read = read_files(storage.root_uri, storage.s3, files, max(partitions, READ_BLOCKS))
-    summed = read.groupby(["side", "host"], num_partitions=partitions).sum("n")
+    summed = grouped(read, ["side", "host"], partitions).sum("n")
     found = summed.map_batches(_block_tops, fn_kwargs={"n": n}, batch_size=None, batch_format="pyarrow").take_all()
     return pa.Table.from_pylist(found, SCHEMA)
 

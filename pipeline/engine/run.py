@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
+from core.memory import trim
 from core.storage import OutputError
 from pipeline.distribute import Progress, map_units
 from pipeline.engine.columns import split
@@ -59,6 +60,7 @@ def run_phase(ctx: RunContext, phase: Phase) -> dict:
     # finish: the driver keeps counts, never a result per unit (issue 39).
     summary = phase.finish(summarize(itertools.chain(ctx.results(phase, done), new)))
     ctx.forget(phase)
+    trim()  # the phase's plan and what its steps freed go back to the system: the next phase starts from less
     summary.update({"units": len(units), "units_skipped": len(done), "seconds": round(time.perf_counter() - t0, 2)})
     if failures:
         summary["failed_steps"] = failures

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow.fs as pafs
 
-from core.memory import resident_mb
+from core.memory import resident_mb, trim
 from pipeline.engine import markers
 from pipeline.engine.columns import PartList
 from pipeline.engine.units import StepPlan, reads_parts
@@ -148,6 +148,7 @@ def run_steps(ctx: RunContext, phase: Phase, failures: dict) -> Iterator[UnitRes
             if step.counted:
                 yield result
         job.seconds[step.name] = round(time.perf_counter() - t0, 2)
+        trim()  # what the step freed (a shuffle's pieces, a list of parts) goes back before the next one starts
         log.info(
             "phase %s: step %s done in %.1f s (driver %s MB resident)",
             phase.name,

@@ -35,6 +35,7 @@ import pyarrow as pa
 
 from core.layout import DOCUMENTS, REJECTED, part_file
 from core.memory import return_free_memory
+from core.shuffle import grouped
 from core.storage import Storage, open_input, resolve
 from core.tables import count_rows, read_file
 from pipeline import mixing
@@ -217,7 +218,7 @@ def _write_groups(job: Job, groups: list[Unit], mix: MixPlan | None = None):
                 "mix": mix.to_json() if mix else None,
             },
         )
-        ds = ds.groupby("group", num_partitions=max(1, min(len(todo), 4 * workers))).map_groups(
+        ds = grouped(ds, "group", max(1, min(len(todo), 4 * workers))).map_groups(
             _write_group_task,
             batch_format="pyarrow",
             fn_kwargs={
