@@ -15,7 +15,6 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import overload
 
 from pipeline.phase import Part, Unit
 
@@ -56,13 +55,7 @@ class Fingerprints(Sequence[str]):
     def __len__(self) -> int:
         return len(self._packed)
 
-    @overload
-    def __getitem__(self, i: int) -> str: ...
-    @overload
-    def __getitem__(self, i: slice) -> Fingerprints: ...
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return Fingerprints(self[j] for j in range(*i.indices(len(self))))
+    def __getitem__(self, i: int) -> str:
         if i < 0:
             i += len(self)
         odd = self._odd.get(i) if self._odd else None
