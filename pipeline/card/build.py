@@ -17,7 +17,7 @@ import logging
 from collections.abc import Callable
 
 from core.storage import Storage
-from pipeline.card import collect, hosts, names as N
+from pipeline.card import collect, hosts, names as N, sources
 from pipeline.card.examples import examples, public_redactor
 from pipeline.card.hub import FOLDER, README
 from pipeline.card.manifest import read_manifest
@@ -57,8 +57,9 @@ def compute_and_publish(plan: CardPlan, storage: Storage, *, config, workers: Ca
 
 def gather(plan: CardPlan, storage: Storage, *, config=None, workers=1, ray=False) -> tuple:
     """What the stats are built from: the parts' aggregates, the files left out, the shards manifest, the top
-    hosts (pipeline/card/hosts.py)."""
-    storage.delete_dir(*hosts.FOLDER)  # an interrupted card's host rows: never counted twice
+    hosts (pipeline/card/hosts.py), where the per-file counts are (pipeline/card/sources.py)."""
+    for folder in (hosts.FOLDER, sources.FOLDER):  # an interrupted card's rows: never counted twice
+        storage.delete_dir(*folder)
     run_config = plan.record.get("config", {})
     first = plan.phase(plan.inputs_phase())
     kinds = first.kinds if first is not None and len(set(first.kinds.values())) > 1 else None
@@ -67,7 +68,7 @@ def gather(plan: CardPlan, storage: Storage, *, config=None, workers=1, ray=Fals
     shards = plan.phase(plan.with_role(ROLE_SHARDS))
     manifest = read_manifest(storage) if shards is not None and shards.status == "ran" else None
     top = hosts.top_hosts(storage, ray=ray and not collect.is_small(storage, units))
-    return aggs, unreadable, manifest, top
+    return aggs, unreadable, manifest, top, sources.PerFile(storage)
 
 
 def _on_a_worker(fn, workers, *args):
@@ -78,9 +79,12 @@ def _on_a_worker(fn, workers, *args):
     return ray.get(ray.remote(fn).remote(*args))
 
 
-def _stats(plan: CardPlan, aggs: dict, unreadable: list, manifest: dict | None, top_hosts: dict) -> dict:
+def _stats(
+    plan: CardPlan, aggs: dict, unreadable: list, manifest: dict | None, top_hosts: dict, per_file: sources.PerFile
+) -> dict:
     """stats.json from what :func:`gather` found, with the examples of the rejected rows, every string redacted."""
     run_config = plan.record.get("config", {})
+    aggs = per_file.added_to(aggs)
     stats = publish_paths(build_stats(plan, aggs, manifest, unreadable, top_hosts), plan.record.get("working_dir"))
     rejected = {k: v for k, v in aggs.items() if k.endswith("/rejected")}  # where the examples are
     stats["examples"] = examples(rejected, [p.name for p in plan.phases], run_config.get("pii"))

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass
 import pyarrow.fs as pafs
 
 from core.storage import S3Options, Storage
-from pipeline.card import hosts
+from pipeline.card import hosts, sources
 from pipeline.card.escape import one_line
 from pipeline.card.parts import EXAMPLES_PER_REASON, PartStats, cap_examples, merge
 from pipeline.card.plan import CardPlan
@@ -98,10 +98,12 @@ class ChunkStats:
             _add_files(out["files"], r["files"], shared["examples"])
             if kind is not None:
                 _add_files(out["by_kind"].setdefault(kind, {}), r["files"], shared["examples"])
-        # the host counts leave the aggregates here: per-host data is added up by host, not by the driver
+        # the host and per-file counts leave the aggregates here: the driver never adds them up (issue 39)
         hosts.write(self.storage, unit.name, hosts.split_off(out["files"], unit.params.get("dataset")))
+        sources.write(self.storage, unit.name, sources.split_off(out["files"]))
         for files in out["by_kind"].values():
             hosts.split_off(files, None)
+            sources.drop(files)
         return out
 
 

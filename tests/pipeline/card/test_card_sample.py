@@ -5,10 +5,12 @@ value is shown, a rerun skips the card and a change rebuilds it, Ray and in-proc
 from __future__ import annotations
 
 import json
+from collections import Counter
 
+import pyarrow.parquet as pq
 import pytest
 
-from pipeline.card import collect, hosts
+from pipeline.card import collect, hosts, names as N, sources
 from pipeline.card.build import compute
 from pipeline.card.plan import plan_from_context
 from pipeline.cli import main as curate
@@ -130,6 +132,28 @@ def test_parts_added_up_in_tasks_of_several_give_the_aggregates_of_one_task_per_
     monkeypatch.setattr(collect, "PARTS_PER_TASK", 4)
     assert len(collect.tasks(plan, [])) == -(-len(plan.phase("extracted").parts) // 4) > 1
     assert compute(plan, ctx.storage) == one
+
+
+def test_the_per_file_counts_never_reach_the_driver(sample):
+    """Each phase's documents per input file leave the card tasks' aggregates as rows (90,000 files in a snapshot:
+    six dicts of them in the driver, issue 39); the stats' table of files adds them up from the rows."""
+    out, _ = sample
+    ctx = plan_context(sample_config(out), progress=False)
+    plan = plan_from_context(ctx, json.loads((out / "run.json").read_text()))
+    aggs, _ = collect.aggregate(ctx.storage, collect.tasks(plan, []))
+    assert aggs["final/documents"]["rows"] and not [k for k, agg in aggs.items() if "sources" in agg]
+    assert ctx.storage.list(*sources.FOLDER)  # the tasks' rows, for the process that builds the stats
+    stats = compute(plan, ctx.storage)
+    assert not ctx.storage.exists(*sources.FOLDER)  # deleted once added up
+    kept = Counter(
+        s
+        for f in sorted((out / "documents" / "final").glob("*.parquet"))
+        for s in pq.read_table(f)[N.SOURCE].to_pylist()
+    )
+    per_file = stats["sources"]["per_file"]
+    assert len(per_file) == 6 and sorted(f["kept"]["final"] for f in per_file if f["kept"]["final"]) == sorted(
+        kept.values()
+    )
 
 
 def test_the_plan_holds_a_part_name_once_for_every_phase(sample):
