@@ -193,6 +193,10 @@ class Storage:
         """Relative names of the files under a folder (empty if it is absent)."""
         return list(self.sizes(*parts, suffix=suffix))
 
+    def paths(self, *parts: str, suffix: str = "") -> list[str]:
+        """The files under a folder as full paths (what a reader opens), sorted; empty if it is absent."""
+        return [self.path(*parts, n) for n in self.list(*parts, suffix=suffix)]
+
     def sizes(self, *parts: str, suffix: str = "") -> dict[str, int]:
         """The files under a folder (relative names, sorted) and their sizes in bytes, from one listing."""
         base = self.path(*parts)

@@ -68,7 +68,7 @@ def tops(rows: pa.Table, n: int = TOP_HOSTS) -> pa.Table:
 
 def top_hosts(storage: Storage, ray: bool = False, n: int = TOP_HOSTS) -> dict:
     """Each side's top ``n`` hosts and number of hosts, from the rows the tasks wrote (then deleted)."""
-    files = [storage.path(*FOLDER, f) for f in storage.list(*FOLDER, suffix=".parquet")]
+    files = storage.paths(*FOLDER, suffix=".parquet")
     rows = count_rows(storage, files) if ray else 0  # the footers are read only to size a shuffle
     if not files:
         found = SCHEMA.empty_table()

@@ -51,7 +51,7 @@ class PerFile:
 
     def added_to(self, aggs: dict) -> dict:
         """``aggs`` with each aggregate's ``sources`` (file -> documents) summed from the rows (then deleted)."""
-        files = [self.storage.path(*FOLDER, f) for f in self.storage.list(*FOLDER, suffix=".parquet")]
+        files = self.storage.paths(*FOLDER, suffix=".parquet")
         rows = read_tables(self.storage, files) if files else SCHEMA.empty_table()
         summed = rows.group_by(["aggregate", "file"], use_threads=False).aggregate([("n", "sum")])
         for key, name, n in zip(*(summed.column(c).to_pylist() for c in ("aggregate", "file", "n_sum")), strict=True):

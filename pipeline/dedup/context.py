@@ -148,7 +148,7 @@ class DedupContext:
         return max(1, math.ceil(rows / self.dedup.partition_rows))
 
     def files(self, *folder: str) -> list[str]:
-        return [self.storage.path(*folder, n) for n in self.storage.list(*folder, suffix=".parquet")]
+        return self.storage.paths(*folder, suffix=".parquet")
 
     def rows(self, files: list[str]) -> int:
         """Rows of the files, from their footers (tens of thousands of parts)."""

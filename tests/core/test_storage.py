@@ -44,6 +44,8 @@ def test_a_local_listing_gives_what_pyarrows_gives(tmp_path):
     )
     assert list(s.sizes()) == sorted(s.sizes()) and s.list("b") == ["c.json", "d/e.json"]
     assert s.sizes("absent") == {}
+    assert s.paths("b", suffix=".json") == [f"{tmp_path}/out/b/c.json", f"{tmp_path}/out/b/d/e.json"]
+    assert s.paths("absent") == []
 
 
 def test_a_local_listing_makes_no_fileinfo_per_file(tmp_path, monkeypatch):
