@@ -103,9 +103,15 @@ class RunContext:
         """The results in the current markers of ``units``, read again from the output a batch at a time: what a
         summary or the card adds up, never held by the driver all at once (issue 39)."""
         by_step: dict[str | None, dict[str, str]] = {}
-        for u in units:
-            if self.marker(phase, u) is not None:
-                by_step.setdefault(u.step, {})[u.name] = u.fingerprint
+        if isinstance(units, UnitList):  # its columns: no unit nor marker made per unit
+            markers = self.markers(phase, units.step)
+            by_step[units.step] = {
+                n: fp for n, fp in zip(units.names, units.fingerprints, strict=True) if markers.is_current(n, fp)
+            }
+        else:
+            for u in units:
+                if self.marker(phase, u) is not None:
+                    by_step.setdefault(u.step, {})[u.name] = u.fingerprint
         for step, wanted in by_step.items():
             yield from marker_store.results(self.storage, phase.name, step, wanted)
 

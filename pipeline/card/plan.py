@@ -27,8 +27,8 @@ from core.storage import Storage
 from core.threads import map_bounded
 from pipeline.card.reading import check_marker, read_object
 from pipeline.engine import markers as marker_store
-from pipeline.engine.columns import split
-from pipeline.phase import ROLE_DOCUMENTS
+from pipeline.engine.columns import UnitList, split
+from pipeline.phase import ROLE_DOCUMENTS, Unit
 from pipeline.plan import PhasePlan, Plan
 from pipeline.result import UnitResult
 
@@ -183,21 +183,36 @@ def plan_from_context(ctx, record: dict) -> CardPlan:
             seen.add(_checked(ctx.storage, phase.name, m), planned.sources)
             if planned.sources:
                 reader.add(m)
-        names, markers = {u.name for u in done}, ctx.markers(phase)
+        names, markers = _names(done), ctx.markers(phase)
         # a global phase (deduped) marks its parts beside its one unit
         beside = {p: markers[p].fingerprint for p in parts if p not in names and p in markers}
+        del names
         for m in marker_store.results(ctx.storage, phase.name, None, beside):
             seen.add(_checked(ctx.storage, phase.name, m), planned.sources)
         infos.append(_info(ctx.storage, planned, parts, seen))
-        infos[-1].missing = [
-            u.name
-            for u in units
-            if (m := ctx.markers(phase, u.step).get(u.name)) is not None
-            and m.fingerprint == u.fingerprint
-            and not m.complete
-        ]
+        infos[-1].missing = _missing(ctx, phase, units)
         ctx.release(phase.name)  # one phase's units and markers at a time
     return CardPlan(record, infos, ctx.plan, reader)
+
+
+def _names(units: Sequence[Unit]) -> set[str]:
+    return set(units.names) if isinstance(units, UnitList) else {u.name for u in units}
+
+
+def _missing(ctx, phase, units: Sequence[Unit]) -> list[str]:
+    """The units whose marker is current by its fingerprint but some file it published is gone."""
+    by_step = (
+        [(units.step, units.names, units.fingerprints)]
+        if isinstance(units, UnitList)
+        else [(u.step, [u.name], [u.fingerprint]) for u in units]
+    )
+    out = []
+    for step, names, fps in by_step:
+        markers = ctx.markers(phase, step)
+        for name, fp in zip(names, fps, strict=True):
+            if name in markers and not markers.is_current(name, fp) and markers[name].fingerprint == fp:
+                out.append(name)  # same fingerprint, not current: a file it published is gone
+    return out
 
 
 def _every_stage():
