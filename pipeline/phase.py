@@ -32,8 +32,11 @@ redoes exactly the units that depend on it, and everything downstream of them.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
-from collections.abc import Callable
+import re
+import uuid
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -63,9 +66,44 @@ MAP, SHUFFLE, FINAL = "map", "shuffle", "final"
 
 
 def fingerprint(*items: Any) -> str:
-    """A short stable hash of JSON-able values."""
-    blob = json.dumps(items, sort_keys=True, default=str, separators=(",", ":"))
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+    """A short stable hash of JSON-able values (a :class:`Rows` among them hashed as the list it yields)."""
+    rows: list[Rows] = []
+    tag = uuid.uuid4().hex  # marks where a Rows' list goes in the JSON (a tag no value can hold by chance)
+
+    def default(value: Any) -> str:
+        if not isinstance(value, Rows):
+            return str(value)
+        rows.append(value)
+        return f"{tag}:{len(rows) - 1}"
+
+    blob = json.dumps(items, sort_keys=True, default=default, separators=(",", ":"))
+    h = hashlib.sha256()
+    for i, piece in enumerate(re.split(f'"{tag}:([0-9]+)"', blob) if rows else [blob]):
+        if i % 2:  # a Rows' number: its list, row by row
+            rows[int(piece)].hash_into(h)
+        else:
+            h.update(piece.encode())
+    return h.hexdigest()[:16]
+
+
+class Rows:
+    """A long list in a fingerprinted value (a phase's 90,000 units and their fingerprints), hashed as its JSON
+    would be, a row at a time: the same fingerprint as the list, without the list nor its JSON (issue 39)."""
+
+    __slots__ = ("_rows",)
+
+    def __init__(self, rows: Iterable):
+        self._rows = rows  # read once: a fingerprint takes it once
+
+    def hash_into(self, h) -> None:
+        encode = json.JSONEncoder(sort_keys=True, default=str, separators=(",", ":")).encode
+        h.update(b"[")
+        rows = iter(self._rows)
+        first = True
+        while batch := list(itertools.islice(rows, 4096)):  # a batch's JSON without its brackets: the same bytes
+            h.update((b"" if first else b",") + encode(batch)[1:-1].encode())
+            first = False
+        h.update(b"]")
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ Listing units never starts Ray (``--dry-run`` is instant).
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -25,7 +25,7 @@ from pipeline.engine.columns import PartList, UnitList
 from pipeline.engine.markers import unit_fingerprint
 from pipeline.inputs import input_kinds, unit_name
 from pipeline.paths import public_path
-from pipeline.phase import FINAL, INPUTS, MAP, PARTS, STATE, MapPhase, Phase, Step, Unit, fingerprint
+from pipeline.phase import FINAL, INPUTS, MAP, PARTS, STATE, MapPhase, Phase, Rows, Step, Unit, fingerprint
 from pipeline.readers import reader_for
 from pipeline.sources import input_sources, part_sources
 
@@ -117,7 +117,7 @@ def step_plans(ctx: RunContext, phase: Phase) -> list[StepPlan]:
     for step in active:
         inputs: dict = {"depends": [done[d] for d in step.depends if d in done]}
         if reads_parts(step):
-            inputs["parts"] = list(zip(parts.names, parts.fingerprints, strict=True))
+            inputs["parts"] = Rows(zip(parts.names, parts.fingerprints, strict=True))
         if STATE in step.reads:
             inputs["state"] = run_state(ctx)
         fp = done[step.name] = fingerprint(settings.step(step, config, s3), inputs)
@@ -137,11 +137,18 @@ def run_state(ctx: RunContext) -> list:
         if not p.reported:
             continue
         listed = ctx.units_of(p)
-        units = [(u.name, u.fingerprint, c) for u, c in zip(listed, ctx.current(p, listed), strict=True)]
-        parts = list(zip(ctx.parts(p).names, ctx.parts(p).fingerprints, strict=True)) if p.writes_documents else []
-        state.append((p.name, fingerprint(units), fingerprint(parts)))  # a phase's digest: one phase's lists at a time
+        units = ((n, fp, c) for (n, fp), c in zip(_named(listed), ctx.current(p, listed), strict=True))
+        parts = zip(ctx.parts(p).names, ctx.parts(p).fingerprints, strict=True) if p.writes_documents else ()
+        state.append((p.name, fingerprint(Rows(units)), fingerprint(Rows(parts))))  # hashed a row at a time
         ctx.release(p.name)  # one phase's units and markers at a time: the driver stays flat in the number of parts
     return state
+
+
+def _named(units: Sequence[Unit]) -> Iterable[tuple[str, str]]:
+    """Each unit's name and fingerprint (a UnitList's from its columns: no unit made)."""
+    if isinstance(units, UnitList):
+        return zip(units.names, units.fingerprints, strict=True)
+    return ((u.name, u.fingerprint) for u in units)
 
 
 def units(ctx: RunContext, phase: Phase) -> Sequence[Unit]:
