@@ -60,6 +60,22 @@ class RunContext:
             self._workers = self.config.ray.workers or cluster_cpus()
         return self._workers
 
+    def detached(self) -> RunContext:
+        """This run as a task of it sees it (the card's): the same config, inputs, phases and plan, and the parts
+        given to it, none of what this process read since (computed there again); Ray started, its workers counted."""
+        return RunContext(
+            self.config,
+            self.storage,
+            self.inputs,
+            self.phases,
+            self.plan,
+            progress=False,
+            address=self.address,
+            _workers=self.workers(),
+            _parts={p: self._parts[p] for p in self._given},
+            _given=set(self._given),
+        )
+
     def source(self, phase: Phase) -> Phase | None:
         """The phase whose documents ``phase`` reads: the nearest earlier one that writes documents."""
         before = self.phases[: self.phases.index(phase)]

@@ -177,8 +177,7 @@ def init_ray(
         os.environ.setdefault(AUTH_MODE_VAR, "token")
     import ray
 
-    global _SHUFFLE
-    _SHUFFLE = shuffle
+    use_shuffle(shuffle)
     if not ray.is_initialized():
         address = address or os.environ.get("RAY_ADDRESS")
         quiet = {"include_dashboard": False, "logging_level": logging.WARNING, "log_to_driver": True}
@@ -341,6 +340,20 @@ def ray_data():
     ctx.print_on_execution_start = False
     logging.getLogger("ray.data").setLevel(logging.ERROR)  # per-dataset execution logs and hints: noise at our scale
     return ray.data
+
+
+def use_shuffle(shuffle: str) -> None:
+    """The shuffle ``ray_data`` sets up in this process (a task that plans datasets of its own: the card's)."""
+    global _SHUFFLE
+    _SHUFFLE = shuffle
+
+
+def on_a_worker(fn: Callable, *args, cpus: float = 1):
+    """``fn(*args)`` in one Ray task (Ray started), its result back: work whose memory grows with the run's parts
+    or documents stays off the driver (issue 39)."""
+    import ray
+
+    return ray.get(ray.remote(num_cpus=cpus)(fn).remote(*args))
 
 
 def cluster_cpus() -> int:

@@ -72,11 +72,11 @@ def gather(plan: CardPlan, storage: Storage, *, config=None, workers=1, ray=Fals
 
 
 def _on_a_worker(fn, workers, *args):
-    import ray
+    from pipeline.distribute import on_a_worker
 
     if callable(workers):
         workers()  # starts Ray as the run says (`curate run --phases card` has not started it yet)
-    return ray.get(ray.remote(fn).remote(*args))
+    return on_a_worker(fn, *args)
 
 
 def _stats(
