@@ -15,6 +15,7 @@ from pipeline.card.build import compute
 from pipeline.card.plan import plan_from_context
 from pipeline.cli import main as curate
 from pipeline.config import RunConfig, load_config, parse_config
+from pipeline.phases import card as card_phase
 from pipeline.runner import plan_context, run
 from tests.conftest import REPO, SAMPLES
 from tests.pipeline.card.test_card_expected import expected, numbers
@@ -154,6 +155,23 @@ def test_the_per_file_counts_never_reach_the_driver(sample):
     assert len(per_file) == 6 and sorted(f["kept"]["final"] for f in per_file if f["kept"]["final"]) == sorted(
         kept.values()
     )
+
+
+def test_the_card_is_computed_off_the_driver(sample, monkeypatch):
+    """The card reads every phase's units, markers and per-file counts (90,000 of each in a snapshot: issue 39):
+    one Ray task computes it from the run's context, so the driver never plans it.  Here the driver's own card
+    code fails if it is called; the card is rebuilt all the same, and a failure in the task is the driver's line."""
+
+    def in_the_driver(*args, **kwargs):
+        raise AssertionError("the card was computed in the driver")
+
+    out, _ = sample
+    monkeypatch.setattr(card_phase, "write_card", in_the_driver)
+    monkeypatch.setattr(card_phase, "plan_from_context", in_the_driver)
+    again = run(sample_config(out, name="sample-off-the-driver"), progress=False)
+    assert again["status"] == "ok" and again["phases"]["card"]["units_skipped"] == 0
+    assert _card(out)["run"]["name"] == "sample-off-the-driver"
+    run(sample_config(out), progress=False)  # the card of the sample again, for the tests after this one
 
 
 def test_the_plan_holds_a_part_name_once_for_every_phase(sample):
