@@ -58,3 +58,21 @@ def test_a_local_listing_makes_no_fileinfo_per_file(tmp_path, monkeypatch):
     assert storage_mod.glob(str(tmp_path / "out" / "**" / "*.json")) == [
         str(tmp_path / "out" / n) for n in ("a.json", "b/c.json", "b/d/e.json")
     ]
+
+
+def test_json_is_written_as_json_dumps_writes_it_without_its_whole_text(tmp_path):
+    """run.json names every input (90,000 in a snapshot): written a batch at a time, the same bytes."""
+    import json
+    import tracemalloc
+
+    data = {"inputs": [f"/data/cc/CC-MAIN-{i:08d}.warc.gz" for i in range(60_000)], "z": {"é": [1.5, None, True]}}
+    s = Storage(str(tmp_path / "out"))
+    tracemalloc.start()
+    try:
+        s.write_json(data, "run.json")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    text = (tmp_path / "out" / "run.json").read_bytes()
+    assert text == json.dumps(data, indent=2, sort_keys=True, default=str).encode() and s.read_json("run.json") == data
+    assert peak < len(text) / 4, (peak, len(text))  # json.dumps: the text, its bytes and the encoder's pieces
