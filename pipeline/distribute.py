@@ -348,12 +348,17 @@ def use_shuffle(shuffle: str) -> None:
     _SHUFFLE = shuffle
 
 
-def on_a_worker(fn: Callable, *args, cpus: float = 1):
+def on_a_worker(fn: Callable, *args, cpus: float = 1, beside: bool = False):
     """``fn(*args)`` in one Ray task (Ray started), its result back: work whose memory grows with the run's parts
-    or documents stays off the driver (issue 39)."""
+    or documents stays off the driver (issue 39).  ``beside``: on the driver's node (its files, its folders)."""
     import ray
 
-    return ray.get(ray.remote(num_cpus=cpus)(fn).remote(*args))
+    options: dict = {"num_cpus": cpus}
+    if beside:
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), False)
+    return ray.get(ray.remote(**options)(fn).remote(*args))
 
 
 def cluster_cpus() -> int:

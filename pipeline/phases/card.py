@@ -66,7 +66,8 @@ def card_result(unit: Unit, totals: dict) -> UnitResult:
 def _card(job: Job, unit: Unit) -> UnitResult:
     """The card, computed in one Ray task: it reads every phase's units, markers and parts (90,000 of each in a
     snapshot) and adds up what the parts' tasks counted; the driver holds none of it (issue 39)."""
-    result, why = on_a_worker(_card_task, job.ctx.detached(), unit, os.getcwd(), cpus=0)
+    # on the driver's node: the inputs a run names relative to its directory are there (a cluster's are not)
+    result, why = on_a_worker(_card_task, job.ctx.detached(), unit, os.getcwd(), cpus=0, beside=True)
     if why is not None:
         log.error("card: %s", why)
     return result
