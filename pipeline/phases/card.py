@@ -3,7 +3,9 @@
 One FINAL step whose unit is the run.  It reads the state of every other phase (each unit's fingerprint and
 whether its marker is current, each part's fingerprint) and depends on the whole config and the package
 versions, so its fingerprint (the engine's) changes with any change to the data and a rerun with nothing
-changed skips it.  The card is written last: ``card/*.svg``, ``card/stats.json``, ``README.md`` (at the
+changed skips it.  The card is computed in one Ray task on the driver's node, from the run's context as the
+driver planned it (``RunContext.detached``): its plan of every phase, their markers and what the parts' tasks
+counted are a worker's, never the driver's.  The card is written last: ``card/*.svg``, ``card/stats.json``, ``README.md`` (at the
 output root: a Hub dataset repo as it stands), then ``_done/card/run.json``.  A part file the card cannot
 read is left out and named in the card, which is written without its marker:
 the unit fails with that one line, and a rerun rebuilds the card.
