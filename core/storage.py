@@ -192,8 +192,8 @@ class Storage:
         return self.fs.get_file_info(self.path(*parts)).type != pafs.FileType.NotFound
 
     def list(self, *parts: str, suffix: str = "") -> list[str]:
-        """Relative names of the files under a folder (empty if it is absent)."""
-        return list(self.sizes(*parts, suffix=suffix))
+        """Relative names of the files under a folder, sorted (empty if it is absent): no size kept for each."""
+        return sorted(name for name, _ in self._walk(parts, suffix))
 
     def paths(self, *parts: str, suffix: str = "") -> list[str]:
         """The files under a folder as full paths (what a reader opens), sorted; empty if it is absent."""
@@ -201,12 +201,16 @@ class Storage:
 
     def sizes(self, *parts: str, suffix: str = "") -> dict[str, int]:
         """The files under a folder (relative names, sorted) and their sizes in bytes, from one listing."""
+        return dict(sorted(self._walk(parts, suffix)))
+
+    def _walk(self, parts: tuple[str, ...], suffix: str) -> Iterator[tuple[str, int]]:
+        """The files under a folder (relative names, not hidden, ending in ``suffix``) and their sizes, as listed."""
         base = self.path(*parts)
         if self.fs.get_file_info(base).type != pafs.FileType.Directory:
-            return {}
+            return
         cut = len(base.rstrip("/")) + 1
         found = ((path[cut:], size) for path, size in _files(self.fs, base))
-        return dict(sorted((n, s) for n, s in found if n.endswith(suffix) and not _hidden(n)))
+        yield from ((n, s) for n, s in found if n.endswith(suffix) and not _hidden(n))
 
     def delete_dir(self, *parts: str) -> None:
         if self.exists(*parts):
