@@ -117,11 +117,9 @@ OWN_LOGGERS = ("pipeline", "stages", "classifiers", "jobs")
 
 def setup_logging(verbose: bool = False) -> None:
     """WARNING for everything, INFO for this project's loggers; ``-v``: INFO for every library too (Ray...)."""
-    logging.basicConfig(
-        level=logging.INFO if verbose else logging.WARNING,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        datefmt="%H:%M:%S",
-    )
+    from pipeline.worker_logs import LOG_DATEFMT, LOG_FORMAT
+
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format=LOG_FORMAT, datefmt=LOG_DATEFMT)
     for name in OWN_LOGGERS:
         logging.getLogger(name).setLevel(logging.INFO)
 

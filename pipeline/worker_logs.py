@@ -10,12 +10,19 @@ them, and the raylet's and GCS's error output.  A Ray the run joins keeps its ow
 
 from __future__ import annotations
 
+import contextlib
 import glob
+import logging
 import os
 import re
 import sys
 import threading
+from collections.abc import Iterator
 from typing import TextIO
+
+#: How a run logs (pipeline.cli), and a task that logs as the driver would (:func:`logging_as_the_driver`).
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+LOG_DATEFMT = "%H:%M:%S"
 
 #: What the log monitor reads: the workers' output, and where the raylet and the GCS say they failed.
 PATTERNS = ("worker-*.out", "worker-*.err", "raylet*.err", "gcs_server*.err")
@@ -106,3 +113,22 @@ class WorkerLogs:
                 out.flush()
             except (OSError, ValueError):  # the console is gone (a closed pipe): the lines stay in the files
                 pass
+
+
+@contextlib.contextmanager
+def logging_as_the_driver(level: int, name: str = "pipeline") -> Iterator[None]:
+    """In a Ray task, ``name``'s lines at ``level`` (the driver's) on the worker's output, which the console shows:
+    a worker logs warnings only, and a long task that runs what the driver used to (the card) would say nothing."""
+    logger = logging.getLogger(name)
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter(LOG_FORMAT, LOG_DATEFMT))
+    before = logger.level, logger.propagate
+    logger.setLevel(level)
+    logger.addHandler(handler)
+    logger.propagate = False  # once, not again through a handler the worker's root may have
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(before[0])
+        logger.propagate = before[1]

@@ -5,10 +5,10 @@ whether its marker is current, each part's fingerprint) and depends on the whole
 versions, so its fingerprint (the engine's) changes with any change to the data and a rerun with nothing
 changed skips it.  The card is computed in one Ray task on the driver's node, from the run's context as the
 driver planned it (``RunContext.detached``): its plan of every phase, their markers and what the parts' tasks
-counted are a worker's, never the driver's.  The card is written last: ``card/*.svg``, ``card/stats.json``, ``README.md`` (at the
-output root: a Hub dataset repo as it stands), then ``_done/card/run.json``.  A part file the card cannot
-read is left out and named in the card, which is written without its marker:
-the unit fails with that one line, and a rerun rebuilds the card.
+counted are a worker's, never the driver's.  The card is written last: ``card/*.svg``, ``card/stats.json``,
+``README.md`` (at the output root: a Hub dataset repo as it stands), then ``_done/card/run.json``.  A part file
+the card cannot read is left out and named in the card, which is written without its marker: the unit fails
+with that one line, and a rerun rebuilds the card.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from pipeline.phase import FINAL, ROLE_CARD, STATE, Phase, Sink, Step, Unit
 from pipeline.record import versions
 from pipeline.result import UnitResult
 from pipeline.units import PUBLISHED
+from pipeline.worker_logs import logging_as_the_driver
 
 log = logging.getLogger(__name__)
 
@@ -69,17 +70,20 @@ def _card(job: Job, unit: Unit) -> UnitResult:
     """The card, computed in one Ray task: it reads every phase's units, markers and parts (90,000 of each in a
     snapshot) and adds up what the parts' tasks counted; the driver holds none of it (issue 39)."""
     # on the driver's node: the inputs a run names relative to its directory are there (a cluster's are not)
-    result, why = on_a_worker(_card_task, job.ctx.detached(), unit, os.getcwd(), cpus=0, beside=True)
+    level = logging.getLogger("pipeline").getEffectiveLevel()
+    result, why = on_a_worker(_card_task, job.ctx.detached(), unit, os.getcwd(), level, cpus=0, beside=True)
     if why is not None:
         log.error("card: %s", why)
     return result
 
 
-def _card_task(ctx: RunContext, unit: Unit, cwd: str) -> tuple[UnitResult, str | None]:
-    """The card's unit's result, and what to log when it failed (the driver logs it, as its own line)."""
+def _card_task(ctx: RunContext, unit: Unit, cwd: str, level: int) -> tuple[UnitResult, str | None]:
+    """The card's unit's result, and what to log when it failed (the driver logs it, as its own line); its
+    progress lines (``level``: the driver's) on the console as the driver's were."""
     use_shuffle(ctx.config.ray.shuffle)  # as the driver set it up: the card's datasets shuffle as the run's do
     try:
-        with contextlib.chdir(cwd):  # the inputs as the run names them: relative to the driver's directory
+        # the inputs as the run names them: relative to the driver's directory
+        with contextlib.chdir(cwd), logging_as_the_driver(level):
             return write_card(ctx, unit), None
     except (CardInputError, CardIncomplete) as e:  # one line names the file: no traceback needed
         return UnitResult.failure(unit.name, str(e)), str(e)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import io
+import logging
 
-from pipeline.worker_logs import WorkerLogs
+from pipeline.worker_logs import WorkerLogs, logging_as_the_driver
 
 
 def test_lines_are_shown_once_each_whole_and_named_by_task_and_pid(tmp_path):
@@ -50,3 +51,17 @@ def test_the_thread_shows_the_last_lines_when_stopped(tmp_path):
     (tmp_path / "worker-y-01000000-9.err").write_text("printed just before the end\n")
     logs.stop()
     assert out.getvalue() == "(worker pid=9) printed just before the end\n"
+
+
+def test_a_task_logs_its_lines_as_the_driver_would_while_it_runs(capsys):
+    """The card runs in a Ray task, whose process logs warnings only: its progress lines at the driver's level,
+    in the driver's format, once each, and the process's logging as it was after."""
+    own = logging.getLogger("pipeline.card.collect")
+    before = logging.getLogger("pipeline").level, logging.getLogger("pipeline").propagate
+    with logging_as_the_driver(logging.INFO):
+        own.info("card: aggregating %d parts", 6)
+        own.debug("not at the driver's level")
+    own.info("after the task")
+    err = capsys.readouterr().err.splitlines()
+    assert [line.split(" ", 1)[1] for line in err] == ["INFO pipeline.card.collect: card: aggregating 6 parts"]
+    assert (logging.getLogger("pipeline").level, logging.getLogger("pipeline").propagate) == before
