@@ -71,7 +71,10 @@ def _card(job: Job, unit: Unit) -> UnitResult:
     snapshot) and adds up what the parts' tasks counted; the driver holds none of it (issue 39)."""
     # on the driver's node: the inputs a run names relative to its directory are there (a cluster's are not)
     level = logging.getLogger("pipeline").getEffectiveLevel()
-    result, why = on_a_worker(_card_task, job.ctx.detached(), unit, os.getcwd(), level, cpus=0, beside=True)
+    try:
+        result, why = on_a_worker(_card_task, job.ctx.detached(), unit, os.getcwd(), level, cpus=0, beside=True)
+    except Exception as e:  # its process died past Ray's retries: a failed unit, retried on rerun, as any failure
+        result, why = UnitResult.failure(unit.name, f"{type(e).__name__}: {e}"), f"{type(e).__name__}: {e}"
     if why is not None:
         log.error("card: %s", why)
     return result
