@@ -193,7 +193,12 @@ class Storage:
 
     def list(self, *parts: str, suffix: str = "") -> list[str]:
         """Relative names of the files under a folder, sorted (empty if it is absent): no size kept for each."""
-        return sorted(name for name, _ in self._walk(parts, suffix))
+        return sorted(self.names(*parts, suffix=suffix))
+
+    def names(self, *parts: str, suffix: str = "") -> Iterator[str]:
+        """Relative names of the files under a folder, as listed (in no order): a scan of tens of thousands of
+        files without a list of their names."""
+        return (name for name, _ in self._walk(parts, suffix))
 
     def paths(self, *parts: str, suffix: str = "") -> list[str]:
         """The files under a folder as full paths (what a reader opens), sorted; empty if it is absent."""

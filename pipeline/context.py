@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from core.storage import S3Options, Storage
 from pipeline.config import RunConfig, s3_options
 from pipeline.engine import markers as marker_store, units as engine_units
-from pipeline.engine.columns import MarkerMap, PartList, UnitList
+from pipeline.engine.columns import MarkerMap, NameSet, PartList, UnitList
 from pipeline.phase import Part, Phase, Unit
 from pipeline.plan import Plan
 from pipeline.result import UnitResult
@@ -36,7 +36,7 @@ class RunContext:
     _steps: dict[str, list] = field(default_factory=dict)
     _markers: dict[tuple, MarkerMap] = field(default_factory=dict)
     _parts: dict[str, PartList] = field(default_factory=dict)
-    _listed: dict[tuple[str, ...], set[str]] = field(default_factory=dict)
+    _listed: dict[tuple[str, ...], NameSet] = field(default_factory=dict)
     #: the phase running (its plan is kept; so is the one it reads until its parts are known); None: keep all
     _running: str | None = None
     #: phases whose parts were given (``use_parts``), not computed: never dropped
@@ -139,7 +139,7 @@ class RunContext:
             return self.storage.exists(*parts)
         folder = parts[:2] if len(parts) > 2 else parts[:1]
         if folder not in self._listed:
-            self._listed[folder] = set(self.storage.list(*folder))
+            self._listed[folder] = NameSet(self.storage.names(*folder))
         return PUBLISHED_SEP.join(parts[len(folder) :]) in self._listed[folder]
 
     def parts(self, phase: Phase | None) -> PartList:

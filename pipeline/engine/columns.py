@@ -14,7 +14,9 @@ import sys
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import pairwise
+from itertools import islice, pairwise
+
+import numpy as np
 
 from pipeline.phase import Part, Unit
 
@@ -73,6 +75,30 @@ class Fingerprints(Sequence[str]):
         out = Fingerprints()
         out._packed = array("Q", (self._packed[i] for i in indices))
         return out
+
+
+class NameSet:
+    """A folder's listing, for ``name in listing``: the names as one sorted array of UTF-8 bytes, searched by
+    bisection.  A set of a snapshot's 90,000 part names is ~11 MB of strings and table, made and dropped for
+    each phase's markers; this is ~2 MB in one block, built 4,096 names at a time."""
+
+    __slots__ = ("_sorted",)
+    _CHUNK = 4096
+
+    def __init__(self, names: Iterable[str]):
+        it, chunks = iter(names), []
+        while chunk := [n.encode() for n in islice(it, self._CHUNK)]:
+            chunks.append(np.array(chunk, dtype=bytes))
+        self._sorted = np.sort(np.concatenate(chunks)) if chunks else np.array([], dtype="S1")
+
+    def __contains__(self, name: str) -> bool:
+        key = name.encode()
+        i = int(np.searchsorted(self._sorted, key))
+        # a numpy bytes value drops trailing NULs: a name ending in one is never listed as the same
+        return i < len(self._sorted) and self._sorted[i] == key and not key.endswith(b"\0")
+
+    def __len__(self) -> int:
+        return len(self._sorted)
 
 
 def names_of(names: Iterable[str]) -> list[str]:

@@ -12,8 +12,10 @@ import pytest
 
 from core.storage import Storage
 from pipeline.config import parse_config
-from pipeline.engine.columns import Fingerprints, Marker, MarkerMap, PartList, UnitList, split
+from pipeline.engine import markers as marker_store
+from pipeline.engine.columns import Fingerprints, Marker, MarkerMap, NameSet, PartList, UnitList, split
 from pipeline.phase import Part, Unit, fingerprint
+from pipeline.result import UnitResult
 from pipeline.runner import plan_context
 from tests.conftest import Page, html
 
@@ -77,6 +79,47 @@ def test_a_marker_map_gives_the_markers_it_was_given():
     assert markers.published_part("u") and not markers.published_part("v") and markers.published_part("old")
     markers.add("old", Marker(fp))  # rewritten with an engine fingerprint
     assert markers["old"] == Marker(fp) and len(markers) == 3
+
+
+def test_a_name_set_answers_as_a_set_of_the_names_in_a_fraction_of_its_memory():
+    names = [f"part-{i:06d}.parquet" for i in range(0, 20_000, 2)] + ["é/ü.parquet", "a b", "z", "part-000001"]
+    listing = NameSet(reversed(names))  # in any order, as a folder lists
+    asked = [*names, "part-000001.parquet", "part-019999.parquet", "", "zz", "a", "é", "part-000000.parquet\0"]
+    assert [n in listing for n in asked] == [n in set(names) for n in asked] and len(listing) == len(names)
+    assert "x" not in NameSet([]) and len(NameSet([])) == 0
+    gc.collect()
+    tracemalloc.start()
+    try:
+        held = NameSet(names)
+        size = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert held and size < 30 * len(names)  # ~20 B a name of 20 characters; a set of them: ~110 B a name
+
+
+def test_a_folders_markers_are_read_as_listed_with_its_empty_units_records_last(tmp_path, monkeypatch):
+    storage = Storage(str(tmp_path))
+    own = {f"u{i:03d}": fingerprint("own", i) for i in range(300)}
+    for name, fp in own.items():
+        storage.write_json(
+            {"unit": name, "fingerprint": fp, "outputs": {"documents_part": True}}, "_done", "p", f"{name}.json"
+        )
+    empty = [UnitResult(n, totals={"groups": 1}, empty=True) for n in ("u001", "u002", "e1")]
+    marker_store.record_empty(storage, "p", "groups", True, "step-fp", empty)
+    # a unit with its own marker of the record's fingerprint keeps its own; one of another is the record's
+    storage.write_json(
+        {"unit": "u002", "fingerprint": marker_store.unit_fingerprint("step-fp", "u002")}, "_done", "p", "u002.json"
+    )
+
+    def whole_listing(*a, **k):
+        raise AssertionError("a sorted list of the folder's names")
+
+    monkeypatch.setattr(Storage, "list", whole_listing)
+    found = marker_store.read(storage, "p")
+    assert len(found) == 301 and found["u000"] == Marker(own["u000"], documents_part=True)
+    assert found["u001"] == Marker(marker_store.unit_fingerprint("step-fp", "u001"), empty=True)
+    assert found["u002"] == Marker(marker_store.unit_fingerprint("step-fp", "u002"))  # its own, not the record's
+    assert found["e1"].empty
 
 
 def _planned(tmp_path, n: int, warc) -> tuple[int, int]:
