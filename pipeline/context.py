@@ -60,9 +60,14 @@ class RunContext:
             self._workers = self.config.ray.workers or cluster_cpus()
         return self._workers
 
-    def detached(self) -> RunContext:
-        """This run as a task of it sees it (the card's): the same config, inputs, phases and plan, and the parts
-        given to it, none of what this process read since (computed there again); Ray started, its workers counted."""
+    def detached(self, running: Phase | None = None) -> RunContext:
+        """This run as a task of it sees it (the card, a step run in a task): the same config, inputs, phases and
+        plan, and the parts given to it, none of what this process read since (computed there again) but the plan
+        of ``running`` (its steps, the parts it reads: what the driver planned, not planned twice); Ray started,
+        its workers counted."""
+        source = self.source(running) if running is not None else None
+        parts = {p for p in (*self._given, *([source.name] if source is not None else [])) if p in self._parts}
+        plans = self._steps.get(running.name) if running is not None else None
         return RunContext(
             self.config,
             self.storage,
@@ -72,7 +77,8 @@ class RunContext:
             progress=False,
             address=self.address,
             _workers=self.workers(),
-            _parts={p: self._parts[p] for p in self._given},
+            _steps={running.name: plans} if plans is not None else {},
+            _parts={p: self._parts[p] for p in parts},
             _given=set(self._given),
         )
 

@@ -353,12 +353,47 @@ def on_a_worker(fn: Callable, *args, cpus: float = 1, beside: bool = False):
     or documents stays off the driver (issue 39).  ``beside``: on the driver's node (its files, its folders)."""
     import ray
 
+    return _got(ray.remote(**_task_options(cpus, beside))(fn).remote(*args))
+
+
+def stream_on_a_worker(fn: Callable, *args, cpus: float = 1, beside: bool = False) -> Iterator:
+    """What the generator ``fn(*args)`` yields, run in one Ray task (a streaming generator), as it yields it;
+    closing this iterator early cancels the task."""
+    import ray
+
+    items = ray.remote(num_returns="streaming", **_task_options(cpus, beside))(fn).remote(*args)
+    try:
+        for ref in items:
+            yield _got(ref)
+    finally:
+        if not items.is_finished():
+            ray.cancel(items)
+
+
+def _got(ref):
+    """What a task returned; an error it raised as that error (its one line, as the driver's own would read), the
+    task's traceback chained to it."""
+    import ray
+    from ray.exceptions import RayTaskError
+
+    try:
+        return ray.get(ref)
+    except RayTaskError as e:
+        cause = getattr(e, "cause", None)
+        if isinstance(cause, Exception):
+            raise cause from e
+        raise
+
+
+def _task_options(cpus: float, beside: bool) -> dict:
+    import ray
+
     options: dict = {"num_cpus": cpus}
     if beside:
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), False)
-    return ray.get(ray.remote(**options)(fn).remote(*args))
+    return options
 
 
 def cluster_cpus() -> int:

@@ -237,7 +237,10 @@ class Step:
       ``unit_outputs(config, unit)``: one unit's own, deleted before that unit reruns;
       ``keep(config)``: False deletes its outputs and markers once the phase is done (intermediates);
     - ``when(config)``: whether the config runs it; ``summarize(total)``: a MAP step's part of the summary,
-      from the sum of its units' results.
+      from the sum of its units' results;
+    - ``in_task``: its ``run`` runs in one Ray task beside the driver, not in the driver (a SHUFFLE or MAP step
+      that plans Ray Data datasets: what they hold is the task's; pipeline/engine/beside.py); it sees the job
+      as the driver would, and what it leaves in ``job.memo`` comes back.
 
     A phase of steps has at least one counted step: its units say whether the phase has work.
     """
@@ -261,6 +264,7 @@ class Step:
     keep: Callable[[RunConfig], bool] = _always
     when: Callable[[RunConfig], bool] = _always
     summarize: Callable[[UnitResult], dict] | None = None
+    in_task: bool = False
 
     @property
     def top(self) -> bool:

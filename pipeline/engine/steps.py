@@ -24,13 +24,13 @@ import contextlib
 import logging
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import pyarrow.fs as pafs
 
 from core.memory import resident_mb, trim
-from pipeline.engine import markers
+from pipeline.engine import beside, markers
 from pipeline.engine.columns import PartList
 from pipeline.engine.units import StepPlan, reads_parts
 from pipeline.phase import MAP, SHUFFLE, Phase, Step
@@ -95,6 +95,11 @@ class Job:
         folder = None if plan.step.top else step
         return list(markers.results(self.storage, self.phase.name, folder, wanted))
 
+    def shipped(self) -> Job:
+        """This job as a task gets it (``Step.in_task``): all but the driver's context (the task is given the run
+        as it sees it: pipeline/engine/beside.py)."""
+        return replace(self, ctx=None)
+
 
 def run_steps(ctx: RunContext, phase: Phase, failures: dict) -> Iterator[UnitResult]:
     """Run the phase's steps (it has work); yields the results of its counted units as they come, and puts
@@ -135,7 +140,7 @@ def run_steps(ctx: RunContext, phase: Phase, failures: dict) -> Iterator[UnitRes
                     fatal = fatal or step_fatal
         elif step.kind == SHUFFLE:
             if parts or source is None:  # a corpus without parts has nothing to shuffle
-                job.summary.update(step.run(job) or {})
+                job.summary.update(_shuffle(job) or {})
         else:
             (unit,) = plan.units
             result = step.run(job, unit)
@@ -170,7 +175,7 @@ def _map(ctx: RunContext, phase: Phase, job: Job, plan: StepPlan) -> Iterator[Un
         total = total.merge(r)
     empty = []
     if todo:
-        results = step.run(job, todo)
+        results = _streamed(job, todo) if step.in_task else step.run(job, todo)
         try:
             for r in results:
                 if r.failed is None:
@@ -184,6 +189,42 @@ def _map(ctx: RunContext, phase: Phase, job: Job, plan: StepPlan) -> Iterator[Un
     job.totals[step.name] = total
     if step.summarize is not None:
         job.summary.update(step.summarize(total))
+
+
+def _shuffle(job: Job) -> dict | None:
+    """A SHUFFLE step's part of the summary, from its run here or in a task beside the driver (``in_task``)."""
+    if not job.step.in_task:
+        return job.step.run(job)
+    out, job.memo = beside.call(_shuffle_task, job.ctx, job.shipped(), running=job.phase)
+    return out
+
+
+def _shuffle_task(ctx: RunContext, job: Job) -> tuple[dict | None, dict]:
+    job.ctx = ctx
+    return job.step.run(job), job.memo
+
+
+@dataclass(frozen=True)
+class _Memo:
+    """What a MAP step run in a task left in ``job.memo``: the last item its task yields."""
+
+    memo: dict
+
+
+def _streamed(job: Job, todo) -> Iterator[UnitResult]:
+    """A MAP step's results from its run in a task beside the driver (``in_task``), as its units finish."""
+    with contextlib.closing(beside.stream(_map_task, job.ctx, job.shipped(), todo, running=job.phase)) as items:
+        for item in items:
+            if isinstance(item, _Memo):
+                job.memo = item.memo
+            else:
+                yield item
+
+
+def _map_task(ctx: RunContext, job: Job, todo) -> Iterator[UnitResult | _Memo]:
+    job.ctx = ctx
+    yield from job.step.run(job, todo)
+    yield _Memo(job.memo)
 
 
 def _message(failures: dict[str, dict[str, str]]) -> str:

@@ -13,9 +13,7 @@ with that one line, and a rerun rebuilds the card.
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import os
 import traceback
 
 from pipeline.card.build import FOLDER, README, compute_and_publish
@@ -23,13 +21,12 @@ from pipeline.card.plan import plan_from_context
 from pipeline.card.reading import CardInputError, check_record, read_object
 from pipeline.config import RunConfig
 from pipeline.context import RunContext
-from pipeline.distribute import on_a_worker, use_shuffle
+from pipeline.engine import beside
 from pipeline.engine.steps import Job
 from pipeline.phase import FINAL, ROLE_CARD, STATE, Phase, Sink, Step, Unit
 from pipeline.record import versions
 from pipeline.result import UnitResult
 from pipeline.units import PUBLISHED
-from pipeline.worker_logs import logging_as_the_driver
 
 log = logging.getLogger(__name__)
 
@@ -70,9 +67,8 @@ def _card(job: Job, unit: Unit) -> UnitResult:
     """The card, computed in one Ray task: it reads every phase's units, markers and parts (90,000 of each in a
     snapshot) and adds up what the parts' tasks counted; the driver holds none of it (issue 39)."""
     # on the driver's node: the inputs a run names relative to its directory are there (a cluster's are not)
-    level = logging.getLogger("pipeline").getEffectiveLevel()
     try:
-        result, why = on_a_worker(_card_task, job.ctx.detached(), unit, os.getcwd(), level, cpus=0, beside=True)
+        result, why = beside.call(_card_task, job.ctx, unit)
     except Exception as e:  # its process died past Ray's retries: a failed unit, retried on rerun, as any failure
         result, why = UnitResult.failure(unit.name, f"{type(e).__name__}: {e}"), f"{type(e).__name__}: {e}"
     if why is not None:
@@ -80,14 +76,10 @@ def _card(job: Job, unit: Unit) -> UnitResult:
     return result
 
 
-def _card_task(ctx: RunContext, unit: Unit, cwd: str, level: int) -> tuple[UnitResult, str | None]:
-    """The card's unit's result, and what to log when it failed (the driver logs it, as its own line); its
-    progress lines (``level``: the driver's) on the console as the driver's were."""
-    use_shuffle(ctx.config.ray.shuffle)  # as the driver set it up: the card's datasets shuffle as the run's do
+def _card_task(ctx: RunContext, unit: Unit) -> tuple[UnitResult, str | None]:
+    """The card's unit's result, and what to log when it failed (the driver logs it, as its own line)."""
     try:
-        # the inputs as the run names them: relative to the driver's directory
-        with contextlib.chdir(cwd), logging_as_the_driver(level):
-            return write_card(ctx, unit), None
+        return write_card(ctx, unit), None
     except (CardInputError, CardIncomplete) as e:  # one line names the file: no traceback needed
         return UnitResult.failure(unit.name, str(e)), str(e)
     except Exception as e:  # the data phases are done: a card failure is a failed unit, retried on rerun

@@ -168,7 +168,8 @@ def corpus_result(summary: dict, unit: str = CORPUS) -> UnitResult:
     )
 
 
-#: The steps of the phase, in order: the one declaration the plan shows and the engine runs.
+#: The steps of the phase, in order: the one declaration the plan shows and the engine runs.  Its shuffles run
+#: ``in_task``: their Ray Data executors and pieces are a task's, not the driver's (pipeline/engine/beside.py).
 STEPS = (
     Step(
         "signatures",
@@ -191,6 +192,7 @@ STEPS = (
         depends=("signatures",),
         outputs=_folders(ids.FOLDER),
         keep=_kept,
+        in_task=True,
     ),
     Step(
         "boilerplate",
@@ -203,6 +205,7 @@ STEPS = (
         when=_boilerplate_on,
         outputs=_folders(boilerplate.FOLDER),
         keep=_kept,
+        in_task=True,
     ),
     Step(
         "content",
@@ -214,6 +217,7 @@ STEPS = (
         when=_boilerplate_on,
         outputs=_folders(content.FOLDER),
         keep=_kept,
+        in_task=True,
     ),
     Step(
         "earlier",
@@ -226,6 +230,7 @@ STEPS = (
         when=lambda config: bool(config.dedup.against),
         outputs=_folders(earlier.FOLDER),
         keep=_kept,
+        in_task=True,
     ),
     Step(
         "edges",
@@ -235,6 +240,7 @@ STEPS = (
         depends=("ids", "content", "earlier"),
         outputs=_folders(("dedup", "edges")),
         keep=_kept,
+        in_task=True,
     ),
     Step(
         "verify",
@@ -245,6 +251,7 @@ STEPS = (
         when=lambda config: config.dedup.minhash.enabled and config.dedup.minhash.verify != "off",
         outputs=_folders(("dedup", "edges-verified")),
         keep=_kept,
+        in_task=True,
     ),
     Step(
         "components",
@@ -255,6 +262,7 @@ STEPS = (
         sections=("dedup.components",),
         outputs=_folders(("dedup", "components")),
         keep=_kept,
+        in_task=True,
     ),
     Step(
         "decisions",
@@ -264,6 +272,7 @@ STEPS = (
         depends=("components", "ids", "earlier"),
         outputs=_folders(("dedup", "decisions")),
         keep=_kept,
+        in_task=True,
     ),
     Step(
         "paragraphs",
@@ -276,6 +285,7 @@ STEPS = (
         when=lambda config: config.dedup.paragraphs.enabled,
         outputs=_folders(paragraphs.FOLDER),
         keep=_kept,
+        in_task=True,
     ),
     Step(
         "write",

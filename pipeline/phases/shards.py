@@ -131,6 +131,7 @@ STEPS = (
         resume=True,
         outputs=lambda config: [("shards", f.name) for f in FORMATS],
         unit_outputs=lambda config, unit: [("shards", f.name, unit) for f in FORMATS],
+        in_task=True,  # its Ray Data shuffle's executor and pieces are a task's, not the driver's
     ),
     Step(
         "manifest",

@@ -6,20 +6,21 @@ from __future__ import annotations
 import logging
 from types import SimpleNamespace
 
+from pipeline.engine import beside
 from pipeline.phase import Unit
 from pipeline.phases import card as card_phase
 from pipeline.result import UnitResult
 
 
 def _job():
-    return SimpleNamespace(ctx=SimpleNamespace(detached=lambda: "the run's context"))
+    return SimpleNamespace(ctx="the run's context")
 
 
 def test_a_card_task_that_died_is_a_failed_unit_and_one_line(monkeypatch, caplog):
     def died(*args, **kwargs):
         raise RuntimeError("the worker running the task has exited")
 
-    monkeypatch.setattr(card_phase, "on_a_worker", died)
+    monkeypatch.setattr(beside, "call", died)
     with caplog.at_level(logging.ERROR, logger="pipeline.phases.card"):
         result = card_phase._card(_job(), Unit("run", "fp"))
     assert result.unit == "run" and result.failed == "RuntimeError: the worker running the task has exited"
@@ -29,13 +30,13 @@ def test_a_card_task_that_died_is_a_failed_unit_and_one_line(monkeypatch, caplog
 def test_the_tasks_result_and_its_line_come_back_as_they_were(monkeypatch, caplog):
     seen = {}
 
-    def task(fn, ctx, unit, cwd, level, **options):
+    def task(fn, ctx, unit, **options):
         seen.update(fn=fn, ctx=ctx, options=options)
         return UnitResult.failure(unit.name, "a part file could not be read"), "a part file could not be read"
 
-    monkeypatch.setattr(card_phase, "on_a_worker", task)
+    monkeypatch.setattr(beside, "call", task)
     with caplog.at_level(logging.ERROR, logger="pipeline.phases.card"):
         result = card_phase._card(_job(), Unit("run", "fp"))
     assert result.failed == "a part file could not be read" and seen["fn"] is card_phase._card_task
-    assert seen["ctx"] == "the run's context" and seen["options"] == {"cpus": 0, "beside": True}
+    assert seen["ctx"] == "the run's context" and seen["options"] == {}
     assert [r.getMessage() for r in caplog.records] == ["card: a part file could not be read"]

@@ -15,6 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from core.storage import S3Options, Storage
+from pipeline import distribute
 from pipeline.config import parse_config
 from pipeline.runner import run
 from tests import s3_proxy
@@ -204,7 +205,11 @@ def test_one_or_two_workers_and_the_driver_path_write_byte_identical_shards(ray_
     def block_per_file(*args, **kwargs):
         raise AssertionError("read_parquet: a block and a footer fetch per part in the driver (issue 39)")
 
+    def in_the_driver(*args, **kwargs):
+        raise AssertionError("a dataset planned in the driver: its executor and pieces would be the driver's")
+
     monkeypatch.setattr(ray.data, "read_parquet", block_per_file)  # the parts are read in bounded tasks
+    monkeypatch.setattr(distribute, "ray_data", in_the_driver)  # ... which a task beside the driver plans
     a, b, here = tmp_path / "a", tmp_path / "b", tmp_path / "here"
     run(_config(corpus, a), progress=False, phases=["extracted", "deduped", "final"])
     shutil.copytree(a, b)

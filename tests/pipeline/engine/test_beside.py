@@ -1,0 +1,98 @@
+"""A step declared ``in_task`` (pipeline/engine/beside.py): its ``run`` in one Ray task beside the driver, seeing the
+job as the driver would (the working directory, the plan, the memo), its results, summary and memo back in the
+driver; an error it raises raised in the driver as its own type; its MAP units resumed like any others."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from core.storage import OutputError
+from pipeline.config import parse_config
+from pipeline.context import RunContext
+from pipeline.engine.run import run_phase
+from pipeline.phase import FINAL, MAP, PARTS, ROLE_EXPORT, SHUFFLE, Phase, Step
+from pipeline.result import UnitResult
+from pipeline.units import UnitWork
+from tests.dedup_standalone import FinishedParts, finished_parts
+from tests.pipeline.engine.test_engine import _parts
+
+pytestmark = pytest.mark.ray
+
+
+def _count(job, todo):
+    """MAP, in a task: each part marked, its process named; the memo says which parts it saw."""
+    job.memo.setdefault("counted", []).extend(u.name for u in todo)
+    for unit in todo:
+        with UnitWork.for_phase(job.storage, job.phase.name, unit) as work:
+            yield work.commit(UnitResult(unit.name, totals={"parts": 1, f"pid-{os.getpid()}": 1}))
+
+
+def _look(job):
+    """SHUFFLE, in a task: what it sees of the run; a setting asks it to fail as a full disk would."""
+    if job.config.dedup.batch_docs == 13:
+        raise OutputError("the output is full")
+    job.memo["looked"] = os.getpid()
+    plans = [p.step.name for p in job.ctx.step_plans(job.phase)]  # the driver's plan, given to the task
+    return {"cwd": os.getcwd(), "pid": os.getpid(), "plans": plans, "counted": sorted(job.memo.get("counted", []))}
+
+
+def _done(job, unit):
+    """FINAL, in the driver: what the tasks left in the memo and the summary."""
+    counted_by = sorted(k for k in job.totals["count"].totals if k.startswith("pid-"))
+    seen = {"looked": job.memo["looked"], "driver": os.getpid(), "counted_by": counted_by}
+    return UnitResult(unit.name, totals={**seen, **job.summary})
+
+
+class BesidePhase(Phase):
+    name = "beside"
+    unit_kind = "corpus"
+    role = ROLE_EXPORT
+
+    def steps(self, config):
+        return [
+            Step("count", "parts", MAP, _count, reads=(PARTS,), resume=True, in_task=True),
+            Step(
+                "look",
+                "the run as a task sees it",
+                SHUFFLE,
+                _look,
+                depends=("count",),
+                sections=("dedup.batch_docs",),
+                in_task=True,
+            ),
+            Step("done", "the corpus", FINAL, _done, depends=("look",), unit="_all", counted=True),
+        ]
+
+
+def _run(storage, batch_docs: int = 1) -> dict:
+    cfg = parse_config({"inputs": ["x"], "output": storage.root_uri, "dedup": {"batch_docs": batch_docs}})
+    ctx = RunContext(cfg, storage, [], [FinishedParts("extracted"), BesidePhase()], progress=False)
+    ctx.use_parts("extracted", finished_parts(storage, "extracted"))
+    return run_phase(ctx, ctx.phases[-1])
+
+
+def test_steps_run_in_a_task_beside_the_driver_and_hand_back_what_they_found(ray_local, tmp_path):
+    storage = _parts(tmp_path, {"a": 3, "b": 5})
+    summary = _run(storage)
+    assert summary["units"] == 1 and not summary["failed_units"]
+    (done,) = list(markers_of(storage, "_all"))
+    totals = done["totals"]
+    assert totals["driver"] == os.getpid() != totals["pid"] == totals["looked"]  # a task, its memo back
+    assert totals["cwd"] == os.getcwd() and totals["plans"] == ["count", "look", "done"]
+    assert totals["counted"] == ["a", "b"]  # the MAP task's memo reached the SHUFFLE task
+    assert totals["counted_by"] and f"pid-{os.getpid()}" not in totals["counted_by"]
+    # its MAP units are marked as the engine's: resumed on a rerun (the shuffle and final steps rerun)
+    again = _run(storage, batch_docs=2)
+    assert again["units_skipped"] == 0 and markers_of(storage, "_all")[0]["totals"]["counted"] == []
+
+
+def test_an_error_in_a_step_run_in_a_task_is_raised_in_the_driver_as_its_own(ray_local, tmp_path):
+    storage = _parts(tmp_path, {"a": 3})
+    with pytest.raises(OutputError, match="the output is full"):
+        _run(storage, batch_docs=13)
+
+
+def markers_of(storage, unit: str) -> list[dict]:
+    return [storage.read_json("_done", "beside", f"{unit}.json")]
