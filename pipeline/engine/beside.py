@@ -12,11 +12,13 @@ it runs (:meth:`pipeline.context.RunContext.detached`).
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import os
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
+from core.memory import return_free_memory
 from pipeline.distribute import on_a_worker, stream_on_a_worker, use_shuffle
 from pipeline.worker_logs import logging_as_the_driver
 
@@ -43,8 +45,12 @@ def _shipped(ctx: RunContext, running: Phase | None) -> tuple:
 @contextlib.contextmanager
 def _as_the_run(ctx: RunContext, cwd: str, level: int) -> Iterator[None]:
     use_shuffle(ctx.config.ray.shuffle)  # as the driver set it up: its datasets shuffle as the run's do
-    with contextlib.chdir(cwd), logging_as_the_driver(level):
-        yield
+    try:
+        with contextlib.chdir(cwd), logging_as_the_driver(level):
+            yield
+    finally:
+        gc.collect()  # a dataset's executor holds its objects through reference cycles (pipeline/distribute.py)
+        return_free_memory()  # the worker process is reused: it does not keep the step's peak for later tasks
 
 
 def _as_the_driver(fn: Callable, ctx: RunContext, cwd: str, level: int, args: tuple):
