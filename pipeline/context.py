@@ -74,7 +74,7 @@ class RunContext:
             self.inputs,
             self.phases,
             self.plan,
-            progress=False,
+            progress=self.progress,  # no terminal there: a log line at an interval (distribute.Progress)
             address=self.address,
             _workers=self.workers(),
             _steps={running.name: plans} if plans is not None else {},
