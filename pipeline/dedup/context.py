@@ -143,6 +143,13 @@ class DedupContext:
         _NAMES[(parts.root, key)] = self.units  # this process never reads them back
         return parts
 
+    def __reduce__(self):
+        """Shipped to a step's task (Step.in_task) and back with the job's memo as :class:`Parts` is: a key to the
+        part names, not the names (90,000 of them, unpickled as new strings in the driver after every step); the
+        driver finds its own list again, a worker reads the list once (the first shipping writes it)."""
+        fields = (self.config, self.storage, self.workers, self.progress, self.source, self.counts)
+        return _restored, (self.parts, *fields)
+
     def partitions(self, rows: int) -> int:
         """Shuffle partitions for ``rows`` rows: bounds the memory of one task."""
         return max(1, math.ceil(rows / self.dedup.partition_rows))
@@ -247,6 +254,12 @@ class DedupContext:
                     yield r
         finally:
             progress.close()
+
+
+def _restored(parts: Parts, config, storage, workers, progress, source, counts) -> DedupContext:
+    ctx = DedupContext(config, storage, parts.units, workers, progress, source, counts)
+    ctx.__dict__["parts"] = parts  # (its cached property: the names' key is not computed again)
+    return ctx
 
 
 class _Batches(Sequence[Unit]):

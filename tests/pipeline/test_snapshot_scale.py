@@ -57,6 +57,20 @@ def test_a_task_gets_a_key_to_the_part_names_not_the_names(tmp_path):
     assert parts.units == big.units and parts.file(19_999) == "part-part-019999-abcdef12.parquet"
 
 
+def test_a_step_run_in_a_task_gets_the_dedup_context_with_a_key_to_the_part_names(tmp_path):
+    """The job's memo goes to a step's task and back (Step.in_task): the dedup context carries a key to the part
+    names, and the driver gets its own list back, not 90,000 new strings after every step."""
+    small, big = _context(tmp_path / "a", 10), _context(tmp_path / "b", 20_000)
+    big.counts["docs"] = 7
+    sizes = [len(pickle.dumps(c)) for c in (small, big)]
+    assert sizes[1] - sizes[0] < 64, sizes
+    here = pickle.loads(pickle.dumps(big))
+    assert here.units is big.units and here.counts == {"docs": 7} and here.parts == big.parts
+    dedup_context._NAMES.clear()  # as in a worker process: the names come from the file the driver wrote
+    there = pickle.loads(pickle.dumps(big))
+    assert there.units == big.units and there.units is not big.units and there.number("part-019999-abcdef12") == 19_999
+
+
 def test_part_groups_is_a_scan_per_part_done_by_one_sort():
     rng = np.random.default_rng(0)
     doc = (rng.integers(0, 50, 2_000).astype(np.int64) << 32) | rng.integers(0, 1000, 2_000)
