@@ -39,7 +39,7 @@ def stream(fn: Callable, ctx: RunContext, *args, running: Phase | None = None) -
 
 
 def _shipped(ctx: RunContext, running: Phase | None) -> tuple:
-    return ctx.detached(running), os.getcwd(), logging.getLogger("pipeline").getEffectiveLevel()
+    return ctx.shipped(running), os.getcwd(), logging.getLogger("pipeline").getEffectiveLevel()
 
 
 @contextlib.contextmanager

@@ -96,9 +96,16 @@ class Job:
         return list(markers.results(self.storage, self.phase.name, folder, wanted))
 
     def shipped(self) -> Job:
-        """This job as a task gets it (``Step.in_task``): all but the driver's context (the task is given the run
-        as it sees it: pipeline/engine/beside.py)."""
-        return replace(self, ctx=None)
+        """This job as a task gets it (``Step.in_task``): all but the driver's context and the parts, which the
+        context the task is given holds (pipeline/engine/beside.py: sent once for the phase, not with each step)."""
+        return replace(self, ctx=None, parts=PartList())
+
+    def received(self, ctx: RunContext) -> Job:
+        """The job in the task it was shipped to (:meth:`shipped`), on the run as that task sees it."""
+        self.ctx = ctx
+        if self.source is not None:  # (the phases are copies here: found by name)
+            self.parts = ctx.parts(next(p for p in ctx.phases if p.name == self.source)).by_name()
+        return self
 
 
 def run_steps(ctx: RunContext, phase: Phase, failures: dict) -> Iterator[UnitResult]:
@@ -200,7 +207,7 @@ def _shuffle(job: Job) -> dict | None:
 
 
 def _shuffle_task(ctx: RunContext, job: Job) -> tuple[dict | None, dict]:
-    job.ctx = ctx
+    job.received(ctx)
     return job.step.run(job), job.memo
 
 
@@ -222,7 +229,7 @@ def _streamed(job: Job, todo) -> Iterator[UnitResult]:
 
 
 def _map_task(ctx: RunContext, job: Job, todo) -> Iterator[UnitResult | _Memo]:
-    job.ctx = ctx
+    job.received(ctx)
     yield from job.step.run(job, todo)
     yield _Memo(job.memo)
 

@@ -35,7 +35,8 @@ def _look(job):
         raise OutputError("the output is full")
     job.memo["looked"] = os.getpid()
     plans = [p.step.name for p in job.ctx.step_plans(job.phase)]  # the driver's plan, given to the task
-    return {"cwd": os.getcwd(), "pid": os.getpid(), "plans": plans, "counted": sorted(job.memo.get("counted", []))}
+    seen = {"cwd": os.getcwd(), "pid": os.getpid(), "plans": plans, "parts": [p.name for p in job.parts]}
+    return {**seen, "counted": sorted(job.memo.get("counted", []))}
 
 
 def _done(job, unit):
@@ -73,14 +74,24 @@ def _run(storage, batch_docs: int = 1) -> dict:
     return run_phase(ctx, ctx.phases[-1])
 
 
-def test_steps_run_in_a_task_beside_the_driver_and_hand_back_what_they_found(ray_local, tmp_path):
+def test_steps_run_in_a_task_beside_the_driver_and_hand_back_what_they_found(ray_local, tmp_path, monkeypatch):
     storage = _parts(tmp_path, {"a": 3, "b": 5})
+    put, contexts = ray_local.put, []
+
+    def counted(value, **kw):
+        contexts.extend([value] if isinstance(value, RunContext) else [])
+        return put(value, **kw)
+
+    monkeypatch.setattr(ray_local, "put", counted)
     summary = _run(storage)
+    assert len(contexts) == 1  # the run as the tasks see it: put once for the phase's two steps, not with each
     assert summary["units"] == 1 and not summary["failed_units"]
     (done,) = list(markers_of(storage, "_all"))
     totals = done["totals"]
     assert totals["driver"] == os.getpid() != totals["pid"] == totals["looked"]  # a task, its memo back
-    assert totals["cwd"] == os.getcwd() and totals["plans"] == ["count", "look", "done"]
+    assert (
+        totals["cwd"] == os.getcwd() and totals["plans"] == ["count", "look", "done"] and totals["parts"] == ["a", "b"]
+    )
     assert totals["counted"] == ["a", "b"]  # the MAP task's memo reached the SHUFFLE task
     assert totals["counted_by"] and f"pid-{os.getpid()}" not in totals["counted_by"]
     # its MAP units are marked as the engine's: resumed on a rerun (the shuffle and final steps rerun)
