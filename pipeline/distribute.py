@@ -348,20 +348,23 @@ def use_shuffle(shuffle: str) -> None:
     _SHUFFLE = shuffle
 
 
-def on_a_worker(fn: Callable, *args, cpus: float = 1, beside: bool = False):
+def on_a_worker(fn: Callable, *args, cpus: float = 1, beside: bool = False, name: str | None = None):
     """``fn(*args)`` in one Ray task (Ray started), its result back: work whose memory grows with the run's parts
-    or documents stays off the driver (issue 39).  ``beside``: on the driver's node (its files, its folders)."""
+    or documents stays off the driver (issue 39).  ``beside``: on the driver's node (its files, its folders);
+    ``name``: the task's (its log lines' prefix), else the function's."""
     import ray
 
-    return _got(ray.remote(**_task_options(cpus, beside))(fn).remote(*args))
+    return _got(ray.remote(**_task_options(cpus, beside, name))(fn).remote(*args))
 
 
-def stream_on_a_worker(fn: Callable, *args, cpus: float = 1, beside: bool = False) -> Iterator:
+def stream_on_a_worker(
+    fn: Callable, *args, cpus: float = 1, beside: bool = False, name: str | None = None
+) -> Iterator:
     """What the generator ``fn(*args)`` yields, run in one Ray task (a streaming generator), as it yields it;
     closing this iterator early cancels the task."""
     import ray
 
-    items = ray.remote(num_returns="streaming", **_task_options(cpus, beside))(fn).remote(*args)
+    items = ray.remote(num_returns="streaming", **_task_options(cpus, beside, name))(fn).remote(*args)
     try:
         for ref in items:
             yield _got(ref)
@@ -385,10 +388,10 @@ def _got(ref):
         raise
 
 
-def _task_options(cpus: float, beside: bool) -> dict:
+def _task_options(cpus: float, beside: bool, name: str | None = None) -> dict:
     import ray
 
-    options: dict = {"num_cpus": cpus}
+    options: dict = {"num_cpus": cpus, **({"name": name} if name else {})}
     if beside:
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 

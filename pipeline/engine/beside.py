@@ -27,15 +27,17 @@ if TYPE_CHECKING:
     from pipeline.phase import Phase
 
 
-def call(fn: Callable, ctx: RunContext, *args, running: Phase | None = None):
+def call(fn: Callable, ctx: RunContext, *args, running: Phase | None = None, name: str | None = None):
     """``fn(ctx, *args)`` in one task beside the driver, ``ctx`` as that task sees the run; returns what it returns
-    (an exception it raises is raised here, as its own type)."""
-    return on_a_worker(_as_the_driver, fn, *_shipped(ctx, running), args, cpus=0, beside=True)
+    (an exception it raises is raised here, as its own type).  ``name``: the task's, its log lines' prefix."""
+    shipped = _shipped(ctx, running)
+    return on_a_worker(_as_the_driver, fn, *shipped, args, cpus=0, beside=True, name=name or fn.__name__)
 
 
-def stream(fn: Callable, ctx: RunContext, *args, running: Phase | None = None) -> Iterator:
+def stream(fn: Callable, ctx: RunContext, *args, running: Phase | None = None, name: str | None = None) -> Iterator:
     """What the generator ``fn(ctx, *args)`` yields, run in one task beside the driver, as it yields it."""
-    return stream_on_a_worker(_yields_as_the_driver, fn, *_shipped(ctx, running), args, cpus=0, beside=True)
+    shipped = _shipped(ctx, running)
+    return stream_on_a_worker(_yields_as_the_driver, fn, *shipped, args, cpus=0, beside=True, name=name or fn.__name__)
 
 
 def _shipped(ctx: RunContext, running: Phase | None) -> tuple:

@@ -202,8 +202,13 @@ def _shuffle(job: Job) -> dict | None:
     """A SHUFFLE step's part of the summary, from its run here or in a task beside the driver (``in_task``)."""
     if not job.step.in_task:
         return job.step.run(job)
-    out, job.memo = beside.call(_shuffle_task, job.ctx, job.shipped(), running=job.phase)
+    out, job.memo = beside.call(_shuffle_task, job.ctx, job.shipped(), running=job.phase, name=_task_name(job))
     return out
+
+
+def _task_name(job: Job) -> str:
+    """A step's task as its log lines name it: ``(deduped.edges pid=N) ...``."""
+    return f"{job.phase.name}.{job.step.name}"
 
 
 def _shuffle_task(ctx: RunContext, job: Job) -> tuple[dict | None, dict]:
@@ -220,7 +225,8 @@ class _Memo:
 
 def _streamed(job: Job, todo) -> Iterator[UnitResult]:
     """A MAP step's results from its run in a task beside the driver (``in_task``), as its units finish."""
-    with contextlib.closing(beside.stream(_map_task, job.ctx, job.shipped(), todo, running=job.phase)) as items:
+    items = beside.stream(_map_task, job.ctx, job.shipped(), todo, running=job.phase, name=_task_name(job))
+    with contextlib.closing(items):
         for item in items:
             if isinstance(item, _Memo):
                 job.memo = item.memo

@@ -68,7 +68,7 @@ def _card(job: Job, unit: Unit) -> UnitResult:
     snapshot) and adds up what the parts' tasks counted; the driver holds none of it (issue 39)."""
     # on the driver's node: the inputs a run names relative to its directory are there (a cluster's are not)
     try:
-        result, why = beside.call(_card_task, job.ctx, unit)
+        result, why = beside.call(_card_task, job.ctx, unit, name="card")
     except Exception as e:  # its process died past Ray's retries: a failed unit, retried on rerun, as any failure
         result, why = UnitResult.failure(unit.name, f"{type(e).__name__}: {e}"), f"{type(e).__name__}: {e}"
     if why is not None:

@@ -38,5 +38,5 @@ def test_the_tasks_result_and_its_line_come_back_as_they_were(monkeypatch, caplo
     with caplog.at_level(logging.ERROR, logger="pipeline.phases.card"):
         result = card_phase._card(_job(), Unit("run", "fp"))
     assert result.failed == "a part file could not be read" and seen["fn"] is card_phase._card_task
-    assert seen["ctx"] == "the run's context" and seen["options"] == {}
+    assert seen["ctx"] == "the run's context" and seen["options"] == {"name": "card"}
     assert [r.getMessage() for r in caplog.records] == ["card: a part file could not be read"]
