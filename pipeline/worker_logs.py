@@ -116,12 +116,15 @@ class WorkerLogs:
 
 
 @contextlib.contextmanager
-def logging_as_the_driver(level: int, name: str = "pipeline") -> Iterator[None]:
+def logging_as_the_driver(level: int, name: str = "pipeline", below: int | None = None) -> Iterator[None]:
     """In a Ray task, ``name``'s lines at ``level`` (the driver's) on the worker's output, which the console shows:
-    a worker logs warnings only, and a long task that runs what the driver used to (the card) would say nothing."""
+    a worker logs warnings only, and a long task that runs what the driver used to (the card) would say nothing.
+    ``below``: only the lines under that level (the others the caller hands to the driver to log)."""
     logger = logging.getLogger(name)
     handler = logging.StreamHandler()
     handler.setFormatter(logging.Formatter(LOG_FORMAT, LOG_DATEFMT))
+    if below is not None:
+        handler.addFilter(lambda record: record.levelno < below)
     before = logger.level, logger.propagate
     logger.setLevel(level)
     logger.addHandler(handler)

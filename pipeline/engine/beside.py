@@ -15,7 +15,9 @@ import contextlib
 import gc
 import logging
 import os
+import sys
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from core.memory import return_free_memory
@@ -31,13 +33,41 @@ def call(fn: Callable, ctx: RunContext, *args, running: Phase | None = None, nam
     """``fn(ctx, *args)`` in one task beside the driver, ``ctx`` as that task sees the run; returns what it returns
     (an exception it raises is raised here, as its own type).  ``name``: the task's, its log lines' prefix."""
     shipped = _shipped(ctx, running)
-    return on_a_worker(_as_the_driver, fn, *shipped, args, cpus=0, beside=True, name=name or fn.__name__)
+    result, warned = on_a_worker(_as_the_driver, fn, *shipped, args, cpus=0, beside=True, name=name or fn.__name__)
+    _log(warned)
+    return result
 
 
 def stream(fn: Callable, ctx: RunContext, *args, running: Phase | None = None, name: str | None = None) -> Iterator:
     """What the generator ``fn(ctx, *args)`` yields, run in one task beside the driver, as it yields it."""
     shipped = _shipped(ctx, running)
-    return stream_on_a_worker(_yields_as_the_driver, fn, *shipped, args, cpus=0, beside=True, name=name or fn.__name__)
+    task = name or fn.__name__
+    for item in stream_on_a_worker(_yields_as_the_driver, fn, *shipped, args, cpus=0, beside=True, name=task):
+        if isinstance(item, _Records):
+            _log(item.records)
+        else:
+            yield item
+
+
+class _Warned(logging.Handler):
+    """A task's warnings and errors, kept to be logged by the driver as its own records: the run's log (a cluster
+    job's), and whoever listens to the driver's loggers, see them as they saw the driver's."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.records: list[tuple[str, int, str]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append((record.name, record.levelno, record.getMessage()))
+
+    def taken(self) -> list[tuple[str, int, str]]:
+        records, self.records = self.records, []
+        return records
+
+
+def _log(records: list[tuple[str, int, str]]) -> None:
+    for name, level, message in records:
+        logging.getLogger(name).log(level, "%s", message)
 
 
 def _shipped(ctx: RunContext, running: Phase | None) -> tuple:
@@ -45,21 +75,43 @@ def _shipped(ctx: RunContext, running: Phase | None) -> tuple:
 
 
 @contextlib.contextmanager
-def _as_the_run(ctx: RunContext, cwd: str, level: int) -> Iterator[None]:
+def _as_the_run(ctx: RunContext, cwd: str, level: int) -> Iterator[_Warned]:
     use_shuffle(ctx.config.ray.shuffle)  # as the driver set it up: its datasets shuffle as the run's do
+    warned, logger = _Warned(), logging.getLogger("pipeline")
     try:
-        with contextlib.chdir(cwd), logging_as_the_driver(level):
-            yield
+        with contextlib.chdir(cwd), logging_as_the_driver(level, below=logging.WARNING):
+            logger.addHandler(warned)
+            try:
+                yield warned
+            finally:
+                logger.removeHandler(warned)
+    except BaseException:
+        for name, level_no, message in warned.taken():  # the step failed: its warnings on the task's output
+            print(f"{logging.getLevelName(level_no)} {name}: {message}", file=sys.stderr)
+        raise
     finally:
         gc.collect()  # a dataset's executor holds its objects through reference cycles (pipeline/distribute.py)
         return_free_memory()  # the worker process is reused: it does not keep the step's peak for later tasks
 
 
+@dataclass(frozen=True)
+class _Records:
+    """Warnings a streamed task logged, among the items it yields."""
+
+    records: list
+
+
 def _as_the_driver(fn: Callable, ctx: RunContext, cwd: str, level: int, args: tuple):
-    with _as_the_run(ctx, cwd, level):
-        return fn(ctx, *args)
+    with _as_the_run(ctx, cwd, level) as warned:
+        result = fn(ctx, *args)
+        return result, warned.taken()
 
 
 def _yields_as_the_driver(fn: Callable, ctx: RunContext, cwd: str, level: int, args: tuple):
-    with _as_the_run(ctx, cwd, level):
-        yield from fn(ctx, *args)
+    with _as_the_run(ctx, cwd, level) as warned:
+        for item in fn(ctx, *args):
+            if warned.records:
+                yield _Records(warned.taken())
+            yield item
+        if warned.records:
+            yield _Records(warned.taken())

@@ -4,6 +4,7 @@ driver; an error it raises raised in the driver as its own type; its MAP units r
 
 from __future__ import annotations
 
+import logging
 import os
 
 import pytest
@@ -33,6 +34,7 @@ def _look(job):
     """SHUFFLE, in a task: what it sees of the run; a setting asks it to fail as a full disk would."""
     if job.config.dedup.batch_docs == 13:
         raise OutputError("the output is full")
+    logging.getLogger("pipeline.tests").warning("a warning from the task")  # the driver logs it as its own
     job.memo["looked"] = os.getpid()
     plans = [p.step.name for p in job.ctx.step_plans(job.phase)]  # the driver's plan, given to the task
     seen = {"cwd": os.getcwd(), "pid": os.getpid(), "plans": plans, "parts": [p.name for p in job.parts]}
@@ -74,7 +76,7 @@ def _run(storage, batch_docs: int = 1) -> dict:
     return run_phase(ctx, ctx.phases[-1])
 
 
-def test_steps_run_in_a_task_beside_the_driver_and_hand_back_what_they_found(ray_local, tmp_path, monkeypatch):
+def test_steps_run_in_a_task_beside_the_driver_and_hand_back_what_they_found(ray_local, tmp_path, monkeypatch, caplog):
     storage = _parts(tmp_path, {"a": 3, "b": 5})
     put, contexts = ray_local.put, []
 
@@ -83,7 +85,9 @@ def test_steps_run_in_a_task_beside_the_driver_and_hand_back_what_they_found(ray
         return put(value, **kw)
 
     monkeypatch.setattr(ray_local, "put", counted)
-    summary = _run(storage)
+    with caplog.at_level(logging.WARNING, logger="pipeline"):
+        summary = _run(storage)
+    assert [(r.name, r.getMessage()) for r in caplog.records] == [("pipeline.tests", "a warning from the task")]
     assert len(contexts) == 1  # the run as the tasks see it: put once for the phase's two steps, not with each
     assert summary["units"] == 1 and not summary["failed_units"]
     (done,) = list(markers_of(storage, "_all"))
