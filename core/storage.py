@@ -19,7 +19,7 @@ import json
 import os
 import posixpath
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO
 from urllib.parse import urlparse
@@ -28,6 +28,12 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from wcmatch import glob as wglob
+
+
+def jsonable(obj):
+    """What ``json`` writes for an object it does not know: a sequence (a column of paths) as a list, else its
+    text."""
+    return list(obj) if isinstance(obj, Sequence) and not isinstance(obj, (str, bytes)) else str(obj)
 
 
 class OutputError(RuntimeError):
@@ -275,7 +281,7 @@ class Storage:
         with self.atomic_output(*parts) as out:
             batch: list[str] = []
             size = 0
-            for piece in json.JSONEncoder(indent=2, sort_keys=True, default=str).iterencode(obj):
+            for piece in json.JSONEncoder(indent=2, sort_keys=True, default=jsonable).iterencode(obj):
                 batch.append(piece)
                 size += len(piece)
                 if size >= JSON_BATCH:

@@ -24,7 +24,8 @@ from pipeline.units import PUBLISHED_SEP
 class RunContext:
     config: RunConfig
     storage: Storage
-    inputs: list[str]
+    #: the input files, as columns (pipeline.engine.columns.Paths)
+    inputs: Sequence[str]
     #: the enabled phases of this run, in order (whether or not this invocation runs them)
     phases: list[Phase]
     #: the run's plan: every phase, enabled or not, what each reads, runs and writes (pipeline.plan)

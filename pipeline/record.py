@@ -15,10 +15,11 @@ import datetime as dt
 import json
 import os
 import platform
+from collections.abc import Sequence
 from importlib import metadata
 
 from core.faults import storage_fault
-from core.storage import Storage
+from core.storage import Storage, jsonable
 from pipeline.config import RunConfig
 from pipeline.plan import Plan
 
@@ -72,7 +73,7 @@ class RunRecord:
         self,
         storage: Storage,
         config: RunConfig,
-        inputs: list[str],
+        inputs: Sequence[str],
         phases: list[str],
         command: list[str] | None = None,
         plan: Plan | None = None,
@@ -121,4 +122,4 @@ class RunRecord:
             # A full disk has no room for the temporary copy: overwrite the record in place (truncating it
             # first frees its blocks), so that it still says why the run stopped.
             with open(self.storage.path("run.json"), "w", encoding="utf-8") as f:
-                f.write(json.dumps(self.data, indent=2, sort_keys=True, default=str))
+                f.write(json.dumps(self.data, indent=2, sort_keys=True, default=jsonable))

@@ -20,6 +20,7 @@ from core.memory import limit_arenas
 from core.storage import OutputError, Storage, resolve
 from pipeline.config import ConfigError, RunConfig, s3_options
 from pipeline.context import RunContext
+from pipeline.engine.columns import Paths
 from pipeline.engine.run import run_phase
 from pipeline.inputs import expand_inputs, without_output
 from pipeline.lock import Holder, OutputLock
@@ -49,7 +50,7 @@ def plan_context(
     every stage needs, pipeline.preflight): nothing started, nothing left written."""
     limit_arenas()  # its threads read tens of thousands of small files: few arenas keep less (core/memory.py)
     s3 = s3_options(config)
-    inputs = without_output(expand_inputs(config.inputs, config.inputs_base, s3), config.output.root)
+    inputs = Paths(without_output(expand_inputs(config.inputs, config.inputs_base, s3), config.output.root))
     preflight(config, inputs)
     plan, enabled = build_plan(config, phases)
     for p in enabled:

@@ -58,6 +58,7 @@ def _context(storage: Storage, record: dict):
     """A RunContext of the recorded run over ``storage``, or (None, why) when its config does not validate here."""
     from pipeline.config import ConfigError, parse_config
     from pipeline.context import RunContext
+    from pipeline.engine.columns import Paths
     from pipeline.phases import DEFAULT_PHASES
     from pipeline.plan import build_plan
 
@@ -74,7 +75,7 @@ def _context(storage: Storage, record: dict):
         plan, phases = build_plan(config, DEFAULT_PHASES)
     except ConfigError as e:
         return None, str(e).splitlines()[0]
-    return RunContext(config, storage, list(record.get("inputs") or []), phases, progress=False, plan=plan), None
+    return RunContext(config, storage, Paths(record.get("inputs") or ()), phases, progress=False, plan=plan), None
 
 
 def report(root: str, s3: S3Options | None = None, workers: int = 1) -> dict:

@@ -5,7 +5,9 @@ its names, not an object per unit (issue 39: the driver flat in the number of pa
 from __future__ import annotations
 
 import gc
+import json
 import os
+import pickle
 import tracemalloc
 
 import pytest
@@ -13,7 +15,7 @@ import pytest
 from core.storage import Storage
 from pipeline.config import parse_config
 from pipeline.engine import markers as marker_store
-from pipeline.engine.columns import Fingerprints, Marker, MarkerMap, NameSet, PartList, UnitList, split
+from pipeline.engine.columns import Fingerprints, Marker, MarkerMap, NameSet, PartList, Paths, UnitList, split
 from pipeline.phase import Part, Unit, fingerprint
 from pipeline.result import UnitResult
 from pipeline.runner import plan_context
@@ -95,6 +97,31 @@ def test_a_name_set_answers_as_a_set_of_the_names_in_a_fraction_of_its_memory():
     finally:
         tracemalloc.stop()
     assert held and size < 30 * len(names)  # ~20 B a name of 20 characters; a set of them: ~110 B a name
+
+
+def test_paths_give_back_the_paths_in_a_fraction_of_a_lists_memory(tmp_path):
+    odd = ["a.warc.gz", "/", "s3://b/k/", "s3://bucket/crawl/é ü.jsonl", "/tmp/x\udcff.warc", "", "//x"]
+    listed = [
+        f"s3://commoncrawl/crawl-data/CC-MAIN-2024-10/segments/{i % 97}/warc/CC-{i:05d}.warc.gz" for i in range(20_000)
+    ]
+    paths = Paths([*odd, *listed])
+    assert list(paths) == [*odd, *listed] and len(paths) == len(odd) + len(listed)
+    assert paths[4] == "/tmp/x\udcff.warc" and paths[-1] == listed[-1] and list(paths[1:3]) == odd[1:3]
+    assert paths == [*odd, *listed] and paths != [*odd, *listed[:-1]] and Paths() == [] and not Paths()
+    with pytest.raises(IndexError):
+        paths[len(paths)]
+    assert pickle.loads(pickle.dumps(paths)) == paths
+    assert len(pickle.dumps(Paths(listed))) < 30 * len(listed)  # its 16-character name and 8 B; a list: ~85 B a path
+    gc.collect()
+    tracemalloc.start()
+    try:
+        held = Paths(listed)
+        size = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert held and size < 30 * len(listed)  # the strings: ~135 B a path
+    Storage(str(tmp_path)).write_json({"inputs": Paths(odd[:4])}, "run.json")  # run.json records them as a list
+    assert json.loads((tmp_path / "run.json").read_text()) == {"inputs": odd[:4]}
 
 
 def test_a_folders_markers_are_read_as_listed_with_its_empty_units_records_last(tmp_path, monkeypatch):
