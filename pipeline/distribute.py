@@ -655,6 +655,10 @@ class Progress:
     at a steady interval (cluster jobs have no terminal) with units/s and an ETA; and the same
     as Ray metrics (``curate_phase_*`` gauges) for the dashboard."""
 
+    #: this process is a task beside a driver whose console is a terminal (pipeline/engine/beside.py): its bars are
+    #: drawn there, where the run is watched, not here
+    driver_terminal = False
+
     def __init__(
         self,
         phase: str,
@@ -674,6 +678,8 @@ class Progress:
         self.enabled = enabled
         if enabled and sys.stderr.isatty():
             self.bar = tqdm(total=total, desc=phase, unit=unit, file=sys.stderr)
+        elif enabled and Progress.driver_terminal:
+            self.bar = _DriversBar.of(phase, total, unit)
         self._metrics()
 
     def update(self, stats: UnitResult | dict) -> None:
@@ -721,3 +727,28 @@ class Progress:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
+
+
+class _DriversBar:
+    """A task's bar drawn on the driver's console: Ray's ``tqdm_ray`` sends its state on the task's output, which
+    Ray forwards to the driver, and the driver draws it (a line a second at most); the counts in its label."""
+
+    def __init__(self, bar, phase: str):
+        self._bar, self._phase = bar, phase
+
+    @classmethod
+    def of(cls, phase: str, total: int, unit: str) -> _DriversBar | None:
+        try:
+            from ray.experimental.tqdm_ray import tqdm as ray_tqdm
+        except ImportError:  # an experimental module: without it, a log line at an interval, as on a cluster
+            return None
+        return cls(ray_tqdm(desc=phase, total=total, unit=unit), phase)
+
+    def set_postfix(self, refresh: bool = True, **counts) -> None:
+        self._bar.set_description(" ".join([self._phase, *(f"{k}={v}" for k, v in counts.items())]))
+
+    def update(self, n: int = 1) -> None:
+        self._bar.update(n)
+
+    def close(self) -> None:
+        self._bar.close()

@@ -5,13 +5,15 @@ measured with py-spy on benchmarks/e2e.py's corpus, nearly all of it imports) to
 the workers and publish their lines to the driver.  An embedded local Ray has its workers on the driver's
 own machine, so a thread of the driver reads the same files instead (pipeline.distribute skips the
 monitor's start for a local Ray): every line a worker prints, as ``(task pid=N) line``, as Ray prints
-them, and the raylet's and GCS's error output.  A Ray the run joins keeps its own log monitor.
+them, and the raylet's and GCS's error output; a task's progress bar (Ray's ``tqdm_ray`` sends its state as a
+line) is drawn, as Ray's monitor draws it.  A Ray the run joins keeps its own log monitor.
 """
 
 from __future__ import annotations
 
 import contextlib
 import glob
+import json
 import logging
 import os
 import re
@@ -104,15 +106,53 @@ class WorkerLogs:
             for path in glob.glob(os.path.join(self.logs_dir, pattern)):
                 if path not in self._tails:
                     self._tails[path] = _Tail(path)
-        shown = [
-            s for tail in self._tails.values() for line in tail.new_lines() if (s := tail.shown(line)) is not None
-        ]
+        lines = [(tail, line) for tail in self._tails.values() for line in tail.new_lines()]
+        bars = _Bars.of()
+        if bars is not None:  # a task's progress bars (distribute.Progress beside the driver), drawn here as Ray would
+            lines = [(tail, line) for tail, line in lines if not bars.took(line)]
+        shown = [s for tail, line in lines if (s := tail.shown(line)) is not None]
         if shown:
-            try:
-                out.write("".join(f"{s}\n" for s in shown))
-                out.flush()
-            except (OSError, ValueError):  # the console is gone (a closed pipe): the lines stay in the files
-                pass
+            with bars.hidden() if bars is not None else contextlib.nullcontext():
+                try:
+                    out.write("".join(f"{s}\n" for s in shown))
+                    out.flush()
+                except (OSError, ValueError):  # the console is gone (a closed pipe): the lines stay in the files
+                    pass
+
+
+class _Bars:
+    """The bars tasks send on their output (Ray's ``tqdm_ray``: a line of JSON with its token), drawn on the
+    driver's console as Ray's log monitor draws them; the other lines printed above them."""
+
+    def __init__(self, module):
+        self._module = module
+
+    @classmethod
+    def of(cls) -> _Bars | None:
+        try:
+            from ray.experimental import tqdm_ray
+        except ImportError:  # an experimental module: without it, its lines are shown as they are
+            return None
+        return cls(tqdm_ray)
+
+    def took(self, line: str) -> bool:
+        """Whether ``line`` is a bar's state (then drawn)."""
+        if self._module.RAY_TQDM_MAGIC not in line:
+            return False
+        try:
+            self._module.instance().process_state_update(json.loads(line))
+        except ValueError:  # cut short: the next state draws it
+            pass
+        return True
+
+    @contextlib.contextmanager
+    def hidden(self) -> Iterator[None]:
+        manager = self._module.instance()
+        manager.hide_bars()
+        try:
+            yield
+        finally:
+            manager.unhide_bars()
 
 
 @contextlib.contextmanager

@@ -6,7 +6,9 @@ parts took the driver from 188 to 352 MB: issue 39).  A step run here is planned
 driver's node that takes no CPU (the datasets' own tasks take them); the driver waits, holding the plan only.
 The task sees the run as the driver does: its working directory (inputs named relative to it), its log level
 (the step's lines on the console, prefixed with the task's pid), the run's shuffle, and the plan of the phase
-it runs (:meth:`pipeline.context.RunContext.detached`).
+it runs (:meth:`pipeline.context.RunContext.detached`).  Its warnings are logged by the driver as its own, and
+its progress bars are drawn on the driver's terminal (``distribute.Progress.driver_terminal``), where the run is
+watched; without one, a log line at an interval, as on a cluster.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from core.memory import return_free_memory
-from pipeline.distribute import on_a_worker, stream_on_a_worker, use_shuffle
+from pipeline.distribute import Progress, on_a_worker, stream_on_a_worker, use_shuffle
 from pipeline.worker_logs import logging_as_the_driver
 
 if TYPE_CHECKING:
@@ -71,15 +73,31 @@ def _log(records: list[tuple[str, int, str]]) -> None:
 
 
 def _shipped(ctx: RunContext, running: Phase | None) -> tuple:
-    return ctx.shipped(running), os.getcwd(), logging.getLogger("pipeline").getEffectiveLevel()
+    driver = _Driver(os.getcwd(), logging.getLogger("pipeline").getEffectiveLevel(), _terminal())
+    return ctx.shipped(running), driver
+
+
+def _terminal() -> bool:
+    return sys.stderr.isatty()
+
+
+@dataclass(frozen=True)
+class _Driver:
+    """What a task beside the driver takes of it: its working directory (inputs named relative to it), its log
+    level, and whether its console is a terminal (the task's progress bars are drawn there)."""
+
+    cwd: str
+    level: int
+    terminal: bool
 
 
 @contextlib.contextmanager
-def _as_the_run(ctx: RunContext, cwd: str, level: int) -> Iterator[_Warned]:
+def _as_the_run(ctx: RunContext, driver: _Driver) -> Iterator[_Warned]:
     use_shuffle(ctx.config.ray.shuffle)  # as the driver set it up: its datasets shuffle as the run's do
     warned, logger = _Warned(), logging.getLogger("pipeline")
+    Progress.driver_terminal = driver.terminal
     try:
-        with contextlib.chdir(cwd), logging_as_the_driver(level, below=logging.WARNING):
+        with contextlib.chdir(driver.cwd), logging_as_the_driver(driver.level, below=logging.WARNING):
             logger.addHandler(warned)
             try:
                 yield warned
@@ -90,6 +108,7 @@ def _as_the_run(ctx: RunContext, cwd: str, level: int) -> Iterator[_Warned]:
             print(f"{logging.getLevelName(level_no)} {name}: {message}", file=sys.stderr)
         raise
     finally:
+        Progress.driver_terminal = False  # the worker process is reused
         gc.collect()  # a dataset's executor holds its objects through reference cycles (pipeline/distribute.py)
         return_free_memory()  # the worker process is reused: it does not keep the step's peak for later tasks
 
@@ -101,14 +120,14 @@ class _Records:
     records: list
 
 
-def _as_the_driver(fn: Callable, ctx: RunContext, cwd: str, level: int, args: tuple):
-    with _as_the_run(ctx, cwd, level) as warned:
+def _as_the_driver(fn: Callable, ctx: RunContext, driver: _Driver, args: tuple):
+    with _as_the_run(ctx, driver) as warned:
         result = fn(ctx, *args)
         return result, warned.taken()
 
 
-def _yields_as_the_driver(fn: Callable, ctx: RunContext, cwd: str, level: int, args: tuple):
-    with _as_the_run(ctx, cwd, level) as warned:
+def _yields_as_the_driver(fn: Callable, ctx: RunContext, driver: _Driver, args: tuple):
+    with _as_the_run(ctx, driver) as warned:
         for item in fn(ctx, *args):
             if warned.records:
                 yield _Records(warned.taken())

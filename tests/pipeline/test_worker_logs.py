@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import logging
 
 from pipeline.worker_logs import WorkerLogs, logging_as_the_driver
@@ -51,6 +52,23 @@ def test_the_thread_shows_the_last_lines_when_stopped(tmp_path):
     (tmp_path / "worker-y-01000000-9.err").write_text("printed just before the end\n")
     logs.stop()
     assert out.getvalue() == "(worker pid=9) printed just before the end\n"
+
+
+def test_a_tasks_bars_are_drawn_and_its_lines_shown_above_them(tmp_path, monkeypatch):
+    from ray.experimental import tqdm_ray
+
+    manager, drawn = tqdm_ray.instance(), []
+    monkeypatch.setattr(manager, "process_state_update", drawn.append)
+    monkeypatch.setattr(manager, "hide_bars", lambda: drawn.append("hidden"))
+    monkeypatch.setattr(manager, "unhide_bars", lambda: drawn.append("shown"))
+    state = {"__magic_token__": tqdm_ray.RAY_TQDM_MAGIC, "x": 2, "total": 5, "desc": "deduped: content"}
+    out = io.StringIO()
+    (tmp_path / "worker-z-01000000-5.out").write_text(
+        f"{json.dumps(state)}\na line\n{tqdm_ray.RAY_TQDM_MAGIC} cut sho\n"
+    )
+    WorkerLogs(str(tmp_path), out=out).poll()
+    assert out.getvalue() == "(worker pid=5) a line\n"  # a bar's state is drawn, never printed
+    assert drawn == [state, "hidden", "shown"]
 
 
 def test_a_task_logs_its_lines_as_the_driver_would_while_it_runs(capsys):

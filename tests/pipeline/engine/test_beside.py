@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 
 import pytest
 
 from core.storage import OutputError
 from pipeline.config import parse_config
 from pipeline.context import RunContext
+from pipeline.distribute import Progress
+from pipeline.engine import beside
 from pipeline.engine.run import run_phase
 from pipeline.phase import FINAL, MAP, PARTS, ROLE_EXPORT, SHUFFLE, Phase, Step
 from pipeline.result import UnitResult
@@ -69,9 +72,31 @@ class BesidePhase(Phase):
         ]
 
 
-def _run(storage, batch_docs: int = 1) -> dict:
+def _bars(job):
+    """SHUFFLE, in a task: a bar of 3 parts, drawn where the driver says."""
+    progress = Progress("beside: bars", 3, "part", job.ctx.progress, counts=("kept",))
+    for kept in (2, 0, 1):
+        progress.update({"kept": kept})
+    progress.close()
+    return {"bar": type(progress.bar).__name__}
+
+
+class BarsPhase(BesidePhase):
+    def steps(self, config):
+        return [
+            Step("bars", "a bar drawn where the driver says", SHUFFLE, _bars, in_task=True),
+            Step("done", "the corpus", FINAL, _summed, depends=("bars",), unit="_all", counted=True),
+        ]
+
+
+def _summed(job, unit):
+    return UnitResult(unit.name, totals=dict(job.summary))
+
+
+def _run(storage, batch_docs: int = 1, phase: Phase | None = None, progress: bool = False) -> dict:
     cfg = parse_config({"inputs": ["x"], "output": storage.root_uri, "dedup": {"batch_docs": batch_docs}})
-    ctx = RunContext(cfg, storage, [], [FinishedParts("extracted"), BesidePhase()], progress=False)
+    phases = [FinishedParts("extracted"), phase or BesidePhase()]
+    ctx = RunContext(cfg, storage, [], phases, progress=progress)
     ctx.use_parts("extracted", finished_parts(storage, "extracted"))
     return run_phase(ctx, ctx.phases[-1])
 
@@ -107,6 +132,31 @@ def test_an_error_in_a_step_run_in_a_task_is_raised_in_the_driver_as_its_own(ray
     storage = _parts(tmp_path, {"a": 3})
     with pytest.raises(OutputError, match="the output is full"):
         _run(storage, batch_docs=13)
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_a_task_draws_its_bars_on_the_drivers_terminal_and_logs_lines_without_one(
+    ray_local, tmp_path, monkeypatch, terminal
+):
+    from ray.experimental import tqdm_ray
+
+    states = []
+    monkeypatch.setattr(tqdm_ray.instance(), "process_state_update", states.append)  # the driver draws them
+    monkeypatch.setattr(beside, "_terminal", lambda: terminal)
+    storage = _parts(tmp_path, {"a": 3})
+    summary = _run(storage, phase=BarsPhase(), progress=True)
+    assert not summary["failed_units"]
+    bar = markers_of(storage, "_all")[0]["totals"]["bar"]
+    if not terminal:  # a cluster job's console: the task logs a line at an interval, as it did
+        assert bar == "NoneType" and not states
+        return
+    assert bar == "_DriversBar"
+    deadline = time.monotonic() + 20  # the task's output reaches the driver a moment later
+    while not (states and states[-1]["closed"]) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    last = states[-1]
+    assert last["closed"] and (last["x"], last["total"], last["unit"]) == (3, 3, "part")
+    assert last["desc"] == "beside: bars kept=3"
 
 
 def markers_of(storage, unit: str) -> list[dict]:
