@@ -246,8 +246,23 @@ SHAPES = {"recurring": write_recurring, "same": write_same, "heavy": write_heavy
 # ----------------------------------------------------------------------------- measuring a run
 
 
+def _driver_kib(pid: int) -> tuple[int, int]:
+    """(RssAnon, RssShmem) of the driver in KiB: its own memory, and the object store's pages it wrote (counted in
+    its RSS, owned by the store)."""
+    got = {"RssAnon:": 0, "RssShmem:": 0}
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            key, *value = line.split()
+            if key in got:
+                got[key] = int(value[0])
+    except (OSError, ValueError, IndexError):
+        pass
+    return got["RssAnon:"], got["RssShmem:"]
+
+
 class PhaseUsage(TreeUsage):
-    """TreeUsage that also keeps, per phase, the driver's and the largest Ray worker's peak RSS."""
+    """TreeUsage that also keeps, per phase, the driver's and the largest Ray worker's peak RSS, and the driver's
+    own memory (RssAnon) and store pages (RssShmem) at their peaks."""
 
     def __init__(self, pid: int, interval_s: float = 0.5):
         super().__init__(pid, interval_s)
@@ -256,12 +271,15 @@ class PhaseUsage(TreeUsage):
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            peak = self.per_phase.setdefault(self.phase, {"driver": 0.0, "worker": 0.0})
+            peak = self.per_phase.setdefault(self.phase, {"driver": 0.0, "worker": 0.0, "anon": 0.0, "shmem": 0.0})
             for p in _descendants(self.pid):
                 role = role_of(p, self.pid)
                 if role in ("driver", "Ray workers"):
                     key = "driver" if role == "driver" else "worker"
                     peak[key] = max(peak[key], _rss_pss_kib(p)[0] / 1024)
+                if role == "driver":
+                    anon, shmem = _driver_kib(p)
+                    peak["anon"], peak["shmem"] = max(peak["anon"], anon / 1024), max(peak["shmem"], shmem / 1024)
             self._stop.wait(self.interval_s)
 
 
@@ -664,7 +682,11 @@ def every_phase_row(label: str, files: int, responses: int, r: dict, pr: dict | 
         f"exit {r['rc']}; "
         + ", ".join(f"{k} {v:.0f} s" for k, v in _phase_seconds(r["record"]).items() if v is not None)
         + "; driver MB by phase "
-        + ", ".join(f"{k} {v['driver']:.0f}" for k, v in r["per_phase"].items()),
+        + ", ".join(f"{k} {v['driver']:.0f}" for k, v in r["per_phase"].items())
+        + "; its own (RssAnon) "
+        + ", ".join(f"{v['anon']:.0f}" for v in r["per_phase"].values())
+        + "; the store's pages it wrote (RssShmem) "
+        + ", ".join(f"{v['shmem']:.0f}" for v in r["per_phase"].values()),
     ]
     note = (
         f"- {label}, {files:,} files: dedup steps (s) {json.dumps(dedup.get('step_seconds', {}))}; "
