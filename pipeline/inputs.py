@@ -13,6 +13,7 @@ import logging
 import os
 import posixpath
 import re
+from collections.abc import Iterable
 
 from core import storage
 from core.storage import S3Options
@@ -61,25 +62,27 @@ def expand_inputs(entries: list[str], base: str = "s3://commoncrawl/", s3: S3Opt
 MAX_LISTED = 20
 
 
-def check_formats(inputs: list[str]) -> None:
+def check_formats(inputs: Iterable[str]) -> list[str]:
     """Every local input must be a file some source reads (WARC, JSON lines, Parquet) by its content (first
     bytes, decompressed if need be), whatever its name: raise InputError naming each that is not.  Remote
     inputs are checked by the unit that reads them (a request per file at plan time would cost minutes on a
-    snapshot)."""
+    snapshot).  Returns the local document inputs (JSON lines, Parquet): the only ones whose fields the plan
+    reads next (pipeline.preflight), so that a snapshot's WARCs are each opened once."""
     from stages.sources import NotAnInputError, check_input, sniff_stream
 
-    def problem(uri: str) -> str | None:
+    def problem(uri: str) -> tuple[str | None, bool]:
         try:
             with open(os.path.expanduser(uri), "rb") as f:
-                check_input(sniff_stream(f, uri), uri)
+                kind = check_input(sniff_stream(f, uri), uri)
         except NotAnInputError as e:
-            return f"input error: {e}"
+            return f"input error: {e}", False
         except OSError as e:
-            return f"input error: input {uri} cannot be read: {e.strerror or e}"
-        return None
+            return f"input error: input {uri} cannot be read: {e.strerror or e}", False
+        return None, kind == "documents"
 
     local = [f for f in inputs if not storage.is_s3(f)]
-    problems = [p for p in map_bounded(problem, local) if p]
+    checked = list(map_bounded(problem, local))
+    problems = [p for p, _ in checked if p]
     if problems:
         more = len(problems) - MAX_LISTED
         raise InputError(
@@ -88,6 +91,7 @@ def check_formats(inputs: list[str]) -> None:
                 + ([f"input error: ... and {more} more files that no source reads"] if more > 0 else [])
             )
         )
+    return [uri for uri, (_, documents) in zip(local, checked, strict=True) if documents]
 
 
 def without_output(inputs: list[str], output_root: str) -> list[str]:

@@ -23,7 +23,7 @@ import errno
 import os
 import posixpath
 import uuid
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from pydantic import BaseModel
@@ -151,11 +151,12 @@ def _spread(items: list[str], n: int) -> list[str]:
     return [items[round(i * (len(items) - 1) / (n - 1))] for i in range(n)]
 
 
-def check_document_fields(config: RunConfig, inputs: list[str]) -> list[str]:
+def check_document_fields(config: RunConfig, inputs: Sequence[str], local: Collection[str] | None = None) -> list[str]:
     """One line per document input (JSON lines, Parquet) without a field ``documents`` names (its source's
     settings with named sources), from a bounded read: the Parquet footer, or the first records (at most
-    stages.sources.documents_fit.FIRST_RECORDS and FIRST_BYTES).  Every local input is looked at; of the
-    ``s3://`` ones named like documents, MAX_REMOTE_FIT_CHECKS per source."""
+    stages.sources.documents_fit.FIRST_RECORDS and FIRST_BYTES).  Every local input is looked at (or those of
+    ``local``: the ones that may be documents); of the ``s3://`` ones named like documents,
+    MAX_REMOTE_FIT_CHECKS per source."""
     from pipeline.sources import input_sources
     from stages.sources import sniff_stream
     from stages.sources.documents_fit import fit_problem
@@ -167,7 +168,7 @@ def check_document_fields(config: RunConfig, inputs: list[str]) -> list[str]:
     for uri in inputs:
         if is_s3(uri) and uri.lower().endswith(_DOCUMENT_NAMES):
             remote.setdefault(owner.get(uri), []).append(uri)
-    todo = [u for u in inputs if not is_s3(u)]
+    todo = [u for u in inputs if not is_s3(u) and (local is None or u in local)]
     todo += [u for uris in remote.values() for u in _spread(uris, MAX_REMOTE_FIT_CHECKS)]
 
     def problem(uri: str) -> str | None:
@@ -193,15 +194,18 @@ def check_document_fields(config: RunConfig, inputs: list[str]) -> list[str]:
     return problems[:MAX_LISTED] + rest
 
 
-def preflight(config: RunConfig, inputs: list[str]) -> None:
+def preflight(config: RunConfig, inputs: Sequence[str]) -> None:
     """Raise one ConfigError listing every problem found before any work (none: returns)."""
     from pipeline.dedup import index as dedup_index  # dedup.against: each earlier run's index, its settings
 
     problems = [*check_named_files(config), *check_output(config), *dedup_index.problems(config)]
+    own = {f for f in inputs if reader_for(config, f) is not None}  # a reader of the run's own reads them
     try:
-        check_formats([f for f in inputs if reader_for(config, f) is None])  # a reader of the run's own reads the rest
+        documents: list[str] | None = check_formats(f for f in inputs if f not in own)
     except InputError as e:
         problems += str(e).splitlines()
-    problems += check_document_fields(config, inputs)
+        documents = None  # which are documents is not known: every local input's fields are looked at
+    # each local input opened once more only if it may be documents (a snapshot's WARCs: opened once)
+    problems += check_document_fields(config, inputs, None if documents is None else {*documents, *own})
     if problems:
         raise ConfigError("\n".join(problems))

@@ -17,7 +17,7 @@ import yaml
 
 from pipeline.config import ConfigError, parse_config
 from pipeline.preflight import MAX_REMOTE_FIT_CHECKS, check_document_fields, preflight
-from tests.conftest import REPO
+from tests.conftest import REPO, Page, html
 
 
 def _jsonl(records: list[dict]) -> bytes:
@@ -135,6 +135,22 @@ def test_validate_refuses_the_file_in_one_line_before_any_work(tmp_path):
             "set documents.text to the field that holds the text"
         ]
         assert not out.exists()
+
+
+def test_the_plan_opens_a_warc_once_and_a_document_file_again_for_its_fields(tmp_path, monkeypatch, warc_factory):
+    import stages.sources
+
+    sniffed, sniff = [], stages.sources.sniff_stream
+    monkeypatch.setattr(stages.sources, "sniff_stream", lambda f, name: sniffed.append(name) or sniff(f, name))
+    page = [Page("https://a.example/", html("A", "text").encode())]
+    warcs = [warc_factory(f"w{i}.warc.gz", page) for i in range(3)]
+    wiki = _parquet(tmp_path / "wiki.parquet", WIKI)
+    files = [str(f) for f in (*warcs, wiki)]
+    config = parse_config({"inputs": files, "output": str(tmp_path / "out"), "documents": {"text": "content"}})
+    preflight(config, files)
+    assert sorted(sniffed) == sorted([*files, str(wiki)])  # a snapshot's 90,000 WARCs were each read twice
+    with pytest.raises(ConfigError, match="documents.text: input .*wiki.parquet has no column 'body'"):
+        preflight(config.model_copy(update={"documents": config.documents.model_copy(update={"text": "body"})}), files)
 
 
 @pytest.mark.s3
