@@ -102,6 +102,8 @@ class Paths(Sequence[str]):
             return Paths(self[j] for j in range(*i.indices(len(self))))
         if i < 0:
             i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError("Paths index out of range")
         start = self._ends[i - 1] if i else 0
         return self._folders[self._folder[i]] + self._names[start : self._ends[i]].decode("utf-8", "surrogatepass")
 

@@ -108,8 +108,9 @@ def test_paths_give_back_the_paths_in_a_fraction_of_a_lists_memory(tmp_path):
     assert list(paths) == [*odd, *listed] and len(paths) == len(odd) + len(listed)
     assert paths[4] == "/tmp/x\udcff.warc" and paths[-1] == listed[-1] and list(paths[1:3]) == odd[1:3]
     assert paths == [*odd, *listed] and paths != [*odd, *listed[:-1]] and Paths() == [] and not Paths()
-    with pytest.raises(IndexError):
-        paths[len(paths)]
+    for outside in (len(paths), -len(paths) - 1):
+        with pytest.raises(IndexError):
+            paths[outside]
     assert pickle.loads(pickle.dumps(paths)) == paths
     assert len(pickle.dumps(Paths(listed))) < 30 * len(listed)  # its 16-character name and 8 B; a list: ~85 B a path
     gc.collect()
