@@ -83,6 +83,7 @@ class WorkerLogs:
         self._tails: dict[str, _Tail] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="worker-logs", daemon=True)
+        self._bars = _Bars.of()
 
     def start(self) -> WorkerLogs:
         self._thread.start()
@@ -107,7 +108,7 @@ class WorkerLogs:
                 if path not in self._tails:
                     self._tails[path] = _Tail(path)
         lines = [(tail, line) for tail in self._tails.values() for line in tail.new_lines()]
-        bars = _Bars.of()
+        bars = self._bars
         if bars is not None:  # a task's progress bars (distribute.Progress beside the driver), drawn here as Ray would
             lines = [(tail, line) for tail, line in lines if not bars.took(line)]
         shown = [s for tail, line in lines if (s := tail.shown(line)) is not None]

@@ -77,6 +77,15 @@ class Fingerprints(Sequence[str]):
         return out
 
 
+def same_items(column: Sequence, other) -> bool:
+    """Whether ``other`` is a sequence of the same items in the same order: a column equals the list it stands for."""
+    return (
+        isinstance(other, Sequence)
+        and len(column) == len(other)
+        and all(a == b for a, b in zip(column, other, strict=True))
+    )
+
+
 class Paths(Sequence[str]):
     """Input paths (or URIs) as columns: each folder once, and the file names in one UTF-8 block with their ends.
     A snapshot's 90,000 paths as a list of strings are ~11 MB in the driver and ~6.5 MB in every context a task
@@ -111,11 +120,7 @@ class Paths(Sequence[str]):
         return (self[i] for i in range(len(self)))
 
     def __eq__(self, other) -> bool:
-        return (
-            isinstance(other, Sequence)
-            and len(self) == len(other)
-            and all(a == b for a, b in zip(self, other, strict=True))
-        )
+        return same_items(self, other)
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -190,11 +195,7 @@ class PartList(Sequence[Part]):
         return self.take(sorted(range(len(names)), key=names.__getitem__))
 
     def __eq__(self, other) -> bool:
-        return (
-            isinstance(other, Sequence)
-            and len(self) == len(other)
-            and all(a == b for a, b in zip(self, other, strict=True))
-        )
+        return same_items(self, other)
 
     __hash__ = None  # type: ignore[assignment]
 

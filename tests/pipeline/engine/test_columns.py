@@ -89,14 +89,21 @@ def test_a_name_set_answers_as_a_set_of_the_names_in_a_fraction_of_its_memory():
     asked = [*names, "part-000001.parquet", "part-019999.parquet", "", "zz", "a", "é", "part-000000.parquet\0"]
     assert [n in listing for n in asked] == [n in set(names) for n in asked] and len(listing) == len(names)
     assert "x" not in NameSet([]) and len(NameSet([])) == 0
+    # ~20 B a name of 20 characters; a set of them: ~110 B a name
+    assert _traced_size(lambda: NameSet(names)) < 30 * len(names)
+
+
+def _traced_size(build) -> int:
+    """Python bytes what ``build()`` makes holds, while it is held (it must not be empty)."""
     gc.collect()
     tracemalloc.start()
     try:
-        held = NameSet(names)
+        held = build()
         size = tracemalloc.get_traced_memory()[0]
     finally:
         tracemalloc.stop()
-    assert held and size < 30 * len(names)  # ~20 B a name of 20 characters; a set of them: ~110 B a name
+    assert held
+    return size
 
 
 def test_paths_give_back_the_paths_in_a_fraction_of_a_lists_memory(tmp_path):
@@ -113,14 +120,7 @@ def test_paths_give_back_the_paths_in_a_fraction_of_a_lists_memory(tmp_path):
             paths[outside]
     assert pickle.loads(pickle.dumps(paths)) == paths
     assert len(pickle.dumps(Paths(listed))) < 30 * len(listed)  # its 16-character name and 8 B; a list: ~85 B a path
-    gc.collect()
-    tracemalloc.start()
-    try:
-        held = Paths(listed)
-        size = tracemalloc.get_traced_memory()[0]
-    finally:
-        tracemalloc.stop()
-    assert held and size < 30 * len(listed)  # the strings: ~135 B a path
+    assert _traced_size(lambda: Paths(listed)) < 30 * len(listed)  # the strings: ~135 B a path
     Storage(str(tmp_path)).write_json({"inputs": Paths(odd[:4])}, "run.json")  # run.json records them as a list
     assert json.loads((tmp_path / "run.json").read_text()) == {"inputs": odd[:4]}
 
