@@ -32,6 +32,9 @@ class RunContext:
     plan: Plan | None = None
     progress: bool = True
     address: str | None = None
+    #: each phase planned and run in a task beside the driver (pipeline.engine.run); False: in this process (a
+    #: component debugged with pdb, a test that watches what a phase does)
+    beside: bool = True
     _workers: int | None = None
     _units: dict[str, Sequence[Unit]] = field(default_factory=dict)
     _steps: dict[str, list] = field(default_factory=dict)
@@ -89,6 +92,7 @@ class RunContext:
         """:meth:`detached`, put in Ray's object store once for every task of the running phase that asks (a task
         given the reference gets the context): its inputs, parts and plan (~26 MB at 90,000 parts) are written
         there once, not with each step, and the driver's share of the store's pages stays one copy (issue 39)."""
+        self.workers()  # Ray started as a run starts it (before ``import ray``: its auth mode is read then)
         import ray
 
         key = running.name if running is not None else None

@@ -238,9 +238,10 @@ class Step:
       ``keep(config)``: False deletes its outputs and markers once the phase is done (intermediates);
     - ``when(config)``: whether the config runs it; ``summarize(total)``: a MAP step's part of the summary,
       from the sum of its units' results;
-    - ``in_task``: its ``run`` runs in one Ray task beside the driver, not in the driver (a SHUFFLE or MAP step
-      that plans Ray Data datasets: what they hold is the task's; pipeline/engine/beside.py); it sees the job
-      as the driver would, and what it leaves in ``job.memo`` comes back.
+    - ``in_task``: its ``run`` never runs in the driver (a SHUFFLE or MAP step that plans Ray Data datasets: what
+      they hold is a task's; pipeline/engine/beside.py): a phase runs in a task beside the driver, and this step
+      there with it; a phase run in the driver's process (``RunContext.beside`` false) sends it to a task of its
+      own, where it sees the job as the driver would, and what it leaves in ``job.memo`` comes back.
 
     A phase of steps has at least one counted step: its units say whether the phase has work.
     """

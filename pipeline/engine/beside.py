@@ -1,4 +1,5 @@
-"""Work the driver hands to one Ray task beside it: a step declared ``in_task`` (pipeline.phase.Step), the card.
+"""Work the driver hands to one Ray task beside it: each phase of a run (pipeline.engine.run), and within it a step
+declared ``in_task`` (pipeline.phase.Step) and the card, run where the phase runs.
 
 The process that plans a Ray Data dataset owns it: its executor, its blocks' bookkeeping and the pieces a sort
 shuffle cuts, in the owner's memory (Ray Data's import alone is ~70 MB, and a shuffle over a snapshot's 90,000
@@ -8,7 +9,8 @@ The task sees the run as the driver does: its working directory (inputs named re
 (the step's lines on the console, prefixed with the task's pid), the run's shuffle, and the plan of the phase
 it runs (:meth:`pipeline.context.RunContext.detached`).  Its warnings are logged by the driver as its own, and
 its progress bars are drawn on the driver's terminal (``distribute.Progress.driver_terminal``), where the run is
-watched; without one, a log line at an interval, as on a cluster.
+watched; without one, a log line at an interval, as on a cluster.  Work handed over from inside such a task
+runs in it: the task is already beside the driver.
 """
 
 from __future__ import annotations
@@ -31,9 +33,15 @@ if TYPE_CHECKING:
     from pipeline.phase import Phase
 
 
+#: this process runs a task beside the driver now (:func:`_as_the_run`): what it hands over runs here
+_inside = False
+
+
 def call(fn: Callable, ctx: RunContext, *args, running: Phase | None = None, name: str | None = None):
     """``fn(ctx, *args)`` in one task beside the driver, ``ctx`` as that task sees the run; returns what it returns
     (an exception it raises is raised here, as its own type).  ``name``: the task's, its log lines' prefix."""
+    if _inside:
+        return fn(ctx, *args)
     shipped = _shipped(ctx, running)
     result, warned = on_a_worker(_as_the_driver, fn, *shipped, args, cpus=0, beside=True, name=name or fn.__name__)
     _log(warned)
@@ -42,6 +50,9 @@ def call(fn: Callable, ctx: RunContext, *args, running: Phase | None = None, nam
 
 def stream(fn: Callable, ctx: RunContext, *args, running: Phase | None = None, name: str | None = None) -> Iterator:
     """What the generator ``fn(ctx, *args)`` yields, run in one task beside the driver, as it yields it."""
+    if _inside:
+        yield from fn(ctx, *args)
+        return
     shipped = _shipped(ctx, running)
     task = name or fn.__name__
     for item in stream_on_a_worker(_yields_as_the_driver, fn, *shipped, args, cpus=0, beside=True, name=task):
@@ -93,9 +104,10 @@ class _Driver:
 
 @contextlib.contextmanager
 def _as_the_run(ctx: RunContext, driver: _Driver) -> Iterator[_Warned]:
+    global _inside
     use_shuffle(ctx.config.ray.shuffle)  # as the driver set it up: its datasets shuffle as the run's do
     warned, logger = _Warned(), logging.getLogger("pipeline")
-    Progress.driver_terminal = driver.terminal
+    Progress.driver_terminal, _inside = driver.terminal, True
     try:
         with contextlib.chdir(driver.cwd), logging_as_the_driver(driver.level, below=logging.WARNING):
             logger.addHandler(warned)
@@ -108,7 +120,7 @@ def _as_the_run(ctx: RunContext, driver: _Driver) -> Iterator[_Warned]:
             print(f"{logging.getLevelName(level_no)} {name}: {message}", file=sys.stderr)
         raise
     finally:
-        Progress.driver_terminal = False  # the worker process is reused
+        Progress.driver_terminal, _inside = False, False  # the worker process is reused
         gc.collect()  # a dataset's executor holds its objects through reference cycles (pipeline/distribute.py)
         return_free_memory()  # the worker process is reused: it does not keep the step's peak for later tasks
 

@@ -162,7 +162,7 @@ def run_steps(ctx: RunContext, phase: Phase, failures: dict) -> Iterator[UnitRes
         job.seconds[step.name] = round(time.perf_counter() - t0, 2)
         trim()  # what the step freed (a shuffle's pieces, a list of parts) goes back before the next one starts
         log.info(
-            "phase %s: step %s done in %.1f s (driver %s MB resident)",
+            "phase %s: step %s done in %.1f s (the phase's process: %s MB resident)",
             phase.name,
             step.name,
             job.seconds[step.name],

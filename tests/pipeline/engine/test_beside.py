@@ -1,6 +1,7 @@
-"""A step declared ``in_task`` (pipeline/engine/beside.py): its ``run`` in one Ray task beside the driver, seeing the
-job as the driver would (the working directory, the plan, the memo), its results, summary and memo back in the
-driver; an error it raises raised in the driver as its own type; its MAP units resumed like any others."""
+"""A phase is planned and run in one Ray task beside the driver (pipeline/engine/beside.py), which never lists its
+units; a step declared ``in_task`` runs there too, seeing the job as the driver would (the working directory, the
+plan, the memo); the phase's summary comes back to the driver, an error raised as its own type; its MAP units are
+resumed like any others."""
 
 from __future__ import annotations
 
@@ -45,9 +46,9 @@ def _look(job):
 
 
 def _done(job, unit):
-    """FINAL, in the driver: what the tasks left in the memo and the summary."""
+    """FINAL, in the phase's task: what the steps before it left in the memo and the summary."""
     counted_by = sorted(k for k in job.totals["count"].totals if k.startswith("pid-"))
-    seen = {"looked": job.memo["looked"], "driver": os.getpid(), "counted_by": counted_by}
+    seen = {"looked": job.memo["looked"], "final": os.getpid(), "counted_by": counted_by}
     return UnitResult(unit.name, totals={**seen, **job.summary})
 
 
@@ -101,7 +102,9 @@ def _run(storage, batch_docs: int = 1, phase: Phase | None = None, progress: boo
     return run_phase(ctx, ctx.phases[-1])
 
 
-def test_steps_run_in_a_task_beside_the_driver_and_hand_back_what_they_found(ray_local, tmp_path, monkeypatch, caplog):
+def test_a_phase_runs_in_a_task_beside_the_driver_and_hands_back_what_it_found(
+    ray_local, tmp_path, monkeypatch, caplog
+):
     storage = _parts(tmp_path, {"a": 3, "b": 5})
     put, contexts = ray_local.put, []
 
@@ -109,15 +112,20 @@ def test_steps_run_in_a_task_beside_the_driver_and_hand_back_what_they_found(ray
         contexts.extend([value] if isinstance(value, RunContext) else [])
         return put(value, **kw)
 
+    def planned_in_the_driver(*args, **kwargs):
+        raise AssertionError("the driver planned the phase: its units, steps or markers")
+
     monkeypatch.setattr(ray_local, "put", counted)
+    for what in ("units_of", "step_plans", "markers"):  # the driver's class only: the task imports its own
+        monkeypatch.setattr(RunContext, what, planned_in_the_driver)
     with caplog.at_level(logging.WARNING, logger="pipeline"):
         summary = _run(storage)
     assert [(r.name, r.getMessage()) for r in caplog.records] == [("pipeline.tests", "a warning from the task")]
-    assert len(contexts) == 1  # the run as the tasks see it: put once for the phase's two steps, not with each
+    assert len(contexts) == 1  # the run as the task sees it: put once for the phase, its steps run there
     assert summary["units"] == 1 and not summary["failed_units"]
     (done,) = list(markers_of(storage, "_all"))
     totals = done["totals"]
-    assert totals["driver"] == os.getpid() != totals["pid"] == totals["looked"]  # a task, its memo back
+    assert totals["final"] == totals["pid"] == totals["looked"] != os.getpid()  # one task, the memo passed on
     assert (
         totals["cwd"] == os.getcwd() and totals["plans"] == ["count", "look", "done"] and totals["parts"] == ["a", "b"]
     )

@@ -173,7 +173,8 @@ def _tally(storage: Storage, batch_docs: int = 1, count: bool = True) -> dict:
     cfg = parse_config(
         {"inputs": ["x"], "output": storage.root_uri, "dedup": {"batch_docs": batch_docs, "keep_intermediate": count}}
     )
-    ctx = RunContext(cfg, storage, [], [FinishedParts("extracted"), TallyPhase()], progress=False)
+    # in this process: the test watches which steps ran (CALLS)
+    ctx = RunContext(cfg, storage, [], [FinishedParts("extracted"), TallyPhase()], progress=False, beside=False)
     ctx.use_parts("extracted", finished_parts(storage, "extracted"))
     CALLS.clear()
     return run_phase(ctx, ctx.phases[-1])
@@ -254,7 +255,8 @@ class WeightyPhase(Phase):
 def _driver_peak(storage: Storage) -> tuple[dict, int]:
     """The phase's summary and the peak of the Python heap while the driver ran it (units, markers, results)."""
     cfg = parse_config({"inputs": ["x"], "output": storage.root_uri})
-    ctx = RunContext(cfg, storage, [], [FinishedParts("extracted"), WeightyPhase()], progress=False)
+    # in this process, as the task beside the driver would run it: its heap is what is measured
+    ctx = RunContext(cfg, storage, [], [FinishedParts("extracted"), WeightyPhase()], progress=False, beside=False)
     ctx.use_parts("extracted", finished_parts(storage, "extracted"))
     tracemalloc.start()
     try:
