@@ -211,6 +211,13 @@ def _show_worker_logs():
         return None
 
 
+def show_worker_lines() -> None:
+    """The lines the workers of a local run wrote so far, shown now (a cluster's come as Ray's log monitor sends
+    them): a phase's task's last lines before the driver's next ones."""
+    if _WORKER_LOGS is not None:
+        _WORKER_LOGS.poll()
+
+
 def ray_node():
     """The local Ray node this process started or joined."""
     import ray._private.worker
@@ -365,11 +372,20 @@ def stream_on_a_worker(
     import ray
 
     items = ray.remote(num_returns="streaming", **_task_options(cpus, beside, name))(fn).remote(*args)
+    ended = False  # the task ended (or raised): nothing to cancel while it tidies up
     try:
         for ref in items:
-            yield _got(ref)
+            try:
+                item = _got(ref)
+            except KeyboardInterrupt:  # here, not in the task
+                raise
+            except BaseException:
+                ended = True
+                raise
+            yield item
+        ended = True
     finally:
-        if not items.is_finished():
+        if not ended and not items.is_finished():
             ray.cancel(items)
 
 

@@ -82,6 +82,7 @@ class WorkerLogs:
         self.interval_s = interval_s
         self._tails: dict[str, _Tail] = {}
         self._stop = threading.Event()
+        self._polling = threading.Lock()  # the thread's poll and the driver's (distribute.show_worker_lines)
         self._thread = threading.Thread(target=self._loop, name="worker-logs", daemon=True)
         self._bars = _Bars.of()
 
@@ -102,6 +103,10 @@ class WorkerLogs:
 
     def poll(self) -> None:
         """Show every line completed since the last poll."""
+        with self._polling:
+            self._poll()
+
+    def _poll(self) -> None:
         out = self.out or sys.stderr
         for pattern in PATTERNS:
             for path in glob.glob(os.path.join(self.logs_dir, pattern)):

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from core.storage import OutputError
-from pipeline.distribute import Progress, map_units
+from pipeline.distribute import Progress, map_units, show_worker_lines
 from pipeline.engine import beside
 from pipeline.engine.columns import split
 from pipeline.engine.steps import run_steps
@@ -51,6 +51,7 @@ def run_phase(ctx: RunContext, phase: Phase) -> dict:
             _log_planned(phase, item)
         else:
             ran = item
+    show_worker_lines()  # the task's last lines, before the driver's
     ctx.forget(phase)
     assert planned is not None and ran is not None  # the task yields both, or raises
     summary = ran.summary

@@ -106,3 +106,25 @@ def test_a_local_run_starts_ray_without_the_token_authentication_warning(tmp_pat
     env["RAY_AUTH_MODE"] = "disabled"
     r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, cwd=REPO, timeout=300)
     assert r.returncode == 0 and "mode disabled" in r.stdout, r.stderr[-3000:]
+
+
+def _yields_then_raises():
+    yield 1
+    raise ValueError("the output is full")
+
+
+@pytest.mark.ray
+def test_a_streamed_task_that_raised_is_left_to_end_not_cancelled(ray_local, monkeypatch):
+    """A task's error is raised here as its own, and the task, which has ended, is not cancelled: a cancel reached
+    it as it tidied up (a KeyboardInterrupt, its traceback on the console after the run's one-line error)."""
+    cancelled = []
+    monkeypatch.setattr(ray_local, "cancel", lambda ref, **kw: cancelled.append(ref))
+    got = []
+    with pytest.raises(ValueError, match="the output is full"):
+        for item in distribute.stream_on_a_worker(_yields_then_raises, cpus=0):
+            got.append(item)
+    assert got == [1] and cancelled == []
+    stopped = distribute.stream_on_a_worker(_yields_then_raises, cpus=0)
+    assert next(stopped) == 1
+    stopped.close()  # the caller stopped early: the task is cancelled
+    assert len(cancelled) == 1

@@ -54,6 +54,26 @@ def test_the_thread_shows_the_last_lines_when_stopped(tmp_path):
     assert out.getvalue() == "(worker pid=9) printed just before the end\n"
 
 
+def test_the_driver_shows_what_was_written_now_while_the_thread_polls(tmp_path, monkeypatch):
+    """A phase's task's last lines, shown before the driver's next ones (distribute.show_worker_lines), while the
+    thread polls too: each line once."""
+    from pipeline import distribute
+
+    out = io.StringIO()
+    logs = WorkerLogs(str(tmp_path), out=out, interval_s=0.001).start()
+    monkeypatch.setattr(distribute, "_WORKER_LOGS", logs)
+    path = tmp_path / "worker-z-01000000-5.err"
+    try:
+        for i in range(200):
+            with open(path, "a") as f:
+                f.write(f"line {i}\n")
+            distribute.show_worker_lines()
+            assert out.getvalue().splitlines()[-1] == f"(worker pid=5) line {i}"  # shown by the time it returns
+    finally:
+        logs.stop()
+    assert out.getvalue().splitlines() == [f"(worker pid=5) line {i}" for i in range(200)]
+
+
 def test_a_tasks_bars_are_drawn_and_its_lines_shown_above_them(tmp_path, monkeypatch):
     from ray.experimental import tqdm_ray
 
