@@ -89,9 +89,10 @@ class RunContext:
         )
 
     def shipped(self, running: Phase | None = None):
-        """:meth:`detached`, put in Ray's object store once for every task of the running phase that asks (a task
-        given the reference gets the context): its inputs, parts and plan (~26 MB at 90,000 parts) are written
-        there once, not with each step, and the driver's share of the store's pages stays one copy (issue 39)."""
+        """:meth:`detached`, put in Ray's object store once for every task that asks (a task given the reference gets
+        the context): once for the run for the phases' tasks, once for the running phase's steps when they are sent
+        its plan.  The inputs (~2.5 MB at 90,000) are written there once, not with each task, and the driver's share
+        of the store's pages stays one copy (issue 39)."""
         self.workers()  # Ray started as a run starts it (before ``import ray``: its auth mode is read then)
         import ray
 
@@ -184,6 +185,7 @@ class RunContext:
         """Take ``parts`` as the finished parts of ``phase`` (a phase run on its own, on what an earlier run left)."""
         self._parts[phase] = PartList.of(parts)
         self._given.add(phase)
+        self._shipped.clear()  # what a task is given changed
 
     def focus(self, phase: Phase) -> None:
         """Keep the plan (units, steps, markers, parts) of ``phase`` and of the phase it reads only: a phase the run
@@ -191,7 +193,7 @@ class RunContext:
         never every phase's (issue 39: its memory flat in the number of parts)."""
         source = self.source(phase)
         self._running = phase.name
-        self._shipped.clear()
+        self._drop_shipped()
         keep = {phase.name, *([source.name] if source is not None else [])}
         for name in {*self._units, *self._steps, *self._parts, *(k[0] for k in self._markers)} - keep:
             self.release(name)
@@ -217,4 +219,9 @@ class RunContext:
         self.drop_markers(phase.name)
         self._parts.pop(phase.name, None)
         self._listed.clear()  # it wrote and deleted files
-        self._shipped.clear()
+        self._drop_shipped()
+
+    def _drop_shipped(self) -> None:
+        """Forget the contexts put with a phase's plan (a step's task's); the run as a phase's task sees it (no
+        phase's plan in it: ``shipped()``) is the same for every phase, put once for the run."""
+        self._shipped = {k: v for k, v in self._shipped.items() if k is None}

@@ -136,6 +136,22 @@ def test_a_phase_runs_in_a_task_beside_the_driver_and_hands_back_what_it_found(
     assert again["units_skipped"] == 0 and markers_of(storage, "_all")[0]["totals"]["counted"] == []
 
 
+def test_the_run_as_a_phases_task_sees_it_is_put_once_for_the_run(ray_local, tmp_path, monkeypatch):
+    storage = _parts(tmp_path, {"a": 3})
+    put, contexts = ray_local.put, []
+
+    def counted(value, **kw):
+        contexts.extend([value] if isinstance(value, RunContext) else [])
+        return put(value, **kw)
+
+    monkeypatch.setattr(ray_local, "put", counted)
+    cfg = parse_config({"inputs": ["x"], "output": storage.root_uri, "dedup": {"batch_docs": 1}})
+    ctx = RunContext(cfg, storage, [], [FinishedParts("extracted"), BesidePhase()], progress=False)
+    ctx.use_parts("extracted", finished_parts(storage, "extracted"))
+    first, again = run_phase(ctx, ctx.phases[-1]), run_phase(ctx, ctx.phases[-1])
+    assert first["units_skipped"] == 0 and again["units_skipped"] == 1 and len(contexts) == 1
+
+
 def test_an_error_in_a_step_run_in_a_task_is_raised_in_the_driver_as_its_own(ray_local, tmp_path):
     storage = _parts(tmp_path, {"a": 3})
     with pytest.raises(OutputError, match="the output is full"):
