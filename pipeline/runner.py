@@ -81,6 +81,7 @@ def _check_source(ctx: RunContext, phase: Phase, chosen: list[Phase]) -> None:
         return
     units = ctx.units_of(source)
     done = sum(ctx.marker(source, u) is not None for u in units)
+    ctx.release(source.name)  # the phase's task plans it again: the driver keeps no list of units
     if done == 0:
         raise ConfigError(
             f"config error: --phases: phase {phase.name!r} reads the documents of phase {source.name!r}, "

@@ -18,7 +18,7 @@ from pipeline.cli import main
 from pipeline.config import parse_config
 from pipeline.phase import MapPhase
 from pipeline.phases import DEFAULT_PHASES, ExtractedPhase
-from pipeline.runner import run
+from pipeline.runner import _check_source, plan_context, run
 from stages.base import StageSpec, reject_where, set_column
 from tests.conftest import Page, html
 
@@ -176,6 +176,15 @@ def test_phases_option_runs_a_subset_and_keeps_the_rest_of_the_record(ray_local,
     assert second["phases_run"] == ["deduped"]
     assert second["phases"]["extracted"] == first["phases"]["extracted"]  # kept from the earlier record
     assert second["phases"]["deduped"]["in"] == first["phases"]["extracted"]["kept"]
+
+
+def test_checking_the_source_of_a_subset_leaves_no_list_of_units_in_the_driver(ray_local, corpus, tmp_path):
+    out = tmp_path / "out"
+    run(_config(corpus, out), progress=False, phases=["extracted"])
+    ctx = plan_context(_config(corpus, out), progress=False)
+    deduped = next(p for p in ctx.phases if p.name == "deduped")
+    _check_source(ctx, deduped, [deduped])  # extracted is done: no error
+    assert not ctx._units and not ctx._markers  # the phase's task plans its source again (issue 39)
 
 
 def test_a_phase_whose_source_never_ran_is_a_one_line_error(corpus, tmp_path, capsys):
