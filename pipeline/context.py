@@ -32,8 +32,8 @@ class RunContext:
     plan: Plan | None = None
     progress: bool = True
     address: str | None = None
-    #: each phase planned and run in a task beside the driver (pipeline.engine.run); False: in this process (a
-    #: component debugged with pdb, a test that watches what a phase does)
+    #: each phase planned and run in a task beside the driver (pipeline.engine.run); False: in this process (its
+    #: map units still on Ray workers), e.g. for a test that watches what a phase's steps do
     beside: bool = True
     _workers: int | None = None
     _units: dict[str, Sequence[Unit]] = field(default_factory=dict)

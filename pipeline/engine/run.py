@@ -38,7 +38,7 @@ def run_phase(ctx: RunContext, phase: Phase) -> dict:
     """Do a phase's units that are not done; returns its summary over all its units.
 
     The phase runs in one task beside the driver (pipeline/engine/beside.py), which plans it (its units, their
-    markers, the parts it reads: ~35 MB at a snapshot's 90,000 parts) and folds its units' results; what it held
+    markers, the parts it reads: tens of MB at a snapshot's 90,000 parts) and folds its units' results; what it held
     is freed when the phase ends.  The driver keeps the run's inputs and each phase's summary: flat in the number
     of parts (issue 39)."""
     t0 = time.perf_counter()
