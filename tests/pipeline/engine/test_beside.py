@@ -102,20 +102,27 @@ def _run(storage, batch_docs: int = 1, phase: Phase | None = None, progress: boo
     return run_phase(ctx, ctx.phases[-1])
 
 
-def test_a_phase_runs_in_a_task_beside_the_driver_and_hands_back_what_it_found(
-    ray_local, tmp_path, monkeypatch, caplog
-):
-    storage = _parts(tmp_path, {"a": 3, "b": 5})
-    put, contexts = ray_local.put, []
+def _contexts_put(ray, monkeypatch) -> list:
+    """The run contexts put in Ray's object store from now on (what tasks are given), as they are put."""
+    put, contexts = ray.put, []
 
     def counted(value, **kw):
         contexts.extend([value] if isinstance(value, RunContext) else [])
         return put(value, **kw)
 
+    monkeypatch.setattr(ray, "put", counted)
+    return contexts
+
+
+def test_a_phase_runs_in_a_task_beside_the_driver_and_hands_back_what_it_found(
+    ray_local, tmp_path, monkeypatch, caplog
+):
+    storage = _parts(tmp_path, {"a": 3, "b": 5})
+    contexts = _contexts_put(ray_local, monkeypatch)
+
     def planned_in_the_driver(*args, **kwargs):
         raise AssertionError("the driver planned the phase: its units, steps or markers")
 
-    monkeypatch.setattr(ray_local, "put", counted)
     for what in ("units_of", "step_plans", "markers"):  # the driver's class only: the task imports its own
         monkeypatch.setattr(RunContext, what, planned_in_the_driver)
     with caplog.at_level(logging.WARNING, logger="pipeline"):
@@ -138,13 +145,7 @@ def test_a_phase_runs_in_a_task_beside_the_driver_and_hands_back_what_it_found(
 
 def test_the_run_as_a_phases_task_sees_it_is_put_once_for_the_run(ray_local, tmp_path, monkeypatch):
     storage = _parts(tmp_path, {"a": 3})
-    put, contexts = ray_local.put, []
-
-    def counted(value, **kw):
-        contexts.extend([value] if isinstance(value, RunContext) else [])
-        return put(value, **kw)
-
-    monkeypatch.setattr(ray_local, "put", counted)
+    contexts = _contexts_put(ray_local, monkeypatch)
     cfg = parse_config({"inputs": ["x"], "output": storage.root_uri, "dedup": {"batch_docs": 1}})
     ctx = RunContext(cfg, storage, [], [FinishedParts("extracted"), BesidePhase()], progress=False)
     ctx.use_parts("extracted", finished_parts(storage, "extracted"))
